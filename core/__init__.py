@@ -1,0 +1,1 @@
+"""memtui.core — the memory domain: files, database, settings, injection. Never imports Textual."""

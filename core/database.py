@@ -1,0 +1,406 @@
+"""muse.db (SPEC §3): schema, FTS5 index, conversation memories, the Markdown index.
+
+memtui shares the database with the Muse app: it creates only what is missing, never
+drops what it did not create, and works in WAL mode with a busy timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import sqlite_utils
+
+BUSY_TIMEOUT_MS = 5000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+  id TEXT PRIMARY KEY, title TEXT, workspace_path TEXT,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+  id TEXT PRIMARY KEY,
+  type TEXT NOT NULL,
+  category TEXT NOT NULL,
+  content TEXT NOT NULL,
+  tags TEXT,
+  source TEXT NOT NULL,
+  conversation_id TEXT REFERENCES conversations(id) ON DELETE SET NULL,
+  file_path TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS memories_file_path ON memories(file_path);
+CREATE TABLE IF NOT EXISTS memtui_files (
+  path TEXT PRIMARY KEY, layer TEXT NOT NULL, size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL);
+"""
+
+
+class DatabaseError(RuntimeError):
+    """muse.db cannot be used; the message names the file and the reason."""
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    id: str
+    category: str
+    content: str
+    tags: tuple[str, ...]
+    source: str
+    conversation_id: str | None
+    conversation_title: str
+    workspace_path: str | None
+    created_at: int
+    updated_at: int
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def parse_tags(raw) -> tuple[str, ...]:
+    if raw is None or raw == "":
+        return ()
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        value = str(raw).split(",")
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        value = [value]
+    return tuple(str(v).strip() for v in value if v is not None and str(v).strip())
+
+
+def belongs_to(workspace_path: str | None, workspace: Path) -> bool:
+    """A conversation memory belongs to its conversation's workspace; with no known
+    workspace it belongs to every workspace."""
+    if not workspace_path:
+        return True
+    if workspace_path == str(workspace):
+        return True
+    try:
+        return Path(workspace_path).resolve() == workspace
+    except (OSError, RuntimeError):
+        return False
+
+
+class MuseDB:
+    """One connection to muse.db, used from one thread at a time (guarded by a lock)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._db: sqlite_utils.Database | None = None
+        self._schema_ready = False
+        self.backup_path: Path | None = None
+
+    # ------------------------------------------------------------------ connection
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def _connect(self, create: bool) -> sqlite_utils.Database:
+        if self._db is not None:
+            return self._db
+        if not create and not self.exists():
+            raise FileNotFoundError(str(self.path))
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(f"{self.path}: {exc}") from None
+        self._conn = conn
+        self._db = sqlite_utils.Database(conn)
+        return self._db
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = None
+            self._db = None
+            self._schema_ready = False
+
+    def _tables(self, db: sqlite_utils.Database) -> set[str]:
+        return set(db.table_names())
+
+    def ensure_schema(self) -> sqlite_utils.Database:
+        """Create what is missing (tables, columns, FTS5 + triggers); back the file up first
+        when an existing database's schema is about to change."""
+        with self._lock:
+            db = self._connect(create=True)
+            if self._schema_ready:
+                return db
+            try:
+                tables = self._tables(db)
+                needs_fts = "memories_fts" not in tables
+                needs_column = "memories" in tables and "file_path" not in db["memories"].columns_dict
+                missing = {"conversations", "memories", "memtui_files"} - tables
+                if (needs_fts or needs_column or missing) and tables - {"memtui_files"}:
+                    self._backup()
+                if needs_column:
+                    db.execute("ALTER TABLE memories ADD COLUMN file_path TEXT")
+                db.executescript(SCHEMA)
+                if needs_fts:
+                    db["memories"].enable_fts(
+                        ["content", "tags"], fts_version="FTS5", tokenize="trigram", create_triggers=True
+                    )
+                db.conn.commit()
+            except sqlite3.DatabaseError as exc:
+                raise DatabaseError(f"{self.path}: {exc}") from None
+            self._schema_ready = True
+            return db
+
+    def _backup(self) -> None:
+        """Copy the database (consistently, via SQLite's backup API) before a schema change."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = self.path.with_name(f"{self.path.name}.bak-{stamp}")
+        assert self._conn is not None
+        dest = sqlite3.connect(target)
+        try:
+            self._conn.backup(dest)
+        finally:
+            dest.close()
+        self.backup_path = target
+
+    def data_version(self) -> int:
+        with self._lock:
+            db = self._connect(create=False)
+            return db.execute("PRAGMA data_version").fetchone()[0]
+
+    # ------------------------------------------------------------------ conversation layer
+    def conversation_rows(self, workspace: Path) -> list[ConversationRow]:
+        """Conversation memories of this workspace. Raises DatabaseError when unreadable;
+        returns [] when there is no database yet."""
+        with self._lock:
+            if not self.exists():
+                return []
+            try:
+                db = self._connect(create=False)
+                tables = self._tables(db)
+                if "memories" not in tables:
+                    return []
+                join = "conversations" in tables
+                sql = (
+                    "SELECT m.id, m.category, m.content, m.tags, m.source, m.conversation_id, "
+                    + ("c.title, c.workspace_path, " if join else "NULL, NULL, ")
+                    + "m.created_at, m.updated_at FROM memories m "
+                    + ("LEFT JOIN conversations c ON c.id = m.conversation_id " if join else "")
+                    + "WHERE m.type = 'conversation'"
+                )
+                rows = db.execute(sql).fetchall()
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                raise DatabaseError(f"{self.path}: {exc}") from None
+        out = []
+        for r in rows:
+            if not belongs_to(r[7], workspace):
+                continue
+            out.append(
+                ConversationRow(
+                    id=str(r[0]),
+                    category=str(r[1] or ""),
+                    content=str(r[2] or ""),
+                    tags=parse_tags(r[3]),
+                    source=str(r[4] or ""),
+                    conversation_id=None if r[5] is None else str(r[5]),
+                    conversation_title=str(r[6] or ""),
+                    workspace_path=r[7],
+                    created_at=int(r[8] or 0),
+                    updated_at=int(r[9] or 0),
+                )
+            )
+        return out
+
+    def add_conversation_memory(
+        self,
+        content: str,
+        category: str = "knowledge",
+        tags: Iterable[str] = (),
+        conversation_id: str | None = None,
+        source: str = "manual",
+        memory_id: str | None = None,
+        created_at: int | None = None,
+        updated_at: int | None = None,
+    ) -> str:
+        with self._lock:
+            db = self.ensure_schema()
+            memory_id = memory_id or str(uuid.uuid4())
+            stamp = now_ms()
+            with db.conn:
+                db["memories"].insert(
+                    {
+                        "id": memory_id,
+                        "type": "conversation",
+                        "category": category or "knowledge",
+                        "content": content,
+                        "tags": json.dumps(list(tags), ensure_ascii=False),
+                        "source": source or "manual",
+                        "conversation_id": conversation_id,
+                        "file_path": None,
+                        "created_at": created_at if created_at is not None else stamp,
+                        "updated_at": updated_at if updated_at is not None else stamp,
+                    }
+                )
+            return memory_id
+
+    def get_memory_row(self, memory_id: str) -> dict | None:
+        with self._lock:
+            db = self.ensure_schema()
+            rows = list(db["memories"].rows_where("id = ?", [memory_id]))
+            return rows[0] if rows else None
+
+    def update_conversation_memory(self, memory_id: str, content: str, expected_updated_at: int | None) -> int:
+        """Change a conversation memory's text; refuse when another writer changed it since."""
+        with self._lock:
+            db = self.ensure_schema()
+            stamp = now_ms()
+            with db.conn:
+                cur = db.execute(
+                    "UPDATE memories SET content = ?, updated_at = ? WHERE id = ? AND type = 'conversation'"
+                    + (" AND updated_at = ?" if expected_updated_at is not None else ""),
+                    [content, stamp, memory_id] + ([expected_updated_at] if expected_updated_at is not None else []),
+                )
+            return cur.rowcount
+
+    def delete_memory(self, memory_id: str) -> int:
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                cur = db.execute("DELETE FROM memories WHERE id = ? AND type = 'conversation'", [memory_id])
+            return cur.rowcount
+
+    def restore_memory_row(self, row: dict) -> None:
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                db["memories"].insert(row, replace=True)
+
+    def ensure_conversation(self, conversation_id: str, title: str, workspace_path: str | None) -> None:
+        with self._lock:
+            db = self.ensure_schema()
+            stamp = now_ms()
+            with db.conn:
+                db["conversations"].insert(
+                    {"id": conversation_id, "title": title, "workspace_path": workspace_path,
+                     "created_at": stamp, "updated_at": stamp},
+                    ignore=True,
+                )
+
+    # ------------------------------------------------------------------ Markdown index
+    def indexed_files(self) -> dict[str, tuple[int, int, str]]:
+        with self._lock:
+            db = self.ensure_schema()
+            return {r[0]: (r[1], r[2], r[3]) for r in db.execute("SELECT path, size, mtime_ns, sha256 FROM memtui_files")}
+
+    def index_file(self, layer: str, path: Path, stat: tuple[int, int, str], rows: list[dict]) -> None:
+        """Replace the index rows derived from one Markdown file."""
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                db.execute("DELETE FROM memories WHERE file_path = ?", [str(path)])
+                if rows:
+                    db["memories"].insert_all(rows, replace=True)
+                db.execute(
+                    "INSERT OR REPLACE INTO memtui_files(path, layer, size, mtime_ns, sha256) VALUES (?,?,?,?,?)",
+                    [str(path), layer, *stat],
+                )
+
+    def unindex_files(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                for p in paths:
+                    db.execute("DELETE FROM memories WHERE file_path = ?", [p])
+                    db.execute("DELETE FROM memtui_files WHERE path = ?", [p])
+
+    # ------------------------------------------------------------------ search and health
+    def search(self, keyword: str, limit: int = 200) -> list[str]:
+        """Ids of memories whose content or tags contain `keyword` (FTS5 trigram index;
+        shorter keywords, such as 2-character Chinese words, use the index's LIKE)."""
+        keyword = keyword.strip()
+        if not keyword:
+            return []
+        with self._lock:
+            db = self.ensure_schema()
+            if len(keyword) >= 3:
+                quoted = '"' + keyword.replace('"', '""') + '"'
+                sql = ("SELECT m.id FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+                       "WHERE memories_fts MATCH ? LIMIT ?")
+                args = [quoted, limit]
+            else:
+                pattern = "%" + keyword.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                sql = ("SELECT m.id FROM memories_fts f JOIN memories m ON m.rowid = f.rowid "
+                       "WHERE f.content LIKE ? ESCAPE '\\' OR f.tags LIKE ? ESCAPE '\\' LIMIT ?")
+                args = [pattern, pattern, limit]
+            return [r[0] for r in db.execute(sql, args)]
+
+    def health(self) -> dict:
+        """What `status` reports about the index. Never raises."""
+        info: dict = {"path": str(self.path), "exists": self.exists()}
+        if not info["exists"]:
+            info["ok"] = True
+            info["note"] = "no database yet; it is created on the first write or index"
+            return info
+        try:
+            with self._lock:
+                db = self._connect(create=False)
+                tables = self._tables(db)
+                info["tables"] = sorted(t for t in tables if not t.startswith("memories_fts_"))
+                info["fts"] = "memories_fts" in tables
+                if "memories" in tables:
+                    info["conversation_rows"] = db.execute(
+                        "SELECT count(*) FROM memories WHERE type='conversation'").fetchone()[0]
+                    if "file_path" in db["memories"].columns_dict:
+                        info["indexed_rows"] = db.execute(
+                            "SELECT count(*) FROM memories WHERE file_path IS NOT NULL").fetchone()[0]
+                integrity = db.execute("PRAGMA quick_check").fetchone()[0]
+                info["integrity"] = integrity
+                if info["fts"]:
+                    try:
+                        db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
+                        info["fts_integrity"] = "ok"
+                    except sqlite3.DatabaseError as exc:
+                        info["fts_integrity"] = str(exc)
+                info["ok"] = integrity == "ok" and info.get("fts_integrity", "ok") == "ok"
+        except (sqlite3.DatabaseError, DatabaseError) as exc:
+            self.close()
+            info["ok"] = False
+            info["error"] = str(exc)
+        return info
+
+    def rebuild_fts(self) -> None:
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                db.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
+
+
+
+def quarantine_corrupt(path: Path) -> Path:
+    """Move a corrupt database aside (never delete it) so a fresh index can be built."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    shutil.move(str(path), target)
+    for suffix in ("-wal", "-shm"):
+        side = Path(str(path) + suffix)
+        if side.exists():
+            shutil.move(str(side), str(target) + suffix)
+    return target
+
+
+

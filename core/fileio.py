@@ -1,0 +1,71 @@
+"""Atomic, checked writes (SPEC §8): temp file in the same directory, fsync, rename."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+class ConflictError(RuntimeError):
+    """The file changed on disk since memtui read it; nothing was written."""
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_if_exists(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "any") -> None:
+    """Write `data` to `path` atomically.
+
+    `expected` is what the caller read before deciding to write: the bytes (or None for
+    "the file must not exist"); the write is refused with ConflictError when the file on
+    disk is no longer that. Pass "any" to skip the check.
+    """
+    if expected != "any":
+        current = read_if_exists(path)
+        if current != expected:
+            raise ConflictError(f"{path} changed on disk since it was read; not overwritten")
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(directory)
+
+
+def fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

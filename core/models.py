@@ -1,0 +1,85 @@
+"""Plain data shared by the store, the injection engine, the CLI and the TUI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+IMPORTANCE_RANK = {"high": 0, "normal": 1, "low": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One memory: a Markdown entry (file + line span) or a conversation row."""
+
+    id: str
+    layer: str  # user | project | conversation
+    text: str
+    category: str = ""
+    tags: tuple[str, ...] = ()
+    source: str = ""  # auto | manual (free text kept as found)
+    importance: str = "normal"  # high | normal | low
+    status: str = "active"  # active | archived (superseded counts as archived)
+    section: str = ""
+    name: str = ""
+    description: str = ""
+    updated_at: float = 0.0  # seconds since the epoch, UTC
+    # Markdown entries
+    path: Path | None = None
+    rel_path: str = ""  # relative to the layer root, "/" separators
+    line_start: int = 0  # 0-based, inclusive
+    line_end: int = 0  # 0-based, exclusive
+    kind: str = ""  # whole | item | block
+    # Conversation entries
+    conversation_id: str | None = None
+    conversation_title: str = ""
+    raw_status: str = ""  # the frontmatter value as written, for display
+    terms: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
+    @property
+    def archived(self) -> bool:
+        return self.status == "archived"
+
+    @property
+    def line(self) -> int:
+        """1-based line of the entry's first line in its file."""
+        return self.line_start + 1
+
+    @property
+    def source_ref(self) -> str:
+        """`path:line` for Markdown (root-relative), `conversation:<cid>/<id>` for SQLite."""
+        if self.layer == "conversation":
+            return f"conversation:{self.conversation_id or ''}/{self.id}"
+        return f"{self.rel_path}:{self.line}"
+
+    @property
+    def updated_iso(self) -> str:
+        return datetime.fromtimestamp(self.updated_at, tz=timezone.utc).isoformat()
+
+    def as_dict(self) -> dict:
+        data = {
+            "id": self.id,
+            "layer": self.layer,
+            "source": self.source_ref,
+            "category": self.category,
+            "tags": list(self.tags),
+            "origin": self.source,
+            "importance": self.importance,
+            "status": self.status,
+            "section": self.section,
+            "text": self.text,
+            "updated_at": self.updated_iso,
+        }
+        if self.layer == "conversation":
+            data["conversation_id"] = self.conversation_id
+            data["conversation_title"] = self.conversation_title
+        else:
+            data["path"] = str(self.path)
+            data["line_start"] = self.line
+            data["line_end"] = self.line_end
+            if self.name:
+                data["name"] = self.name
+            if self.description:
+                data["description"] = self.description
+        return data

@@ -1,0 +1,203 @@
+"""settings.json (SPEC §4): read, merge, validate, and write without losing foreign keys."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .fileio import atomic_write_bytes
+from .paths import Paths, Problem
+
+LAYERS = ("user", "project", "conversation")
+DEFAULT_BUDGET = {"total": 2000, "user": 600, "project": 800, "conversation": 600}
+DEFAULT_GATE = {"user": 0.0, "project": 0.0, "conversation": 0.2}
+DEFAULT_MAX_ITEMS: dict[str, int | None] = {"user": None, "project": None, "conversation": 10}
+DEFAULT_MAX_ITEM_CHARS = 200
+DEFAULT_THEME = "memtui-dark"
+WORKSPACE_ONLY_KEYS = ("memoryEnabled",)
+
+
+class SettingsError(RuntimeError):
+    """A settings file memtui refuses to touch (e.g. not valid JSON)."""
+
+
+@dataclass
+class Settings:
+    enabled: bool = False
+    enabled_source: str = "default"  # workspace | global | default
+    global_enabled: bool | None = None
+    workspace_enabled: bool | None = None
+    budget: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_BUDGET))
+    gate: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_GATE))
+    max_items: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_MAX_ITEMS))
+    max_item_chars: int = DEFAULT_MAX_ITEM_CHARS
+    redact_secrets: bool = True
+    theme: str = DEFAULT_THEME
+    problems: list[Problem] = field(default_factory=list)
+    global_path: Path | None = None
+    workspace_path: Path | None = None
+    global_valid: bool = True
+    workspace_valid: bool = True
+
+    @property
+    def enabled_why(self) -> str:
+        if self.enabled_source == "workspace":
+            return f"memoryEnabled is {str(self.enabled).lower()} in {self.workspace_path}"
+        if self.enabled_source == "global":
+            return f"memoryEnabled is {str(self.enabled).lower()} in {self.global_path}"
+        return "memoryEnabled is not set (off by default)"
+
+
+def read_json_object(path: Path) -> tuple[dict[str, Any] | None, Problem | None]:
+    """The file's object, or None if missing; a Problem when it can't be used."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, Problem(str(path), f"cannot read settings: {exc.strerror or exc}")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, Problem(str(path), "settings file is not UTF-8; using defaults and not overwriting it")
+    except json.JSONDecodeError as exc:
+        return None, Problem(
+            str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; using defaults and not overwriting it"
+        )
+    if not isinstance(data, dict):
+        return None, Problem(str(path), f"settings must be a JSON object, not {type(data).__name__}; not overwriting it")
+    return data, None
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _merge_section(target: dict, given: Any, path: Path, key: str, check, problems: list[Problem]) -> None:
+    if given is None:
+        return
+    if not isinstance(given, dict):
+        problems.append(Problem(str(path), f"memory.{key} must be an object; ignored"))
+        return
+    for name, value in given.items():
+        if name not in target:
+            problems.append(Problem(str(path), f"memory.{key}.{name} is not a known key; ignored"))
+        elif not check(value):
+            problems.append(Problem(str(path), f"memory.{key}.{name} has an invalid value {value!r}; using {target[name]!r}"))
+        else:
+            target[name] = value
+
+
+def load_settings(paths: Paths) -> Settings:
+    s = Settings(global_path=paths.global_settings, workspace_path=paths.workspace_settings)
+    gdata, problem = read_json_object(paths.global_settings)
+    if problem:
+        s.problems.append(problem)
+        s.global_valid = False
+    wdata = None
+    if paths.workspace_settings != paths.global_settings:
+        wdata, problem = read_json_object(paths.workspace_settings)
+        if problem:
+            s.problems.append(problem)
+            s.workspace_valid = False
+
+    def enabled_from(data, path):
+        if data is None or "memoryEnabled" not in data:
+            return None
+        value = data["memoryEnabled"]
+        if not isinstance(value, bool):
+            s.problems.append(Problem(str(path), f"memoryEnabled must be true or false, not {value!r}; ignored"))
+            return None
+        return value
+
+    s.global_enabled = enabled_from(gdata, paths.global_settings)
+    s.workspace_enabled = enabled_from(wdata, paths.workspace_settings)
+    if s.workspace_enabled is not None:
+        s.enabled, s.enabled_source = s.workspace_enabled, "workspace"
+    elif s.global_enabled is not None:
+        s.enabled, s.enabled_source = s.global_enabled, "global"
+
+    if wdata is not None and "memory" in wdata:
+        s.problems.append(
+            Problem(
+                str(paths.workspace_settings),
+                "\"memory\" settings (budgets, gates, limits) are read only from the global settings; ignored here",
+            )
+        )
+
+    ui = (gdata or {}).get("memtui")
+    if isinstance(ui, dict) and isinstance(ui.get("theme"), str) and ui["theme"]:
+        s.theme = ui["theme"]
+    memory = (gdata or {}).get("memory")
+    if memory is None:
+        return s
+    gpath = paths.global_settings
+    if not isinstance(memory, dict):
+        s.problems.append(Problem(str(gpath), "\"memory\" must be an object; using defaults"))
+        return s
+    nonneg_int = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0  # noqa: E731
+    _merge_section(s.budget, memory.get("budget"), gpath, "budget", nonneg_int, s.problems)
+    _merge_section(s.gate, memory.get("gate"), gpath, "gate", lambda v: _is_number(v) and 0 <= v <= 1, s.problems)
+    _merge_section(
+        s.max_items, memory.get("maxItems"), gpath, "maxItems", lambda v: v is None or nonneg_int(v), s.problems
+    )
+    if "maxItemChars" in memory:
+        v = memory["maxItemChars"]
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+            s.max_item_chars = v
+        else:
+            s.problems.append(Problem(str(gpath), f"memory.maxItemChars must be a positive integer, not {v!r}; using 200"))
+    if "redactSecrets" in memory:
+        v = memory["redactSecrets"]
+        if isinstance(v, bool):
+            s.redact_secrets = v
+        else:
+            s.problems.append(Problem(str(gpath), f"memory.redactSecrets must be true or false, not {v!r}; ignored"))
+    return s
+
+
+def update_json_file(path: Path, changes: dict[tuple[str, ...], Any]) -> None:
+    """Set each key path in `changes` (a value of `...` deletes it), keeping every other key
+    and value. Refuses (SettingsError) when the file exists but is not a JSON object."""
+    data, problem = read_json_object(path)
+    if problem:
+        raise SettingsError(f"{path}: {problem.message}")
+    data = copy.deepcopy(data) if data is not None else {}
+    for keys, value in changes.items():
+        node = data
+        for key in keys[:-1]:
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = {}
+                node[key] = child
+            node = child
+        if value is ...:
+            node.pop(keys[-1], None)
+        else:
+            node[keys[-1]] = value
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, text.encode("utf-8"), expected=_current_bytes(path))
+
+
+def _current_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def set_workspace_enabled(paths: Paths, enabled: bool) -> Path:
+    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled})
+    return paths.workspace_settings
+
+
+def set_global(paths: Paths, changes: dict[tuple[str, ...], Any]) -> Path:
+    update_json_file(paths.global_settings, changes)
+    return paths.global_settings
+
+

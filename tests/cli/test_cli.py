@@ -1,0 +1,105 @@
+"""The commands of SPEC §6, run as a user runs them: a real `memtui` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import enable, write
+
+PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
+
+
+def run(paths, *args, input=None):
+    cmd = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, input=input, timeout=60,
+                          stdin=None if input is not None else subprocess.DEVNULL)
+
+
+def test_preview_json_and_text(paths):
+    write(paths.user_root / "preferences.md", PREFS)
+    enable(paths)
+    r = run(paths, "preview", "vitest", "--json")
+    assert r.returncode == 0
+    data = json.loads(r.stdout)
+    for key in ("workspace", "query", "enabled", "injected", "disabled_reason", "count", "truncated", "tokens",
+                "chars", "retrieval_ms", "budget", "redacted", "text", "errors", "candidates"):
+        assert key in data
+    assert data["count"] == 2 and data["candidates"][0]["source"] == "preferences.md:8"
+    for key in ("id", "layer", "source", "score", "status", "clipped", "tokens", "line"):
+        assert key in data["candidates"][0]
+    r = run(paths, "preview", "vitest")
+    assert r.stdout == data["text"] + "\n"
+    assert r.stderr.strip() == f"2 memories injected · {data['tokens']}/2000 tokens"
+
+
+def test_preview_does_not_import_textual(paths):
+    enable(paths)
+    code = ("import sys; from memtui.core.cli import main; "
+            "sys.argv=['memtui','--home',%r,'-w',%r,'preview','x']\n"
+            "try: main()\nexcept SystemExit: pass\n"
+            "assert not any(m.startswith('textual') for m in sys.modules), 'textual imported'" % (str(paths.home), str(paths.workspace)))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def test_remember_refuses_when_off_and_writes_nothing(paths):
+    r = run(paths, "remember", "use pnpm")
+    assert r.returncode == 1
+    assert "memtui enable" in r.stderr
+    assert not paths.default_file("user").exists()
+    assert not paths.db_path.exists()
+
+
+def test_enable_remember_list_forget_undo(paths):
+    r = run(paths, "enable")
+    assert r.returncode == 0 and str(paths.workspace_settings) in r.stdout
+    assert json.loads(paths.workspace_settings.read_text()) == {"memoryEnabled": True}
+    assert run(paths, "remember", "Prefer pnpm over npm", "--category", "preference", "--tag", "js").returncode == 0
+    assert run(paths, "remember", "uses Postgres 16", "--project").returncode == 0
+    dup = run(paths, "remember", "prefer pnpm over npm")
+    assert dup.returncode == 0 and "Already remembered" in dup.stdout
+    notes = paths.default_file("user").read_text()
+    assert notes.count("pnpm") == 1 and "type: preference" in notes and "tags: [js]" in notes
+    listed = json.loads(run(paths, "list", "--json").stdout)["entries"]
+    assert [(e["layer"], e["text"]) for e in listed] == [("user", "Prefer pnpm over npm"), ("project", "uses Postgres 16")]
+    assert "notes.md:" in run(paths, "list", "--layer", "user").stdout
+    # forget with no terminal to ask on deletes nothing
+    r = run(paths, "forget", "pnpm")
+    assert r.returncode == 1 and "nothing deleted" in r.stderr.lower()
+    assert "pnpm" in paths.default_file("user").read_text()
+    assert run(paths, "forget", "no-such-thing", "--yes").returncode == 1
+    r = run(paths, "forget", "pnpm", "--yes")
+    assert r.returncode == 0
+    assert "pnpm" not in paths.default_file("user").read_text()
+    assert run(paths, "undo").returncode == 0
+    assert paths.default_file("user").read_text() == notes
+
+
+def test_forget_refuses_when_off(paths):
+    write(paths.user_root / "a.md", "- secret plan\n")
+    r = run(paths, "forget", "secret", "--yes")
+    assert r.returncode == 1 and "memtui enable" in r.stderr
+    assert (paths.user_root / "a.md").read_text() == "- secret plan\n"
+
+
+def test_status_reports_problems_with_paths(paths):
+    bad = write(paths.user_root / "bad.md", "---\n[1, 2]\n---\n- x\n")
+    write(paths.user_root / "good.md", "- fine\n")
+    enable(paths)
+    r = run(paths, "status", "--json")
+    assert r.returncode == 0
+    data = json.loads(r.stdout)
+    assert data["enabled"] is True and data["counts"]["user"] == {"active": 1, "archived": 0}
+    assert any(e["source"] == str(bad) for e in data["errors"])
+    text = run(paths, "status").stdout
+    assert "Memory: on" in text and str(bad) in text
+
+
+def test_usage_error_exit_code(paths):
+    assert run(paths, "list", "--layer", "nope").returncode == 2
+    assert run(paths, "no-such-command").returncode == 2

@@ -1,0 +1,225 @@
+"""The injection (SPEC §5) on worked examples with hand-computed text, and its properties."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memtui.core.database import MuseDB
+from memtui.core.injection import build_injection, est, inject
+from memtui.core.models import Entry
+from memtui.core.relevance import entry_terms, terms
+from memtui.core.settings import Settings
+from tests.helpers import enable, write
+
+PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
+CONTEXT = "- 数据库连接池配置过小，高并发时超时\n- Use PostgreSQL + pgbouncer\n\nSome paragraph here.\n"
+
+
+@pytest.fixture
+def worked(paths):
+    write(paths.user_root / "preferences.md", PREFS)
+    write(paths.project_root / "context.md", CONTEXT)
+    enable(paths)
+    return paths
+
+
+def test_terms_rules():
+    assert terms("帮我优化数据库查询 vitest") == {"帮我", "我优", "优化", "化数", "数据", "据库", "库查", "查询", "vitest"}
+    assert terms("The cat is in the HAT") == {"cat", "hat"}
+    assert terms("ｖｉｔｅｓｔ") == {"vitest"}  # NFKC folds full-width letters
+    assert terms("库") == {"库"}
+    assert terms("snake_case, x-y") == {"snake_case", "x", "y"}
+    assert terms("") == frozenset()
+
+
+def test_est_counts_wide_and_narrow():
+    assert est("## Memory") == 3
+    assert est("- 数据库连接池配置过小，高并发时超时") == 18
+    assert est("") == 0
+
+
+def test_worked_example_from_the_spec(worked):
+    r = build_injection(worked.workspace, "帮我优化数据库查询 vitest", home=worked.home)
+    assert r.text == (
+        "## Memory\n\n### User Preferences\n- Use vitest, not jest\n- Prefer describe/it style\n\n"
+        "### Project Knowledge\n- 数据库连接池配置过小，高并发时超时\n- Use PostgreSQL + pgbouncer\n- Some paragraph here."
+    )
+    assert (r.count, r.truncated, r.tokens, r.chars, r.disabled_reason) == (5, False, 58, 176, None)
+    assert [c.entry.source_ref for c in r.candidates] == [
+        "preferences.md:8", "preferences.md:9", "context.md:1", "context.md:2", "context.md:4"]
+    assert [round(c.score, 4) for c in r.candidates] == [round(1 / 9, 4), 0.0, round(2 / 9, 4), 0.0, 0.0]
+
+
+def test_memory_off_injects_nothing(paths):
+    write(paths.user_root / "a.md", "- something\n")
+    r = build_injection(paths.workspace, "something", home=paths.home)
+    assert (r.text, r.count, r.disabled_reason, r.enabled) == ("", 0, "switch_off", False)
+
+
+def test_workspace_switch_wins_over_global(paths):
+    write(paths.user_root / "a.md", "- something\n")
+    enable(paths)
+    write(paths.workspace_settings, json.dumps({"memoryEnabled": False}))
+    assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "switch_off"
+
+
+def test_empty_query_passes_zero_gates_only(worked, paths):
+    db = MuseDB(paths.db_path)
+    db.add_conversation_memory("we chose sqlite", conversation_id=None)
+    db.close()
+    r = build_injection(worked.workspace, "", home=worked.home)
+    assert r.count == 5
+    conv = [c for c in r.candidates if c.layer == "conversation"]
+    assert [c.status for c in conv] == ["below_gate"]
+
+
+def test_clipping_and_budget_cut(paths):
+    long = "word " * 100
+    write(paths.user_root / "a.md", f"- {long}\n- short one\n")
+    enable(paths, {"memory": {"budget": {"total": 2000, "user": 60}, "maxItemChars": 40}})
+    r = build_injection(paths.workspace, "", home=paths.home)
+    clipped = r.candidates[0]
+    assert clipped.line == "- " + ("word " * 8)[:39] + "…"
+    assert clipped.clipped and clipped.status == "included"
+    assert r.truncated
+    # budget: header 6 + first line est + second line; shrink the cap so the second doesn't fit
+    enable(paths, {"memory": {"budget": {"user": est("### User Preferences") + clipped.tokens}, "maxItemChars": 40}})
+    r = build_injection(paths.workspace, "", home=paths.home)
+    assert [c.status for c in r.candidates] == ["included", "budget"]
+    assert r.truncated and r.count == 1
+
+
+def test_carry_over_from_empty_user_layer(paths):
+    lines = [f"- project fact number {i}" for i in range(40)]
+    write(paths.project_root / "facts.md", "\n".join(lines) + "\n")
+    enable(paths, {"memory": {"budget": {"user": 100, "project": 50, "conversation": 0}}})
+    r = build_injection(paths.workspace, "", home=paths.home)
+    used = sum(c.tokens for c in r.candidates if c.status == "included") + est("### Project Knowledge")
+    assert used <= 150 and used > 50  # the unused user allowance carried into the project layer
+    assert [c.status for c in r.candidates][: r.count] == ["included"] * r.count
+    assert set(c.status for c in r.candidates[r.count :]) == {"budget"}
+
+
+def test_gate_max_items_and_archived(paths):
+    write(paths.user_root / "old.md", "---\nstatus: superseded\n---\n- archived thing about sqlite\n")
+    db = MuseDB(paths.db_path)
+    for i in range(12):
+        db.add_conversation_memory(f"sqlite tip {i}", memory_id=f"m{i:02d}", updated_at=1000)
+    db.add_conversation_memory("unrelated note", memory_id="z")
+    db.close()
+    enable(paths)
+    r = build_injection(paths.workspace, "sqlite tip", home=paths.home)
+    conv = [c for c in r.candidates if c.layer == "conversation"]
+    assert [c.status for c in conv] == ["included"] * 10 + ["max_items"] * 2 + ["below_gate"]
+    assert [c.entry.id for c in conv[:12]] == [f"m{i:02d}" for i in range(12)]
+    user = [c for c in r.candidates if c.layer == "user"]
+    assert [c.status for c in user] == ["archived"]
+    assert "archived thing" not in r.text
+
+
+def test_reasons_when_nothing_is_injected(paths):
+    enable(paths)
+    assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "empty_result"
+    write(paths.user_root / "old.md", "---\nstatus: archived\n---\n- gone\n")
+    assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "empty_result"
+    db = MuseDB(paths.db_path)
+    db.add_conversation_memory("nothing relevant")
+    db.close()
+    assert build_injection(paths.workspace, "zebra", home=paths.home).disabled_reason == "low_relevance"
+    enable(paths, {"memory": {"budget": {"total": 3}, "gate": {"conversation": 0.0}}})
+    assert build_injection(paths.workspace, "zebra", home=paths.home).disabled_reason == "over_budget"
+
+
+def test_corrupt_database_still_injects_files(worked):
+    worked.db_path.write_bytes(b"this is not a database" * 100)
+    r = build_injection(worked.workspace, "vitest", home=worked.home)
+    assert r.count == 5
+    assert any(e.source == str(worked.db_path) for e in r.errors)
+    assert worked.db_path.read_bytes() == b"this is not a database" * 100
+
+
+def test_conversation_memories_of_other_workspaces_are_left_out(paths, tmp_path):
+    enable(paths)
+    db = MuseDB(paths.db_path)
+    db.ensure_conversation("here", "This one", str(paths.workspace))
+    db.ensure_conversation("there", "Other", str(tmp_path / "elsewhere"))
+    db.add_conversation_memory("sqlite here", conversation_id="here")
+    db.add_conversation_memory("sqlite there", conversation_id="there")
+    db.add_conversation_memory("sqlite anywhere", conversation_id=None)
+    db.close()
+    r = build_injection(paths.workspace, "sqlite", home=paths.home)
+    assert sorted(c.line for c in r.candidates) == ["- sqlite anywhere", "- sqlite here"]
+
+
+def test_secrets_are_redacted_before_clamping(paths):
+    write(paths.user_root / "a.md", "- deploy with password=hunter2 and key AKIAIOSFODNN7EXAMPLE\n")
+    enable(paths)
+    r = build_injection(paths.workspace, "", home=paths.home)
+    assert r.candidates[0].line == "- deploy with password=[REDACTED] and key [REDACTED]"
+    assert r.redacted == 2 and "hunter2" not in r.text
+    enable(paths, {"memory": {"redactSecrets": False}})
+    assert "hunter2" in build_injection(paths.workspace, "", home=paths.home).text
+
+
+# ---------------------------------------------------------------- properties over generated corpora
+
+WORDS = ["sqlite", "vitest", "数据库", "连接", "pool", "timeout", "react", "测试", "deploy", "cache"]
+
+
+def _corpus(rnd: random.Random, n: int, layer: str) -> list[Entry]:
+    out = []
+    for i in range(n):
+        text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 30)))
+        out.append(Entry(id=f"{layer}{i}", layer=layer, text=text, importance=rnd.choice(["high", "normal", "low"]),
+                         status=rnd.choice(["active"] * 5 + ["archived"]), updated_at=float(rnd.randint(0, 5)),
+                         rel_path=f"f{i % 3}.md", line_start=i, conversation_id="c" if layer == "conversation" else None,
+                         terms=entry_terms(text)))
+    return out
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 25)] * 3),
+       total=st.integers(0, 700), caps=st.tuples(*[st.integers(0, 300)] * 3),
+       query=st.lists(st.sampled_from(WORDS + ["zzz"]), max_size=4).map(" ".join))
+def test_budget_properties(seed, sizes, total, caps, query):
+    rnd = random.Random(seed)
+    layers = {name: _corpus(rnd, n, name) for name, n in zip(("user", "project", "conversation"), sizes)}
+    s = Settings(enabled=True)
+    s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
+    r = inject(layers, s, query)
+    assert r.tokens <= total
+    remaining, carry = total - est("## Memory"), 0
+    for name, cap, header in zip(("user", "project", "conversation"), caps,
+                                 ("### User Preferences", "### Project Knowledge", "### Relevant Context")):
+        cands = [c for c in r.candidates if c.layer == name]
+        passing = [c for c in cands if c.status in ("included", "budget", "max_items")]
+        included = [c for c in passing if c.status == "included"]
+        assert included == passing[: len(included)]  # a prefix of the passing ones, in sort order
+        statuses = [c.status for c in cands]
+        assert statuses == sorted(statuses, key=lambda s: s == "archived")  # archived last in their layer
+        allowance = min(cap + carry, remaining)
+        used = sum(c.tokens for c in included) + (est(header) if included else 0)
+        assert used == 0 or used <= allowance  # each layer's cost stays within its allowance
+        carry, remaining = allowance - used, remaining - used
+    # The same inputs in another enumeration order give the same text, byte for byte.
+    shuffled = {k: rnd.sample(v, len(v)) for k, v in layers.items()}
+    assert inject(shuffled, s, query).text == r.text
+
+
+def test_no_log_record_contains_memory_text(worked, caplog):
+    with caplog.at_level(logging.DEBUG):
+        r = build_injection(worked.workspace, "vitest 数据库", home=worked.home)
+    assert r.count
+    assert caplog.records, "the injection logs its statistics"
+    for record in caplog.records:
+        message = record.getMessage()
+        for c in r.candidates:
+            assert c.entry.text not in message
+        assert "vitest" not in message and "数据库" not in message

@@ -1,0 +1,275 @@
+"""MemoryStore over real files and a real muse.db: load, edit, delete, trash + undo, problems."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+
+import pytest
+
+from memtui.core.database import MuseDB
+from memtui.core.fileio import ConflictError
+from memtui.core.store import MemoryStore
+from tests.helpers import write
+
+MUSE_SCHEMA = """
+CREATE TABLE conversations (id TEXT PRIMARY KEY, title TEXT, workspace_path TEXT,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+CREATE TABLE memories (id TEXT PRIMARY KEY, type TEXT NOT NULL, category TEXT NOT NULL,
+  content TEXT NOT NULL, tags TEXT, source TEXT NOT NULL,
+  conversation_id TEXT REFERENCES conversations(id) ON DELETE SET NULL,
+  file_path TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+"""
+
+
+def test_loads_three_layers_and_ids_are_stable(paths):
+    write(paths.user_root / "prefs.md", "- a\n- b\n- a\n")
+    write(paths.project_root / "sub" / "ctx.md", "---\ntags: x, y\n---\n- 项目\n")
+    db = MuseDB(paths.db_path)
+    db.add_conversation_memory("conv one", memory_id="c1")
+    db.close()
+    store = MemoryStore(paths)
+    store.load()
+    user = store.entries("user")
+    assert [e.text for e in user] == ["a", "b", "a"]
+    assert len({e.id for e in user}) == 3
+    assert [(e.rel_path, e.tags) for e in store.entries("project")] == [("sub/ctx.md", ("x", "y"))]
+    assert [e.id for e in store.entries("conversation")] == ["c1"]
+    again = MemoryStore(paths)
+    again.load()
+    assert [e.id for e in again.entries()] == [e.id for e in store.entries()]
+
+
+def test_edit_changes_only_that_entry_and_updated_at(paths):
+    original = "---\ntype: pref  # kept\nupdatedAt: 2020-01-01\nzzz: unknown\n---\n\n## S\n\n- one\n- two\n- three\n"
+    f = write(paths.user_root / "p.md", original)
+    store = MemoryStore(paths)
+    store.load()
+    two = store.entries("user")[1]
+    new = store.edit_entry(two, "TWO edited")
+    assert new is not None and new.text == "TWO edited"
+    text = f.read_text()
+    import datetime
+
+    today = datetime.date.today().isoformat()
+    assert text == original.replace("- two", "- TWO edited").replace("2020-01-01", today)
+
+
+def test_delete_then_undo_restores_bytes_even_after_restart(paths):
+    original = b"- keep me\n- delete me\n- keep too\n"
+    f = paths.user_root / "notes.md"
+    f.write_bytes(original)
+    store = MemoryStore(paths)
+    store.load()
+    target = [e for e in store.entries("user") if e.text == "delete me"]
+    store.delete_entries(target)
+    assert f.read_bytes() == b"- keep me\n- keep too\n"
+    assert [e.text for e in store.entries("user")] == ["keep me", "keep too"]
+    assert any((paths.user_root / ".trash").iterdir())
+    restarted = MemoryStore(paths)
+    restarted.load()
+    assert restarted.undo_last() is not None
+    assert f.read_bytes() == original
+    assert [e.text for e in restarted.entries("user")] == ["keep me", "delete me", "keep too"]
+    assert restarted.undo_last() is None  # nothing more to undo
+
+
+def test_delete_and_undo_conversation_memory(paths):
+    db = MuseDB(paths.db_path)
+    db.add_conversation_memory("remember the milk", memory_id="m1", tags=["shop"])
+    db.close()
+    store = MemoryStore(paths)
+    store.load()
+    store.delete_entries(store.entries("conversation"))
+    assert store.entries("conversation") == []
+    store.undo_last()
+    assert [(e.id, e.text, e.tags) for e in store.entries("conversation")] == [("m1", "remember the milk", ("shop",))]
+
+
+def test_stale_edit_is_refused(paths):
+    f = write(paths.user_root / "p.md", "- one\n- two\n")
+    store = MemoryStore(paths)
+    store.load()
+    entry = store.entries("user")[0]
+    f.write_text("- one\n- two\n- added by someone else\n")
+    with pytest.raises(ConflictError):
+        store.edit_entry(entry, "changed")
+    assert f.read_text() == "- one\n- two\n- added by someone else\n"
+
+
+def test_stale_conversation_edit_is_refused(paths):
+    db = MuseDB(paths.db_path)
+    db.add_conversation_memory("v1", memory_id="m1", updated_at=1)
+    store = MemoryStore(paths)
+    store.load()
+    entry = store.entries("conversation")[0]
+    other = sqlite3.connect(paths.db_path)
+    other.execute("UPDATE memories SET content='v2 from muse', updated_at=2 WHERE id='m1'")
+    other.commit()
+    other.close()
+    with pytest.raises(ConflictError):
+        store.edit_entry(entry, "mine")
+    assert db.get_memory_row("m1")["content"] == "v2 from muse"
+    db.close()
+
+
+def test_create_in_each_layer(paths):
+    store = MemoryStore(paths)
+    store.load()
+    u = store.create_entry("user", "likes tabs", category="preference", tags=["style"])
+    p = store.create_entry("project", "uses pnpm")
+    c = store.create_entry("conversation", "discussed caching")
+    assert (u.rel_path, u.category, u.tags) == ("notes.md", "preference", ("style",))
+    assert p.rel_path == "context.md"
+    assert c.conversation_id == store.workspace_conversation_id()
+    assert paths.default_file("user").read_text().endswith("\n\n- likes tabs\n")
+    store.create_entry("user", "second")
+    assert paths.default_file("user").read_text().endswith("- likes tabs\n- second\n")
+
+
+@pytest.mark.parametrize("name,data,reason", [
+    ("invalid-yaml.md", b"---\ntype: [oops\n---\n- a\n", "invalid YAML"),
+    ("list-frontmatter.md", b"---\n- a\n---\n- b\n", "not a mapping"),
+    ("latin1.md", b"- caf\xe9\n", "not UTF-8"),
+    ("big.md", b"- x\n" * (300 * 1024), "over the 1 MiB limit"),
+    ("binary.md", bytes(range(256)) * 4, "not UTF-8"),
+    ("nul.md", b"- a\x00b\n", "binary"),
+])
+def test_bad_files_are_reported_and_never_rewritten(paths, name, data, reason):
+    bad = paths.user_root / name
+    bad.write_bytes(data)
+    write(paths.user_root / "good.md", "- fine\n")
+    store = MemoryStore(paths)
+    store.load()
+    assert [e.text for e in store.entries("user")] == ["fine"]
+    problems = [p for p in store.problems if p.source == str(bad)]
+    assert problems and reason in problems[0].message
+    store.create_entry("user", "another")
+    assert bad.read_bytes() == data
+
+
+def test_symlinks_outside_the_root_and_loops_are_not_followed(paths, tmp_path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("- id_rsa contents\n")
+    os.symlink(secret, paths.user_root / "evil.md")
+    os.symlink(tmp_path, paths.user_root / "evil-dir")
+    os.symlink(paths.user_root / "loop", paths.user_root / "loop")
+    (paths.user_root / "inner").mkdir()
+    write(paths.user_root / "inner" / "real.md", "- inside\n")
+    os.symlink(paths.user_root / "inner" / "real.md", paths.user_root / "alias.md")
+    (paths.user_root / "x.md").mkdir()  # a directory named like a memory file
+    (paths.user_root / ".trash").mkdir()
+    write(paths.user_root / ".trash" / "old.md", "- trashed\n")
+    store = MemoryStore(paths)
+    store.load()
+    assert [e.text for e in store.entries("user")] == ["inside"]
+    messages = {p.source: p.message for p in store.problems}
+    assert "outside the memory root" in messages[str(paths.user_root / "evil.md")]
+    assert "outside the memory root" in messages[str(paths.user_root / "evil-dir")]
+
+
+def test_unreadable_file_is_reported(paths):
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    bad = write(paths.user_root / "locked.md", "- x\n")
+    bad.chmod(0)
+    store = MemoryStore(paths)
+    store.load()
+    assert any("cannot read" in p.message for p in store.problems)
+
+
+def test_works_on_a_database_muse_created(paths):
+    conn = sqlite3.connect(paths.db_path)
+    conn.executescript(MUSE_SCHEMA)
+    conn.execute("INSERT INTO conversations VALUES ('c1', 'Chat', ?, 1, 1)", [str(paths.workspace)])
+    conn.execute("INSERT INTO memories VALUES ('m1','conversation','knowledge','数据库 uses WAL','[\"db\"]','auto','c1',NULL,1,2)")
+    conn.commit()
+    conn.close()
+    write(paths.user_root / "a.md", "- 数据库连接池配置过小\n")
+    store = MemoryStore(paths)
+    store.load()
+    assert [(e.text, e.conversation_title) for e in store.entries("conversation")] == [("数据库 uses WAL", "Chat")]
+    # the Markdown entries are indexed as rows with file_path, searchable in Chinese
+    ids = set(store.db.search("数据"))
+    assert {store.entries("user")[0].id, "m1"} <= ids
+    assert set(store.db.search("连接池")) == {store.entries("user")[0].id}
+    rows = sqlite3.connect(paths.db_path).execute("SELECT count(*) FROM memories WHERE file_path IS NOT NULL").fetchone()
+    assert rows == (1,)
+    assert store.db.health()["ok"]
+
+
+def test_older_schema_is_upgraded_after_a_backup(paths):
+    conn = sqlite3.connect(paths.db_path)
+    conn.executescript(MUSE_SCHEMA.replace("file_path TEXT, ", ""))
+    conn.execute("INSERT INTO memories VALUES ('m1','conversation','knowledge','kept','[]','auto',NULL,1,2)")
+    conn.commit()
+    conn.close()
+    store = MemoryStore(paths)
+    store.load()
+    write(paths.user_root / "a.md", "- indexed\n")
+    store.reload()
+    assert store.db.backup_path is not None and store.db.backup_path.exists()
+    backup = sqlite3.connect(store.db.backup_path)
+    assert backup.execute("SELECT content FROM memories").fetchall() == [("kept",)]
+    assert [e.text for e in store.entries("conversation")] == ["kept"]
+
+
+def test_reindex_when_files_change(paths):
+    f = write(paths.user_root / "a.md", "- first\n")
+    store = MemoryStore(paths)
+    store.load()
+    f.write_text("- second\n- third\n")
+    store.reload(changed=[f])
+    rows = sqlite3.connect(paths.db_path).execute(
+        "SELECT content FROM memories WHERE file_path = ? ORDER BY content", [str(f)]).fetchall()
+    assert rows == [("second",), ("third",)]
+    f.unlink()
+    store.reload()
+    assert sqlite3.connect(paths.db_path).execute("SELECT count(*) FROM memories WHERE file_path IS NOT NULL").fetchone() == (0,)
+
+
+def test_change_events_only_when_something_changed(paths):
+    f = write(paths.user_root / "a.md", "- a\n")
+    store = MemoryStore(paths)
+    store.load()
+    events = []
+    store.subscribe(events.append)
+    store.reload()
+    assert events == []
+    f.write_text("- a\n- b\n")
+    store.reload(changed=[f])
+    assert len(events) == 1 and events[0].layers == {"user"}
+
+
+def test_near_duplicates(paths):
+    write(paths.user_root / "notes.md", "- Prefer pnpm over npm\n")
+    store = MemoryStore(paths)
+    store.load()
+    assert store.find_similar("user", "prefer pnpm over npm.") is not None
+    assert store.find_similar("user", "use yarn") is None
+    assert store.find_similar("project", "Prefer pnpm over npm") is None
+
+
+def test_concurrent_reads_while_reloading(paths):
+    for i in range(20):
+        write(paths.user_root / f"f{i}.md", "".join(f"- item {j}\n" for j in range(20)))
+    store = MemoryStore(paths)
+    store.load()
+    errors = []
+
+    def reader():
+        for _ in range(200):
+            try:
+                assert len(store.entries("user")) == 400
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for _ in range(5):
+        store.reload(full=True)
+    for t in threads:
+        t.join()
+    assert errors == []
