@@ -81,13 +81,11 @@ def preview(obj: Ctx, query: str, as_json: bool) -> None:
     if as_json:
         _echo_json(result.as_dict())
     else:
+        for p in result.errors:
+            click.echo(f"warning: {p.source}: {p.message}", err=True)
         if result.text:
             click.echo(result.text)
         click.echo(result.summary(), err=True)
-        if result.disabled_reason == "switch_off":
-            click.echo(_turn_on_hint(obj.paths), err=True)
-        for p in result.errors:
-            click.echo(f"warning: {p.source}: {p.message}", err=True)
 
 
 @main.command("list", context_settings=CONTEXT)

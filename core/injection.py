@@ -96,7 +96,7 @@ class InjectionResult:
     def summary(self) -> str:
         """The fold title: `3 memories injected · 412/2000 tokens · truncated`."""
         if self.disabled_reason == "switch_off":
-            return "memory is off for this workspace · nothing injected"
+            return "memory is off for this workspace · `memtui enable` turns it on"
         noun = "memory" if self.count == 1 else "memories"
         parts = [f"{self.count} {noun} injected", f"{self.tokens}/{self.budget.get('total', 0)} tokens"]
         if self.truncated:

@@ -1,0 +1,251 @@
+"""The real app driven by Pilot; every behaviour checked on disk."""
+
+from __future__ import annotations
+
+import json
+
+from memtui.core.paths import Paths
+from memtui.tui.app import MemtuiApp
+from memtui.tui.screens import ConfirmScreen, ConflictScreen, EditScreen, SettingsScreen
+from memtui.tui.widgets import EntryPane
+from tests.tui.conftest import wait_until
+
+
+def fold_title(app) -> str:
+    return str(app.query_one("#fold").title)
+
+
+async def started(pilot):
+    await wait_until(pilot, lambda: pilot.app.loaded and pilot.app.last_result is not None, message="app loaded")
+
+
+def select(app, layer: str, predicate) -> None:
+    pane = app.query_one(f"#pane-{layer}", EntryPane)
+    pane.focus()
+    app._last_layer = layer
+    for i, option in enumerate(pane.options):
+        entry = next((e for e in pane.entries if e.id == option.id), None)
+        if entry is not None and predicate(entry):
+            pane.highlighted = i
+            return
+    raise AssertionError("no such entry")
+
+
+async def test_typing_a_query_updates_the_fold(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        assert fold_title(app).startswith("33 memories injected · 834/2000 tokens · truncated")
+        await pilot.press("p")
+        await pilot.press(*"pnpm")
+        await wait_until(pilot, lambda: app.last_result.query == "pnpm", message="preview for the query")
+        from memtui.core.injection import build_injection
+
+        expected = build_injection(demo_paths.workspace, "pnpm", home=demo_paths.home)
+        assert fold_title(app).startswith(f"{expected.count} memories injected · {expected.tokens}/2000 tokens")
+        assert str(app.query_one("#injected-text").render()) .startswith("## Memory")
+        await pilot.press("escape", "f")
+        assert app.query_one("#fold").collapsed is False
+
+
+async def test_edit_and_save_changes_exactly_those_lines(demo_paths):
+    path = demo_paths.user_root / "preferences.md"
+    before = path.read_text().splitlines(keepends=True)
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        select(app, "user", lambda e: e.text == "Use vitest, not jest")
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        editor = app.screen.query_one("#editor")
+        editor.text = "Use vitest (never jest)"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, EditScreen))
+    after = path.read_text().splitlines(keepends=True)
+    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(after) == len(before)
+    assert [after[i] for i in changed][-1] == "- Use vitest (never jest)\n"
+    assert all(before[i].startswith("updatedAt:") for i in changed[:-1])
+
+
+async def test_delete_confirm_then_undo_restores_bytes(demo_paths):
+    path = demo_paths.project_root / "context.md"
+    original = path.read_bytes()
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        select(app, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "Use PostgreSQL 16" in str(app.screen.query_one("#confirm-body").render())
+        await pilot.press("y")
+        await wait_until(pilot, lambda: b"Use PostgreSQL 16" not in path.read_bytes(), message="line deleted")
+        assert path.read_bytes().replace(b"updatedAt: 20", b"") .count(b"\n") == original.count(b"\n") - 1
+        await pilot.press("u")
+        await wait_until(pilot, lambda: path.read_bytes() == original, message="undo restores the bytes")
+        await wait_until(pilot, lambda: any(e.text.startswith("Use PostgreSQL 16") for e in app.query_one("#pane-project", EntryPane).entries))
+
+
+async def test_delete_can_be_declined(demo_paths):
+    path = demo_paths.project_root / "context.md"
+    original = path.read_bytes()
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        select(app, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+    assert path.read_bytes() == original
+
+
+async def test_settings_toggle_writes_memory_enabled_and_keeps_other_keys(demo_paths):
+    ws_settings = demo_paths.workspace_settings
+    ws_settings.write_text(json.dumps({"memoryEnabled": True, "editor": {"tabs": 2}}))
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        app.screen.query_one("#ws-enabled").value = False
+        app.screen.query_one("#budget-user").value = "500"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
+        await wait_until(pilot, lambda: app.last_result.disabled_reason == "switch_off", message="preview shows off")
+        assert "memory is off" in fold_title(app)
+    assert json.loads(ws_settings.read_text()) == {"memoryEnabled": False, "editor": {"tabs": 2}}
+    global_data = json.loads(demo_paths.global_settings.read_text())
+    assert global_data["theme"] == "muse-classic" and global_data["memory"]["budget"] == {"user": 500}
+
+
+async def test_invalid_settings_value_is_not_saved(demo_paths):
+    before = demo_paths.global_settings.read_text()
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        app.screen.query_one("#gate-user").value = "7"
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, SettingsScreen)
+        assert "gate user" in str(app.screen.query_one("#settings-error").render())
+    assert demo_paths.global_settings.read_text() == before
+
+
+async def test_toggle_key_turns_memory_off_and_on(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: app.last_result.disabled_reason == "switch_off")
+        assert json.loads(demo_paths.workspace_settings.read_text())["memoryEnabled"] is False
+        await pilot.press("t")
+        await wait_until(pilot, lambda: app.last_result.count > 0)
+
+
+async def test_file_written_from_outside_appears_in_its_pane(demo_paths):
+    app = MemtuiApp(demo_paths)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await wait_until(pilot, lambda: app.watcher is not None)
+        (demo_paths.project_root / "outside.md").write_text("- Added from another shell\n")
+        pane = app.query_one("#pane-project", EntryPane)
+        await wait_until(pilot, lambda: any(e.text == "Added from another shell" for e in pane.entries),
+                         message="outside write shown")
+        assert pane.border_title == "Project (11)"
+
+
+async def test_selection_stays_on_the_same_entry_after_reload(demo_paths):
+    app = MemtuiApp(demo_paths)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await wait_until(pilot, lambda: app.watcher is not None)
+        select(app, "user", lambda e: e.text.startswith("Editor is Neovim"))
+        target = app.selected_entry().id
+        path = demo_paths.user_root / "aaa-first.md"
+        path.write_text("- a new first file shifts every row down\n")
+        pane = app.query_one("#pane-user", EntryPane)
+        await wait_until(pilot, lambda: len(pane.entries) == 28)
+        assert app.selected_entry().id == target
+
+
+async def test_conflict_while_editing_is_resolved_by_the_user(demo_paths):
+    path = demo_paths.user_root / "tools.md"
+    app = MemtuiApp(demo_paths)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await wait_until(pilot, lambda: app.watcher is not None)
+        select(app, "user", lambda e: e.text.startswith("Shell is fish"))
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        theirs = path.read_text().replace("Shell is fish", "Shell is zsh")
+        path.write_text(theirs)
+        await wait_until(pilot, lambda: app.screen.conflict, message="conflict banner")
+        app.screen.query_one("#editor").text = "Shell is nushell"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen))
+        assert "Shell is zsh" in str(app.screen.query_one("#theirs").render())
+        await pilot.press("t")  # take theirs
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConflictScreen))
+        assert path.read_text() == theirs
+        # and "save as new" keeps both
+        select(app, "user", lambda e: e.text.startswith("Shell is zsh"))
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        path.write_text(theirs.replace("Shell is zsh", "Shell is bash"))
+        await wait_until(pilot, lambda: app.screen.conflict)
+        app.screen.query_one("#editor").text = "Shell is nushell"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen))
+        await pilot.press("a")
+        await wait_until(pilot, lambda: "- Shell is nushell" in demo_paths.default_file("user").read_text())
+        assert "Shell is bash" in path.read_text()
+
+
+async def test_create_in_the_focused_layer(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("2", "n")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await pilot.press(*"Ship on Fridays")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, EditScreen))
+    assert (demo_paths.project_root / "context.md").read_text().endswith("- Ship on Fridays\n")
+
+
+async def test_memory_off_says_so_and_how_to_turn_it_on(tmp_path):
+    paths = Paths(tmp_path / "home", tmp_path / "ws")
+    (tmp_path / "ws").mkdir()
+    app = MemtuiApp(paths, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        assert "memory is off" in fold_title(app)
+        assert "press t" in str(app.query_one("#left-out").render()).lower()
+        assert "memory OFF" in app.sub_title
+
+
+async def test_fuzzy_filter_narrows_every_pane(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("slash", *"pgbouncer")
+        await wait_until(pilot, lambda: app.query_one("#pane-project", EntryPane).border_title.startswith("Project (1 of"))
+        texts = [e.text for e in app.query_one("#pane-project", EntryPane).entries]
+        assert texts == ["Use PostgreSQL 16 + pgbouncer in transaction mode; prepared statements are off"]
+
+
+async def test_help_screen_lists_the_keys(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        from memtui.tui.screens import HelpScreen
+
+        assert isinstance(app.screen, HelpScreen)
+        text = app.export_screenshot()  # what is on the screen
+        for key in ("Delete", "Undo", "Settings", "$EDITOR"):
+            assert key in text

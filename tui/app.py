@@ -1,0 +1,457 @@
+"""The memtui app: three layer panes, detail, the injection preview, settings, live reload."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from rapidfuzz import fuzz, process
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.widgets import Footer, Header, Input, OptionList
+from textual.worker import get_current_worker
+
+from memtui.core.fileio import ConflictError
+from memtui.core.injection import InjectionResult, inject_from_store
+from memtui.core.models import Entry
+from memtui.core.paths import LAYERS, Paths
+from memtui.core.settings import SettingsError, load_settings, set_global, set_workspace_enabled
+from memtui.core.store import MemoryStore
+from memtui.core.watch import StoreWatcher
+from memtui.themes import load_themes
+
+from .messages import PreviewReady, StoreChanged, StoreLoaded
+from .screens import ConfirmScreen, ConflictScreen, EditScreen, HelpScreen, SettingsChoice, SettingsScreen, describe
+from .widgets import DetailView, EntryPane, PreviewPane
+
+FILTER_CUTOFF = 60.0
+
+
+class MemtuiApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "memtui"
+
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("slash", "focus_filter", "Filter", id="app.filter"),
+        Binding("p", "focus_query", "Preview", id="app.preview"),
+        Binding("n", "new", "New", id="app.new"),
+        Binding("e", "edit", "Edit", id="app.edit"),
+        Binding("E", "edit_external", "$EDITOR", id="app.edit_external"),
+        Binding("d", "delete", "Delete", id="app.delete"),
+        Binding("u", "undo", "Undo", id="app.undo"),
+        Binding("f", "toggle_fold", "Fold", id="app.fold"),
+        Binding("t", "toggle_memory", "On/off", id="app.toggle"),
+        Binding("s", "settings", "Settings", id="app.settings"),
+        Binding("1", "focus_pane('user')", "User", show=False, id="app.pane_user"),
+        Binding("2", "focus_pane('project')", "Project", show=False, id="app.pane_project"),
+        Binding("3", "focus_pane('conversation')", "Conversation", show=False, id="app.pane_conversation"),
+        Binding("r", "reload", "Reload", show=False, id="app.reload"),
+        Binding("escape", "leave_input", "Back", show=False, id="app.back"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, paths: Paths, demo: bool = False, watch: bool = True) -> None:
+        super().__init__()
+        self.paths = paths
+        self.demo = demo
+        self.watch_files = watch
+        self.store = MemoryStore(paths)
+        self.settings = load_settings(paths)
+        self.watcher: StoreWatcher | None = None
+        self.loaded = False
+        self.filter_text = ""
+        self.query_text = ""
+        self.last_result: InjectionResult | None = None
+        self._generation = 0
+        self._last_layer = "user"
+        self._unsubscribe = None
+        themes, self.theme_problems = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        self.theme_names = [t.name for t in themes] + ["textual-dark", "textual-light", "nord", "gruvbox"]
+        self.theme = self.settings.theme if self.settings.theme in self.available_themes else "memtui-dark"
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◆")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="/ filter all layers (fuzzy)…", id="filter")
+                for layer in LAYERS:
+                    yield EntryPane(layer)
+            with Vertical(id="right"):
+                yield DetailView(id="detail")
+                yield PreviewPane(id="preview")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.main = self.screen  # the three panes, detail and preview live here, under any dialog
+        self._update_subtitle()
+        for pane in self.main.query(EntryPane):
+            pane.loading = True
+        for problem in self.theme_problems:
+            self.notify(problem, title="Theme skipped", severity="warning")
+        self._unsubscribe = self.store.subscribe(lambda change: self.post_message(StoreChanged(change)))
+        self.load_store()
+
+    def on_unmount(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        if self._unsubscribe:
+            self._unsubscribe()
+        self.store.close()
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def load_store(self) -> None:
+        self.store.load()
+        if self.watch_files:
+            self.watcher = StoreWatcher(self.store).start()
+        self.post_message(StoreLoaded())
+
+    def on_store_loaded(self, _: StoreLoaded) -> None:
+        self.loaded = True
+        for pane in self.main.query(EntryPane):
+            pane.loading = False
+        self.refresh_panes()
+        self.main.query_one("#pane-user", EntryPane).focus()
+        self.schedule_preview()
+        problems = self.store.problems
+        if problems:
+            first = problems[0]
+            more = f" (+{len(problems) - 1} more; see `memtui status`)" if len(problems) > 1 else ""
+            self.notify(f"{first.source}: {first.message}{more}", title="Skipped", severity="warning", timeout=8)
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        if not self.loaded:
+            return
+        self.refresh_panes()
+        self.schedule_preview()
+        self._check_edit_conflict()
+
+    def _update_subtitle(self) -> None:
+        state = "memory on" if self.settings.enabled else "memory OFF"
+        demo = " · demo" if self.demo else ""
+        self.sub_title = f"{self.paths.workspace.name} · {state}{demo}"
+
+    # ------------------------------------------------------------------ panes
+    def filtered(self, entries: list[Entry]) -> list[Entry]:
+        if not self.filter_text.strip():
+            return entries
+        choices = [f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}" for e in entries]
+        hits = process.extract(self.filter_text, choices, scorer=fuzz.WRatio, processor=str.casefold,
+                               score_cutoff=FILTER_CUTOFF, limit=None)
+        keep = sorted(hits, key=lambda h: (-h[1], h[2]))
+        return [entries[h[2]] for h in keep]
+
+    def refresh_panes(self) -> None:
+        for pane in self.main.query(EntryPane):
+            entries = self.store.entries(pane.memory_layer)
+            pane.show(self.filtered(entries), len(entries))
+        self.show_detail()
+
+    @on(Input.Changed, "#filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        if self.loaded:
+            self.refresh_panes()
+
+    @on(OptionList.OptionHighlighted)
+    def highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if isinstance(event.option_list, EntryPane):
+            if event.option_list.has_focus:
+                self._last_layer = event.option_list.memory_layer
+            self.show_detail()
+
+    def on_descendant_focus(self, event) -> None:
+        if isinstance(event.widget, EntryPane) and self.is_running:
+            self._last_layer = event.widget.memory_layer
+            self.show_detail()
+
+    def current_pane(self) -> EntryPane:
+        return self.main.query_one(f"#pane-{self._last_layer}", EntryPane)
+
+    def selected_entry(self) -> Entry | None:
+        return self.current_pane().highlighted_entry
+
+    def show_detail(self) -> None:
+        try:
+            self.main.query_one(DetailView).show(self.selected_entry())
+        except NoMatches:  # the screen is being torn down
+            pass
+
+    # ------------------------------------------------------------------ preview
+    @on(Input.Changed, "#query")
+    def query_changed(self, event: Input.Changed) -> None:
+        self.query_text = event.value
+        self.schedule_preview()
+
+    def schedule_preview(self) -> None:
+        if not self.loaded:
+            return
+        self._generation += 1
+        self.compute_preview(self.query_text, self._generation)
+
+    @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
+    def compute_preview(self, query: str, generation: int) -> None:
+        result = inject_from_store(self.store, self.settings, query)
+        if not get_current_worker().is_cancelled:
+            self.post_message(PreviewReady(query, result, generation))
+
+    def on_preview_ready(self, message: PreviewReady) -> None:
+        if message.generation != self._generation:
+            return  # a newer query is on its way
+        self.last_result = message.result
+        try:
+            self.main.query_one(PreviewPane).show(message.result)
+        except NoMatches:  # the screen is being torn down
+            pass
+
+    def action_toggle_fold(self) -> None:
+        fold = self.main.query_one("#fold")
+        fold.collapsed = not fold.collapsed
+
+    # ------------------------------------------------------------------ focus
+    def action_focus_filter(self) -> None:
+        self.main.query_one("#filter", Input).focus()
+
+    def action_focus_query(self) -> None:
+        self.main.query_one("#query", Input).focus()
+
+    def action_focus_pane(self, layer: str) -> None:
+        self._last_layer = layer
+        self.main.query_one(f"#pane-{layer}", EntryPane).focus()
+
+    def action_leave_input(self) -> None:
+        if isinstance(self.focused, Input):
+            self.current_pane().focus()
+
+    def action_reload(self) -> None:
+        self.settings = load_settings(self.paths)
+        self._update_subtitle()
+        self.run_worker(lambda: self.store.reload(full=True), thread=True, group="reload", exclusive=True)
+        self.schedule_preview()
+
+    # ------------------------------------------------------------------ create / edit / delete / undo
+    def _guard(self, func, *args, **kwargs):
+        """Run a store write; turn refusals into a clear notification."""
+        try:
+            return func(*args, **kwargs), None
+        except ConflictError as exc:
+            return None, exc
+        except (ValueError, OSError, SettingsError) as exc:
+            self.notify(str(exc), title="Not saved", severity="error", timeout=8)
+            return None, None
+
+    def action_new(self) -> None:
+        layer = self._last_layer
+        target = self.paths.default_file(layer).name if layer != "conversation" else "muse.db"
+
+        def done(text: str | None) -> None:
+            if text is None or not text.strip():
+                return
+            entry, conflict = self._guard(self.store.create_entry, layer, text)
+            if conflict:
+                self.notify(str(conflict), title="Not saved", severity="error", timeout=8)
+            elif entry:
+                self.current_pane().show(self.filtered(self.store.entries(layer)), len(self.store.entries(layer)), keep=entry.id)
+                self.notify(f"Added to {describe(entry)}", title="Saved")
+
+        self.push_screen(EditScreen(f"New {layer} memory → {target}", layer=layer), done)
+
+    def action_edit(self) -> None:
+        entry = self.selected_entry()
+        if entry is None:
+            self.notify("Select a memory first.", severity="warning")
+            return
+        self.push_screen(EditScreen(f"Edit · {describe(entry)}", entry.text, entry=entry, layer=entry.layer),
+                         lambda text: self._save_edit(entry, text))
+
+    def _save_edit(self, entry: Entry, text: str | None) -> None:
+        if text is None or text.strip() == entry.text:
+            return
+        if not text.strip():
+            self.notify("A memory can't be empty; use d to delete it.", severity="error")
+            return
+        new, conflict = self._guard(self.store.edit_entry, entry, text)
+        if conflict is not None:
+            self._resolve_conflict(entry, text, str(conflict))
+        elif new is not None:
+            self.current_pane().show(self.filtered(self.store.entries(new.layer)),
+                                     len(self.store.entries(new.layer)), keep=new.id)
+            self.show_detail()
+            self.notify(f"Saved {describe(new)}", title="Saved")
+
+    def _current_version(self, entry: Entry) -> Entry | None:
+        same = self.store.get(entry.id)
+        if same is not None:
+            return same
+        if entry.layer == "conversation":
+            return None
+        return next((e for e in self.store.entries(entry.layer)
+                     if e.path == entry.path and e.line_start == entry.line_start), None)
+
+    def _resolve_conflict(self, entry: Entry, mine: str, message: str) -> None:
+        self.store.reload(changed=[entry.path] if entry.path else None, conversation=entry.layer == "conversation")
+        theirs = self._current_version(entry)
+
+        def chosen(choice: str | None) -> None:
+            if choice == "mine":
+                current = self._current_version(entry)
+                if current is None:
+                    self._save_new(entry.layer, mine)
+                else:
+                    self._save_edit(current, mine)
+            elif choice == "new":
+                self._save_new(entry.layer, mine)
+            else:
+                self.notify("Kept the version on disk; your edit was discarded.", title="Not saved")
+
+        self.push_screen(ConflictScreen(message, theirs.text if theirs else None), chosen)
+
+    def _save_new(self, layer: str, text: str) -> None:
+        entry, conflict = self._guard(self.store.create_entry, layer, text)
+        if conflict:
+            self.notify(str(conflict), title="Not saved", severity="error", timeout=8)
+        elif entry:
+            self.notify(f"Saved as a new memory: {describe(entry)}", title="Saved")
+
+    def _check_edit_conflict(self) -> None:
+        screen = self.screen
+        if isinstance(screen, EditScreen) and screen.entry is not None and not screen.conflict:
+            if self.store.get(screen.entry.id) is None or self._file_changed(screen.entry):
+                screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
+
+    def _file_changed(self, entry: Entry) -> bool:
+        current = self.store.get(entry.id)
+        return current is not None and current != entry
+
+    def action_edit_external(self) -> None:
+        entry = self.selected_entry()
+        if entry is None:
+            self.notify("Select a memory first.", severity="warning")
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
+            tmp.write(entry.text + "\n")
+            name = tmp.name
+        try:
+            with self.suspend():
+                subprocess.run([*shlex.split(editor), name], check=False)
+            text = Path(name).read_text(encoding="utf-8")
+        except Exception as exc:  # no terminal to suspend to, editor missing…
+            self.notify(f"Could not run {editor}: {exc}", severity="error")
+            return
+        finally:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+        self._save_edit(entry, text)
+
+    def action_delete(self) -> None:
+        entry = self.selected_entry()
+        if entry is None:
+            self.notify("Select a memory first.", severity="warning")
+            return
+        body = Text.assemble(("This memory will be deleted:\n\n", ""), (" ".join(entry.text.split())[:400], "bold"),
+                             (f"\n\nfrom {describe(entry)}. You can undo with u.", "dim"))
+
+        def answer(yes: bool | None) -> None:
+            if not yes:
+                return
+            op, conflict = self._guard(self.store.delete_entries, [entry])
+            if conflict:
+                self.notify(str(conflict), title="Not deleted", severity="error", timeout=8)
+            elif op:
+                self.notify(f"Deleted {describe(entry)}. Press u to undo.", title="Deleted")
+
+        self.push_screen(ConfirmScreen("Delete memory?", body), answer)
+
+    def action_undo(self) -> None:
+        op, conflict = self._guard(self.store.undo_last)
+        if conflict:
+            self.notify(str(conflict), title="Cannot undo", severity="error", timeout=10)
+        elif op is None:
+            self.notify("Nothing to undo.")
+        else:
+            self.notify(f"Undone: {op.summary}", title="Undo")
+
+    # ------------------------------------------------------------------ settings
+    def action_toggle_memory(self) -> None:
+        value = not self.settings.enabled
+        _, problem = self._guard(set_workspace_enabled, self.paths, value)
+        if problem:
+            self.notify(str(problem), severity="error")
+            return
+        self.settings = load_settings(self.paths)
+        self._update_subtitle()
+        self.schedule_preview()
+        self.notify(f"Memory {'on' if self.settings.enabled else 'off'} for this workspace "
+                    f"(saved in {self.paths.workspace_settings})", title="Memory")
+
+    def action_settings(self) -> None:
+        self.settings = load_settings(self.paths)
+        themes = [t for t in self.theme_names if t in self.available_themes]
+        self.push_screen(SettingsScreen(self.paths, self.settings, themes, self.theme), self._apply_settings)
+
+    def _apply_settings(self, choice: SettingsChoice | None) -> None:
+        if choice is None:
+            return
+        s = self.settings
+        try:
+            ws_current = s.workspace_enabled if s.workspace_enabled is not None else s.enabled
+            if choice.workspace_enabled != ws_current or s.workspace_enabled is None and choice.workspace_enabled != s.enabled:
+                set_workspace_enabled(self.paths, choice.workspace_enabled)
+            changes = dict(choice.memory)
+            if choice.global_enabled != bool(s.global_enabled):
+                changes[("memoryEnabled",)] = choice.global_enabled
+            if choice.theme != s.theme:
+                changes[("memtui", "theme")] = choice.theme
+            if changes:
+                set_global(self.paths, changes)
+        except (SettingsError, ConflictError, OSError) as exc:
+            self.notify(str(exc), title="Settings not saved", severity="error", timeout=10)
+            return
+        self.theme = choice.theme
+        self.settings = load_settings(self.paths)
+        self._update_subtitle()
+        self.schedule_preview()
+        self.notify("Settings saved.", title="Settings")
+
+    # ------------------------------------------------------------------ help + palette
+    def help_rows(self) -> list[tuple[str, str]]:
+        rows = []
+        for binding in self.BINDINGS:
+            key = binding.key.replace("question_mark", "?").replace("slash", "/")
+            rows.append((key, binding.description))
+        rows += [("tab / shift+tab", "Move between panes and inputs"), ("enter (on the fold)", "Expand or collapse the injected text"),
+                 ("ctrl+s (in dialogs)", "Save"), ("ctrl+p", "Command palette")]
+        return rows
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.help_rows()))
+
+    def get_system_commands(self, screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("New memory", "Create a memory in the focused layer", self.action_new)
+        yield SystemCommand("Edit memory", "Edit the selected memory in place", self.action_edit)
+        yield SystemCommand("Edit in $EDITOR", "Edit the selected memory in your editor", self.action_edit_external)
+        yield SystemCommand("Delete memory", "Delete the selected memory (asks first)", self.action_delete)
+        yield SystemCommand("Undo", "Undo the last change", self.action_undo)
+        yield SystemCommand("Toggle memory", "Turn memory on or off for this workspace", self.action_toggle_memory)
+        yield SystemCommand("Settings", "Budgets, gates, switches and theme", self.action_settings)
+        yield SystemCommand("Preview injection", "Type a message and see what would be injected", self.action_focus_query)
+        yield SystemCommand("Filter memories", "Fuzzy filter over all layers", self.action_focus_filter)
+
+
+def run(paths: Paths, demo: bool = False) -> None:
+    MemtuiApp(paths, demo=demo).run()
