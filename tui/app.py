@@ -85,7 +85,7 @@ class MemtuiApp(App[None]):
         yield Header(show_clock=False, icon="◆")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Input(placeholder="/ filter all layers (fuzzy)…", id="filter")
+                yield Input(placeholder="/ filter all layers (fuzzy)…", id="filter", compact=True)
                 for layer in LAYERS:
                     yield EntryPane(layer)
             with Vertical(id="right"):

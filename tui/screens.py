@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.validation import Integer, Number
 from textual.widgets import Button, Footer, Input, Label, Select, Static, Switch, TextArea
@@ -140,6 +140,12 @@ class ConflictScreen(ModalScreen[str]):
         self.dismiss({"mine": "mine", "theirs-button": "theirs", "new": "new"}[event.button.id])
 
 
+def field_row(label: str, widget) -> ComposeResult:
+    with Horizontal(classes="field-row"):
+        yield Label(label, classes="field-label")
+        yield widget
+
+
 @dataclass
 class SettingsChoice:
     workspace_enabled: bool
@@ -180,27 +186,22 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                     yield Switch(value=s.redact_secrets, id="redact")
                     yield Label("Redact secrets before injection", classes="switch-label")
                 yield Label("Budgets (tokens)", classes="section-title")
-                with Grid(classes="form-grid"):
-                    for key in ("total", "user", "project", "conversation"):
-                        yield Label(key)
-                        yield Input(str(s.budget[key]), id=f"budget-{key}", type="integer",
-                                    validators=[Integer(minimum=0, maximum=1_000_000)])
-                yield Label("Gates (minimum score, 0–1)", classes="section-title")
-                with Grid(classes="form-grid"):
-                    for key in ("user", "project", "conversation"):
-                        yield Label(key)
-                        yield Input(str(s.gate[key]), id=f"gate-{key}", type="number",
-                                    validators=[Number(minimum=0, maximum=1)])
+                for key in ("total", "user", "project", "conversation"):
+                    yield from field_row(key, Input(str(s.budget[key]), id=f"budget-{key}", type="integer",
+                                                    validators=[Integer(minimum=0, maximum=1_000_000)], compact=True))
+                yield Label("Gates (minimum relevance score, 0–1)", classes="section-title")
+                for key in ("user", "project", "conversation"):
+                    yield from field_row(key, Input(str(s.gate[key]), id=f"gate-{key}", type="number",
+                                                    validators=[Number(minimum=0, maximum=1)], compact=True))
                 yield Label("Limits", classes="section-title")
-                with Grid(classes="form-grid"):
-                    yield Label("max item chars")
-                    yield Input(str(s.max_item_chars), id="max-chars", type="integer", validators=[Integer(minimum=2, maximum=100_000)])
-                    yield Label("max conversation items")
-                    yield Input(str(s.max_items.get("conversation") or 0), id="max-conversation", type="integer",
-                                validators=[Integer(minimum=0, maximum=100_000)])
+                yield from field_row("max item chars", Input(str(s.max_item_chars), id="max-chars", type="integer",
+                                                             validators=[Integer(minimum=2, maximum=100_000)], compact=True))
+                yield from field_row("max conversation items", Input(
+                    str(s.max_items.get("conversation") or 0), id="max-conversation", type="integer",
+                    validators=[Integer(minimum=0, maximum=100_000)], compact=True))
                 yield Label("Theme", classes="section-title")
                 yield Select([(t, t) for t in self.themes], value=self.theme_name if self.theme_name in self.themes else self.themes[0],
-                             allow_blank=False, id="theme")
+                             allow_blank=False, id="theme", compact=True)
                 yield Static("", id="settings-error", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Save  ctrl+s", id="save", variant="primary")

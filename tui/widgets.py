@@ -28,24 +28,29 @@ REASONS = {
 def entry_prompt(entry: Entry, width: int = 0) -> Text:
     """One line per entry: the text (cut with … to fit), then section, tags and source, dimmed."""
     line = " ".join(entry.text.split())
-    meta = []
-    if entry.archived:
-        meta.append(entry.raw_status or "archived")
-    if entry.section and entry.layer != "conversation":
-        meta.append(f"§ {entry.section}")
-    if entry.tags:
-        meta.append(" ".join(f"#{t}" for t in entry.tags))
+    essential = [entry.raw_status or "archived"] if entry.archived else []
     if entry.layer == "conversation":
-        meta.append(datetime.fromtimestamp(entry.updated_at, tz=timezone.utc).strftime("%Y-%m-%d"))
+        essential.append(datetime.fromtimestamp(entry.updated_at, tz=timezone.utc).strftime("%Y-%m-%d"))
     else:
-        meta.append(entry.source_ref)
+        essential.append(entry.source_ref)
+    optional = []
+    if entry.section and entry.layer != "conversation":
+        optional.append(f"§ {entry.section}")
+    if entry.tags:
+        optional.append(" ".join(f"#{t}" for t in entry.tags))
+    meta = optional + essential
     tail = "  " + "  ".join(meta)
+    if width > 0 and cell_len(line) + cell_len(tail) > width and width - cell_len(tail) < width * 0.6:
+        tail = "  " + "  ".join(essential)  # narrow pane: the text matters more than section and tags
     text = Text(line, style="dim strike" if entry.archived else "")
     if width > 0:
         room = max(width - cell_len(tail), min(24, width))
         if cell_len(line) > room:
             text.truncate(room - 1)
             text.append("…")
+        gap = width - text.cell_len - cell_len(tail)
+        if gap > 0:
+            text.append(" " * gap)  # the section, tags and source line up on the right
     text.append(tail, style="dim")
     if width > 0:
         text.truncate(width, overflow="ellipsis")
@@ -66,8 +71,8 @@ class EntryPane(OptionList):
         self._width = 0
 
     def on_resize(self) -> None:
-        width = self.scrollable_content_region.width
-        if width and width != self._width and self.entries:
+        width = self.scrollable_content_region.width - 1
+        if width > 0 and width != self._width and self.entries:
             self.show(self.entries, self.total)
 
     def show(self, entries: list[Entry], total: int, keep: str | None = None) -> None:
@@ -77,7 +82,7 @@ class EntryPane(OptionList):
             keep = current.id if current else None
         self.entries = entries
         self.total = total
-        width = self.scrollable_content_region.width or max(20, int(self.app.size.width * 0.6) - 4)
+        width = (self.scrollable_content_region.width or max(20, int(self.app.size.width * 0.5) - 4)) - 1
         self._width = width
         options: list[Option] = []
         if self.memory_layer == "conversation":
@@ -165,7 +170,7 @@ class PreviewPane(Vertical):
     """A query, the fold with the exact injected text, and what was left out and why."""
 
     def compose(self):
-        yield Input(placeholder="Type a message to preview what Muse would inject…", id="query")
+        yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
         with VerticalScroll(id="preview-scroll"):
             with Collapsible(title="…", collapsed=True, collapsed_symbol="▸", expanded_symbol="▾", id="fold"):
                 yield Static(id="injected-text", markup=False)
