@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS memories (
 CREATE INDEX IF NOT EXISTS memories_file_path ON memories(file_path);
 CREATE TABLE IF NOT EXISTS memtui_files (
   path TEXT PRIMARY KEY, layer TEXT NOT NULL, size INTEGER NOT NULL,
-  mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL);
+  mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, payload TEXT);
 """
 
 
@@ -149,6 +149,8 @@ class MuseDB:
                 tables = self._tables(db)
                 needs_fts = "memories_fts" not in tables
                 needs_column = "memories" in tables and "file_path" not in db["memories"].columns_dict
+                if "memtui_files" in tables and "payload" not in db["memtui_files"].columns_dict:
+                    db.execute("ALTER TABLE memtui_files ADD COLUMN payload TEXT")  # our own table
                 missing = {"conversations", "memories", "memtui_files"} - tables
                 if (needs_fts or needs_column or missing) and tables - {"memtui_files"}:
                     self._backup()
@@ -194,37 +196,40 @@ class MuseDB:
                 tables = self._tables(db)
                 if "memories" not in tables:
                     return []
-                join = "conversations" in tables
-                sql = (
-                    "SELECT m.id, m.category, m.content, m.tags, m.source, m.conversation_id, "
-                    + ("c.title, c.workspace_path, " if join else "NULL, NULL, ")
-                    + "m.created_at, m.updated_at FROM memories m "
-                    + ("LEFT JOIN conversations c ON c.id = m.conversation_id " if join else "")
-                    + "WHERE m.type = 'conversation'"
-                )
+                if "conversations" in tables:
+                    # Decide once per conversation (there are far fewer conversations than memories).
+                    mine = [cid for cid, where in db.execute("SELECT id, workspace_path FROM conversations")
+                            if belongs_to(where, workspace)]
+                    db.execute("DROP TABLE IF EXISTS temp.memtui_mine")
+                    db.execute("CREATE TEMP TABLE memtui_mine (id TEXT PRIMARY KEY)")
+                    db.conn.executemany("INSERT OR IGNORE INTO temp.memtui_mine VALUES (?)", [(c,) for c in mine])
+                    sql = ("SELECT m.id, m.category, m.content, m.tags, m.source, m.conversation_id, c.title, "
+                           "c.workspace_path, m.created_at, m.updated_at FROM memories m "
+                           "LEFT JOIN conversations c ON c.id = m.conversation_id "
+                           "WHERE m.type = 'conversation' AND (c.id IS NULL OR c.id IN (SELECT id FROM temp.memtui_mine))")
+                else:
+                    sql = ("SELECT id, category, content, tags, source, conversation_id, NULL, NULL, created_at, "
+                           "updated_at FROM memories WHERE type = 'conversation'")
                 rows = db.execute(sql).fetchall()
+                db.conn.commit()  # end the implicit transaction: never hold a read snapshot
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise DatabaseError(f"{self.path}: {exc}") from None
-        out = []
-        for r in rows:
-            if not belongs_to(r[7], workspace):
-                continue
-            out.append(
-                ConversationRow(
-                    id=str(r[0]),
-                    category=str(r[1] or ""),
-                    content=str(r[2] or ""),
-                    tags=parse_tags(r[3]),
-                    source=str(r[4] or ""),
-                    conversation_id=None if r[5] is None else str(r[5]),
-                    conversation_title=str(r[6] or ""),
-                    workspace_path=r[7],
-                    created_at=int(r[8] or 0),
-                    updated_at=int(r[9] or 0),
-                )
+        return [
+            ConversationRow(
+                id=str(r[0]),
+                category=str(r[1] or ""),
+                content=str(r[2] or ""),
+                tags=parse_tags(r[3]),
+                source=str(r[4] or ""),
+                conversation_id=None if r[5] is None else str(r[5]),
+                conversation_title=str(r[6] or ""),
+                workspace_path=r[7],
+                created_at=int(r[8] or 0),
+                updated_at=int(r[9] or 0),
             )
-        return out
+            for r in rows
+        ]
 
     def add_conversation_memory(
         self,
@@ -302,13 +307,28 @@ class MuseDB:
                 )
 
     # ------------------------------------------------------------------ Markdown index
-    def indexed_files(self) -> dict[str, tuple[int, int, str]]:
+    def indexed_files(self) -> dict[str, str]:
+        """Indexed Markdown files: path -> sha256 of the content that was indexed."""
         with self._lock:
             db = self.ensure_schema()
-            return {r[0]: (r[1], r[2], r[3]) for r in db.execute("SELECT path, size, mtime_ns, sha256 FROM memtui_files")}
+            return {r[0]: r[1] for r in db.execute("SELECT path, sha256 FROM memtui_files")}
 
-    def index_file(self, layer: str, path: Path, stat: tuple[int, int, str], rows: list[dict]) -> None:
-        """Replace the index rows derived from one Markdown file."""
+    def file_cache(self) -> dict[str, tuple[str, str]]:
+        """The parsed-entry cache: path -> (sha256, payload). Read-only; {} when there is none."""
+        with self._lock:
+            if not self.exists():
+                return {}
+            try:
+                db = self._connect(create=False)
+                if "memtui_files" not in self._tables(db):
+                    return {}
+                return {r[0]: (r[1], r[2]) for r in db.execute(
+                    "SELECT path, sha256, payload FROM memtui_files WHERE payload IS NOT NULL")}
+            except (sqlite3.DatabaseError, DatabaseError):  # no cache: the files get parsed
+                return {}
+
+    def index_file(self, layer: str, path: Path, stat: tuple[int, int, str], rows: list[dict], payload: str) -> None:
+        """Replace the index rows derived from one Markdown file, and its cached entries."""
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
@@ -316,8 +336,8 @@ class MuseDB:
                 if rows:
                     db["memories"].insert_all(rows, replace=True)
                 db.execute(
-                    "INSERT OR REPLACE INTO memtui_files(path, layer, size, mtime_ns, sha256) VALUES (?,?,?,?,?)",
-                    [str(path), layer, *stat],
+                    "INSERT OR REPLACE INTO memtui_files(path, layer, size, mtime_ns, sha256, payload) VALUES (?,?,?,?,?,?)",
+                    [str(path), layer, *stat, payload],
                 )
 
     def unindex_files(self, paths: Iterable[str]) -> None:

@@ -12,6 +12,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator, Sequence
 
 from .models import IMPORTANCE_RANK, Entry
 from .paths import Paths, Problem
@@ -41,15 +42,50 @@ def block_cost(text: str) -> int:
     return sum(est(line) for line in text.split("\n")) if text else 0
 
 
-@dataclass
+class LineMaker:
+    """§5 step 8 with the settings it needs; remembers nothing but them."""
+
+    def __init__(self, max_chars: int, redact_secrets: bool):
+        self.max_chars = max_chars
+        self.redact_secrets = redact_secrets
+
+    def __call__(self, text: str) -> tuple[str, bool, int]:
+        return make_line(text, self.max_chars, self.redact_secrets)
+
+
 class Candidate:
-    entry: Entry
-    score: float
-    status: str  # included | below_gate | max_items | budget | archived
-    line: str
-    clipped: bool
-    tokens: int
-    redacted: int
+    """One entry's fate in an injection. Its line is computed on first use."""
+
+    __slots__ = ("entry", "score", "status", "_made", "_maker")
+
+    def __init__(self, entry: Entry, score: float, status: str, maker: LineMaker,
+                 made: tuple[str, bool, int] | None = None):
+        self.entry = entry
+        self.score = score
+        self.status = status
+        self._maker = maker
+        self._made = made
+
+    def _line(self) -> tuple[str, bool, int]:
+        if self._made is None:
+            self._made = self._maker(self.entry.text)
+        return self._made
+
+    @property
+    def line(self) -> str:
+        return self._line()[0]
+
+    @property
+    def clipped(self) -> bool:
+        return self._line()[1]
+
+    @property
+    def redacted(self) -> int:
+        return self._line()[2]
+
+    @property
+    def tokens(self) -> int:
+        return est(self.line)
 
     @property
     def layer(self) -> str:
@@ -86,12 +122,36 @@ class InjectionResult:
     budget: dict[str, int] = field(default_factory=dict)
     redacted: int = 0
     errors: list[Problem] = field(default_factory=list)
-    candidates: list[Candidate] = field(default_factory=list)
     enabled_why: str = ""
+    included: list[Candidate] = field(default_factory=list)
+    _plan: "_Plan | None" = field(default=None, repr=False)
+    _candidates: list[Candidate] | None = field(default=None, repr=False)
 
     @property
     def injected(self) -> bool:
         return self.count > 0
+
+    def iter_candidates(self) -> Iterator[Candidate]:
+        """Every candidate in layer order then sort order (archived last in their layer),
+        produced as needed: the first few cost little even when there are tens of thousands."""
+        if self._candidates is not None:
+            yield from self._candidates
+        elif self._plan is not None:
+            yield from self._plan.candidates()
+
+    @property
+    def candidate_count(self) -> int:
+        if self._candidates is not None:
+            return len(self._candidates)
+        if self._plan is None:
+            return 0
+        return sum(len(index.active) + len(index.archived) for _, index, _, _ in self._plan.layers)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        if self._candidates is None:
+            self._candidates = list(self.iter_candidates())
+        return self._candidates
 
     def summary(self) -> str:
         """The fold title: `3 memories injected · 412/2000 tokens · truncated`."""
@@ -123,7 +183,7 @@ class InjectionResult:
             "redacted": self.redacted,
             "text": self.text,
             "errors": [p.as_dict() for p in self.errors],
-            "candidates": [c.as_dict() for c in self.candidates],
+            "candidates": [c.as_dict() for c in self.iter_candidates()],
         }
 
 
@@ -139,16 +199,158 @@ def make_line(text: str, max_chars: int, redact_secrets: bool) -> tuple[str, boo
     return "- " + one_line, clipped, redacted
 
 
-def sort_key(entry: Entry, score: float):
-    """§5 step 6: importance, score desc, updated_at desc, then path + position (or id)."""
+def base_key(entry: Entry):
+    """§5 step 6 without the score: importance, updated_at desc, then path + position (or id)."""
     if entry.layer == "conversation":
         place: tuple = (entry.id,)
     else:
         place = (entry.rel_path, entry.line_start)
-    return (IMPORTANCE_RANK.get(entry.importance, 1), -score, -entry.updated_at, place)
+    return (IMPORTANCE_RANK.get(entry.importance, 1), -entry.updated_at, place)
 
 
-def inject(layers: dict[str, list[Entry]], settings: Settings, query: str, workspace: str = "",
+class LayerIndex:
+    """A layer's entries in base order with an inverted index from term to position, built
+    once per store change, so a query scores only the entries that share a term with it."""
+
+    def __init__(self, entries: Sequence[Entry]):
+        active = sorted((e for e in entries if not e.archived), key=base_key)
+        self.active = active
+        self.archived = sorted((e for e in entries if e.archived), key=base_key)
+        self.rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in active]
+        self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges in base order
+        for pos, rank in enumerate(self.rank):
+            if self.groups and self.groups[-1][0] == rank:
+                self.groups[-1] = (rank, self.groups[-1][1], pos + 1)
+            else:
+                self.groups.append((rank, pos, pos + 1))
+        postings: dict[str, list[int]] = {}
+        for pos, e in enumerate(active):
+            for term in e.terms:
+                postings.setdefault(term, []).append(pos)
+        self.postings = postings
+
+    def matches(self, q: frozenset[str]) -> dict[int, int]:
+        """position -> |Q ∩ M| for every active entry sharing a term with the query."""
+        counts: dict[int, int] = {}
+        for term in q:
+            for pos in self.postings.get(term, ()):
+                counts[pos] = counts.get(pos, 0) + 1
+        return counts
+
+    def order(self, counts: dict[int, int], scored_only: bool) -> Iterator[int]:
+        """Positions in §5 order: importance, score desc, then base order. With `scored_only`,
+        only the positions with a score above 0, still in that order."""
+        rank = self.rank
+        scored = sorted(counts, key=lambda p: (rank[p], -counts[p], p))
+        if scored_only:
+            yield from scored
+            return
+        i = 0
+        for group, start, stop in self.groups:
+            while i < len(scored) and rank[scored[i]] == group:
+                yield scored[i]
+                i += 1
+            for pos in range(start, stop):
+                if pos not in counts:
+                    yield pos
+
+
+_INDEXES: dict[int, tuple[Sequence[Entry], LayerIndex]] = {}
+
+
+def layer_index(entries: Sequence[Entry]) -> LayerIndex:
+    """The index of a layer snapshot; the store's snapshots are tuples, reused until it changes."""
+    if not isinstance(entries, tuple):
+        return LayerIndex(entries)
+    hit = _INDEXES.get(id(entries))
+    if hit is not None and hit[0] is entries:
+        return hit[1]
+    index = LayerIndex(entries)
+    if len(_INDEXES) > 32:
+        _INDEXES.clear()
+    _INDEXES[id(entries)] = (entries, index)
+    return index
+
+
+class _LayerWalk:
+    """Steps 5, 7, 8, 9, 10 for one layer, in order, one candidate at a time."""
+
+    def __init__(self, layer: str, index: LayerIndex, counts: dict[int, int], nq: int, settings: Settings,
+                 allowance: int, maker: LineMaker):
+        self.layer = layer
+        self.index = index
+        self.counts = counts
+        self.nq = nq
+        self.gate = settings.gate.get(layer, 0.0)
+        self.limit = settings.max_items.get(layer)
+        self.allowance = allowance
+        self.maker = maker
+        self.header = est(HEADERS[layer])
+        self.used = 0
+        self.passed = 0
+        self.fits = True
+        self.included: list[Candidate] = []
+
+    def score(self, pos: int) -> float:
+        return self.counts.get(pos, 0) / self.nq if self.nq else 0.0
+
+    def walk(self, everything: bool) -> Iterator[Candidate]:
+        """Candidates in order. Unless `everything`, entries that can't pass the gate
+        (no shared term while the gate is above 0) are skipped, as they change nothing."""
+        skip_unscored = not everything and self.gate > 0
+        entries = self.index.active
+        for pos in self.index.order(self.counts, scored_only=skip_unscored):
+            entry, s = entries[pos], self.score(pos)
+            if s < self.gate:
+                yield Candidate(entry, s, "below_gate", self.maker)
+                continue
+            self.passed += 1
+            if self.limit is not None and self.passed > self.limit:
+                yield Candidate(entry, s, "max_items", self.maker)
+                continue
+            if not self.fits:
+                yield Candidate(entry, s, "budget", self.maker)
+                continue
+            made = self.maker(entry.text)
+            extra = est(made[0]) + (0 if self.included else self.header)
+            if self.used + extra <= self.allowance:
+                self.used += extra
+                c = Candidate(entry, s, "included", self.maker, made)
+                self.included.append(c)
+                yield c
+            else:
+                self.fits = False
+                yield Candidate(entry, s, "budget", self.maker, made)
+
+    def settle(self) -> bool:
+        """Run until nothing later in this layer can be included; True if any candidate got `budget`."""
+        for c in self.walk(everything=False):
+            if c.status == "budget":
+                return True
+        return False
+
+
+class _Plan:
+    """What was decided, kept so the full candidate list can be produced when asked for."""
+
+    def __init__(self, q: frozenset[str], settings: Settings, layers: list[tuple[str, LayerIndex, dict, int]],
+                 maker: LineMaker):
+        self.q = q
+        self.settings = settings
+        self.layers = layers
+        self.maker = maker
+
+    def candidates(self) -> Iterator[Candidate]:
+        for layer, index, counts, allowance in self.layers:
+            walk = _LayerWalk(layer, index, counts, len(self.q), self.settings, allowance, self.maker)
+            yield from walk.walk(everything=True)
+            scored = [(relevance_score(self.q, e.terms), i, e) for i, e in enumerate(index.archived)]
+            scored.sort(key=lambda t: (IMPORTANCE_RANK.get(t[2].importance, 1), -t[0], t[1]))
+            for s, _, entry in scored:
+                yield Candidate(entry, s, "archived", self.maker)
+
+
+def inject(layers: dict[str, Sequence[Entry]], settings: Settings, query: str, workspace: str = "",
            failed_layers: frozenset[str] = frozenset(), errors: list[Problem] | None = None) -> InjectionResult:
     """The injection for `query` over already-loaded layers (SPEC §5 steps 1–12)."""
     started = time.perf_counter()
@@ -157,64 +359,36 @@ def inject(layers: dict[str, list[Entry]], settings: Settings, query: str, works
                              enabled_why=settings.enabled_why)
     if not settings.enabled:
         result.disabled_reason = "switch_off"
+        result._candidates = []
         return _finish(result, started)
 
     q = terms(query)
+    maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     remaining = settings.budget["total"] - est(TITLE)
     carry = 0
     blocks: list[str] = [TITLE]
-    any_candidates = False
-    any_passing = False
+    any_candidates = any_passing = False
+    planned = []
     for layer in LAYER_ORDER:
-        active: list[tuple[Entry, float]] = []
-        archived: list[tuple[Entry, float]] = []
-        for entry in layers.get(layer, ()):
-            s = relevance_score(q, entry.terms)
-            (archived if entry.archived else active).append((entry, s))
-        active.sort(key=lambda pair: sort_key(pair[0], pair[1]))
-        archived.sort(key=lambda pair: sort_key(pair[0], pair[1]))
-        any_candidates |= bool(active)
+        index = layer_index(layers.get(layer, ()))
+        counts = index.matches(q)
         gate = settings.gate.get(layer, 0.0)
-        limit = settings.max_items.get(layer)
-        cap = settings.budget.get(layer, 0)
-        allowance = min(cap + carry, remaining)
-        used = 0
-        passed = 0
-        fits = True
-        lines: list[str] = []
-        for entry, s in active:
-            line, clipped, redacted = make_line(entry.text, settings.max_item_chars, settings.redact_secrets)
-            cost = est(line)
-            if s < gate:
-                status = "below_gate"
-            else:
-                any_passing = True
-                passed += 1
-                if limit is not None and passed > limit:
-                    status = "max_items"
-                elif fits:
-                    extra = cost + (est(HEADERS[layer]) if not lines else 0)
-                    if used + extra <= allowance:
-                        used += extra
-                        lines.append(line)
-                        status = "included"
-                        result.count += 1
-                        result.redacted += redacted
-                        result.truncated |= clipped
-                    else:
-                        fits = False
-                        status = "budget"
-                        result.truncated = True
-                else:
-                    status = "budget"
-            result.candidates.append(Candidate(entry, s, status, line, clipped, cost, redacted))
-        for entry, s in archived:
-            line, clipped, redacted = make_line(entry.text, settings.max_item_chars, settings.redact_secrets)
-            result.candidates.append(Candidate(entry, s, "archived", line, clipped, est(line), redacted))
-        if lines:
-            blocks += ["", HEADERS[layer], *lines]
-        carry = allowance - used
-        remaining -= used
+        any_candidates |= bool(index.active)
+        best = max(counts.values(), default=0) / len(q) if q else 0.0
+        any_passing |= bool(index.active) and (gate <= 0 or best >= gate)
+        allowance = min(settings.budget.get(layer, 0) + carry, remaining)
+        walk = _LayerWalk(layer, index, counts, len(q), settings, allowance, maker)
+        result.truncated |= walk.settle()
+        planned.append((layer, index, counts, allowance))
+        if walk.included:
+            blocks += ["", HEADERS[layer], *(c.line for c in walk.included)]
+            result.included += walk.included
+        carry = allowance - walk.used
+        remaining -= walk.used
+    result._plan = _Plan(q, settings, planned, maker)
+    result.count = len(result.included)
+    result.redacted = sum(c.redacted for c in result.included)
+    result.truncated |= any(c.clipped for c in result.included)
 
     if result.count:
         result.text = "\n".join(blocks)
@@ -242,7 +416,7 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
 
 def inject_from_store(store, settings: Settings, query: str) -> InjectionResult:
     """The injection over a loaded MemoryStore (the TUI and the CLI both call this)."""
-    layers = {layer: store.entries(layer) for layer in LAYER_ORDER}
+    layers = {layer: store.snapshot(layer) for layer in LAYER_ORDER}
     errors = list(settings.problems) + store.problems
     return inject(layers, settings, query, workspace=str(store.paths.workspace),
                   failed_layers=frozenset(store.layer_errors), errors=errors)

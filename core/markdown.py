@@ -23,7 +23,7 @@ _LIST_MARKER = re.compile(r"^[ \t]*(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*")
 _UPDATED_AT = re.compile(r"^(updatedAt[ \t]*:[ \t]*)(['\"]?)([^'\"#\r\n]*?)(\2)([ \t]*(?:#.*)?)$")
 
 _YAML = YAMLHandler()
-_MD = MarkdownIt("commonmark")
+_MD = MarkdownIt("commonmark").disable(["inline", "text_join"])  # block structure is all we need
 
 BLOCK_TOKENS = {"paragraph_open", "blockquote_open", "table_open", "html_block", "fence", "code_block"}
 LIST_TOKENS = {"bullet_list_open", "ordered_list_open"}
@@ -191,21 +191,27 @@ def tags_of(meta: dict[str, Any]) -> tuple[str, ...]:
     return tuple(t.strip() for t in items if t.strip())
 
 
-def updated_at_of(meta: dict[str, Any], mtime: float) -> float:
-    """Frontmatter `updatedAt` as epoch seconds (SPEC §2), else the file's mtime."""
+def frontmatter_updated_at(meta: dict[str, Any]) -> float | None:
+    """Frontmatter `updatedAt` as epoch seconds (SPEC §2), or None when it gives none."""
     value = meta.get("updatedAt")
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value.strip())
         except ValueError:
-            return mtime
+            return None
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         return value.timestamp()
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=timezone.utc).timestamp()
-    return mtime
+    return None
+
+
+def updated_at_of(meta: dict[str, Any], mtime: float) -> float:
+    """Frontmatter `updatedAt` as epoch seconds, else the file's mtime."""
+    value = frontmatter_updated_at(meta)
+    return mtime if value is None else value
 
 
 def text_field(meta: dict[str, Any], key: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 from typing import Iterable
@@ -23,28 +24,44 @@ def _kind(ch: str) -> int:
     return _SEP
 
 
+_WORD_RUN = re.compile(r"\w+")  # \w is exactly `ch.isalnum() or ch == "_"` in Python's re
+
+
 def terms(s: str) -> frozenset[str]:
     """NFKC + casefold; word runs (minus stop words) and wide runs (1 char, or bigrams)."""
+    if s.isascii():  # NFKC leaves ASCII alone and casefold is lower()
+        return frozenset(_WORD_RUN.findall(s.lower())).difference(STOP_WORDS)
     s = unicodedata.normalize("NFKC", s).casefold()
     out: set[str] = set()
-    n = len(s)
-    i = 0
-    while i < n:
-        kind = _kind(s[i])
-        j = i + 1
-        while j < n and _kind(s[j]) == kind:
-            j += 1
-        if kind == _WORD:
-            run = s[i:j]
+    for match in _WORD_RUN.finditer(s):
+        run = match.group()
+        if run.isascii():
             if run not in STOP_WORDS:
                 out.add(run)
-        elif kind == _WIDE:
-            if j - i == 1:
-                out.add(s[i])
-            else:
-                out.update(s[k : k + 2] for k in range(i, j - 1))
-        i = j
+            continue
+        _split_run(run, out)
     return frozenset(out)
+
+
+def _split_run(run: str, out: set[str]) -> None:
+    """A run of word characters holding non-ASCII: split it into wide and word sub-runs."""
+    n = len(run)
+    i = 0
+    while i < n:
+        kind = _kind(run[i])
+        j = i + 1
+        while j < n and _kind(run[j]) == kind:
+            j += 1
+        if kind == _WIDE:
+            if j - i == 1:
+                out.add(run[i])
+            else:
+                out.update(run[k : k + 2] for k in range(i, j - 1))
+        else:
+            word = run[i:j]
+            if word not in STOP_WORDS:
+                out.add(word)
+        i = j
 
 
 def entry_terms(text: str, section: str = "", name: str = "", description: str = "", tags: Iterable[str] = ()) -> frozenset[str]:

@@ -3,6 +3,7 @@ muse.db, and the only way memtui changes a memory (atomic, checked, trashed, und
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -27,6 +28,9 @@ log = logging.getLogger("memtui.store")
 DUPLICATE_SCORE = 90.0  # rapidfuzz ratio at or above which `remember` sees a near-duplicate
 
 
+CACHE_VERSION = 1  # bump when entry splitting, fields or terms change
+
+
 @dataclass
 class FileRecord:
     path: Path
@@ -36,8 +40,16 @@ class FileRecord:
     mtime_ns: int
     sha: str
     data: bytes
-    parsed: md.ParsedFile
     entries: tuple[Entry, ...]
+    payload: str  # the parsed entries as cached in the index
+    _parsed: md.ParsedFile | None = None
+
+    @property
+    def parsed(self) -> md.ParsedFile:
+        """The file's structure, for splicing; parsed on first use (loads may come from the cache)."""
+        if self._parsed is None:
+            self._parsed = md.parse_text(self.data.decode("utf-8"))
+        return self._parsed
 
 
 @dataclass(frozen=True)
@@ -64,30 +76,43 @@ def _status(meta: dict) -> str:
     return "archived" if meta.get("status") in ("archived", "superseded") else "active"
 
 
-def build_file_entries(layer: str, path: Path, rel: str, parsed: md.ParsedFile, mtime: float) -> tuple[Entry, ...]:
-    meta = parsed.meta
-    category = md.text_field(meta, "type")
-    tags = md.tags_of(meta)
-    name = md.text_field(meta, "name")
-    description = md.text_field(meta, "description")
-    updated = md.updated_at_of(meta, mtime)
+def file_fields(meta: dict) -> dict:
+    """The frontmatter fields every entry of a file shares (`updated_at` None: use the mtime)."""
+    return {
+        "category": md.text_field(meta, "type"), "tags": list(md.tags_of(meta)),
+        "source": md.text_field(meta, "source"), "importance": _importance(meta), "status": _status(meta),
+        "raw_status": md.text_field(meta, "status"), "name": md.text_field(meta, "name"),
+        "description": md.text_field(meta, "description"), "updated_at": md.frontmatter_updated_at(meta),
+    }
+
+
+def make_payload(parsed: md.ParsedFile) -> str:
+    fields = file_fields(parsed.meta)
+    tags = fields["tags"]
+    entries = [[raw.text, raw.section, raw.line_start, raw.line_end, raw.kind,
+                sorted(entry_terms(raw.text, raw.section, fields["name"], fields["description"], tags))]
+               for raw in parsed.entries]
+    return json.dumps({"v": CACHE_VERSION, "fields": fields, "entries": entries}, ensure_ascii=False)
+
+
+def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: float) -> tuple[Entry, ...] | None:
+    data = json.loads(payload)
+    if data.get("v") != CACHE_VERSION:
+        return None
+    f = data["fields"]
     common = dict(
-        layer=layer, category=category, tags=tags, source=md.text_field(meta, "source"),
-        importance=_importance(meta), status=_status(meta), raw_status=md.text_field(meta, "status"),
-        name=name, description=description, updated_at=updated, path=path, rel_path=rel,
+        layer=layer, category=f["category"], tags=tuple(f["tags"]), source=f["source"],
+        importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
+        description=f["description"], updated_at=mtime if f["updated_at"] is None else f["updated_at"],
+        path=path, rel_path=rel,
     )
     seen: dict[str, int] = {}
     out = []
-    for raw in parsed.entries:
-        k = seen.get(raw.text, 0)
-        seen[raw.text] = k + 1
-        out.append(
-            Entry(
-                id=md.entry_id(layer, str(path), raw.text, k), text=raw.text, section=raw.section,
-                line_start=raw.line_start, line_end=raw.line_end, kind=raw.kind,
-                terms=entry_terms(raw.text, raw.section, name, description, tags), **common,
-            )
-        )
+    for text, section, start, end, kind, terms in data["entries"]:
+        k = seen.get(text, 0)
+        seen[text] = k + 1
+        out.append(Entry(id=md.entry_id(layer, str(path), text, k), text=text, section=section,
+                         line_start=start, line_end=end, kind=kind, terms=frozenset(terms), **common))
     return tuple(out)
 
 
@@ -146,6 +171,10 @@ class MemoryStore:
                 return [e for name in ("user", "project", "conversation") for e in self._layers[name]]
             return list(self._layers[layer])
 
+    def snapshot(self, layer: str) -> tuple[Entry, ...]:
+        """The layer's entries as an immutable tuple (the same object until the layer changes)."""
+        return self._layers[layer]
+
     def get(self, entry_id: str) -> Entry | None:
         return self._by_id.get(entry_id)
 
@@ -202,6 +231,7 @@ class MemoryStore:
     def _reload_layer(self, layer: str, changed: set[Path], full: bool, touched: list[str]) -> bool:
         root = self.paths.root(layer)
         files, walk_problems = iter_memory_files(root)
+        cache = self.db.file_cache() if full else None
         dirty = walk_problems != self._walk_problems.get(layer, [])
         root_problem = next((p for p in walk_problems if p.source == str(root)), None)
         if root_problem is not None:
@@ -233,7 +263,7 @@ class MemoryStore:
                     continue
                 if rec is None and self._problem_stats.get(path) == stat_key:
                     continue  # still the same bad file: already reported
-            new = self._read_file(layer, root, path, st)
+            new = self._read_file(layer, root, path, st, cache)
             if new is None:
                 dirty = True
                 if self._files.pop(path, None) is not None:
@@ -268,7 +298,8 @@ class MemoryStore:
         self._problem_files.pop(path, None)
         self._problem_stats.pop(path, None)
 
-    def _read_file(self, layer: str, root: Path, path: Path, st: os.stat_result) -> FileRecord | None:
+    def _read_file(self, layer: str, root: Path, path: Path, st: os.stat_result,
+                   cache: dict[str, tuple[str, str]] | None = None) -> FileRecord | None:
         stat_key = (st.st_size, st.st_mtime_ns)
         if st.st_size > MAX_FILE_BYTES:
             self._set_file_problem(layer, path, f"file is {st.st_size} bytes, over the 1 MiB limit; skipped", stat_key)
@@ -281,6 +312,13 @@ class MemoryStore:
         if len(data) > MAX_FILE_BYTES:
             self._set_file_problem(layer, path, f"file is {len(data)} bytes, over the 1 MiB limit; skipped", None)
             return None
+        sha = sha256(data)
+        rel = relative_posix(path, root)
+        cached = cache.get(str(path)) if cache else None
+        if cached is not None and cached[0] == sha:
+            entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime)
+            if entries is not None:
+                return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1])
         try:
             text = md.decode(data)
             if "\x00" in text:
@@ -289,9 +327,9 @@ class MemoryStore:
         except md.MemoryFileError as exc:
             self._set_file_problem(layer, path, f"{exc}; skipped, not rewritten", stat_key)
             return None
-        rel = relative_posix(path, root)
-        entries = build_file_entries(layer, path, rel, parsed, st.st_mtime)
-        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha256(data), data, parsed, entries)
+        payload = make_payload(parsed)
+        entries = entries_from_payload(layer, path, rel, payload, st.st_mtime)
+        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed)
 
     def _database_moved(self) -> bool:
         try:
@@ -336,33 +374,21 @@ class MemoryStore:
     # ------------------------------------------------------------------ index (derived rows)
     def _sync_index(self, layer: str, root: Path, reindex: list[FileRecord], full: bool) -> None:
         try:
+            known = self.db.indexed_files()
+            prefix = str(root) + os.sep
+            stale = [p for p in known if p.startswith(prefix) and Path(p) not in self._files]
+            if stale:
+                self.db.unindex_files(stale)
             if full:
-                known = self.db.indexed_files()
-                prefix = str(root) + os.sep
-                stale = [p for p in known if p.startswith(prefix) and Path(p) not in self._files]
-                if stale:
-                    self.db.unindex_files(stale)
-                reindex = [r for r in self._files.values() if r.layer == layer
-                           and known.get(str(r.path)) != (r.size, r.mtime_ns, r.sha)]
-            else:
-                gone = [str(p) for p in self._removed_since_index(layer, root)]
-                if gone:
-                    self.db.unindex_files(gone)
+                reindex = [r for r in self._files.values() if r.layer == layer and known.get(str(r.path)) != r.sha]
             for rec in reindex:
-                self.db.index_file(layer, rec.path, (rec.size, rec.mtime_ns, rec.sha), self._index_rows(rec))
+                self.db.index_file(layer, rec.path, (rec.size, rec.mtime_ns, rec.sha), self._index_rows(rec), rec.payload)
             self._index_problem = None
-        except (DatabaseError, Exception) as exc:  # the index is derived: report, never fail the load
+        except Exception as exc:  # the index is derived: report, never fail the load
             self._index_problem = Problem(str(self.paths.db_path), f"search index not updated: {exc}")
-
-    def _removed_since_index(self, layer: str, root: Path) -> list[Path]:
-        known = self.db.indexed_files()
-        prefix = str(root) + os.sep
-        return [Path(p) for p in known if p.startswith(prefix) and Path(p) not in self._files]
 
     @staticmethod
     def _index_rows(rec: FileRecord) -> list[dict]:
-        import json
-
         stamp = now_ms()
         return [
             {

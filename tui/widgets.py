@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from itertools import islice
 
 from rich.cells import cell_len
 from rich.console import Group
@@ -196,19 +197,17 @@ class PreviewPane(Vertical):
         for problem in result.errors:
             out.append("⚠ ", style="bold red")
             out.append(f"{problem.source}: {problem.message}\n", style="red")
-        clipped = [c for c in result.candidates if c.status == "included" and c.clipped]
-        left_out = [c for c in result.candidates if c.status != "included"]
+        clipped = [c for c in result.included if c.clipped]
+        left_total = result.candidate_count - result.count
+        left_out = islice((c for c in result.iter_candidates() if c.status != "included"), 300)
         if clipped:
             out.append(f"Clipped ({len(clipped)})\n", style="bold")
             for c in clipped:
                 out.append(f"  {c.entry.source_ref}  ", style="dim")
                 out.append(" ".join(c.entry.text.split())[:80] + "\n")
-        out.append(f"Left out ({len(left_out)})\n", style="bold")
+        out.append(f"Left out ({left_total})\n", style="bold")
         shown = 0
         for c in left_out:
-            if shown >= 300:
-                out.append(f"  … and {len(left_out) - shown} more\n", style="dim")
-                break
             reason = REASONS.get(c.status, c.status)
             if c.status == "below_gate":
                 reason = f"below gate ({c.score:.2f})"
@@ -217,6 +216,8 @@ class PreviewPane(Vertical):
             out.append(f"{where}  ", style="dim")
             out.append(" ".join(c.entry.text.split())[:100] + "\n")
             shown += 1
-        if not left_out:
+        if shown < left_total:
+            out.append(f"  … and {left_total - shown} more\n", style="dim")
+        if not left_total:
             out.append("  nothing\n", style="dim")
         left.update(out)

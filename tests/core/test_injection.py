@@ -223,3 +223,103 @@ def test_no_log_record_contains_memory_text(worked, caplog):
         for c in r.candidates:
             assert c.entry.text not in message
         assert "vitest" not in message and "数据库" not in message
+
+
+def reference_terms(s: str) -> frozenset[str]:
+    """§5 step 3 written out character by character: the oracle for the fast `terms`."""
+    import unicodedata
+
+    from memtui.core.relevance import STOP_WORDS
+
+    s = unicodedata.normalize("NFKC", s).casefold()
+
+    def kind(ch):
+        if unicodedata.category(ch).startswith("L") and unicodedata.east_asian_width(ch) in ("W", "F"):
+            return "wide"
+        return "word" if (ch.isalnum() or ch == "_") else "sep"
+
+    out, i = set(), 0
+    while i < len(s):
+        k, j = kind(s[i]), i + 1
+        while j < len(s) and kind(s[j]) == k:
+            j += 1
+        run = s[i:j]
+        if k == "word" and run not in STOP_WORDS:
+            out.add(run)
+        elif k == "wide":
+            out.update([run] if len(run) == 1 else [run[x : x + 2] for x in range(len(run) - 1)])
+        i = j
+    return frozenset(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.one_of(st.characters(), st.sampled_from("数据库ｖｉｔｅ〇ー々가나 _-,.AbC1²½ß"))))
+def test_fast_terms_equal_the_rule(s):
+    assert terms(s) == reference_terms(s)
+
+
+def reference_inject(layers, s: Settings, query: str):
+    """§5 written out plainly (score every entry, sort everything): the oracle for `inject`."""
+    from memtui.core.injection import HEADERS, make_line
+    from memtui.core.relevance import score
+
+    q = reference_terms(query)
+    remaining, carry, blocks, out, truncated, count = s.budget["total"] - est("## Memory"), 0, ["## Memory"], [], False, 0
+    for layer in ("user", "project", "conversation"):
+        def key(pair):
+            e, sc = pair
+            place = (e.id,) if layer == "conversation" else (e.rel_path, e.line_start)
+            return ({"high": 0, "normal": 1, "low": 2}[e.importance], -sc, -e.updated_at, place)
+
+        scored = [(e, score(q, e.terms)) for e in layers[layer]]
+        active = sorted([p for p in scored if not p[0].archived], key=key)
+        archived = sorted([p for p in scored if p[0].archived], key=key)
+        allowance = min(s.budget[layer] + carry, remaining)
+        used, passed, fits, lines = 0, 0, True, []
+        for e, sc in active:
+            line, clipped, _ = make_line(e.text, s.max_item_chars, s.redact_secrets)
+            if sc < s.gate[layer]:
+                status = "below_gate"
+            else:
+                passed += 1
+                limit = s.max_items.get(layer)
+                if limit is not None and passed > limit:
+                    status = "max_items"
+                elif fits and used + est(line) + (0 if lines else est(HEADERS[layer])) <= allowance:
+                    used += est(line) + (0 if lines else est(HEADERS[layer]))
+                    lines.append(line)
+                    status = "included"
+                    count += 1
+                    truncated |= clipped
+                else:
+                    fits = False
+                    status = "budget"
+                    truncated = True
+            out.append((e.id, sc, status, line))
+        out += [(e.id, sc, "archived", make_line(e.text, s.max_item_chars, s.redact_secrets)[0]) for e, sc in archived]
+        if lines:
+            blocks += ["", HEADERS[layer], *lines]
+        carry, remaining = allowance - used, remaining - used
+    return ("\n".join(blocks) if count else ""), out, truncated, count
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 40)] * 3),
+       total=st.integers(0, 900), caps=st.tuples(*[st.integers(0, 400)] * 3),
+       gates=st.tuples(*[st.sampled_from([0.0, 0.2, 0.34, 0.5, 1.0])] * 3),
+       limits=st.tuples(*[st.sampled_from([None, 0, 1, 3, 10])] * 3),
+       max_chars=st.sampled_from([2, 30, 200]),
+       query=st.lists(st.sampled_from(WORDS + ["zzz", "数据", "库"]), max_size=5).map(" ".join))
+def test_inject_equals_the_plain_rule(seed, sizes, total, caps, gates, limits, max_chars, query):
+    rnd = random.Random(seed)
+    layers = {name: tuple(_corpus(rnd, n, name)) for name, n in zip(("user", "project", "conversation"), sizes)}
+    s = Settings(enabled=True)
+    s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
+    s.gate = dict(zip(("user", "project", "conversation"), gates))
+    s.max_items = dict(zip(("user", "project", "conversation"), limits))
+    s.max_item_chars = max_chars
+    text, expected, truncated, count = reference_inject(layers, s, query)
+    r = inject(layers, s, query)
+    assert r.text == text
+    assert (r.truncated, r.count) == (truncated, count)
+    assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
