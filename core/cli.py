@@ -7,12 +7,15 @@ import importlib
 import json
 import logging
 import os
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import click
 
-from .fileio import ConflictError
+from .database import DatabaseError, MuseDB, quarantine_corrupt
+from .fileio import ConflictError, atomic_write_bytes
 from .injection import build_injection
 from .paths import LAYERS, Paths
 from .settings import SettingsError, load_settings, set_workspace_enabled
@@ -79,7 +82,8 @@ def preview(obj: Ctx, query: str, as_json: bool) -> None:
     """Show exactly what would be injected for QUERY (SPEC §5)."""
     result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
     if as_json:
-        _echo_json(result.as_dict())
+        # compact: the C encoder, as the candidate list can hold tens of thousands of entries
+        click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
     else:
         for p in result.errors:
             click.echo(f"warning: {p.source}: {p.message}", err=True)
@@ -200,6 +204,91 @@ def undo(obj: Ctx) -> None:
     click.echo(f"Undone: {op.summary}")
 
 
+@main.command("export", context_settings=CONTEXT)
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.pass_obj
+def export_(obj: Ctx, file: str) -> None:
+    """Write every conversation memory (they live only in muse.db) as JSON Lines."""
+    db = MuseDB(obj.paths.db_path)
+    try:
+        records = db.export_conversations() if db.exists() else []
+    except (DatabaseError, sqlite3.DatabaseError) as exc:
+        click.echo(f"error: cannot read {obj.paths.db_path}: {exc}", err=True)
+        sys.exit(1)
+    finally:
+        db.close()
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    if file == "-":
+        click.echo(text, nl=False)
+    else:
+        atomic_write_bytes(Path(file), text.encode("utf-8"))
+        click.echo(f"Exported {len(records)} conversation memories to {file}.", err=True)
+
+
+@main.command("import", context_settings=CONTEXT)
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.pass_obj
+def import_(obj: Ctx, file: str) -> None:
+    """Add conversation memories from a JSON Lines export (ones already present are kept)."""
+    records = []
+    for number, line in enumerate(Path(file).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record.get("memory"), dict) or "id" not in record["memory"] or "content" not in record["memory"]:
+                raise ValueError("each line needs a \"memory\" object with \"id\" and \"content\"")
+        except ValueError as exc:
+            click.echo(f"error: {file}:{number}: {exc}; nothing imported", err=True)
+            sys.exit(2)
+        records.append(record)
+    db = MuseDB(obj.paths.db_path)
+    try:
+        added, present = db.import_conversations(records)
+    except (DatabaseError, sqlite3.DatabaseError) as exc:
+        click.echo(f"error: cannot write {obj.paths.db_path}: {exc}", err=True)
+        sys.exit(1)
+    finally:
+        db.close()
+    click.echo(f"Imported {added} conversation memories ({present} already present).")
+
+
+@main.command(context_settings=CONTEXT)
+@click.pass_obj
+def repair(obj: Ctx) -> None:
+    """Rebuild the search index from the Markdown files. A corrupt muse.db is moved aside
+    (never deleted) after saving what conversation memories can still be read."""
+    paths = obj.paths
+    db = MuseDB(paths.db_path)
+    health = db.health()
+    if health.get("exists") and not health.get("ok"):
+        salvaged: list[dict] = []
+        try:
+            salvaged = db.export_conversations()
+        except Exception as exc:  # as much as can be read; the file itself is kept
+            click.echo(f"note: conversation memories could not be read from the damaged file: {exc}", err=True)
+        db.close()
+        stamp_file = paths.home / f"muse.db.salvage-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+        if salvaged:
+            atomic_write_bytes(stamp_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in salvaged).encode())
+        moved = quarantine_corrupt(paths.db_path)
+        click.echo(f"Moved the damaged database to {moved}.")
+        fresh = MuseDB(paths.db_path)
+        fresh.ensure_schema()
+        if salvaged:
+            added, _ = fresh.import_conversations(salvaged)
+            click.echo(f"Recovered {added} conversation memories (also saved to {stamp_file}).")
+        fresh.close()
+    else:
+        db.close()
+    store = MemoryStore(paths)
+    store.load()
+    store.db.rebuild_fts()
+    n = len(store.entries("user")) + len(store.entries("project"))
+    click.echo(f"Index rebuilt from the Markdown files: {n} entries.")
+    store.close()
+
+
 def _set_enabled(paths: Paths, value: bool) -> None:
     try:
         path = set_workspace_enabled(paths, value)
@@ -277,6 +366,8 @@ def status(obj: Ctx, as_json: bool) -> None:
         click.echo(f"Index: ok ({idx.get('indexed_rows', 0)} file entries, {idx.get('conversation_rows', 0)} conversation memories)")
     else:
         click.echo(f"Index: PROBLEM — {idx.get('error') or idx.get('integrity') or idx.get('fts_integrity')}")
+        click.echo("  Markdown memories still work. `memtui repair` moves the damaged file aside and rebuilds the")
+        click.echo("  index; `memtui export` / `memtui import` keep conversation memories (they live only in muse.db).")
     if problems:
         click.echo(f"Problems ({len(problems)}):")
         for p in problems:

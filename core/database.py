@@ -403,6 +403,51 @@ class MuseDB:
             info["error"] = str(exc)
         return info
 
+    def export_conversations(self) -> list[dict]:
+        """Every conversation memory (all workspaces) with its conversation, for JSON Lines."""
+        with self._lock:
+            db = self._connect(create=False)
+            tables = self._tables(db)
+            if "memories" not in tables:
+                return []
+            cols = [c for c in ("id", "type", "category", "content", "tags", "source", "conversation_id",
+                                "created_at", "updated_at") if c in db["memories"].columns_dict]
+            rows = db.execute(f"SELECT {', '.join(cols)} FROM memories WHERE type = 'conversation' ORDER BY id").fetchall()
+            convs = {}
+            if "conversations" in tables:
+                convs = {r[0]: {"id": r[0], "title": r[1], "workspace_path": r[2], "created_at": r[3], "updated_at": r[4]}
+                         for r in db.execute("SELECT id, title, workspace_path, created_at, updated_at FROM conversations")}
+        out = []
+        for r in rows:
+            memory = dict(zip(cols, r))
+            out.append({"memory": memory, "conversation": convs.get(memory.get("conversation_id"))})
+        return out
+
+    def import_conversations(self, records: list[dict]) -> tuple[int, int]:
+        """Add exported conversation memories; ones already present (same id) are left alone.
+        Returns (added, already present)."""
+        added = present = 0
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                for rec in records:
+                    conv = rec.get("conversation")
+                    if conv:
+                        db.execute("INSERT OR IGNORE INTO conversations (id, title, workspace_path, created_at, updated_at) "
+                                   "VALUES (?,?,?,?,?)", [conv["id"], conv.get("title"), conv.get("workspace_path"),
+                                                          conv.get("created_at") or now_ms(), conv.get("updated_at") or now_ms()])
+                    m = rec["memory"]
+                    cur = db.execute(
+                        "INSERT OR IGNORE INTO memories (id, type, category, content, tags, source, conversation_id, "
+                        "file_path, created_at, updated_at) VALUES (?, 'conversation', ?, ?, ?, ?, ?, NULL, ?, ?)",
+                        [m["id"], m.get("category") or "knowledge", m["content"], m.get("tags"), m.get("source") or "manual",
+                         m.get("conversation_id"), m.get("created_at") or now_ms(), m.get("updated_at") or now_ms()])
+                    if cur.rowcount:
+                        added += 1
+                    else:
+                        present += 1
+        return added, present
+
     def rebuild_fts(self) -> None:
         with self._lock:
             db = self.ensure_schema()

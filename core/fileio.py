@@ -30,10 +30,6 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
     "the file must not exist"); the write is refused with ConflictError when the file on
     disk is no longer that. Pass "any" to skip the check.
     """
-    if expected != "any":
-        current = read_if_exists(path)
-        if current != expected:
-            raise ConflictError(f"{path} changed on disk since it was read; not overwritten")
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     try:
@@ -48,6 +44,10 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        # Checked as late as possible, right before the rename, to keep the window in which
+        # another writer's change could be replaced as small as the file system allows.
+        if expected != "any" and read_if_exists(path) != expected:
+            raise ConflictError(f"{path} changed on disk since it was read; not overwritten")
         os.replace(tmp, path)
     except BaseException:
         try:

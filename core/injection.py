@@ -31,6 +31,8 @@ ELLIPSIS = "…"
 
 def est(line: str) -> int:
     """Token estimate of one line: wide characters count 1, the rest 1 per 4 (rounded up)."""
+    if line.isascii():
+        return -(-len(line) // 4)
     wide = 0
     for ch in line:
         if unicodedata.east_asian_width(ch) in ("W", "F"):

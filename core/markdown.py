@@ -13,17 +13,23 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
-import yaml
-from frontmatter.default_handlers import YAMLHandler
-from markdown_it import MarkdownIt
+from functools import lru_cache
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _EOL = re.compile(r"(\r\n|\r|\n)\Z")
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*")
 _UPDATED_AT = re.compile(r"^(updatedAt[ \t]*:[ \t]*)(['\"]?)([^'\"#\r\n]*?)(\2)([ \t]*(?:#.*)?)$")
 
-_YAML = YAMLHandler()
-_MD = MarkdownIt("commonmark").disable(["inline", "text_join"])  # block structure is all we need
+
+
+@lru_cache(maxsize=1)
+def _parsers():
+    """python-frontmatter's YAML handler and a block-level CommonMark parser. Imported on first
+    use: a load served from the index cache never parses, and `memtui preview` stays quick."""
+    from frontmatter.default_handlers import YAMLHandler
+    from markdown_it import MarkdownIt
+
+    return YAMLHandler(), MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 BLOCK_TOKENS = {"paragraph_open", "blockquote_open", "table_open", "html_block", "fence", "code_block"}
 LIST_TOKENS = {"bullet_list_open", "ordered_list_open"}
@@ -80,16 +86,19 @@ def parse_frontmatter(text: str, lines: list[str]) -> tuple[dict[str, Any], tupl
     Detection follows python-frontmatter (leading whitespace ignored, `---` fences); the
     YAML is loaded by its handler. Raises MemoryFileError for invalid or non-mapping YAML.
     """
+    import yaml
+
+    handler, _ = _parsers()
     stripped = text.strip()
-    if not _YAML.detect(stripped):
+    if not handler.detect(stripped):
         return {}, None, 0, 0
-    fences = list(_YAML.FM_BOUNDARY.finditer(stripped))
+    fences = list(handler.FM_BOUNDARY.finditer(stripped))
     if len(fences) < 2 or fences[0].start() != 0:
         return {}, None, 0, 0  # an opening rule with no closing one is Markdown, not frontmatter
     lead = len(text) - len(text.lstrip())
     fm_text = stripped[fences[0].end() : fences[1].start()]
     try:
-        meta = _YAML.load(fm_text)
+        meta = handler.load(fm_text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at frontmatter line {mark.line + 1}" if mark is not None else ""
@@ -116,7 +125,7 @@ def parse_text(text: str) -> ParsedFile:
     meta, fm_lines, body_line, body_offset = parse_frontmatter(text, lines)
     parsed = ParsedFile(text=text, meta=meta, lines=lines, frontmatter_lines=fm_lines, body_line=body_line)
     body = text[body_offset:]
-    tokens = _MD.parse(body)
+    tokens = _parsers()[1].parse(body)
     has_list = any(t.type in LIST_TOKENS and t.level == 0 for t in tokens)
     if "name" in meta or not has_list:
         parsed.entries = _whole_body(parsed, tokens)
@@ -305,6 +314,8 @@ def append_item(parsed: ParsedFile | None, text: str, today: date, header: str =
 
 
 def new_file_header(category: str, tags: list[str], today: date) -> str:
+    import yaml
+
     meta: dict[str, Any] = {"type": category or "knowledge"}
     if tags:
         meta["tags"] = list(tags)

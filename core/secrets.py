@@ -34,12 +34,15 @@ _ASSIGNMENT = re.compile(
 )
 
 
+_ANY_WHOLE = re.compile("|".join(f"(?:{p.pattern})" for p in _WHOLE), re.S)
+_KEYWORDS = re.compile(r"(?i)pass|pwd|secret|key|token")
+
+
 def redact(text: str) -> tuple[str, int]:
     """Return the text with secrets replaced, and how many were replaced."""
-    count = 0
-    for pattern in _WHOLE:
-        text, n = pattern.subn(REDACTED, text)
-        count += n
+    text, count = _ANY_WHOLE.subn(REDACTED, text)
+    if not _KEYWORDS.search(text):  # no assignment can match: skip the slower pattern
+        return text, count
 
     def assignment(m: re.Match) -> str:
         nonlocal count

@@ -13,8 +13,6 @@ from datetime import date
 from pathlib import Path
 from typing import Callable, Iterable
 
-from rapidfuzz import fuzz, process
-
 from . import markdown as md
 from .database import ConversationRow, DatabaseError, MuseDB, now_ms
 from .fileio import ConflictError, atomic_write_bytes, read_if_exists, sha256
@@ -28,7 +26,7 @@ log = logging.getLogger("memtui.store")
 DUPLICATE_SCORE = 90.0  # rapidfuzz ratio at or above which `remember` sees a near-duplicate
 
 
-CACHE_VERSION = 1  # bump when entry splitting, fields or terms change
+CACHE_VERSION = 2  # bump when entry splitting, fields or terms change
 
 
 @dataclass
@@ -43,6 +41,7 @@ class FileRecord:
     entries: tuple[Entry, ...]
     payload: str  # the parsed entries as cached in the index
     _parsed: md.ParsedFile | None = None
+    cached: bool = False  # served from the index's cache (so the cache is current)
 
     @property
     def parsed(self) -> md.ParsedFile:
@@ -86,18 +85,24 @@ def file_fields(meta: dict) -> dict:
     }
 
 
-def make_payload(parsed: md.ParsedFile) -> str:
+def make_payload(layer: str, path: Path, parsed: md.ParsedFile) -> str:
+    """A file's entries with their ids and terms, as cached in the index (keyed by path + hash)."""
     fields = file_fields(parsed.meta)
     tags = fields["tags"]
-    entries = [[raw.text, raw.section, raw.line_start, raw.line_end, raw.kind,
-                sorted(entry_terms(raw.text, raw.section, fields["name"], fields["description"], tags))]
-               for raw in parsed.entries]
-    return json.dumps({"v": CACHE_VERSION, "fields": fields, "entries": entries}, ensure_ascii=False)
+    seen: dict[str, int] = {}
+    entries = []
+    for raw in parsed.entries:
+        k = seen.get(raw.text, 0)
+        seen[raw.text] = k + 1
+        entries.append([md.entry_id(layer, str(path), raw.text, k), raw.text, raw.section, raw.line_start,
+                        raw.line_end, raw.kind,
+                        sorted(entry_terms(raw.text, raw.section, fields["name"], fields["description"], tags))])
+    return json.dumps({"v": CACHE_VERSION, "layer": layer, "fields": fields, "entries": entries}, ensure_ascii=False)
 
 
 def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: float) -> tuple[Entry, ...] | None:
     data = json.loads(payload)
-    if data.get("v") != CACHE_VERSION:
+    if data.get("v") != CACHE_VERSION or data.get("layer") != layer:
         return None
     f = data["fields"]
     common = dict(
@@ -106,14 +111,9 @@ def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: 
         description=f["description"], updated_at=mtime if f["updated_at"] is None else f["updated_at"],
         path=path, rel_path=rel,
     )
-    seen: dict[str, int] = {}
-    out = []
-    for text, section, start, end, kind, terms in data["entries"]:
-        k = seen.get(text, 0)
-        seen[text] = k + 1
-        out.append(Entry(id=md.entry_id(layer, str(path), text, k), text=text, section=section,
-                         line_start=start, line_end=end, kind=kind, terms=frozenset(terms), **common))
-    return tuple(out)
+    return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
+                       terms=frozenset(terms), **common)
+                 for entry_id, text, section, start, end, kind, terms in data["entries"])
 
 
 def conversation_entry(row: ConversationRow) -> Entry:
@@ -166,10 +166,12 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ reading
     def entries(self, layer: str | None = None) -> list[Entry]:
-        with self._lock:
-            if layer is None:
-                return [e for name in ("user", "project", "conversation") for e in self._layers[name]]
-            return list(self._layers[layer])
+        """A copy of the current entries. Lock-free: the layers are immutable tuples replaced
+        whole by a reload, so the UI never waits for one to finish."""
+        layers = self._layers
+        if layer is None:
+            return [e for name in ("user", "project", "conversation") for e in layers[name]]
+        return list(layers[layer])
 
     def snapshot(self, layer: str) -> tuple[Entry, ...]:
         """The layer's entries as an immutable tuple (the same object until the layer changes)."""
@@ -318,7 +320,7 @@ class MemoryStore:
         if cached is not None and cached[0] == sha:
             entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime)
             if entries is not None:
-                return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1])
+                return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1], cached=True)
         try:
             text = md.decode(data)
             if "\x00" in text:
@@ -327,7 +329,7 @@ class MemoryStore:
         except md.MemoryFileError as exc:
             self._set_file_problem(layer, path, f"{exc}; skipped, not rewritten", stat_key)
             return None
-        payload = make_payload(parsed)
+        payload = make_payload(layer, path, parsed)
         entries = entries_from_payload(layer, path, rel, payload, st.st_mtime)
         return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed)
 
@@ -367,9 +369,9 @@ class MemoryStore:
         for path in sorted(self._files, key=lambda p: self._files[p].rel):
             rec = self._files[path]
             layers[rec.layer].extend(rec.entries)
-        self._layers = {"user": tuple(layers["user"]), "project": tuple(layers["project"]),
-                        "conversation": self._conversation}
-        self._by_id = {e.id: e for name in self._layers for e in self._layers[name]}
+        new = {"user": tuple(layers["user"]), "project": tuple(layers["project"]), "conversation": self._conversation}
+        self._by_id = {e.id: e for name in new for e in new[name]}
+        self._layers = new  # one assignment: readers see the old snapshot or the new one
 
     # ------------------------------------------------------------------ index (derived rows)
     def _sync_index(self, layer: str, root: Path, reindex: list[FileRecord], full: bool) -> None:
@@ -380,7 +382,8 @@ class MemoryStore:
             if stale:
                 self.db.unindex_files(stale)
             if full:
-                reindex = [r for r in self._files.values() if r.layer == layer and known.get(str(r.path)) != r.sha]
+                reindex = [r for r in self._files.values()
+                           if r.layer == layer and (known.get(str(r.path)) != r.sha or not r.cached)]
             for rec in reindex:
                 self.db.index_file(layer, rec.path, (rec.size, rec.mtime_ns, rec.sha), self._index_rows(rec), rec.payload)
             self._index_problem = None
@@ -582,6 +585,8 @@ class MemoryStore:
 
     def find_similar(self, layer: str, text: str) -> Entry | None:
         """An entry of `layer` that is a near-duplicate of `text` (rapidfuzz ratio >= 90)."""
+        from rapidfuzz import fuzz, process  # only `remember` needs it
+
         pool = self.entries(layer)
         if not pool:
             return None

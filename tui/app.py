@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import subprocess
@@ -16,7 +17,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.widgets import Footer, Header, Input, OptionList
+from textual.widgets import Footer, Header, Input
 from textual.worker import get_current_worker
 
 from memtui.core.fileio import ConflictError
@@ -73,6 +74,8 @@ class MemtuiApp(App[None]):
         self.last_result: InjectionResult | None = None
         self._generation = 0
         self._last_layer = "user"
+        self.store_changes = 0  # refreshes after a store change (the benchmark watches it)
+        self.ready = asyncio.Event()  # set once the panes are populated
         self._unsubscribe = None
         themes, self.theme_problems = load_themes()
         for theme in themes:
@@ -123,6 +126,7 @@ class MemtuiApp(App[None]):
             pane.loading = False
         self.refresh_panes()
         self.main.query_one("#pane-user", EntryPane).focus()
+        self.ready.set()
         self.schedule_preview()
         problems = self.store.problems
         if problems:
@@ -133,6 +137,7 @@ class MemtuiApp(App[None]):
     def on_store_changed(self, message: StoreChanged) -> None:
         if not self.loaded:
             return
+        self.store_changes += 1
         self.refresh_panes()
         self.schedule_preview()
         self._check_edit_conflict()
@@ -164,12 +169,11 @@ class MemtuiApp(App[None]):
         if self.loaded:
             self.refresh_panes()
 
-    @on(OptionList.OptionHighlighted)
-    def highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if isinstance(event.option_list, EntryPane):
-            if event.option_list.has_focus:
-                self._last_layer = event.option_list.memory_layer
-            self.show_detail()
+    @on(EntryPane.Highlighted)
+    def highlighted(self, event: EntryPane.Highlighted) -> None:
+        if event.pane.has_focus:
+            self._last_layer = event.pane.memory_layer
+        self.show_detail()
 
     def on_descendant_focus(self, event) -> None:
         if isinstance(event.widget, EntryPane) and self.is_running:

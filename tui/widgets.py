@@ -11,8 +11,13 @@ from rich.table import Table
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Collapsible, Input, OptionList, Static
-from textual.widgets.option_list import Option
+from rich.segment import Segment
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Collapsible, Input, Static
 
 from memtui.core.injection import InjectionResult
 from memtui.core.models import Entry
@@ -58,24 +63,47 @@ def entry_prompt(entry: Entry, width: int = 0) -> Text:
     return text
 
 
-class EntryPane(OptionList):
-    """The entries of one layer; conversation entries grouped under their conversation's title."""
+class EntryPane(ScrollView, can_focus=True):
+    """The entries of one layer; conversation entries grouped under their conversation's title.
 
-    DEFAULT_CSS = ""
+    A virtual list: only the rows on screen are rendered, so a layer of tens of thousands of
+    entries costs no more to show (or to refresh after a reload) than one of a dozen."""
+
+    COMPONENT_CLASSES = {"entry-pane--cursor", "entry-pane--cursor-blurred", "entry-pane--group"}
+    DEFAULT_CSS = """
+    EntryPane > .entry-pane--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    EntryPane > .entry-pane--cursor-blurred { background: $primary 18%; }
+    EntryPane > .entry-pane--group { text-style: bold; color: $text-accent; }
+    """
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
+    ]
+
+    class Highlighted(Message):
+        """The highlighted entry changed (it may be None: an empty pane)."""
+
+        def __init__(self, pane: "EntryPane", entry: Entry | None) -> None:
+            super().__init__()
+            self.pane = pane
+            self.entry = entry
 
     def __init__(self, layer: str, **kwargs) -> None:
-        super().__init__(id=f"pane-{layer}", classes="entry-pane", markup=False, **kwargs)
+        super().__init__(id=f"pane-{layer}", classes="entry-pane", **kwargs)
         self.memory_layer = layer
         self.entries: list[Entry] = []
+        self.rows: list[Entry | str] = []  # a str is a conversation's group header
         self.total = 0
+        self.cursor: int | None = None
+        self._row_of: dict[str, int] = {}
+        self._lines: dict[int, Text] = {}
         self.border_title = LAYER_TITLES[layer]
-        self._width = 0
 
-    def on_resize(self) -> None:
-        width = self.scrollable_content_region.width - 1
-        if width > 0 and width != self._width and self.entries:
-            self.show(self.entries, self.total)
-
+    # ---------------------------------------------------------------- content
     def show(self, entries: list[Entry], total: int, keep: str | None = None) -> None:
         """Replace the listed entries, keeping the highlight on `keep` (an id) if it is still there."""
         if keep is None:
@@ -83,45 +111,131 @@ class EntryPane(OptionList):
             keep = current.id if current else None
         self.entries = entries
         self.total = total
-        width = (self.scrollable_content_region.width or max(20, int(self.app.size.width * 0.5) - 4)) - 1
-        self._width = width
-        options: list[Option] = []
+        rows: list[Entry | str] = []
         if self.memory_layer == "conversation":
             groups: dict[str, list[Entry]] = {}
             for e in entries:
                 groups.setdefault(e.conversation_title or "(no conversation)", []).append(e)
             for title, group in groups.items():
-                options.append(Option(Text(f"▌{title} ({len(group)})", style="bold"), disabled=True))
-                options.extend(Option(entry_prompt(e, width), id=e.id) for e in group)
+                rows.append(f"▌{title} ({len(group)})")
+                rows.extend(group)
         else:
-            options = [Option(entry_prompt(e, width), id=e.id) for e in entries]
-        with self.app.batch_update():
-            self.clear_options()
-            self.add_options(options)
-            shown = len(entries)
-            self.border_title = f"{LAYER_TITLES[self.memory_layer]} ({total})" if shown == total else \
-                f"{LAYER_TITLES[self.memory_layer]} ({shown} of {total})"
-            target = None
-            if keep is not None:
-                try:
-                    target = self.get_option_index(keep)
-                except Exception:  # the entry is gone
-                    target = None
-            if target is None:
-                target = next((i for i, o in enumerate(self.options) if not o.disabled), None)
-            self.highlighted = target
+            rows = list(entries)
+        self.rows = rows
+        self._row_of = {row.id: i for i, row in enumerate(rows) if not isinstance(row, str)}
+        self._lines.clear()
+        shown = len(entries)
+        title = LAYER_TITLES[self.memory_layer]
+        self.border_title = f"{title} ({total})" if shown == total else f"{title} ({shown} of {total})"
+        self.virtual_size = Size(max(1, self.scrollable_content_region.width), len(rows))
+        target = self._row_of.get(keep) if keep is not None else None
+        if target is None:
+            target = self._next_entry_row(0, 1)
+        self._set_cursor(target, force=True)
+        self.refresh()
 
     @property
     def highlighted_entry(self) -> Entry | None:
-        if self.highlighted is None or not self.entries:
+        if self.cursor is None or self.cursor >= len(self.rows):
             return None
-        try:
-            option = self.get_option_at_index(self.highlighted)
-        except Exception:
-            return None
-        if option.id is None:
-            return None
-        return next((e for e in self.entries if e.id == option.id), None)
+        row = self.rows[self.cursor]
+        return None if isinstance(row, str) else row
+
+    def select_id(self, entry_id: str) -> bool:
+        row = self._row_of.get(entry_id)
+        if row is not None:
+            self._set_cursor(row)
+        return row is not None
+
+    # ---------------------------------------------------------------- cursor
+    def _next_entry_row(self, start: int, step: int) -> int | None:
+        i = start
+        while 0 <= i < len(self.rows):
+            if not isinstance(self.rows[i], str):
+                return i
+            i += step
+        return None
+
+    def _set_cursor(self, row: int | None, force: bool = False) -> None:
+        if row == self.cursor and not force:
+            return
+        old = self.cursor
+        self.cursor = row
+        for r in (old, row):
+            if r is not None:
+                self._lines.pop(r, None)
+        if row is not None:
+            height = self.scrollable_content_region.height or 1
+            top = int(self.scroll_offset.y)
+            if row < top:
+                self.scroll_to(y=row, animate=False, immediate=True)
+            elif row >= top + height:
+                self.scroll_to(y=row - height + 1, animate=False, immediate=True)
+        self.refresh()
+        self.post_message(self.Highlighted(self, self.highlighted_entry))
+
+    def action_move(self, step: int) -> None:
+        if self.cursor is None:
+            self._set_cursor(self._next_entry_row(0, 1))
+            return
+        target = self._next_entry_row(self.cursor + step, step)
+        if target is not None:
+            self._set_cursor(target)
+
+    def action_page(self, direction: int) -> None:
+        height = max(1, self.scrollable_content_region.height - 1)
+        start = (self.cursor or 0) + direction * height
+        start = min(max(start, 0), len(self.rows) - 1)
+        target = self._next_entry_row(start, direction) or self._next_entry_row(start, -direction)
+        if target is not None:
+            self._set_cursor(target)
+
+    def action_edge(self, end: int) -> None:
+        target = self._next_entry_row(len(self.rows) - 1, -1) if end else self._next_entry_row(0, 1)
+        if target is not None:
+            self._set_cursor(target)
+
+    def on_click(self, event) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        row = int(self.scroll_offset.y) + offset.y
+        if 0 <= row < len(self.rows) and not isinstance(self.rows[row], str):
+            self._set_cursor(row)
+
+    def on_focus(self) -> None:
+        self._lines.pop(self.cursor, None)
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._lines.pop(self.cursor, None)
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(max(1, self.scrollable_content_region.width), len(self.rows))
+        self._lines.clear()
+        self.refresh()
+
+    # ---------------------------------------------------------------- rendering
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        row = int(self.scroll_offset.y) + y
+        base = self.rich_style
+        if row >= len(self.rows) or width <= 0:
+            return Strip.blank(width, base)
+        item = self.rows[row]
+        if isinstance(item, str):
+            text = Text(item, no_wrap=True, overflow="ellipsis", style=self.get_component_rich_style("entry-pane--group"))
+            text.truncate(width, overflow="ellipsis")
+        else:
+            text = entry_prompt(item, width)
+        segments = list(text.render(self.app.console, end=""))
+        strip = Strip(Segment.apply_style(segments, base)).adjust_cell_length(width, base)
+        if row == self.cursor:
+            name = "entry-pane--cursor" if self.has_focus else "entry-pane--cursor-blurred"
+            cursor = self.get_component_rich_style(name, partial=True)
+            strip = Strip(Segment.apply_style(strip, post_style=cursor), strip.cell_length)
+        return strip
 
 
 class DetailView(VerticalScroll):

@@ -23,12 +23,8 @@ def select(app, layer: str, predicate) -> None:
     pane = app.query_one(f"#pane-{layer}", EntryPane)
     pane.focus()
     app._last_layer = layer
-    for i, option in enumerate(pane.options):
-        entry = next((e for e in pane.entries if e.id == option.id), None)
-        if entry is not None and predicate(entry):
-            pane.highlighted = i
-            return
-    raise AssertionError("no such entry")
+    entry = next((e for e in pane.entries if predicate(e)), None)
+    assert entry is not None and pane.select_id(entry.id), "no such entry"
 
 
 async def test_typing_a_query_updates_the_fold(demo_paths):

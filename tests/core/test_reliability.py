@@ -1,0 +1,180 @@
+"""Loses no data, leaks nothing: crashes, a concurrent writer, watch storms, recovery."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memtui.core import markdown as md
+from memtui.core.database import MuseDB
+from memtui.core.demo import write_demo
+from memtui.core.fileio import ConflictError, sha256
+from memtui.core.paths import Paths, iter_memory_files
+from memtui.core.store import MemoryStore
+from memtui.core.watch import StoreWatcher
+from tests.helpers import enable, write
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def memory_files(paths: Paths) -> dict[Path, bytes]:
+    out = {}
+    for root in (paths.user_root, paths.project_root):
+        files, _ = iter_memory_files(root)
+        out.update({f: f.read_bytes() for f in files})
+    return out
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_loses_nothing(tmp_path):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    paths = write_demo(home, ws)
+    allowed: dict[str, set[str]] = {}
+    for f, data in memory_files(paths).items():
+        allowed.setdefault(str(f), set()).add(sha256(data))
+    journal = tmp_path / "journal.txt"
+    rnd = random.Random(7)
+    kills = 0
+    for round_ in range(50):
+        child = subprocess.Popen([sys.executable, "-m", "tests.core.crash_child", str(paths.home), str(paths.workspace),
+                                  str(journal), str(round_)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert child.stdout.readline().strip() == b"ready", child.stderr.read().decode()
+        time.sleep(rnd.uniform(0.0, 0.25))
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+        kills += child.returncode == -signal.SIGKILL
+        for line in journal.read_text().splitlines():
+            path, digest = line.split("\t")
+            allowed.setdefault(path, set()).add(digest)
+        # every file is a version someone meant to write: the one before or after the interrupted write
+        for f, data in memory_files(paths).items():
+            assert sha256(data) in allowed.get(str(f), set()), f"{f} holds a torn write"
+            assert not f.name.startswith(".") and ".tmp" not in f.name
+            md.parse_text(data.decode("utf-8"))  # every memory file still parses
+        store = MemoryStore(paths)
+        store.load()
+        assert [p for p in store.problems if "skipped" in p.message] == []
+        store.close()
+        conn = sqlite3.connect(paths.db_path)
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.close()
+    assert kills == 50
+
+
+MUSE_WRITER = r"""
+import os, sqlite3, sys, time, json
+db, md_file, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+conn = sqlite3.connect(db, timeout=10)
+for i in range(n):
+    with conn:
+        conn.execute("INSERT INTO memories (id, type, category, content, tags, source, created_at, updated_at) "
+                     "VALUES (?, 'conversation', 'knowledge', ?, '[]', 'auto', 1, 1)", (f"muse-{i}", f"muse note {i}"))
+    fd = os.open(md_file, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, f"- muse line {i}\n".encode())
+    os.close(fd)
+    time.sleep(0.003)
+print("done")
+"""
+
+
+def test_concurrent_writer_loses_no_update(paths):
+    enable(paths)
+    shared = write(paths.user_root / "shared.md", "".join(f"- memtui line {i}\n" for i in range(20)))
+    MuseDB(paths.db_path).ensure_schema()
+    store = MemoryStore(paths)
+    store.load()
+    muse = subprocess.Popen([sys.executable, "-c", MUSE_WRITER, str(paths.db_path), str(shared), "150"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    edits, conflicts = [], 0
+    rnd = random.Random(3)
+    while muse.poll() is None:
+        store.reload(changed=[shared], conversation=True)
+        mine = [e for e in store.entries("user") if e.text.startswith("memtui line")]
+        target = rnd.choice(mine)
+        try:
+            new = store.edit_entry(target, target.text.replace("memtui line", "memtui EDITED"))
+            edits.append(new.text)
+        except ConflictError:
+            conflicts += 1  # a stale edit is refused, never applied over the other's change
+        convs = store.entries("conversation")
+        if convs:
+            try:
+                store.edit_entry(rnd.choice(convs), "memtui edit of a conversation note")
+            except ConflictError:
+                conflicts += 1
+    out, err = muse.communicate(timeout=30)
+    assert muse.returncode == 0, err.decode()
+    text = shared.read_text()
+    for i in range(150):
+        assert f"- muse line {i}\n" in text  # none of Muse's appends was lost
+    for e in edits:
+        assert f"- {e}\n" in text  # nor any of memtui's accepted edits
+    rows = sqlite3.connect(paths.db_path).execute("SELECT count(*) FROM memories WHERE id LIKE 'muse-%'").fetchone()
+    assert rows == (150,)
+    assert edits, "memtui's edits went through between Muse's writes"
+
+
+def test_a_storm_of_changes_is_one_coalesced_reload(paths):
+    store = MemoryStore(paths)
+    store.load()
+    changes = []
+    store.subscribe(changes.append)
+    with StoreWatcher(store, debounce=0.2, max_delay=2.0) as watcher:
+        for i in range(1000):
+            (paths.project_root / f"f{i:04d}.md").write_text(f"- checkout {i}\n")
+        deadline = time.monotonic() + 30
+        while len(store.entries("project")) < 1000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert len(store.entries("project")) == 1000
+        assert watcher.reloads <= 3
+    assert len(changes) <= 3
+
+
+def test_export_import_round_trip_and_repair_of_a_corrupt_database(paths, tmp_path):
+    enable(paths)
+    write(paths.user_root / "a.md", "- survives\n")
+    db = MuseDB(paths.db_path)
+    db.ensure_conversation("c1", "Chat", str(paths.workspace))
+    db.add_conversation_memory("only in the database", memory_id="m1", conversation_id="c1", tags=["x"])
+    db.close()
+    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
+    backup = tmp_path / "backup.jsonl"
+    assert subprocess.run(cli + ["export", str(backup)], capture_output=True).returncode == 0
+    paths.db_path.write_bytes(b"garbage" * 500)
+    for side in ("-wal", "-shm"):
+        Path(str(paths.db_path) + side).unlink(missing_ok=True)
+    status = subprocess.run(cli + ["status"], capture_output=True, text=True)
+    assert "memtui repair" in status.stdout and str(paths.db_path) in status.stdout
+    preview = json.loads(subprocess.run(cli + ["preview", "survives", "--json"], capture_output=True, text=True).stdout)
+    assert preview["count"] == 1 and preview["errors"]
+    repaired = subprocess.run(cli + ["repair"], capture_output=True, text=True)
+    assert repaired.returncode == 0 and "Moved the damaged database" in repaired.stdout
+    assert any(p.name.startswith("muse.db.corrupt-") for p in paths.home.iterdir())
+    imported = subprocess.run(cli + ["import", str(backup)], capture_output=True, text=True)
+    assert "Imported 1" in imported.stdout
+    listed = json.loads(subprocess.run(cli + ["list", "--json"], capture_output=True, text=True).stdout)["entries"]
+    assert {(e["layer"], e["text"]) for e in listed} == {("user", "survives"), ("conversation", "only in the database")}
+    again = subprocess.run(cli + ["import", str(backup)], capture_output=True, text=True)
+    assert "Imported 0" in again.stdout and "1 already present" in again.stdout
+
+
+def test_import_names_the_bad_line(paths, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"memory": {"id": "a", "content": "x"}}\nnot json\n')
+    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
+    r = subprocess.run(cli + ["import", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 2 and f"{bad}:2" in r.stderr
+    assert not paths.db_path.exists()
