@@ -85,8 +85,7 @@ def preview(obj: Ctx, query: str, as_json: bool) -> None:
         # compact: the C encoder, as the candidate list can hold tens of thousands of entries
         click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
     else:
-        for p in result.errors:
-            click.echo(f"warning: {p.source}: {p.message}", err=True)
+        # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`)
         if result.text:
             click.echo(result.text)
         click.echo(result.summary(), err=True)

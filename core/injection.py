@@ -165,8 +165,6 @@ class InjectionResult:
             parts.append("truncated")
         if self.count == 0 and self.disabled_reason:
             parts.append(self.disabled_reason.replace("_", " "))
-        if self.redacted:
-            parts.append(f"{self.redacted} redacted")
         return " · ".join(parts)
 
     def as_dict(self) -> dict:

@@ -138,7 +138,7 @@ class MemtuiApp(App[None]):
         if not self.loaded:
             return
         self.store_changes += 1
-        self.refresh_panes()
+        self.refresh_panes(message.change.layers)
         self.schedule_preview()
         self._check_edit_conflict()
 
@@ -157,8 +157,11 @@ class MemtuiApp(App[None]):
         keep = sorted(hits, key=lambda h: (-h[1], h[2]))
         return [entries[h[2]] for h in keep]
 
-    def refresh_panes(self) -> None:
+    def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
+        """Re-list the entries of `layers` (default: all), keeping each pane's selection."""
         for pane in self.main.query(EntryPane):
+            if layers is not None and pane.memory_layer not in layers:
+                continue
             entries = self.store.entries(pane.memory_layer)
             pane.show(self.filtered(entries), len(entries))
         self.show_detail()
@@ -207,6 +210,7 @@ class MemtuiApp(App[None]):
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def compute_preview(self, query: str, generation: int) -> None:
         result = inject_from_store(self.store, self.settings, query)
+        result.candidates  # produce the full list here, off the event loop (the pane counts reasons)
         if not get_current_worker().is_cancelled:
             self.post_message(PreviewReady(query, result, generation))
 

@@ -15,8 +15,14 @@ class StoreChanged(Message):
         super().__init__()
         self.change = change
 
-    def can_replace(self, message: Message) -> bool:  # a burst collapses into one refresh
-        return isinstance(message, StoreChanged)
+    def can_replace(self, message: Message) -> bool:
+        """A burst collapses into one refresh: Textual drops this message for the newer
+        `message`, which takes over every layer this one touched."""
+        if isinstance(message, StoreChanged):
+            message.change = StoreChange(self.change.layers | message.change.layers,
+                                         self.change.paths + message.change.paths, message.change.reason)
+            return True
+        return False
 
 
 class StoreLoaded(Message):

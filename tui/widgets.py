@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from collections import Counter
 from itertools import islice
 
 from rich.cells import cell_len
@@ -127,7 +128,9 @@ class EntryPane(ScrollView, can_focus=True):
         shown = len(entries)
         title = LAYER_TITLES[self.memory_layer]
         self.border_title = f"{title} ({total})" if shown == total else f"{title} ({shown} of {total})"
-        self.virtual_size = Size(max(1, self.scrollable_content_region.width), len(rows))
+        size = Size(max(1, self.scrollable_content_region.width), len(rows))
+        if size != self.virtual_size:
+            self.virtual_size = size
         target = self._row_of.get(keep) if keep is not None else None
         if target is None:
             target = self._next_entry_row(0, 1)
@@ -248,7 +251,12 @@ class DetailView(VerticalScroll):
         self.border_title = "Detail"
         self.show(None)
 
+    _shown: object = ()
+
     def show(self, entry: Entry | None) -> None:
+        if entry == self._shown:
+            return  # same entry, same fields: nothing to redraw
+        self._shown = entry
         body = self.query_one("#detail-body", Static)
         if entry is None:
             body.update(Text("Select a memory to see it here.", style="dim"))
@@ -284,6 +292,8 @@ class DetailView(VerticalScroll):
 class PreviewPane(Vertical):
     """A query, the fold with the exact injected text, and what was left out and why."""
 
+    LEFT_OUT_SHOWN = 60  # a screenful or two; every line here is re-rendered on each update
+
     def compose(self):
         yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
         with VerticalScroll(id="preview-scroll"):
@@ -311,15 +321,22 @@ class PreviewPane(Vertical):
         for problem in result.errors:
             out.append("⚠ ", style="bold red")
             out.append(f"{problem.source}: {problem.message}\n", style="red")
+        if result.redacted:
+            out.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
+            out.append("(memory.redactSecrets in the global settings)\n", style="dim")
         clipped = [c for c in result.included if c.clipped]
         left_total = result.candidate_count - result.count
-        left_out = islice((c for c in result.iter_candidates() if c.status != "included"), 300)
+        left_out = islice((c for c in result.iter_candidates() if c.status != "included"), self.LEFT_OUT_SHOWN)
         if clipped:
             out.append(f"Clipped ({len(clipped)})\n", style="bold")
             for c in clipped:
                 out.append(f"  {c.entry.source_ref}  ", style="dim")
                 out.append(" ".join(c.entry.text.split())[:80] + "\n")
-        out.append(f"Left out ({left_total})\n", style="bold")
+        out.append(f"Left out ({left_total})", style="bold")
+        if left_total:
+            by_reason = Counter(c.status for c in result.iter_candidates() if c.status != "included")
+            out.append("  " + " · ".join(f"{n} {REASONS[s]}" for s, n in sorted(by_reason.items())), style="dim")
+        out.append("\n")
         shown = 0
         for c in left_out:
             reason = REASONS.get(c.status, c.status)
@@ -331,7 +348,7 @@ class PreviewPane(Vertical):
             out.append(" ".join(c.entry.text.split())[:100] + "\n")
             shown += 1
         if shown < left_total:
-            out.append(f"  … and {left_total - shown} more\n", style="dim")
+            out.append(f"  … and {left_total - shown} more (all of them: memtui preview --json)\n", style="dim")
         if not left_total:
             out.append("  nothing\n", style="dim")
         left.update(out)
