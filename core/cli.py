@@ -11,6 +11,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -42,6 +43,12 @@ def _open_store(paths: Paths) -> MemoryStore:
     store = MemoryStore(paths)
     store.load()
     return store
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    """Say why on stderr and stop with `code` (1: refused or nothing matched)."""
+    click.echo(message, err=True)
+    sys.exit(code)
 
 
 def _report_problems(store: MemoryStore) -> None:
@@ -147,8 +154,7 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
     try:
         entry = store.create_entry(layer, text, category=category, tags=list(tags))
     except ConflictError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        _fail(f"error: {exc}")
     where = entry.source_ref if entry else target.name
     click.echo(f"Remembered in {target} ({where}).")
 
@@ -182,8 +188,7 @@ def forget(obj: Ctx, keyword: str, layer: str | None, yes: bool) -> None:
     try:
         store.delete_entries(matches)
     except ConflictError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        _fail(f"error: {exc}")
     click.echo(f"Deleted {len(matches)}. Undo with `memtui undo`.")
 
 
@@ -195,8 +200,7 @@ def undo(obj: Ctx) -> None:
     try:
         op = store.undo_last()
     except ConflictError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        _fail(f"error: {exc}")
     if op is None:
         click.echo("Nothing to undo.", err=True)
         sys.exit(1)
@@ -292,8 +296,7 @@ def _set_enabled(paths: Paths, value: bool) -> None:
     try:
         path = set_workspace_enabled(paths, value)
     except (SettingsError, ConflictError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        _fail(f"error: {exc}")
     click.echo(f"Memory {'on' if value else 'off'} for {paths.workspace} (memoryEnabled: {str(value).lower()} in {path}).")
 
 

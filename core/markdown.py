@@ -65,7 +65,8 @@ class ParsedFile:
     meta: dict[str, Any]
     lines: list[str]
     frontmatter_lines: tuple[int, int] | None  # [start, end) of the YAML between the fences
-    body_line: int
+    body_line: int  # the file line holding the body's first character (the rest of the closing fence's line)
+    body_offset: int = 0
     entries: list[RawEntry] = field(default_factory=list)
 
 
@@ -123,7 +124,8 @@ def parse_frontmatter(text: str, lines: list[str]) -> tuple[dict[str, Any], tupl
 def parse_text(text: str) -> ParsedFile:
     lines = split_lines(text)
     meta, fm_lines, body_line, body_offset = parse_frontmatter(text, lines)
-    parsed = ParsedFile(text=text, meta=meta, lines=lines, frontmatter_lines=fm_lines, body_line=body_line)
+    parsed = ParsedFile(text=text, meta=meta, lines=lines, frontmatter_lines=fm_lines, body_line=body_line,
+                        body_offset=body_offset)
     body = text[body_offset:]
     tokens = _parsers()[1].parse(body)
     has_list = any(t.type in LIST_TOKENS and t.level == 0 for t in tokens)
@@ -135,7 +137,8 @@ def parse_text(text: str) -> ParsedFile:
 
 
 def _whole_body(parsed: ParsedFile, tokens) -> list[RawEntry]:
-    body = [strip_eol(line) for line in parsed.lines[parsed.body_line :]]
+    # body line i is file line body_line + i; line 0 is only what follows the closing fence
+    body = [strip_eol(line) for line in split_lines(parsed.text[parsed.body_offset :])]
     filled = [i for i, line in enumerate(body) if line.strip()]
     if not filled:
         return []

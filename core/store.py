@@ -26,7 +26,7 @@ log = logging.getLogger("memtui.store")
 DUPLICATE_SCORE = 90.0  # rapidfuzz ratio at or above which `remember` sees a near-duplicate
 
 
-CACHE_VERSION = 2  # bump when entry splitting, fields or terms change
+CACHE_VERSION = 3  # bump when entry splitting, fields or terms change
 
 
 @dataclass

@@ -291,7 +291,7 @@ class MemtuiApp(App[None]):
             return
         new, conflict = self._guard(self.store.edit_entry, entry, text)
         if conflict is not None:
-            self._resolve_conflict(entry, text, str(conflict))
+            self._resolve_conflict(entry, text, f"{describe(entry)} was changed by someone else since you opened it.")
         elif new is not None:
             self.current_pane().show(self.filtered(self.store.entries(new.layer)),
                                      len(self.store.entries(new.layer)), keep=new.id)

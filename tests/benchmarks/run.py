@@ -159,8 +159,17 @@ def tui_figures(paths: Paths, changed_files: int) -> dict:
             await asyncio.wait_for(app.ready.wait(), timeout=60)  # the three panes are filled
             populated = time.perf_counter() - start
             assert all(p.rows for p in app.main.query(EntryPane))
-            while app.watcher is None:
+            while app.watcher is None or app.last_result is None:
                 await pilot.pause(0.01)
+            await pilot.pause(0.5)  # the first preview is drawn: measure the reload, not the start-up
+            files, _ = iter_memory_files(paths.user_root)
+            files = files[:changed_files]
+            # Another process changes the files (as an editor or `git checkout` would), started
+            # before the probe so that spawning it is not counted.
+            writer = subprocess.Popen(
+                [sys.executable, "-c", "import sys\nsys.stdin.readline()\n"
+                 "for i, f in enumerate(sys.argv[1:]):\n    open(f, 'a').write(f'- reload storm {i}\\n')\n",
+                 *map(str, files)], stdin=subprocess.PIPE)
             stall = 0.0
             stop = False
 
@@ -173,12 +182,10 @@ def tui_figures(paths: Paths, changed_files: int) -> dict:
                     stall = max(stall, loop.time() - t - 0.005)
 
             task = asyncio.create_task(probe())
-            files, _ = iter_memory_files(paths.user_root)
-            files = files[:changed_files]
             events_before = app.store_changes
-            for i, f in enumerate(files):
-                with open(f, "a", encoding="utf-8") as fh:
-                    fh.write(f"- reload storm {i}\n")
+            writer.stdin.write(b"go\n")
+            writer.stdin.close()
+            await asyncio.to_thread(writer.wait)
             deadline = time.perf_counter() + 30
             last = files[-1]
             while time.perf_counter() < deadline:

@@ -90,6 +90,17 @@ async def test_bad_input_is_reported_and_untouched(kind, paths, tmp_path):
     assert snapshot(bad) == before, "the bad file was changed"
 
 
+def test_empty_and_frontmatter_only_files_are_valid_and_untouched(paths):
+    enable(paths)
+    empty = write(paths.user_root / "empty.md", "")
+    only_fm = write(paths.user_root / "fm.md", "---\ntype: knowledge\n---\n")
+    write(paths.user_root / "good.md", "- a good memory\n")
+    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
+    status = json.loads(subprocess.run(cli + ["status", "--json"], capture_output=True, text=True, timeout=60).stdout)
+    assert status["errors"] == [] and status["counts"]["user"]["active"] == 1
+    assert empty.read_bytes() == b"" and only_fm.read_text() == "---\ntype: knowledge\n---\n"
+
+
 def test_older_schema_is_backed_up_before_it_is_upgraded(paths):
     enable(paths)
     conn = sqlite3.connect(paths.db_path)

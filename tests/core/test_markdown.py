@@ -47,6 +47,19 @@ def test_frontmatter_offsets_lines_and_name_makes_one_entry():
     assert [(e.text, e.line_start, e.kind) for e in parsed.entries] == [("## Prefs\n\n- a\n- b", 5, "whole")]
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("---\nname: Testing\n---\n# Prefs\n\n- a\n", [("# Prefs\n\n- a", 4, 6)]),
+    ("---\nname: x\n---\nJust text.", [("Just text.", 4, 4)]),
+    ("---\ntype: knowledge\n---\n", []),
+    ("---\ntype: knowledge\n---", []),
+    ("---\ntype: knowledge\n---\r\nBody\r\n", [("Body", 4, 4)]),
+    ("\n\n---\ntype: k\n---\nBody after blank lines\n", [("Body after blank lines", 6, 6)]),
+])
+def test_single_entry_body_starts_after_the_closing_fence(text, expected):
+    parsed = md.parse_text(text)
+    assert [(e.text, e.line_start + 1, e.line_end) for e in parsed.entries] == expected
+
+
 def test_worked_example_lines():
     text = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
     parsed = md.parse_text(text)
@@ -143,3 +156,19 @@ def test_editing_or_deleting_one_entry_leaves_every_other_line(fm, body, data, r
     reparsed = md.parse_text(deleted)
     others = [(e.text, e.section) for i, e in enumerate(parsed.entries) if i != index]
     assert [(e.text, e.section) for e in reparsed.entries] == others
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@given(fm=st.sampled_from(["---\nname: Note\n---\n", "---\nname: Note\n---\n\n", "", "---\ndescription: d\nname: n\n---"]),
+       body=files.filter(lambda b: not b.lstrip().startswith(("-", "*", "1.", "+"))), replacement=words)
+def test_single_entry_files_edit_only_their_body(fm, body, replacement):
+    text = fm + ("\n" if fm.endswith("---") else "") + body
+    parsed = md.parse_text(text)
+    if len(parsed.entries) != 1 or parsed.entries[0].kind != "whole":
+        return  # a top-level list without `name`: covered by the multi-entry property
+    entry = parsed.entries[0]
+    assert not entry.text.startswith("---")
+    lines = md.split_lines(text)
+    out = md.split_lines(md.replace_entry(parsed, entry, "new " + replacement, date(2026, 1, 1)))
+    assert out[: entry.line_start] == lines[: entry.line_start]
+    assert out[len(out) - (len(lines) - entry.line_end):] == lines[entry.line_end:]
