@@ -6,6 +6,9 @@ to every face: `memtui preview`, the TUI's preview pane, and Muse itself.
 
 from __future__ import annotations
 
+import heapq
+from collections import Counter
+from itertools import chain
 import logging
 import math
 import time
@@ -231,25 +234,26 @@ class LayerIndex:
 
     def matches(self, q: frozenset[str]) -> dict[int, int]:
         """position -> |Q ∩ M| for every active entry sharing a term with the query."""
-        counts: dict[int, int] = {}
-        for term in q:
-            for pos in self.postings.get(term, ()):
-                counts[pos] = counts.get(pos, 0) + 1
-        return counts
+        postings = self.postings
+        return Counter(chain.from_iterable(postings[t] for t in q if t in postings))  # counted in C
 
     def order(self, counts: dict[int, int], scored_only: bool) -> Iterator[int]:
         """Positions in §5 order: importance, score desc, then base order. With `scored_only`,
-        only the positions with a score above 0, still in that order."""
+        only the positions with a score above 0, still in that order. Lazy (a heap): the
+        budget walk usually stops after a few dozen, so the rest is never sorted."""
         rank = self.rank
-        scored = sorted(counts, key=lambda p: (rank[p], -counts[p], p))
+        heap = [(rank[p], -n, p) for p, n in counts.items()]
+        heapq.heapify(heap)
+
+        def scored_in(group: int | None) -> Iterator[int]:
+            while heap and (group is None or heap[0][0] == group):
+                yield heapq.heappop(heap)[2]
+
         if scored_only:
-            yield from scored
+            yield from scored_in(None)
             return
-        i = 0
         for group, start, stop in self.groups:
-            while i < len(scored) and rank[scored[i]] == group:
-                yield scored[i]
-                i += 1
+            yield from scored_in(group)
             for pos in range(start, stop):
                 if pos not in counts:
                     yield pos
@@ -323,10 +327,14 @@ class _LayerWalk:
                 yield Candidate(entry, s, "budget", self.maker, made)
 
     def settle(self) -> bool:
-        """Run until nothing later in this layer can be included; True if any candidate got `budget`."""
+        """Run until nothing later in this layer can be included; True if any candidate got `budget`.
+        That is at the first `budget` (nothing fits after it) or once `max_items` passed (every
+        later passing candidate is `max_items`, never `budget`)."""
         for c in self.walk(everything=False):
             if c.status == "budget":
                 return True
+            if self.limit is not None and self.passed >= self.limit:
+                return False
         return False
 
 

@@ -216,8 +216,9 @@ class MemoryStore:
         with self._lock:
             touched_layers: set[str] = set()
             touched_paths: list[str] = []
+            cache = self.db.file_cache() if full else None  # parsed entries by path + content hash
             for layer in FILE_LAYERS if files or full else ():
-                if self._reload_layer(layer, changed_set, full, touched_paths):
+                if self._reload_layer(layer, changed_set, full, touched_paths, cache):
                     touched_layers.add(layer)
             if conversation is None:
                 conversation = full or self._database_moved()
@@ -230,10 +231,10 @@ class MemoryStore:
             self._emit(change)
         return change
 
-    def _reload_layer(self, layer: str, changed: set[Path], full: bool, touched: list[str]) -> bool:
+    def _reload_layer(self, layer: str, changed: set[Path], full: bool, touched: list[str],
+                      cache: dict[str, tuple[str, str]] | None) -> bool:
         root = self.paths.root(layer)
         files, walk_problems = iter_memory_files(root)
-        cache = self.db.file_cache() if full else None
         dirty = walk_problems != self._walk_problems.get(layer, [])
         root_problem = next((p for p in walk_problems if p.source == str(root)), None)
         if root_problem is not None:

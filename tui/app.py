@@ -289,6 +289,7 @@ class MemtuiApp(App[None]):
         if not text.strip():
             self.notify("A memory can't be empty; use d to delete it.", severity="error")
             return
+        entry = self.store.get(entry.id) or entry  # same text, maybe moved by changes around it
         new, conflict = self._guard(self.store.edit_entry, entry, text)
         if conflict is not None:
             self._resolve_conflict(entry, text, f"{describe(entry)} was changed by someone else since you opened it.")
@@ -333,14 +334,12 @@ class MemtuiApp(App[None]):
             self.notify(f"Saved as a new memory: {describe(entry)}", title="Saved")
 
     def _check_edit_conflict(self) -> None:
+        """An entry's id holds while its text does: a vanished id means the entry itself changed
+        on disk (changes elsewhere in its file are no conflict: the splice keeps them)."""
         screen = self.screen
         if isinstance(screen, EditScreen) and screen.entry is not None and not screen.conflict:
-            if self.store.get(screen.entry.id) is None or self._file_changed(screen.entry):
+            if self.store.get(screen.entry.id) is None:
                 screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
-
-    def _file_changed(self, entry: Entry) -> bool:
-        current = self.store.get(entry.id)
-        return current is not None and current != entry
 
     def action_edit_external(self) -> None:
         entry = self.selected_entry()

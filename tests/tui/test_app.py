@@ -245,3 +245,32 @@ async def test_help_screen_lists_the_keys(demo_paths):
         text = app.export_screenshot()  # what is on the screen
         for key in ("Delete", "Undo", "Settings", "$EDITOR"):
             assert key in text
+
+
+async def test_changes_elsewhere_in_the_file_are_no_conflict(demo_paths):
+    path = demo_paths.user_root / "tools.md"
+    app = MemtuiApp(demo_paths)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await wait_until(pilot, lambda: app.watcher is not None)
+        select(app, "user", lambda e: e.text.startswith("Shell is fish"))
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        outside = path.read_text().replace("## Tools\n", "## Tools\n\n- Added above it from another shell\n")
+        path.write_text(outside)
+        await wait_until(pilot, lambda: any(e.text.startswith("Added above it") for e in app.store.entries("user")))
+        assert not app.screen.conflict
+        app.screen.query_one("#editor").text = "Shell is nushell"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: "- Shell is nushell\n" in path.read_text(), message="saved in place")
+        assert not isinstance(app.screen, ConflictScreen)
+    import datetime
+
+    expected = []
+    for line in outside.splitlines(keepends=True):
+        if line.startswith("- Shell is fish"):
+            line = "- Shell is nushell\n"
+        elif line.startswith("updatedAt:"):
+            line = f"updatedAt: {datetime.date.today().isoformat()}\n"
+        expected.append(line)
+    assert path.read_text() == "".join(expected)  # the outside change is kept, only our entry changed
