@@ -40,7 +40,8 @@ def _turn_on_hint(paths: Paths) -> str:
 
 
 def _open_store(paths: Paths) -> MemoryStore:
-    store = MemoryStore(paths)
+    # No Muse home yet (a fresh machine): read what there is, create nothing.
+    store = MemoryStore(paths, index=paths.home.is_dir())
     store.load()
     return store
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from .trash import Trash, TrashFile, TrashOp, new_op_id
 
 log = logging.getLogger("memtui.store")
 
+_TEMP_FILE = re.compile(r"^\..+\.md\.[A-Za-z0-9_]{6,}\.tmp$")  # fileio.atomic_write_bytes's temp names
 DUPLICATE_SCORE = 90.0  # rapidfuzz ratio at or above which `remember` sees a near-duplicate
 
 
@@ -205,7 +207,29 @@ class MemoryStore:
     def load(self) -> StoreChange:
         change = self.reload(full=True)
         self.loaded = True
+        if self.index:
+            self._remove_stale_temp_files()
         return change
+
+    STALE_TEMP_SECONDS = 3600
+
+    def _remove_stale_temp_files(self) -> None:
+        """Temp files of atomic writes that a killed process left behind (`.name.md.xxxx.tmp`,
+        never read as memories) are removed once they are an hour old."""
+        cutoff = time.time() - self.STALE_TEMP_SECONDS
+        for root in (self.paths.user_root, self.paths.project_root):
+            if not root.is_dir():
+                continue
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                for name in files:
+                    if _TEMP_FILE.match(name):
+                        path = Path(folder) / name
+                        try:
+                            if path.lstat().st_mtime < cutoff:
+                                path.unlink()
+                        except OSError:
+                            pass
 
     def reload(self, changed: Iterable[Path] | None = None, conversation: bool | None = None,
                full: bool = False, reason: str = "reload", files: bool = True) -> StoreChange:

@@ -65,7 +65,7 @@ class MemtuiApp(App[None]):
         self.paths = paths
         self.demo = demo
         self.watch_files = watch
-        self.store = MemoryStore(paths)
+        self.store = MemoryStore(paths, index=paths.home.is_dir())  # no Muse home yet: create nothing
         self.settings = load_settings(paths)
         self.watcher: StoreWatcher | None = None
         self.loaded = False

@@ -103,3 +103,13 @@ def test_status_reports_problems_with_paths(paths):
 def test_usage_error_exit_code(paths):
     assert run(paths, "list", "--layer", "nope").returncode == 2
     assert run(paths, "no-such-command").returncode == 2
+
+
+def test_read_only_commands_create_nothing_on_a_fresh_machine(tmp_path):
+    from memtui.core.paths import Paths
+
+    fresh = Paths(tmp_path / "no-muse-yet", tmp_path / "project")
+    (tmp_path / "project").mkdir()
+    for args in (["status"], ["list"], ["preview", "x"]):
+        assert run(fresh, *args).returncode == 0
+    assert not fresh.home.exists()

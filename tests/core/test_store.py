@@ -273,3 +273,20 @@ def test_concurrent_reads_while_reloading(paths):
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_stale_temp_files_of_killed_writes_are_removed(paths):
+    import os as _os
+    import time as _time
+
+    old = paths.user_root / ".notes.md.k3j2h1ab.tmp"
+    fresh = paths.user_root / ".notes.md.zz99yy88.tmp"
+    other = paths.user_root / ".my-own-hidden-file"
+    for f in (old, fresh, other):
+        f.write_text("- half written\n")
+    _os.utime(old, (_time.time() - 7200, _time.time() - 7200))
+    _os.utime(other, (_time.time() - 7200, _time.time() - 7200))
+    store = MemoryStore(paths)
+    store.load()
+    assert not old.exists() and fresh.exists() and other.exists()
+    assert store.entries("user") == []
