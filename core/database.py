@@ -7,7 +7,6 @@ drops what it did not create, and works in WAL mode with a busy timeout.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import threading
@@ -15,7 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import sqlite_utils
 

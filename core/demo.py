@@ -179,7 +179,6 @@ OTHER_WORKSPACE = ("conv-other", "Another project", [("This memory belongs to an
 
 def write_demo(home: Path, workspace: Path) -> Paths:
     """Write the sample set into `home` and `workspace` (both created) and turn memory on."""
-    paths = Paths(home.resolve() if home.exists() else home, workspace)
     for root, files in ((home / "memory", USER_FILES), (workspace / ".muse" / "memory", PROJECT_FILES)):
         for rel, text in files.items():
             path = root / rel

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

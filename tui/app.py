@@ -210,7 +210,7 @@ class MemtuiApp(App[None]):
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def compute_preview(self, query: str, generation: int) -> None:
         result = inject_from_store(self.store, self.settings, query)
-        result.candidates  # produce the full list here, off the event loop (the pane counts reasons)
+        _ = result.candidates  # produce the full list here, off the event loop (the pane counts reasons)
         if not get_current_worker().is_cancelled:
             self.post_message(PreviewReady(query, result, generation))
 

@@ -79,8 +79,7 @@ def generate(base: Path, size: str = "S", seed: int = 1) -> Paths:
     """Write the corpus under `base` (home/ and workspace/) and return its paths."""
     spec = SIZES[size]
     rnd = random.Random(seed)
-    home, ws = base / "home", base / "workspace"
-    paths = Paths(home.resolve() if home.exists() else (base.resolve() / "home"), base.resolve() / "workspace")
+    paths = Paths(base.resolve() / "home", base.resolve() / "workspace")
     for i in range(spec.files):
         root = paths.user_root if i % 2 == 0 else paths.project_root
         sub = f"topic-{i % 7}/" if i % 3 == 0 else ""

@@ -93,7 +93,7 @@ def injection_figures(paths: Paths, n_queries: int) -> dict:
         decide.append(time.perf_counter() - t)
         if i % 10 == 0:
             t = time.perf_counter()
-            r.candidates  # the whole candidate list, as `preview --json` prints it
+            _ = r.candidates  # the whole candidate list, as `preview --json` prints it
             full.append(time.perf_counter() - t + decide[-1])
     counts = {layer: len(store.entries(layer)) for layer in ("user", "project", "conversation")}
     store.close()
@@ -141,7 +141,7 @@ def edit_event_figures(paths: Paths, edits: int) -> dict:
             with open(target, "a", encoding="utf-8") as fh:
                 fh.write(f"- benchmark edit {i}\n")
             with cond:
-                if not cond.wait_for(lambda: str(target) in seen, timeout=10):
+                if not cond.wait_for(lambda t=str(target): t in seen, timeout=10):
                     raise RuntimeError(f"no change event for {target}")
                 lat.append(seen[str(target)] - start)
     store.close()

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
-import pytest
 
 from tests.helpers import enable, write
 

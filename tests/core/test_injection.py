@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import sqlite3
 
 import pytest
 from hypothesis import HealthCheck, given, settings

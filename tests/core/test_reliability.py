@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
