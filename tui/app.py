@@ -74,6 +74,8 @@ class MemtuiApp(App[None]):
         self.last_result: InjectionResult | None = None
         self._generation = 0
         self._last_layer = "user"
+        self._choices: dict[str, tuple[tuple[Entry, ...], list[str]]] = {}  # filter strings per layer snapshot
+        self._filter_generation = 0
         self.store_changes = 0  # refreshes after a store change (the benchmark watches it)
         self.ready = asyncio.Event()  # set once the panes are populated
         self._unsubscribe = None
@@ -148,23 +150,48 @@ class MemtuiApp(App[None]):
         self.sub_title = f"{self.paths.workspace.name} · {state}{demo}"
 
     # ------------------------------------------------------------------ panes
-    def filtered(self, entries: list[Entry]) -> list[Entry]:
-        if not self.filter_text.strip():
-            return entries
-        choices = [f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}" for e in entries]
-        hits = process.extract(self.filter_text, choices, scorer=fuzz.WRatio, processor=str.casefold,
+    def filtered(self, layer: str, text: str) -> tuple[list[Entry], int]:
+        """The layer's entries matching `text` (rapidfuzz WRatio), best first; all when empty.
+        Thread-safe: the filter runs in a worker so typing never waits for it."""
+        snapshot = self.store.snapshot(layer)
+        if not text.strip():
+            return list(snapshot), len(snapshot)
+        cached = self._choices.get(layer)
+        if cached is None or cached[0] is not snapshot:
+            choices = [f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}".casefold() for e in snapshot]
+            cached = (snapshot, choices)
+            self._choices[layer] = cached
+        hits = process.extract(text.casefold(), cached[1], scorer=fuzz.WRatio, processor=None,
                                score_cutoff=FILTER_CUTOFF, limit=None)
-        keep = sorted(hits, key=lambda h: (-h[1], h[2]))
-        return [entries[h[2]] for h in keep]
+        hits.sort(key=lambda h: (-h[1], h[2]))
+        return [snapshot[h[2]] for h in hits], len(snapshot)
 
-    def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
-        """Re-list the entries of `layers` (default: all), keeping each pane's selection."""
+    def refresh_panes(self, layers: Iterable[str] | None = None, keep: dict[str, str] | None = None) -> None:
+        """Re-list the entries of `layers` (default: all), keeping each pane's selection (or
+        moving it to `keep[layer]`, an entry id)."""
+        layers = tuple(LAYERS if layers is None else layers)
+        self._filter_generation += 1
+        if self.filter_text.strip():
+            self.filter_panes(self.filter_text, layers, keep or {}, self._filter_generation)
+            return
+        self._show_panes({layer: self.filtered(layer, "") for layer in layers}, keep or {})
+
+    def _show_panes(self, results: dict[str, tuple[list[Entry], int]], keep: dict[str, str]) -> None:
         for pane in self.main.query(EntryPane):
-            if layers is not None and pane.memory_layer not in layers:
-                continue
-            entries = self.store.entries(pane.memory_layer)
-            pane.show(self.filtered(entries), len(entries))
+            if pane.memory_layer in results:
+                shown, total = results[pane.memory_layer]
+                pane.show(shown, total, keep=keep.get(pane.memory_layer))
         self.show_detail()
+
+    @work(thread=True, exclusive=True, group="filter", exit_on_error=False)
+    def filter_panes(self, text: str, layers: tuple[str, ...], keep: dict[str, str], generation: int) -> None:
+        results = {layer: self.filtered(layer, text) for layer in layers}
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._filtered_ready, results, keep, generation)
+
+    def _filtered_ready(self, results: dict[str, tuple[list[Entry], int]], keep: dict[str, str], generation: int) -> None:
+        if generation == self._filter_generation:  # a newer filter or reload is on its way otherwise
+            self._show_panes(results, keep)
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
@@ -270,7 +297,7 @@ class MemtuiApp(App[None]):
             if conflict:
                 self.notify(str(conflict), title="Not saved", severity="error", timeout=8)
             elif entry:
-                self.current_pane().show(self.filtered(self.store.entries(layer)), len(self.store.entries(layer)), keep=entry.id)
+                self.refresh_panes([layer], keep={layer: entry.id})
                 self.notify(f"Added to {describe(entry)}", title="Saved")
 
         self.push_screen(EditScreen(f"New {layer} memory → {target}", layer=layer), done)
@@ -294,9 +321,7 @@ class MemtuiApp(App[None]):
         if conflict is not None:
             self._resolve_conflict(entry, text, f"{describe(entry)} was changed by someone else since you opened it.")
         elif new is not None:
-            self.current_pane().show(self.filtered(self.store.entries(new.layer)),
-                                     len(self.store.entries(new.layer)), keep=new.id)
-            self.show_detail()
+            self.refresh_panes([new.layer], keep={new.layer: new.id})
             self.notify(f"Saved {describe(new)}", title="Saved")
 
     def _current_version(self, entry: Entry) -> Entry | None:
