@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from memtui.core.fileio import ConflictError
 from memtui.core.injection import InjectionResult, inject_from_store
@@ -135,6 +135,19 @@ class MemtuiApp(App[None]):
             first = problems[0]
             more = f" (+{len(problems) - 1} more; see `memtui status`)" if len(problems) > 1 else ""
             self.notify(f"{first.source}: {first.message}{more}", title="Skipped", severity="warning", timeout=8)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that failed says so instead of leaving the panes loading forever."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        self.notify(f"{type(error).__name__}: {error}", title=f"{event.worker.group} failed", severity="error",
+                    timeout=15)
+        if event.worker.group == "load" and not self.loaded:
+            self.loaded = True
+            for pane in self.main.query(EntryPane):
+                pane.loading = False
+            self.ready.set()
 
     def on_store_changed(self, message: StoreChanged) -> None:
         if not self.loaded:

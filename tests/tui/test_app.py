@@ -274,3 +274,17 @@ async def test_changes_elsewhere_in_the_file_are_no_conflict(demo_paths):
             line = f"updatedAt: {datetime.date.today().isoformat()}\n"
         expected.append(line)
     assert path.read_text() == "".join(expected)  # the outside change is kept, only our entry changed
+
+
+async def test_a_failing_load_is_reported_not_hidden(demo_paths, monkeypatch):
+    from memtui.core.store import MemoryStore
+
+    def broken(self):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(MemoryStore, "load", broken)
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: app.loaded, message="load reported")
+        await wait_until(pilot, lambda: any("disk on fire" in str(n.message) for n in app._notifications))
+        assert not any(p.loading for p in app.query(EntryPane))
