@@ -116,7 +116,8 @@ class MuseDB:
         try:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA foreign_keys = ON")
+            # foreign keys stay as SQLite leaves them (off): Muse keeps memories whose
+            # conversation is unknown, and an undo or import must be able to put those back
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             if mode != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")

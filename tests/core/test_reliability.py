@@ -176,3 +176,15 @@ def test_import_names_the_bad_line(paths, tmp_path):
     r = subprocess.run(cli + ["import", str(bad)], capture_output=True, text=True)
     assert r.returncode == 2 and f"{bad}:2" in r.stderr
     assert not paths.db_path.exists()
+
+
+def test_import_keeps_memories_whose_conversation_is_unknown(paths, tmp_path):
+    backup = tmp_path / "b.jsonl"
+    backup.write_text(json.dumps({"memory": {"id": "orphan", "content": "from a deleted chat",
+                                             "conversation_id": "gone"}, "conversation": None}) + "\n")
+    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
+    r = subprocess.run(cli + ["import", str(backup)], capture_output=True, text=True)
+    assert r.returncode == 0 and "Imported 1" in r.stdout, r.stderr
+    store = MemoryStore(paths)
+    store.load()
+    assert [(e.id, e.conversation_id) for e in store.entries("conversation")] == [("orphan", "gone")]
