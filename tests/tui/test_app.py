@@ -27,6 +27,13 @@ def select(app, layer: str, predicate) -> None:
     assert entry is not None and pane.select_id(entry.id), "no such entry"
 
 
+async def open_editor(pilot, layer: str, predicate) -> None:
+    """Select the first entry of `layer` matching `predicate` and press e."""
+    select(pilot.app, layer, predicate)
+    await pilot.press("e")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditScreen), message="the editor")
+
+
 async def test_typing_a_query_updates_the_fold(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
@@ -50,9 +57,7 @@ async def test_edit_and_save_changes_exactly_those_lines(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        select(app, "user", lambda e: e.text == "Use vitest, not jest")
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await open_editor(pilot, "user", lambda e: e.text == "Use vitest, not jest")
         editor = app.screen.query_one("#editor")
         editor.text = "Use vitest (never jest)"
         await pilot.press("ctrl+s")
@@ -173,9 +178,7 @@ async def test_conflict_while_editing_is_resolved_by_the_user(demo_paths):
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
         await wait_until(pilot, lambda: app.watcher is not None)
-        select(app, "user", lambda e: e.text.startswith("Shell is fish"))
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await open_editor(pilot, "user", lambda e: e.text.startswith("Shell is fish"))
         theirs = path.read_text().replace("Shell is fish", "Shell is zsh")
         path.write_text(theirs)
         await wait_until(pilot, lambda: app.screen.conflict, message="conflict banner")
@@ -187,9 +190,7 @@ async def test_conflict_while_editing_is_resolved_by_the_user(demo_paths):
         await wait_until(pilot, lambda: not isinstance(app.screen, ConflictScreen))
         assert path.read_text() == theirs
         # and "save as new" keeps both
-        select(app, "user", lambda e: e.text.startswith("Shell is zsh"))
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await open_editor(pilot, "user", lambda e: e.text.startswith("Shell is zsh"))
         path.write_text(theirs.replace("Shell is zsh", "Shell is bash"))
         await wait_until(pilot, lambda: app.screen.conflict)
         app.screen.query_one("#editor").text = "Shell is nushell"
@@ -253,9 +254,7 @@ async def test_changes_elsewhere_in_the_file_are_no_conflict(demo_paths):
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
         await wait_until(pilot, lambda: app.watcher is not None)
-        select(app, "user", lambda e: e.text.startswith("Shell is fish"))
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await open_editor(pilot, "user", lambda e: e.text.startswith("Shell is fish"))
         outside = path.read_text().replace("## Tools\n", "## Tools\n\n- Added above it from another shell\n")
         path.write_text(outside)
         await wait_until(pilot, lambda: any(e.text.startswith("Added above it") for e in app.store.entries("user")))
