@@ -90,10 +90,6 @@ class Problem:
         return {"source": self.source, "message": self.message}
 
 
-def is_hidden(relative: Path) -> bool:
-    return any(part.startswith(".") for part in relative.parts)
-
-
 def _inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)

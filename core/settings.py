@@ -17,7 +17,6 @@ DEFAULT_GATE = {"user": 0.0, "project": 0.0, "conversation": 0.2}
 DEFAULT_MAX_ITEMS: dict[str, int | None] = {"user": None, "project": None, "conversation": 10}
 DEFAULT_MAX_ITEM_CHARS = 200
 DEFAULT_THEME = "memtui-dark"
-WORKSPACE_ONLY_KEYS = ("memoryEnabled",)
 
 
 class SettingsError(RuntimeError):

@@ -200,9 +200,6 @@ class MemoryStore:
     def file_record(self, path: Path) -> FileRecord | None:
         return self._files.get(path)
 
-    def root_of(self, layer: str) -> Path:
-        return self.paths.root(layer)
-
     # ------------------------------------------------------------------ loading
     def load(self) -> StoreChange:
         change = self.reload(full=True)

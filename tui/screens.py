@@ -24,7 +24,17 @@ def describe(entry: Entry) -> str:
     return f"{LAYER_NAMES[entry.layer]} · {where}"
 
 
-class EditScreen(ModalScreen[str | None]):
+class SaveOrCancel:
+    """A dialog whose Save and Cancel buttons run its `save` and `cancel` actions."""
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.action_cancel()
+
+
+class EditScreen(SaveOrCancel, ModalScreen[str | None]):
     """Edit (or create) one memory's text. Dismisses with the text, or None when cancelled."""
 
     BINDINGS = [
@@ -66,12 +76,6 @@ class EditScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "save":
-            self.action_save()
-        else:
-            self.action_cancel()
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -154,7 +158,7 @@ class SettingsChoice:
     theme: str
 
 
-class SettingsScreen(ModalScreen[SettingsChoice | None]):
+class SettingsScreen(SaveOrCancel, ModalScreen[SettingsChoice | None]):
     """The workspace switch (and the file it lives in), the global default, budgets, gates, theme."""
 
     BINDINGS = [
@@ -255,12 +259,6 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
             memory=memory,
             theme=str(theme),
         ))
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "save":
-            self.action_save()
-        else:
-            self.action_cancel()
 
 
 class HelpScreen(ModalScreen[None]):
