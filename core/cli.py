@@ -7,6 +7,7 @@ import importlib
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import sys
 import time
@@ -77,7 +78,10 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
         from .demo import make_demo
 
         demo_paths = make_demo()
-        launcher.run(demo_paths, demo=True)
+        try:
+            launcher.run(demo_paths, demo=True)
+        finally:  # the sample set lives in a temporary folder: leave nothing behind
+            shutil.rmtree(demo_paths.home.parent, ignore_errors=True)
     else:
         launcher.run(Paths.resolve(home=home, workspace=workspace))
 
