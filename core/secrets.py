@@ -35,13 +35,20 @@ _ASSIGNMENT = re.compile(
 
 
 _ANY_WHOLE = re.compile("|".join(f"(?:{p.pattern})" for p in _WHOLE), re.S)
-_KEYWORDS = re.compile(r"(?i)pass|pwd|secret|key|token")
+# Literal text each pattern above cannot match without (case-sensitive, as they are), and the
+# words an assignment's key must contain (lower-cased): lines with none of them skip the regexes.
+_WHOLE_MARKERS = ("-----BEGIN", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA",
+                  "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com", "sk-")
+_KEY_WORDS = ("pass", "pwd", "secret", "key", "token")
 
 
 def redact(text: str) -> tuple[str, int]:
     """Return the text with secrets replaced, and how many were replaced."""
-    text, count = _ANY_WHOLE.subn(REDACTED, text)
-    if not _KEYWORDS.search(text):  # no assignment can match: skip the slower pattern
+    count = 0
+    if any(marker in text for marker in _WHOLE_MARKERS):
+        text, count = _ANY_WHOLE.subn(REDACTED, text)
+    lowered = text.lower()
+    if not any(word in lowered for word in _KEY_WORDS):  # no assignment can match
         return text, count
 
     def assignment(m: re.Match) -> str:
