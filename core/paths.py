@@ -90,7 +90,7 @@ class Problem:
         return {"source": self.source, "message": self.message}
 
 
-def _inside(path: Path, root: Path) -> bool:
+def is_inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
     except ValueError:
@@ -135,7 +135,7 @@ def iter_memory_files(root: Path) -> tuple[list[Path], list[Problem]]:
                     if child.name.endswith(".md"):
                         problems.append(Problem(str(path), "broken symlink or symlink loop; not followed"))
                     continue
-                if not _inside(target, real_root):
+                if not is_inside(target, real_root):
                     if child.name.endswith(".md") or target.is_dir():
                         problems.append(
                             Problem(str(path), "symlink target is outside the memory root; not followed")

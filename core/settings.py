@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .fileio import atomic_write_bytes
+from .fileio import atomic_write_bytes, read_if_exists
 from .paths import Paths, Problem
 
 LAYERS = ("user", "project", "conversation")
@@ -53,11 +53,16 @@ class Settings:
 def read_json_object(path: Path) -> tuple[dict[str, Any] | None, Problem | None]:
     """The file's object, or None if missing; a Problem when it can't be used."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None, None
+        raw = read_if_exists(path)
     except OSError as exc:
         return None, Problem(str(path), f"cannot read settings: {exc.strerror or exc}")
+    return parse_json_object(path, raw)
+
+
+def parse_json_object(path: Path, raw: bytes | None) -> tuple[dict[str, Any] | None, Problem | None]:
+    """`raw` (the bytes of `path`, None if missing) as a JSON object, or the Problem with it."""
+    if raw is None:
+        return None, None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -161,7 +166,8 @@ def load_settings(paths: Paths) -> Settings:
 def update_json_file(path: Path, changes: dict[tuple[str, ...], Any]) -> None:
     """Set each key path in `changes` (a value of `...` deletes it), keeping every other key
     and value. Refuses (SettingsError) when the file exists but is not a JSON object."""
-    data, problem = read_json_object(path)
+    raw = read_if_exists(path)
+    data, problem = parse_json_object(path, raw)
     if problem:
         raise SettingsError(f"{path}: {problem.message}")
     data = copy.deepcopy(data) if data is not None else {}
@@ -179,14 +185,8 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any]) -> None:
             node[keys[-1]] = value
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, text.encode("utf-8"), expected=_current_bytes(path))
-
-
-def _current_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+    # refused if the file changed after it was read above: another writer's keys are never lost
+    atomic_write_bytes(path, text.encode("utf-8"), expected=raw)
 
 
 def set_workspace_enabled(paths: Paths, enabled: bool) -> Path:

@@ -18,7 +18,7 @@ from . import markdown as md
 from .database import ConversationRow, DatabaseError, MuseDB, now_ms
 from .fileio import ConflictError, atomic_write_bytes, read_if_exists, sha256
 from .models import Entry
-from .paths import FILE_LAYERS, MAX_FILE_BYTES, Paths, Problem, iter_memory_files, relative_posix
+from .paths import FILE_LAYERS, MAX_FILE_BYTES, Paths, Problem, is_inside, iter_memory_files, relative_posix
 from .relevance import entry_terms
 from .trash import Trash, TrashFile, TrashOp, new_op_id
 
@@ -437,7 +437,7 @@ class MemoryStore:
         ops: list[TrashOp] = []
         by_root: dict[Path, list[Path]] = {}
         for path in writes:
-            root = self.paths.user_root if _inside(path, self.paths.user_root) else self.paths.project_root
+            root = self.paths.user_root if is_inside(path, self.paths.user_root) else self.paths.project_root
             by_root.setdefault(root, []).append(path)
         if rows_before and not by_root:
             by_root[self.paths.user_root] = []
@@ -632,13 +632,6 @@ class MemoryStore:
     def close(self) -> None:
         self.db.close()
 
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-        return True
-    except ValueError:
-        return False
 
 
 def _summary(action: str, entries: list[Entry]) -> str:

@@ -313,14 +313,14 @@ class MemtuiApp(App[None]):
                 self.refresh_panes([layer], keep={layer: entry.id})
                 self.notify(f"Added to {describe(entry)}", title="Saved")
 
-        self.push_screen(EditScreen(f"New {layer} memory → {target}", layer=layer), done)
+        self.push_screen(EditScreen(f"New {layer} memory → {target}"), done)
 
     def action_edit(self) -> None:
         entry = self.selected_entry()
         if entry is None:
             self.notify("Select a memory first.", severity="warning")
             return
-        self.push_screen(EditScreen(f"Edit · {describe(entry)}", entry.text, entry=entry, layer=entry.layer),
+        self.push_screen(EditScreen(f"Edit · {describe(entry)}", entry.text, entry=entry),
                          lambda text: self._save_edit(entry, text))
 
     def _save_edit(self, entry: Entry, text: str | None) -> None:

@@ -42,12 +42,11 @@ class EditScreen(SaveOrCancel, ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="edit.cancel"),
     ]
 
-    def __init__(self, title: str, text: str = "", entry: Entry | None = None, layer: str = "user") -> None:
+    def __init__(self, title: str, text: str = "", entry: Entry | None = None) -> None:
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.initial = text
-        self.entry = entry
-        self.memory_layer = layer
+        self.entry = entry  # None: a new memory
         self.conflict = False
 
     def compose(self) -> ComposeResult:

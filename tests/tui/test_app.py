@@ -34,6 +34,13 @@ async def open_editor(pilot, layer: str, predicate) -> None:
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditScreen), message="the editor")
 
 
+async def open_delete(pilot, layer: str, predicate) -> None:
+    """Select the first entry of `layer` matching `predicate` and press d."""
+    select(pilot.app, layer, predicate)
+    await pilot.press("d")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen), message="the confirmation")
+
+
 async def test_typing_a_query_updates_the_fold(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
@@ -75,9 +82,7 @@ async def test_delete_confirm_then_undo_restores_bytes(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        select(app, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
-        await pilot.press("d")
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await open_delete(pilot, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
         assert "Use PostgreSQL 16" in str(app.screen.query_one("#confirm-body").render())
         await pilot.press("y")
         await wait_until(pilot, lambda: b"Use PostgreSQL 16" not in path.read_bytes(), message="line deleted")
@@ -93,9 +98,7 @@ async def test_delete_can_be_declined(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        select(app, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
-        await pilot.press("d")
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await open_delete(pilot, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
     assert path.read_bytes() == original
