@@ -18,7 +18,7 @@ from . import markdown as md
 from .database import ConversationRow, DatabaseError, MuseDB, now_ms
 from .fileio import ConflictError, atomic_write_bytes, read_if_exists, sha256
 from .models import Entry
-from .paths import FILE_LAYERS, MAX_FILE_BYTES, Paths, Problem, is_inside, iter_memory_files, relative_posix
+from .paths import FILE_LAYERS, MAX_FILE_BYTES, Paths, Problem, UnsafePathError, is_inside, relative_posix
 from .relevance import entry_terms
 from .trash import Trash, TrashFile, TrashOp, new_op_id
 
@@ -255,7 +255,7 @@ class MemoryStore:
     def _reload_layer(self, layer: str, changed: set[Path], full: bool, touched: list[str],
                       cache: dict[str, tuple[str, str]] | None) -> bool:
         root = self.paths.root(layer)
-        files, walk_problems = iter_memory_files(root)
+        files, walk_problems = self.paths.memory_files(layer)
         dirty = walk_problems != self._walk_problems.get(layer, [])
         root_problem = next((p for p in walk_problems if p.source == str(root)), None)
         if root_problem is not None:
@@ -548,6 +548,10 @@ class MemoryStore:
             self.reload(conversation=True, reason="write")
             return self._find_conversation(memory_id)
         path = self.paths.default_file(layer)
+        try:
+            self.paths.writable_root(layer)
+        except UnsafePathError as exc:
+            raise ConflictError(str(exc)) from None
         with self._lock:
             rec = self._files.get(path)
         if rec is None and path.exists():
