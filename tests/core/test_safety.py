@@ -1,0 +1,360 @@
+"""A cloned repository must not be able to attack its user (SPEC §1, §4, §8).
+
+Each test builds what an attacker could ship (a repository tree in tmp_path: symlinks out of
+the workspace, FIFOs, non-UTF-8 names, settings linked to /dev/zero, control sequences) and
+asserts the safe outcome: nothing outside is read, nothing hangs, everything is reported
+with its path and reason, and no escape sequence reaches a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import unicodedata
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from memtui.core.display import display_path, escape_name, escape_text, path_text
+from memtui.core.fileio import FileTooLargeError, NotRegularFileError, RefusedFileError, read_regular
+from memtui.core.paths import Paths, iter_memory_files, relative_posix
+from memtui.core.settings import SettingsError, load_settings, set_workspace_enabled
+from memtui.core.store import MemoryStore
+from tests.helpers import enable, write
+
+SECRET = "- SECRET from outside the workspace: id_rsa contents"
+TIMEOUT = 30  # seconds; a hang (a FIFO opened for reading) fails the test instead of the run
+
+
+def memtui(paths: Paths, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real console script in a subprocess, with a timeout so a hang is a failure."""
+    exe = shutil.which("memtui", path=str(Path(sys.executable).parent))
+    assert exe, "the memtui console script is not installed next to this Python"
+    return subprocess.run(
+        [exe, "--home", str(paths.home), "-w", str(paths.workspace), *args],
+        capture_output=True, text=True, timeout=TIMEOUT, input=input,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+
+
+def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.fixture
+def secret_dir(tmp_path) -> Path:
+    """A folder outside the workspace and the home, holding what must never be read."""
+    folder = tmp_path / "outside"
+    write(folder / "id_rsa.md", SECRET + "\n")
+    write(folder / "memory" / "id_rsa.md", SECRET + "\n")
+    return folder
+
+
+# ---------------------------------------------------------------------------------------
+# 1. memory roots that lead out of the workspace / home
+
+
+def _replace_with_symlink(path: Path, target: Path) -> None:
+    shutil.rmtree(path)
+    os.symlink(target, path)
+
+
+@pytest.mark.parametrize("link", [".muse/memory", ".muse"])
+def test_project_root_linked_out_of_the_workspace_is_not_read(paths, secret_dir, link):
+    enable(paths)
+    write(paths.user_root / "good.md", "- a good memory about SECRET handling\n")
+    _replace_with_symlink(paths.workspace / link, secret_dir)
+    store = MemoryStore(paths)
+    store.load()
+    assert [e.text for e in store.entries("project")] == []
+    assert [e.text for e in store.entries("user")] == ["a good memory about SECRET handling"]
+    problem = next(p for p in store.problems if p.source == str(paths.project_root))
+    assert "outside" in problem.message and "not read" in problem.message
+    assert link in problem.message
+
+    listed = memtui(paths, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    assert all("id_rsa" not in e["text"] for e in data["entries"])
+    assert any(e["source"] == str(paths.project_root) and "outside" in e["message"] for e in data["errors"])
+    preview = json.loads(memtui(paths, "preview", "SECRET id_rsa contents", "--json").stdout)
+    assert [c["layer"] for c in preview["candidates"]] == ["user"]
+    assert "contents" not in preview["text"]
+
+
+def test_project_root_linked_inside_the_workspace_is_read(paths):
+    """The control case: a link that stays inside the workspace is followed as before."""
+    write(paths.workspace / "docs" / "memory" / "ctx.md", "- kept in docs\n")
+    _replace_with_symlink(paths.project_root, paths.workspace / "docs" / "memory")
+    store = MemoryStore(paths)
+    store.load()
+    assert [e.text for e in store.entries("project")] == ["kept in docs"]
+    assert store.problems == []
+
+
+def test_user_root_linked_out_of_the_home_is_not_read(paths, secret_dir):
+    _replace_with_symlink(paths.user_root, secret_dir)
+    files, problems = paths.memory_files("user")
+    assert files == []
+    assert [p.source for p in problems] == [str(paths.user_root)]
+    # iter_memory_files itself checks the root when told what it must stay within
+    files, problems = iter_memory_files(paths.user_root, within=paths.home)
+    assert files == [] and "outside" in problems[0].message
+
+
+def test_remember_does_not_write_through_a_root_linked_outside(paths, secret_dir):
+    enable(paths)
+    _replace_with_symlink(paths.workspace / ".muse" / "memory", secret_dir)
+    before = sorted(p.name for p in secret_dir.iterdir())
+    result = memtui(paths, "remember", "--project", "planted")
+    assert result.returncode == 1
+    assert "outside" in result.stderr and str(paths.project_root) in result.stderr
+    assert_no_traceback(result)
+    assert sorted(p.name for p in secret_dir.iterdir()) == before
+
+
+def test_workspace_settings_linked_outside_are_not_read_or_written(paths, tmp_path):
+    outside = write(tmp_path / "elsewhere" / "settings.json", json.dumps({"memoryEnabled": True}))
+    os.symlink(outside, paths.workspace_settings)
+    settings = load_settings(paths)
+    assert settings.enabled is False  # the repository did not get to switch memory on from outside
+    assert any(p.source == str(paths.workspace_settings) and "outside" in p.message for p in settings.problems)
+    with pytest.raises(SettingsError, match="outside"):
+        set_workspace_enabled(paths, False)
+    assert json.loads(outside.read_text()) == {"memoryEnabled": True}
+
+
+# ---------------------------------------------------------------------------------------
+# 2. things that are not regular files
+
+
+def test_fifo_and_folder_named_like_memory_files_are_reported_and_never_opened(paths):
+    enable(paths)
+    write(paths.user_root / "good.md", "- a good memory about pipes\n")
+    os.mkfifo(paths.user_root / "x.md")
+    (paths.project_root / "folder.md").mkdir()
+    write(paths.project_root / "folder.md" / "inside.md", "- inside a folder named like a file\n")
+    for command in (["list", "--json"], ["status", "--json"], ["preview", "pipes", "--json"]):
+        result = memtui(paths, *command)  # would hang on open() without the check
+        assert result.returncode == 0, result.stderr
+        errors = {e["source"]: e["message"] for e in json.loads(result.stdout)["errors"]}
+        assert "FIFO" in errors[str(paths.user_root / "x.md")]
+        assert "directory" in errors[str(paths.project_root / "folder.md")]
+    listed = json.loads(memtui(paths, "list", "--json").stdout)
+    assert [e["text"] for e in listed["entries"]] == ["a good memory about pipes"]
+
+
+def test_symlink_inside_the_root_to_a_fifo_is_reported(paths):
+    os.mkfifo(paths.user_root / "pipe")
+    os.symlink(paths.user_root / "pipe", paths.user_root / "alias.md")
+    files, problems = iter_memory_files(paths.user_root)
+    assert files == []
+    assert "FIFO" in problems[0].message and problems[0].source == str(paths.user_root / "alias.md")
+
+
+def test_read_regular_refuses_what_is_not_a_regular_file(tmp_path):
+    fifo = tmp_path / "fifo.md"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegularFileError, match="FIFO"):
+        read_regular(fifo, 100)
+    with pytest.raises(NotRegularFileError, match="directory"):
+        read_regular(tmp_path, 100)
+    zero = tmp_path / "zero.md"
+    os.symlink("/dev/zero", zero)
+    with pytest.raises(NotRegularFileError, match="character device") as info:
+        read_regular(zero, 100)
+    assert isinstance(info.value, OSError) and str(zero) in str(info.value)
+    with pytest.raises(FileNotFoundError):
+        read_regular(tmp_path / "missing.md", 100)
+
+
+def test_read_regular_limits_and_symlinks(tmp_path):
+    exact = tmp_path / "exact.md"
+    exact.write_bytes(b"x" * 100)
+    assert read_regular(exact, 100) == b"x" * 100
+    with pytest.raises(FileTooLargeError, match="over the 99-byte limit"):
+        read_regular(exact, 99)
+    link = tmp_path / "link.md"
+    os.symlink(exact, link)
+    assert read_regular(link, 100) == b"x" * 100
+    with pytest.raises(RefusedFileError, match="symbolic link"):
+        read_regular(link, 100, follow_symlinks=False)
+
+
+# ---------------------------------------------------------------------------------------
+# 3. file names that are not UTF-8
+
+
+def test_non_utf8_file_name_is_reported_and_every_command_still_works(paths):
+    enable(paths)
+    bad = Path(os.fsdecode(bytes(paths.user_root) + b"/x\xff.md"))
+    bad.write_bytes(b"- hidden behind a bad name\n")
+    write(paths.user_root / "good.md", "- hello from a good file\n")
+    shown = str(paths.user_root) + "/x\\xff.md"
+    for command in (["list"], ["list", "--json"], ["status"], ["status", "--json"], ["preview", "hello"],
+                    ["preview", "hello", "--json"]):
+        result = memtui(paths, *command)
+        assert result.returncode == 0, (command, result.stderr)
+        assert_no_traceback(result)
+        if "--json" in command:
+            assert shown in [e["source"] for e in json.loads(result.stdout)["errors"]], command
+        elif command[0] != "preview":  # the plain preview prints the injection and its summary only
+            assert shown in result.stdout + result.stderr, command
+    result = memtui(paths, "forget", "hello", "--yes")
+    assert result.returncode == 0 and "Deleted 1" in result.stdout, result.stderr
+    result = memtui(paths, "undo")
+    assert result.returncode == 0, result.stderr
+    assert bad.read_bytes() == b"- hidden behind a bad name\n"
+    assert "hello from a good file" in (paths.user_root / "good.md").read_text()
+
+
+def test_relative_posix_and_problems_are_printable(paths):
+    name = os.fsdecode(b"sub\xfe/x\xff.md")
+    assert relative_posix(paths.user_root / name, paths.user_root) == "sub\\xfe/x\\xff.md"
+    write(paths.user_root / os.fsdecode(b"d\xfe") / "a.md", "- under a folder with a bad name\n")
+    files, problems = iter_memory_files(paths.user_root)
+    assert files == []
+    assert problems[0].source.endswith("/d\\xfe") and "not UTF-8" in problems[0].message
+    for p in problems:
+        json.dumps(p.as_dict(), ensure_ascii=False).encode("utf-8")  # no surrogate left
+
+
+# ---------------------------------------------------------------------------------------
+# 4. settings files
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory", "too-big"])
+@pytest.mark.parametrize("which", ["global", "workspace"])
+def test_settings_that_are_not_small_regular_files_give_defaults(paths, kind, which):
+    path = paths.global_settings if which == "global" else paths.workspace_settings
+    if kind == "dev-zero":
+        os.symlink("/dev/zero", path)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.write_text(json.dumps({"memoryEnabled": True, "pad": "x" * (1024 * 1024)}))
+    reason = {"dev-zero": "character device", "fifo": "FIFO", "directory": "directory", "too-big": "1 MiB"}[kind]
+    if kind == "dev-zero" and which == "workspace":
+        reason = "outside"  # refused before its type is even looked at: it leads out of the workspace
+    settings = load_settings(paths)
+    assert settings.enabled is False
+    assert any(p.source == str(path) and reason in p.message for p in settings.problems), settings.problems
+    status = memtui(paths, "status", "--json")  # returns promptly, reports, does not crash
+    assert status.returncode == 0, status.stderr
+    assert any(e["source"] == str(path) and reason in e["message"] for e in json.loads(status.stdout)["errors"])
+    if which == "workspace":
+        with pytest.raises(SettingsError, match=reason) as info:
+            set_workspace_enabled(paths, True)
+        assert str(path) in str(info.value)
+        result = memtui(paths, "enable")
+        assert result.returncode == 1 and str(path) in result.stderr and reason in result.stderr
+        assert_no_traceback(result)
+        assert "Memory on" not in result.stdout
+
+
+def test_invalid_workspace_settings_refuse_enable(paths):
+    bad = write(paths.workspace_settings, '{"memoryEnabled": fals')
+    with pytest.raises(SettingsError, match="invalid JSON") as info:
+        set_workspace_enabled(paths, True)
+    assert str(bad) in str(info.value)
+    result = memtui(paths, "enable")
+    assert result.returncode == 1 and "invalid JSON" in result.stderr and "Memory on" not in result.stdout
+    assert bad.read_text() == '{"memoryEnabled": fals'
+
+
+def test_dot_muse_that_is_a_file_gives_a_clear_error(paths):
+    shutil.rmtree(paths.workspace / ".muse")
+    (paths.workspace / ".muse").write_text("not a folder\n")
+    assert load_settings(paths).enabled is False
+    with pytest.raises(SettingsError, match="is a file, not a folder"):
+        set_workspace_enabled(paths, True)
+    result = memtui(paths, "enable")
+    assert result.returncode == 1, result.stdout
+    assert f"{paths.workspace / '.muse'} is a file, not a folder" in result.stderr
+    assert_no_traceback(result)
+    assert (paths.workspace / ".muse").read_text() == "not a folder\n"
+
+
+@contextmanager
+def read_only(folder: Path):
+    """Make `folder` refuse new files for real: mode 0555, or, for root (whom modes do not
+    stop), the immutable attribute."""
+    if os.geteuid() != 0:
+        mode = folder.stat().st_mode
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(stat.S_IMODE(mode))
+        return
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("running as root and cannot make a folder immutable here")
+    try:
+        yield
+    finally:
+        subprocess.run([chattr, "-i", str(folder)], check=True)
+
+
+def test_read_only_workspace_folder_gives_a_clear_error(paths):
+    with read_only(paths.workspace / ".muse"):
+        with pytest.raises(SettingsError, match="cannot write it") as info:
+            set_workspace_enabled(paths, True)
+        assert str(paths.workspace_settings) in str(info.value)
+        result = memtui(paths, "enable")
+    assert result.returncode == 1 and str(paths.workspace_settings) in result.stderr
+    assert_no_traceback(result)
+    assert not paths.workspace_settings.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# 5. terminal output
+
+
+def test_escape_text_keeps_tab_and_newline_and_shows_controls():
+    assert escape_text("plain 数据库 text\twith\ttabs\nand lines") == "plain 数据库 text\twith\ttabs\nand lines"
+    osc52 = "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07"
+    assert escape_text(osc52) == "\\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07"
+    assert escape_text("\x1b]8;;https://evil\x1b\\link\x1b]8;;\x1b\\") == (
+        "\\x1b]8;;https://evil\\x1b\\link\\x1b]8;;\\x1b\\")
+    assert escape_text("a\rb\x7fc\x9bd\x00") == "a\\rb\\x7fc\\x9bd\\x00"
+    assert escape_text("x\udcffy") == "x\\xffy"
+
+
+def test_escape_name_forges_no_line():
+    assert escape_name("a\nb\r\tc.md") == "a\\nb\\r\\tc.md"
+    assert escape_name("evil\u202egnp.md") == "evil\\u202egnp.md"
+    assert escape_name("x\u2028y") == "x\\u2028y"
+    assert display_path(Path(os.fsdecode(b"/w/x\xff\n.md"))) == "/w/x\\xff\\n.md"
+    assert path_text(os.fsdecode(b"x\xff.md\n")) == "x\\xff.md\n"
+
+
+CONTROL_OR_SURROGATE = {"Cc", "Cs"}
+
+
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+@example("\x1b]0;title\x07\n\t\r\x85\u009b\udcff")
+def test_escaped_output_has_no_control_characters(s):
+    text = escape_text(s)
+    assert all(unicodedata.category(c) not in CONTROL_OR_SURROGATE or c in "\t\n" for c in text)
+    name = escape_name(s)
+    assert all(unicodedata.category(c) not in CONTROL_OR_SURROGATE for c in name)
+    assert "\u2028" not in name and "\u202e" not in name
+    text.encode("utf-8")
+    name.encode("utf-8")
+    path_text(s).encode("utf-8")
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=("Cc", "Cs"))))
+def test_clean_text_is_unchanged(s):
+    assert escape_text(s) == s
+    assert path_text(s) == s
