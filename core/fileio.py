@@ -77,7 +77,8 @@ def fsync_dir(directory: Path) -> None:
 
 
 class RefusedFileError(OSError):
-    """memtui will not read this file; `reason` says why in plain words (no traceback).
+    """memtui will not read this file. `reason` (also `str(exc)` and `strerror`) says why in
+    plain words, e.g. "is a FIFO (named pipe), not a regular file"; `path` is the file.
 
     An OSError, so a caller that already reports `cannot read: <strerror>` reports this too.
     """
@@ -88,7 +89,7 @@ class RefusedFileError(OSError):
         self.reason = reason
 
     def __str__(self) -> str:
-        return f"{os.fsdecode(self.path)}: {self.reason}"
+        return self.reason
 
 
 class NotRegularFileError(RefusedFileError):
@@ -97,6 +98,9 @@ class NotRegularFileError(RefusedFileError):
 
 class FileTooLargeError(RefusedFileError):
     """A file over the caller's size limit."""
+
+
+NotRegularFile = RefusedFileError  # the name the scanner catches: either refusal
 
 
 def file_kind(mode: int) -> str:
@@ -120,9 +124,9 @@ def file_kind(mode: int) -> str:
 
 def _refuse_mode(path: str | os.PathLike, st: os.stat_result, limit: int) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise NotRegularFileError(path, f"is {file_kind(st.st_mode)}, not a regular file; not read")
+        raise NotRegularFileError(path, f"is {file_kind(st.st_mode)}, not a regular file")
     if st.st_size > limit:
-        raise FileTooLargeError(path, f"is {st.st_size} bytes, over the {_size(limit)} limit; not read", errno.EFBIG)
+        raise FileTooLargeError(path, f"is {st.st_size} bytes, over the {_size(limit)} limit", errno.EFBIG)
 
 
 def _size(limit: int) -> str:
@@ -155,7 +159,7 @@ def read_regular(path: str | os.PathLike, limit: int, *, follow_symlinks: bool =
         fd = os.open(path, flags)
     except OSError as exc:
         if not follow_symlinks and exc.errno == errno.ELOOP:
-            raise NotRegularFileError(path, "is a symbolic link; not followed", errno.ELOOP) from None
+            raise NotRegularFileError(path, "is a symbolic link, not followed", errno.ELOOP) from None
         raise
     try:
         _refuse_mode(path, os.fstat(fd), limit)
@@ -171,7 +175,7 @@ def read_regular(path: str | os.PathLike, limit: int, *, follow_symlinks: bool =
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
-        raise FileTooLargeError(path, f"is over the {_size(limit)} limit; not read", errno.EFBIG)
+        raise FileTooLargeError(path, f"is over the {_size(limit)} limit", errno.EFBIG)
     return data
 
 

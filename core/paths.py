@@ -9,11 +9,9 @@ from pathlib import Path
 
 from .display import path_text
 from .fileio import file_kind
+from .model import FILE_LAYERS, LAYERS, Layer  # noqa: F401  (re-exported)
 
 MAX_FILE_BYTES = 1024 * 1024  # files over 1 MiB are skipped and reported
-
-LAYERS = ("user", "project", "conversation")
-FILE_LAYERS = ("user", "project")
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
