@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["path_text", "escape_text", "escape_name", "display_path", "json_for_terminal"]
+__all__ = ["display_path", "escape_name", "escape_text", "json_for_terminal", "path_text"]
 
 
 def _hex(code: int) -> str:
@@ -44,7 +44,7 @@ def _build_table(codes) -> dict[int, str]:
 
 
 _SURROGATES = range(0xD800, 0xE000)
-_TEXT_CONTROLS = [c for c in range(0x00, 0x20) if c not in (0x09, 0x0A)] + list(range(0x7F, 0xA0))
+_TEXT_CONTROLS = [c for c in range(0x20) if c not in (0x09, 0x0A)] + list(range(0x7F, 0xA0))
 # Unicode line/paragraph separators and the bidirectional formatting controls (the
 # "Trojan Source" characters): harmless in memory text, but in a one-line name they can
 # fake a line break or show a name reversed.

@@ -46,7 +46,7 @@ class Paths:
     workspace: Path
 
     @classmethod
-    def resolve(cls, home=None, workspace=None, cwd=None) -> "Paths":
+    def resolve(cls, home=None, workspace=None, cwd=None) -> Paths:
         return cls(resolve_home(home), resolve_workspace(workspace, cwd))
 
     @property
@@ -88,7 +88,7 @@ class Paths:
             return self.workspace
         raise ValueError(f"layer {layer!r} has no memory root")
 
-    def root_problem(self, layer: str) -> "Problem | None":
+    def root_problem(self, layer: str) -> Problem | None:
         """Why the layer's memory root must not be used (read or written), or None.
 
         The project root (`.muse` and `.muse/memory`) must resolve inside the workspace and
@@ -112,7 +112,7 @@ class Paths:
                 reason = f"it is {file_kind(st.st_mode)}, not a directory"
         return Problem(str(root), f"{reason}; the {layer} memory layer is not read")
 
-    def memory_files(self, layer: str) -> "tuple[list[Path], list[Problem]]":
+    def memory_files(self, layer: str) -> tuple[list[Path], list[Problem]]:
         """The layer's memory files and the problems found (`iter_memory_files`), or, when
         the root itself is unsafe (`root_problem`), no files and that one problem, whose
         source is the root."""
@@ -129,7 +129,7 @@ class Paths:
             raise UnsafePathError(f"{path_text(problem.source)}: {problem.message.replace('is not read', 'is not written')}")
         return self.root(layer)
 
-    def workspace_settings_problem(self) -> "Problem | None":
+    def workspace_settings_problem(self) -> Problem | None:
         """Why `<workspace>/.muse/settings.json` must not be read or written, or None: it
         (or `.muse`) is a symlink that leads outside the workspace."""
         reason = escapes(self.workspace_settings, self.workspace)

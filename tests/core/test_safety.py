@@ -22,12 +22,17 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-
 from memtui.core.display import display_path, escape_name, escape_text, path_text
-from memtui.core.fileio import FileTooLargeError, NotRegularFileError, RefusedFileError, read_regular
+from memtui.core.fileio import (
+    FileTooLargeError,
+    NotRegularFileError,
+    RefusedFileError,
+    read_regular,
+)
 from memtui.core.paths import Paths, iter_memory_files, relative_posix
 from memtui.core.settings import SettingsError, load_settings, set_workspace_enabled
 from memtui.core.store import MemoryStore
+
 from tests.helpers import enable, write
 
 SECRET = "- SECRET from outside the workspace: id_rsa contents"
@@ -40,7 +45,7 @@ def memtui(paths: Paths, *args: str, input: str | None = None) -> subprocess.Com
     assert exe, "the memtui console script is not installed next to this Python"
     return subprocess.run(
         [exe, "--home", str(paths.home), "-w", str(paths.workspace), *args],
-        capture_output=True, text=True, timeout=TIMEOUT, input=input,
+        check=False, capture_output=True, text=True, timeout=TIMEOUT, input=input,
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
     )
 
@@ -298,7 +303,7 @@ def read_only(folder: Path):
             folder.chmod(stat.S_IMODE(mode))
         return
     chattr = shutil.which("chattr")
-    if chattr is None or subprocess.run([chattr, "+i", str(folder)], capture_output=True).returncode != 0:
+    if chattr is None or subprocess.run([chattr, "+i", str(folder)], check=False, capture_output=True).returncode != 0:
         pytest.skip("running as root and cannot make a folder immutable here")
     try:
         yield
@@ -315,6 +320,19 @@ def test_read_only_workspace_folder_gives_a_clear_error(paths):
     assert result.returncode == 1 and str(paths.workspace_settings) in result.stderr
     assert_no_traceback(result)
     assert not paths.workspace_settings.exists()
+
+
+@pytest.mark.parametrize("layer", ["user", "project"])
+def test_remember_into_a_read_only_memory_folder_gives_a_clear_error(paths, layer):
+    enable(paths)
+    notes = write(paths.default_file(layer), "- already here\n")
+    with read_only(paths.root(layer)):
+        result = memtui(paths, "remember", *(["--project"] if layer == "project" else []), "a new thing")
+        assert sorted(os.listdir(paths.root(layer))) == [notes.name]  # no temporary file left behind
+    assert result.returncode == 1, result.stdout
+    assert "permission denied" in result.stderr and str(paths.root(layer)) in result.stderr
+    assert_no_traceback(result)
+    assert notes.read_text() == "- already here\n"
 
 
 # ---------------------------------------------------------------------------------------
