@@ -20,6 +20,7 @@ from memtui.core.fileio import atomic_write_bytes
 from memtui.core.injection import build_injection
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
+from memtui.core.store import MemoryStore
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -29,7 +30,7 @@ class Ctx:
         self.paths = Paths.resolve(home=home, workspace=workspace)
 
 
-def _echo_json(data) -> None:
+def _echo_json(data: object) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
@@ -43,7 +44,7 @@ def _fail_on(exc: ActionError) -> NoReturn:
     _fail(f"error: {exc}" if not isinstance(exc, actions.MemoryOff) else str(exc), exc.exit_code)
 
 
-def _report_problems(store) -> None:
+def _report_problems(store: MemoryStore) -> None:
     for p in store.problems:
         click.echo(f"warning: {p.source}: {p.message}", err=True)
 

@@ -103,7 +103,7 @@ def matching(store: MemoryStore, keyword: str, layer: str | None = None) -> list
 
 def layer_counts(entries: Iterable[Entry]) -> dict[str, dict[str, int]]:
     """Per layer: `total`, `active` and `archived` — the one way every face counts."""
-    counts = {layer: {"total": 0, "active": 0, "archived": 0} for layer in Layer}
+    counts: dict[str, dict[str, int]] = {layer: {"total": 0, "active": 0, "archived": 0} for layer in Layer}
     for e in entries:
         c = counts[e.layer]
         c["total"] += 1

@@ -4,6 +4,7 @@ health) and `repair` (rebuild what memtui derives, in place; SPEC §8)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .actions import layer_counts, open_store
 from .paths import Paths
@@ -19,7 +20,7 @@ def status(paths: Paths) -> dict:
     try:
         counts = layer_counts(store.entries())
         problems = list(settings.problems) + store.problems
-        data = {
+        data: dict[str, Any] = {
             "enabled": settings.enabled,
             "why": settings.enabled_why,
             "workspace": str(paths.workspace),
