@@ -335,6 +335,16 @@ def doctor_(obj: Ctx, as_json: bool, fix: bool) -> None:
     sys.exit(1 if found else 0)
 
 
+@main.command("mcp", context_settings=CONTEXT)
+@click.pass_obj
+def mcp_(obj: Ctx) -> None:
+    """Serve the memories over the Model Context Protocol on stdio (tools: search_memories,
+    list_memories, preview_injection, remember, forget)."""
+    from memtui.cli.mcp import serve
+
+    serve(obj.paths)
+
+
 def _set_enabled(paths: Paths, value: bool) -> None:
     try:
         path = actions.set_enabled(paths, value)
