@@ -8,7 +8,7 @@ which also gives the category (`systemPatterns` -> pattern, the others -> knowle
 Export writes the six core files: each memory goes into the file it came from, else the
 one its tag names, else `systemPatterns.md` for patterns and decisions and
 `activeContext.md` for the rest, grouped by section as in the AGENTS.md export. A core
-file with no memory gets just its title heading, which reads back as no entry.
+file with no memory is written empty (a lone title heading would read back as an entry).
 """
 
 from __future__ import annotations
@@ -21,10 +21,6 @@ from .agents_md import render as render_sections
 
 FOLDER = "memory-bank"
 CORE = ("projectbrief", "productContext", "activeContext", "systemPatterns", "techContext", "progress")
-TITLES = {
-    "projectbrief": "Project Brief", "productContext": "Product Context", "activeContext": "Active Context",
-    "systemPatterns": "System Patterns", "techContext": "Tech Context", "progress": "Progress",
-}
 CATEGORY = {"systemPatterns": "pattern"}
 
 
@@ -87,8 +83,5 @@ def write(memories: list[Memory], dest: Path) -> list[Path]:
 
 
 def render(stem: str, memories: list[Memory]) -> str:
-    """A core file: its memories grouped by section. Without any, a title heading only, so
-    Cline sees the file exists and fills it."""
-    if not memories:
-        return f"# {TITLES[stem]}\n"
-    return render_sections(memories)
+    """A core file: its memories grouped by section; empty without any (Cline fills it)."""
+    return render_sections(memories) if memories else ""
