@@ -4,8 +4,9 @@ A rule file is frontmatter with `description`, `globs` and `alwaysApply`, then M
 Cursor writes `globs` bare and comma-separated (`globs: src/**/*.ts, *.tsx`) and reads it
 as raw text, so a value starting with `*` is not valid YAML; that one line is therefore
 taken literally before the rest is loaded as YAML (safely, anchors and aliases refused).
-A file whose other lines are not valid YAML but are plain `key: value` lines is read line
-by line, as Cursor does.
+A file whose other lines are not valid YAML but are only Cursor's own keys as plain
+`key: value` lines (`description: Database: use the pool`) is read line by line, as Cursor
+does; anything else that YAML refuses is a problem.
 
 One rule is one memory: its description and globs describe the rule as a whole (when it
 applies, what it is for), so splitting it into list-item entries would leave pieces whose
@@ -29,6 +30,7 @@ from ._files import (
 )
 
 SUFFIX = ".mdc"
+RULE_KEYS = ("description", "globs", "alwaysApply")
 _GLOBS = re.compile(r"globs[ \t]*:[ \t]*(.*?)[ \t]*")
 _LOOSE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
 
@@ -44,14 +46,17 @@ def _unquote(value: str) -> str:
 
 
 def _loose(lines: list[str]) -> dict[str, Any] | None:
+    """Cursor's own keys as plain `key: value` text, or None when the block is anything more."""
     meta: dict[str, Any] = {}
     for line in lines:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _LOOSE.fullmatch(line)
-        if not match:
+        if not match or match.group(1) not in RULE_KEYS:
             return None
         value = match.group(2) or ""
+        if value[:1] in "[{!&*|>":  # YAML syntax that failed to load is not plain text
+            return None
         meta[match.group(1)] = {"true": True, "false": False}.get(value, _unquote(value))
     return meta
 

@@ -164,7 +164,10 @@ def read(source: Path) -> ReadResult:
     except SourceError as exc:
         result.problems.append(ImportProblem(str(source), str(exc)))
         return result
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Only "\n" ends a record: str.splitlines would also split on U+2028 or U+0085, which
+    # json.dumps leaves as they are inside strings.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         where = f"{source}:{number}"

@@ -119,6 +119,16 @@ def test_cursor_globs_spellings(line, globs):
     assert cursor._globs_text(meta["globs"]) == globs
 
 
+@pytest.mark.parametrize("block", [
+    "description: [unclosed\nalwaysApply: false\n",
+    "description: x\nname: a: b\n",
+    "description: !!python/object/apply:os.system ['true']\n",
+])
+def test_cursor_yaml_that_is_not_plain_cursor_keys_is_refused(block):
+    with pytest.raises(interop._files.SourceError, match="invalid YAML frontmatter"):
+        cursor.rule_frontmatter(block)
+
+
 def test_cursor_alias_elsewhere_is_still_refused():
     with pytest.raises(interop._files.SourceError, match="anchors or aliases"):
         cursor.rule_frontmatter("description: &a x\nother: *a\nglobs: *.ts\n")
