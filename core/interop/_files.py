@@ -66,12 +66,12 @@ def read_bytes(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     if stat.S_ISLNK(st.st_mode):
         try:
-            target = path.resolve(strict=True)
+            st = os.stat(path.resolve(strict=True))
         except (OSError, RuntimeError):
             raise SourceError("broken or looping symlink") from None
-        if root is not None and not _inside(target, root.resolve()):
-            raise SourceError("symlink leads outside the folder being imported; not followed")
-        st = os.stat(target)
+    if root is not None and not _inside(path.resolve(), root.resolve()):
+        # the file or a folder on its way is a link out of the folder being imported
+        raise SourceError("symlink leads outside the folder being imported; not followed")
     if not stat.S_ISREG(st.st_mode):
         raise SourceError(f"{_kind(st.st_mode)}, not a regular file; skipped")
     if st.st_size > limit:
@@ -225,7 +225,10 @@ def markdown_entries(text: str) -> tuple[dict[str, Any], list[md.RawEntry]]:
     if stripped.startswith("---"):
         fences = [m for m in re.finditer(r"^-{3,}\s*$", stripped, re.MULTILINE)]
         if len(fences) >= 2 and fences[0].start() == 0:
-            load_yaml_mapping(stripped[fences[0].end():fences[1].start()])
+            try:
+                _check_no_alias(stripped[fences[0].end():fences[1].start()])
+            except yaml.YAMLError:
+                pass  # not YAML at all: parse_text decides whether it is frontmatter
     try:
         parsed = md.parse_text(text)
     except md.MemoryFileError as exc:
@@ -287,9 +290,17 @@ def write_all(files: dict[Path, str]) -> list[Path]:
     targets = list(files)
     refuse_existing(targets)
     written: list[Path] = []
-    for path, text in files.items():
-        write_new(path, text.encode("utf-8"))
-        written.append(path)
+    try:
+        for path, text in files.items():
+            write_new(path, text.encode("utf-8"))
+            written.append(path)
+    except BaseException:
+        for path in written:  # all or nothing: remove what this call created
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        raise
     return written
 
 

@@ -267,7 +267,7 @@ def _type_for(memory: Memory) -> str:
 def _stem_for(memory: Memory, used: set[str]) -> str:
     original = str(memory.extra.get("file", ""))
     base = ""
-    if original.endswith(".md") and "/" not in original and original != INDEX:
+    if "type" in memory.extra and original.endswith(".md") and "/" not in original and original != INDEX:
         base = slug(original[:-3], fallback="")
     if not base:
         base = slug(memory.name or first_line(memory.text, 60))

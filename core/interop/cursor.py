@@ -157,7 +157,7 @@ def write(memories: list[Memory], dest: Path) -> list[Path]:
     files: dict[Path, str] = {}
     for memory in memories:
         original = str(memory.extra.get("file", ""))
-        base = slug(Path(original).stem, fallback="") if original.endswith(SUFFIX) else ""
+        base = slug(Path(original).stem, fallback="") if original.endswith(SUFFIX) and "globs" in memory.extra else ""
         stem = unique_stem(base or slug(memory.name or first_line(memory.text, 60), fallback="rule"), used)
         files[dest / f"{stem}{SUFFIX}"] = render(memory)
     return write_all(files)

@@ -112,3 +112,35 @@ def test_hostile_jsonl(tmp_path):
     os.mkfifo(fifo)
     result = interop.read("jsonl", fifo, tmp_path, tmp_path)
     assert result.problems == [interop.ImportProblem(str(fifo), "a FIFO, not a regular file; skipped")]
+
+
+def test_a_folder_link_on_the_way_out_is_not_followed(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "CLAUDE.md").write_text("- secret\n")
+    (ws / ".claude").symlink_to(outside, target_is_directory=True)
+    result = interop.read("agents-md", None, ws, tmp_path)
+    assert result.memories == []
+    assert [(p.path, p.reason) for p in result.problems] == [
+        (str(ws / ".claude" / "CLAUDE.md"), "symlink leads outside the folder being imported; not followed")]
+
+
+def test_a_failed_export_leaves_nothing_behind(tmp_path, monkeypatch):
+    from memtui.core.interop import _files
+
+    real = _files.write_new
+    calls = []
+
+    def fail_second(path, data):
+        calls.append(path)
+        if len(calls) == 2:
+            raise interop.WriteRefused(f"cannot write {path}: No space left on device", [path])
+        real(path, data)
+
+    monkeypatch.setattr(_files, "write_new", fail_second)
+    memories = [interop.Memory(text="one"), interop.Memory(text="two")]
+    with pytest.raises(interop.WriteRefused, match="No space left"):
+        interop.write("cursor", memories, tmp_path / "rules")
+    assert list((tmp_path / "rules").iterdir()) == []
