@@ -14,9 +14,10 @@ counts and writing into the store belong to the caller (`core/actions.py`).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
 LAYERS = ("user", "project", "conversation")

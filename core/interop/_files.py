@@ -14,9 +14,10 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
@@ -104,7 +105,7 @@ def read_text(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES)
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SourceError(f"not UTF-8 (invalid byte at offset {exc.start})") from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def mtime(path: Path) -> float | None:
@@ -151,7 +152,7 @@ def guarded(path: Path, problems: list[ImportProblem], work, *args):
         return work(*args)
     except SourceError as exc:
         problems.append(ImportProblem(describe(path), str(exc)))
-    except Exception as exc:  # a hostile file must not stop the import of the others
+    except Exception as exc:  # noqa: BLE001 - a hostile file must not stop the import of the others
         problems.append(ImportProblem(describe(path), f"could not be read ({type(exc).__name__})"))
     return None
 

@@ -14,7 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import ImportProblem, Memory, ReadResult
-from ._files import guarded, markdown_entries, missing_source, mtime, one_line, read_text, write_all
+from ._files import (
+    guarded,
+    markdown_entries,
+    missing_source,
+    mtime,
+    one_line,
+    read_text,
+    write_all,
+)
 
 FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md",
          ".cursorrules")
@@ -39,6 +47,7 @@ def read(source: Path) -> ReadResult:
     if problem:
         result.problems.append(problem)
         return result
+    targets: list[tuple[Path, Path | None, str]]
     if source.is_dir():
         targets = [(source / rel, source, rel) for rel in FILES if (source / rel).exists() or (source / rel).is_symlink()]
         if not targets:

@@ -22,8 +22,21 @@ from urllib.parse import unquote
 from .. import markdown as md
 from . import ImportProblem, Memory, ReadResult
 from ._files import (
-    SourceError, dump_yaml, first_heading, first_line, frontmatter, guarded, iter_files, markdown_entries,
-    missing_source, mtime, one_line, read_text, slug, unique_stem, write_all,
+    SourceError,
+    dump_yaml,
+    first_heading,
+    first_line,
+    frontmatter,
+    guarded,
+    iter_files,
+    markdown_entries,
+    missing_source,
+    mtime,
+    one_line,
+    read_text,
+    slug,
+    unique_stem,
+    write_all,
 )
 
 INDEX = "MEMORY.md"
@@ -164,7 +177,7 @@ def _index_links(text: str, folder: Path, problems: list[ImportProblem], index_p
 
 
 def _is_index_or_warning(text: str) -> bool:
-    if text.startswith(WARNING_PREFIX) or text.startswith(WARNING_PREFIX[2:]):
+    if text.startswith((WARNING_PREFIX, WARNING_PREFIX[2:])):
         return True
     return "\n" not in text and _INDEX_LINE.fullmatch(text.strip()) is not None
 

@@ -16,7 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import ImportProblem, Memory, ReadResult
-from ._files import guarded, iter_files, markdown_entries, missing_source, mtime, read_text, write_all
+from ._files import (
+    guarded,
+    iter_files,
+    markdown_entries,
+    missing_source,
+    mtime,
+    read_text,
+    write_all,
+)
 from .agents_md import render as render_sections
 
 FOLDER = "memory-bank"

@@ -25,8 +25,20 @@ import yaml
 
 from . import Memory, ReadResult
 from ._files import (
-    SourceError, first_heading, first_line, guarded, iter_files, load_yaml_mapping, missing_source, mtime, one_line,
-    read_text, slug, split_frontmatter, unique_stem, write_all,
+    SourceError,
+    first_heading,
+    first_line,
+    guarded,
+    iter_files,
+    load_yaml_mapping,
+    missing_source,
+    mtime,
+    one_line,
+    read_text,
+    slug,
+    split_frontmatter,
+    unique_stem,
+    write_all,
 )
 
 SUFFIX = ".mdc"

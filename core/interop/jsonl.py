@@ -17,7 +17,7 @@ A bad line is a problem naming the file and line; the other lines still import.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,22 +39,22 @@ def default_source(workspace: Path, user_home: Path) -> Path:
 def _iso(ts: float | None) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat()
 
 
 def _epoch(value: Any) -> float | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise ValueError("updated_at is not a time")
+        raise TypeError("updated_at is not a time")
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, str):
         when = datetime.fromisoformat(value.strip())
         if when.tzinfo is None:
-            when = when.replace(tzinfo=timezone.utc)
+            when = when.replace(tzinfo=UTC)
         return when.timestamp()
-    raise ValueError("updated_at is not a time")
+    raise TypeError("updated_at is not a time")
 
 
 def to_record(memory: Memory) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def _tags(value: Any) -> tuple[str, ...]:
             parsed = value.split(",")
         value = parsed
     if not isinstance(value, list) or not all(isinstance(t, (str, int, float)) for t in value):
-        raise ValueError("tags must be a list of strings or a comma-separated string")
+        raise TypeError("tags must be a list of strings or a comma-separated string")
     return tuple(str(t).strip() for t in value if str(t).strip())
 
 
@@ -99,7 +99,7 @@ def _from_current(obj: dict[str, Any], origin: str) -> Memory:
             raise ValueError(f'"{key}" must be a string')
     extra = obj.get("extra") or {}
     if not isinstance(extra, dict):
-        raise ValueError('"extra" must be an object')
+        raise TypeError('"extra" must be an object')
     conversation_id = obj.get("conversation_id")
     if conversation_id is not None and not isinstance(conversation_id, str):
         raise ValueError('"conversation_id" must be a string or null')
@@ -119,7 +119,7 @@ def _from_conversation_export(obj: dict[str, Any], origin: str) -> Memory:
     if not isinstance(content, str) or not content.strip():
         raise ValueError('"memory.content" must be a non-empty string')
     if not isinstance(row.get("id"), str):
-        raise ValueError('"memory.id" must be a string')
+        raise TypeError('"memory.id" must be a string')
     conversation = obj.get("conversation")
     if conversation is not None and not isinstance(conversation, dict):
         raise ValueError('"conversation" must be an object or null')
@@ -145,7 +145,7 @@ def _from_conversation_export(obj: dict[str, Any], origin: str) -> Memory:
 def parse_line(line: str, origin: str) -> Memory:
     obj = json.loads(line)
     if not isinstance(obj, dict):
-        raise ValueError("each line must be a JSON object")
+        raise TypeError("each line must be a JSON object")
     if isinstance(obj.get("memory"), dict):
         return _from_conversation_export(obj, origin)
     return _from_current(obj, origin)

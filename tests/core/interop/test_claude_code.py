@@ -6,10 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
-
 from memtui.core import interop
 from memtui.core.interop import Memory, claude_code
-from memtui.core.interop.claude_code import MAX_INDEX_BYTES, MAX_INDEX_LINES, WARNING_PREFIX
+from memtui.core.interop.claude_code import (
+    MAX_INDEX_BYTES,
+    MAX_INDEX_LINES,
+    WARNING_PREFIX,
+)
 
 from .helpers import view
 
@@ -43,8 +46,8 @@ EXPECTED = [
      {"file": "reference-grafana.md", "type": "reference", "index_title": "reference-grafana",
       "index_hook": "on-call latency board"}),
     ("user", "preference", (), "", "User role", "Senior backend engineer, new to the React side of this repository",
-     "The user is a senior backend engineer (Go, Postgres) and new to React; explain frontend changes in backend "
-     "terms.",
+     ("The user is a senior backend engineer (Go, Postgres) and new to React; explain frontend changes in backend "
+      "terms."),
      {"file": "user_role.md", "type": "user", "index_title": "User role",
       "index_hook": "senior backend engineer, new to React"}),
     ("project", "", (), "Build notes", "", "", "`pnpm test --filter api` runs only the API tests", {"file": "MEMORY.md"}),
@@ -189,7 +192,7 @@ def test_fixture_round_trips_through_export(fixture_copy, tmp_path):
     interop.write("claude-code", first.memories, dest)
     second = interop.read("claude-code", dest, tmp_path, tmp_path)
     assert second.problems == []
-    key = lambda m: (m.layer, m.text, m.name, m.description, m.extra.get("type"))  # noqa: E731
+    key = lambda m: (m.layer, m.text, m.name, m.description, m.extra.get("type"))
     # The MEMORY.md note becomes a topic file of its own (type project) on the way back.
     assert sorted(map(key, second.memories)) == sorted(
         (m.layer, m.text, m.name or claude_code.slug(m.text[:60]), m.description or m.text, m.extra.get("type", "project"))

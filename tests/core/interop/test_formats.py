@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-
 from memtui.core import interop
 from memtui.core.interop import Memory, cursor
 
@@ -29,8 +27,8 @@ def test_agents_md_reads_every_instructions_file_of_a_workspace(fixture_copy, tm
         ("Setup commands", "Start dev server: `pnpm dev`", "AGENTS.md", "project"),
         ("Code style", "TypeScript strict mode", "AGENTS.md", "project"),
         ("Code style", "Single quotes, no semicolons", "AGENTS.md", "project"),
-        ("CLAUDE.md", "This file provides guidance to Claude Code (claude.ai/code) when working with code in this "
-                      "repository.", "CLAUDE.md", "project"),
+        ("CLAUDE.md", ("This file provides guidance to Claude Code (claude.ai/code) when working with code in this "
+                       "repository."), "CLAUDE.md", "project"),
         ("Commands", "`make test` runs the whole suite", "CLAUDE.md", "project"),
         ("", "Prefer small pull requests with one concern each.", "GEMINI.md", "project"),
         ("", "We use Go 1.22 and PostgreSQL. Write table-driven tests.", ".github/copilot-instructions.md", "project"),
@@ -171,8 +169,8 @@ def test_cline_reads_the_memory_bank(fixture_copy, tmp_path):
         (("activeContext",), "knowledge", "Next Steps", "Conflict handling when two devices edit one item"),
     ]
     assert (("apiNotes",), "knowledge", "API Notes",
-            "# API Notes\n\nStock moves are idempotent: the client sends a UUID per move and the server ignores "
-            "repeats.") in got
+            ("# API Notes\n\nStock moves are idempotent: the client sends a UUID per move and the server ignores "
+             "repeats.")) in got
     assert (("systemPatterns",), "pattern", "Architecture", "Redux with a normalised store") in got
     assert (("projectbrief",), "knowledge", "Project Brief",
             "Inventory web app for three warehouses with barcode scanning.") in got

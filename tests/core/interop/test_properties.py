@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-
 from memtui.core import interop
 from memtui.core.interop import Memory
 
