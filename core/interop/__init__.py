@@ -17,6 +17,7 @@ import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
@@ -88,7 +89,7 @@ class WriteRefused(InteropError):
         self.paths = list(paths)
 
 
-def _module(fmt: str):
+def _module(fmt: str) -> ModuleType:
     try:
         name = _MODULES[fmt]
     except KeyError:

@@ -14,10 +14,10 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -26,6 +26,7 @@ from ..fileio import fsync_dir
 from ..paths import MAX_FILE_BYTES
 from . import ImportProblem, WriteRefused
 
+T = TypeVar("T")
 _FENCE = re.compile(r"---[ \t]*")
 
 
@@ -146,7 +147,7 @@ def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterat
                 yield base / name
 
 
-def guarded(path: Path, problems: list[ImportProblem], work, *args):
+def guarded(path: Path, problems: list[ImportProblem], work: Callable[..., T], *args: Any) -> T | None:
     """Run `work(*args)` for one file; any failure becomes a problem for that file, never an exception."""
     try:
         return work(*args)

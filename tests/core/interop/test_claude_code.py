@@ -192,7 +192,9 @@ def test_fixture_round_trips_through_export(fixture_copy, tmp_path):
     interop.write("claude-code", first.memories, dest)
     second = interop.read("claude-code", dest, tmp_path, tmp_path)
     assert second.problems == []
-    key = lambda m: (m.layer, m.text, m.name, m.description, m.extra.get("type"))
+    def key(m: Memory) -> tuple:
+        return (m.layer, m.text, m.name, m.description, m.extra.get("type"))
+
     # The MEMORY.md note becomes a topic file of its own (type project) on the way back.
     assert sorted(map(key, second.memories)) == sorted(
         (m.layer, m.text, m.name or claude_code.slug(m.text[:60]), m.description or m.text, m.extra.get("type", "project"))
