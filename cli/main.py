@@ -304,6 +304,37 @@ def repair(obj: Ctx) -> None:
         sys.exit(1)
 
 
+@main.command("doctor", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON object.")
+@click.option("--fix", is_flag=True, help="Rebuild the search index when it is out of step (memories are never changed).")
+@click.pass_obj
+def doctor_(obj: Ctx, as_json: bool, fix: bool) -> None:
+    """Find stale, duplicate, unreachable and never-injected memories, invalid files and an
+    index out of step. Only reads; exit 0 when nothing is found, 1 otherwise."""
+    found = doctor.findings(obj.paths)
+    fixed: list[str] = []
+    if fix and any(f.kind == "index" for f in found):
+        report = doctor.repair(obj.paths)
+        fixed = report.lines
+        if report.ok:
+            found = [f for f in found if f.kind != "index"] + [
+                f for f in doctor.findings(obj.paths, ("index",))]
+    if as_json:
+        counts = {kind: sum(1 for f in found if f.kind == kind) for kind in doctor.KINDS}
+        _echo_json({"workspace": str(obj.paths.workspace), "findings": [f.as_dict() for f in found],
+                    "counts": counts, "fixed": fixed})
+    else:
+        for line in fixed:
+            click.echo(line)
+        for f in found:
+            click.echo(f"{f.kind:<16} {f.source}  {f.reason}")
+        if not found:
+            click.echo("No findings: every memory is valid, reachable and unique, and the index is in step.")
+        else:
+            click.echo(f"{len(found)} finding{'s' if len(found) != 1 else ''}.", err=True)
+    sys.exit(1 if found else 0)
+
+
 def _set_enabled(paths: Paths, value: bool) -> None:
     try:
         path = actions.set_enabled(paths, value)
