@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from memtui.core import interop
 from memtui.core.interop import Memory, claude_code
 from memtui.core.interop.claude_code import (

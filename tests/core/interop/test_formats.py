@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from memtui.core import interop
 from memtui.core.interop import Memory, cursor
 

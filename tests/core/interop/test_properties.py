@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import example, given
 from hypothesis import strategies as st
+
 from memtui.core import interop
 from memtui.core.interop import Memory
 
