@@ -21,6 +21,7 @@ from memtui.core.fileio import atomic_write_bytes
 from memtui.core.injection import build_injection
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
+from memtui.core.store import MemoryStore
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -30,7 +31,7 @@ class Ctx:
         self.paths = Paths.resolve(home=home, workspace=workspace)
 
 
-def _echo_json(data, indent: int | None = 2) -> None:
+def _echo_json(data: object, indent: int | None = 2) -> None:
     text = json.dumps(data, ensure_ascii=False, indent=indent)
     # to a terminal, the few controls JSON leaves raw (DEL, C1) become \u escapes: same value
     click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
@@ -57,7 +58,7 @@ def _fail_on(exc: ActionError) -> NoReturn:
     _fail(f"error: {_name(exc)}", exc.exit_code)
 
 
-def _report_problems(store) -> None:
+def _report_problems(store: MemoryStore) -> None:
     for p in store.problems:
         click.echo(f"warning: {_name(p.source)}: {_name(p.message)}", err=True)
 
@@ -295,7 +296,7 @@ def export_(obj: Ctx, file: str) -> None:
         _fail_on(exc)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     if file == "-":
-        click.echo(text, nl=False)
+        click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, nl=False, color=True)
     else:
         atomic_write_bytes(Path(file), text.encode("utf-8"))
         click.echo(f"Exported {len(records)} conversation memories to {_name(file)}.", err=True)
@@ -309,7 +310,7 @@ def import_(obj: Ctx, file: str) -> None:
     try:
         added, present = actions.import_conversations(obj.paths, Path(file))
     except actions.Refused as exc:
-        _fail(f"error: {exc}", 2)
+        _fail(f"error: {_name(exc)}", 2)
     except ActionError as exc:
         _fail_on(exc)
     click.echo(f"Imported {added} conversation memories ({present} already present).")
@@ -325,6 +326,47 @@ def repair(obj: Ctx) -> None:
         click.echo(_name(line), err=not report.ok)
     if not report.ok:
         sys.exit(1)
+
+
+@main.command("doctor", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON object.")
+@click.option("--fix", is_flag=True, help="Rebuild the search index when it is out of step (memories are never changed).")
+@click.pass_obj
+def doctor_(obj: Ctx, as_json: bool, fix: bool) -> None:
+    """Find stale, duplicate, unreachable and never-injected memories, invalid files and an
+    index out of step. Only reads; exit 0 when nothing is found, 1 otherwise."""
+    found = doctor.findings(obj.paths)
+    fixed: list[str] = []
+    if fix and any(f.kind == "index" for f in found):
+        report = doctor.repair(obj.paths)
+        fixed = report.lines
+        if report.ok:
+            found = [f for f in found if f.kind != "index"] + [
+                f for f in doctor.findings(obj.paths, ("index",))]
+    if as_json:
+        counts = {kind: sum(1 for f in found if f.kind == kind) for kind in doctor.KINDS}
+        _echo_json({"workspace": str(obj.paths.workspace), "findings": [f.as_dict() for f in found],
+                    "counts": counts, "fixed": fixed})
+    else:
+        for line in fixed:
+            click.echo(_name(line))
+        for f in found:
+            click.echo(f"{f.kind:<16} {_name(f.source)}  {_name(f.reason)}")
+        if not found:
+            click.echo("No findings: every memory is valid, reachable and unique, and the index is in step.")
+        else:
+            click.echo(f"{len(found)} finding{'s' if len(found) != 1 else ''}.", err=True)
+    sys.exit(1 if found else 0)
+
+
+@main.command("mcp", context_settings=CONTEXT)
+@click.pass_obj
+def mcp_(obj: Ctx) -> None:
+    """Serve the memories over the Model Context Protocol on stdio (tools: search_memories,
+    list_memories, preview_injection, remember, forget)."""
+    from memtui.cli.mcp import serve
+
+    serve(obj.paths)
 
 
 def _set_enabled(paths: Paths, value: bool) -> None:

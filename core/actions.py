@@ -101,9 +101,25 @@ def matching(store: MemoryStore, keyword: str, layer: str | None = None) -> list
     return [e for e in store.entries(layer) if matches_keyword(e, keyword)]
 
 
+def search(store: MemoryStore, query: str, layer: str | None = None, limit: int = 20) -> list[tuple[Entry, float]]:
+    """Entries relevant to `query`, best first: the injection's relevance score (shared terms,
+    SPEC §5) with a substring match as a fallback, so a search finds what an injection would
+    and also a keyword the terms split differently. Archived entries last."""
+    from .relevance import terms
+
+    q = terms(query)
+    found: list[tuple[Entry, float]] = []
+    for e in store.entries(layer):
+        score = len(q & e.terms) / len(q) if q else 0.0
+        if score > 0 or matches_keyword(e, query):
+            found.append((e, score))
+    found.sort(key=lambda pair: (pair[0].archived, -pair[1], -pair[0].updated_at))
+    return found[: max(0, limit)]
+
+
 def layer_counts(entries: Iterable[Entry]) -> dict[str, dict[str, int]]:
     """Per layer: `total`, `active` and `archived` — the one way every face counts."""
-    counts = {layer: {"total": 0, "active": 0, "archived": 0} for layer in Layer}
+    counts: dict[str, dict[str, int]] = {layer: {"total": 0, "active": 0, "archived": 0} for layer in Layer}
     for e in entries:
         c = counts[e.layer]
         c["total"] += 1

@@ -174,7 +174,7 @@ CONVERSATIONS = [
 ]
 
 UNFILED = [("Kenji prefers questions about the database in the #db channel, not in DMs", ["people"])]
-OTHER_WORKSPACE = ("conv-other", "Another project", [("This memory belongs to another workspace and is never shown here", [])])
+OTHER_WORKSPACE: tuple[str, str, list[tuple[str, list[str]]]] = ("conv-other", "Another project", [("This memory belongs to another workspace and is never shown here", [])])
 
 
 def write_demo(home: Path, workspace: Path) -> Paths:

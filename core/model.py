@@ -43,7 +43,7 @@ class CandidateStatus(StrEnum):
     ARCHIVED = "archived"
 
 
-IMPORTANCE_RANK = {Importance.HIGH: 0, Importance.NORMAL: 1, Importance.LOW: 2}
+IMPORTANCE_RANK: dict[str, int] = {Importance.HIGH: 0, Importance.NORMAL: 1, Importance.LOW: 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +94,8 @@ class Entry:
     def updated_iso(self) -> str:
         return datetime.fromtimestamp(self.updated_at, tz=timezone.utc).isoformat()
 
-    def as_dict(self) -> dict:
-        data = {
+    def as_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "id": self.id,
             "layer": self.layer,
             "source": self.source_ref,

@@ -73,7 +73,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def parse_tags(raw) -> tuple[str, ...]:
+def parse_tags(raw: str | bytes | None) -> tuple[str, ...]:
     if raw is None or raw == "":
         return ()
     try:

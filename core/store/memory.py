@@ -296,13 +296,14 @@ class MemoryStore:
                 conversation_id = self.workspace_conversation_id()
                 self.db.ensure_conversation(conversation_id, "Added in memtui", str(self.paths.workspace))
             stamp = now_ms()
-            row = {"id": str(uuid.uuid4()), "type": "conversation", "category": category or "knowledge",
+            memory_id = str(uuid.uuid4())
+            row: dict[str, object] = {"id": memory_id, "type": "conversation", "category": category or "knowledge",
                    "content": text, "tags": json.dumps(tags, ensure_ascii=False), "source": "manual",
                    "conversation_id": conversation_id, "file_path": None, "created_at": stamp, "updated_at": stamp}
             self.log.apply("create", f"add {_snippet(text)} to the conversation layer", {}, {}, self.db,
-                           [RowChange(row["id"], None, row)], MuseDB.write_rows)
+                           [RowChange(memory_id, None, row)], MuseDB.write_rows)
             self.reload(conversation=True, reason="write")
-            return self.get(row["id"])
+            return self.get(memory_id)
         path = self.paths.default_file(layer)
         try:
             self.paths.writable_root(layer)  # never through a root that leads out of the workspace

@@ -19,7 +19,7 @@ class Snapshot:
 
     @classmethod
     def build(cls, files: Mapping[str, tuple[Entry, ...]], conversation: tuple[Entry, ...]) -> "Snapshot":
-        layers = {Layer.USER: files.get(Layer.USER, ()), Layer.PROJECT: files.get(Layer.PROJECT, ()),
+        layers: dict[str, tuple[Entry, ...]] = {Layer.USER: files.get(Layer.USER, ()), Layer.PROJECT: files.get(Layer.PROJECT, ()),
                   Layer.CONVERSATION: conversation}
         by_id = {e.id: e for name in LAYERS for e in layers[name]}
         return cls(MappingProxyType(layers), MappingProxyType(by_id))
