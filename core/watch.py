@@ -96,9 +96,14 @@ class StoreWatcher:
         observer = self._observer
         if observer is None:
             return False
-        for root in (self.store.paths.user_root, self.store.paths.project_root):
+        paths = self.store.paths
+        for layer in ("user", "project"):
+            root = paths.root(layer)
             if root in self._watched or not root.is_dir():
                 continue
+            if paths.root_problem(layer) is not None:
+                continue  # a root that leads out of its workspace (e.g. to ~) is not read, so not watched
+
             try:
                 self._watched[root] = observer.schedule(_Handler(self, root), str(root), recursive=True)
                 added = True

@@ -504,3 +504,15 @@ def test_preview_to_a_pipe_is_the_exact_injection(hostile_repo):
     result = memtui(paths, "preview", "paste")
     assert result.returncode == 0, result.stderr
     assert result.stdout == expected + "\n"
+
+
+def test_a_root_linked_outside_is_not_watched(paths, secret_dir):
+    """Watching `.muse/memory -> ~` recursively would put a watch on every folder of the home."""
+    from memtui.core.watch import StoreWatcher
+
+    _replace_with_symlink(paths.project_root, secret_dir)
+    store = MemoryStore(paths)
+    store.load()
+    with StoreWatcher(store) as watcher:
+        assert paths.user_root in watcher._watched
+        assert paths.project_root not in watcher._watched
