@@ -162,15 +162,20 @@ def read_regular(path: str | os.PathLike, limit: int, *, follow_symlinks: bool =
             raise NotRegularFileError(path, "is a symbolic link, not followed", errno.ELOOP) from None
         raise
     try:
-        _refuse_mode(path, os.fstat(fd), limit)
-        chunks: list[bytes] = []
+        st = os.fstat(fd)
+        _refuse_mode(path, st, limit)
+        # First ask for the size fstat() gave plus one byte (no 1 MiB buffer for a 1 KiB
+        # file), then in small chunks until the end, never past limit + 1 bytes in all.
         wanted = limit + 1
+        ask = min(wanted, st.st_size + 1)
+        chunks: list[bytes] = []
         while wanted > 0:
-            chunk = os.read(fd, min(wanted, 1024 * 1024))
+            chunk = os.read(fd, ask)
             if not chunk:
                 break
             chunks.append(chunk)
             wanted -= len(chunk)
+            ask = min(wanted, 64 * 1024)
     finally:
         os.close(fd)
     data = b"".join(chunks)

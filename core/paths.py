@@ -269,7 +269,14 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
                     linked.append((path, target, False))
                 continue
             try:
-                mode = child.stat(follow_symlinks=False).st_mode
+                # the directory entry's type answers without a system call for the usual
+                # cases; only something else (FIFO, socket, device) is stat()ed, to name it
+                if child.is_file(follow_symlinks=False):
+                    mode = stat.S_IFREG
+                elif child.is_dir(follow_symlinks=False):
+                    mode = stat.S_IFDIR
+                else:
+                    mode = child.stat(follow_symlinks=False).st_mode
             except OSError as exc:
                 if is_md:
                     problems.append(Problem(str(path), f"cannot read: {exc.strerror or exc}"))
