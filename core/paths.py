@@ -95,38 +95,26 @@ class Paths:
         the user root inside the home: a cloned repository whose `.muse/memory` is a symlink
         to `~` must not turn every `*.md` of the home into memories. A root that does not
         exist yet is fine (it is simply empty)."""
-        root = self.root(layer)
-        reason = escapes(root, self.container(layer))
+        reason = self._root_reason(layer)
         if reason is None:
-            try:
-                st = os.stat(root)
-            except FileNotFoundError:
-                return None
-            except NotADirectoryError:
-                reason = f"{root.parent.name or root.parent} is not a directory"
-            except OSError as exc:
-                reason = f"cannot read it: {exc.strerror or exc}"
-            else:
-                if stat.S_ISDIR(st.st_mode):
-                    return None
-                reason = f"it is {file_kind(st.st_mode)}, not a directory"
-        return Problem(str(root), f"{reason}; the {layer} memory layer is not read")
+            return None
+        return Problem(str(self.root(layer)), f"{reason}; the {layer} memory layer is not read")
+
+    def _root_reason(self, layer: str) -> str | None:
+        return root_reason(self.root(layer), self.container(layer))
 
     def memory_files(self, layer: str) -> tuple[list[Path], list[Problem]]:
         """The layer's memory files and the problems found (`iter_memory_files`), or, when
         the root itself is unsafe (`root_problem`), no files and that one problem, whose
         source is the root."""
-        problem = self.root_problem(layer)
-        if problem is not None:
-            return [], [problem]
-        return iter_memory_files(self.root(layer))
+        return iter_memory_files(self.root(layer), within=self.container(layer))
 
     def writable_root(self, layer: str) -> Path:
         """The layer's root, for a writer; UnsafePathError (with path and reason) when the
         root leads outside its home or workspace or is not a directory."""
-        problem = self.root_problem(layer)
-        if problem is not None:
-            raise UnsafePathError(f"{path_text(problem.source)}: {problem.message.replace('is not read', 'is not written')}")
+        reason = self._root_reason(layer)
+        if reason is not None:
+            raise UnsafePathError(f"{path_text(str(self.root(layer)))}: {reason}; nothing is written there")
         return self.root(layer)
 
     def workspace_settings_problem(self) -> Problem | None:
@@ -140,6 +128,31 @@ class Paths:
 
 class UnsafePathError(ValueError):
     """A path memtui refuses to read or write through (it leads outside where it must stay)."""
+
+
+def root_reason(root: Path, container: Path) -> str | None:
+    """Why the memory root `root` must not be used, or None: it leads outside `container`
+    through a symlink (`escapes`), or it exists but is not a directory (or a part of its path
+    is a file). A root that does not exist yet is fine."""
+    reason = escapes(root, container)
+    if reason is not None:
+        return reason
+    try:
+        st = os.stat(root)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        broken = next((p for p in root.parents if p.exists() and not p.is_dir()), root.parent)
+        try:
+            where = relative_posix(broken, container)
+        except ValueError:
+            where = path_text(str(broken))
+        return f"{where} is not a directory"
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    return f"it is {file_kind(st.st_mode)}, not a directory"
 
 
 def escapes(path: Path, container: Path) -> str | None:
@@ -201,16 +214,17 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
     never loops on a symlink cycle. A `*.md` that is not a regular file (a FIFO, socket,
     device, or a directory named `x.md`) is reported and skipped without being opened, and
     so is a file or folder whose name is not UTF-8 (reported as `x\\xff.md`).
-    With `within`, the root itself must resolve inside that folder (see `escapes`);
-    otherwise nothing is read and that is the one problem, with the root as its source.
+    With `within`, the root itself must resolve inside that folder and be a directory (see
+    `root_reason`); otherwise nothing is read and that is the one problem, with the root as
+    its source.
     Returns the files and the problems found.
     """
     files: list[Path] = []
     problems: list[Problem] = []
     if within is not None:
-        reason = escapes(root, within)
+        reason = root_reason(root, within)
         if reason is not None:
-            return files, [Problem(str(root), f"{reason}; not read")]
+            return files, [Problem(str(root), f"{reason}; the memory files under it are not read")]
     if not root.is_dir():
         return files, problems
     real_root = root.resolve()

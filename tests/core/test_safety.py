@@ -194,6 +194,15 @@ def test_read_regular_limits_and_symlinks(tmp_path):
         read_regular(link, 100, follow_symlinks=False)
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
+def test_read_regular_does_not_trust_the_size_stat_gives():
+    """/proc files are regular files that report size 0 yet hold data: the read goes on to
+    the real end, and still stops one byte past the limit."""
+    assert read_regular("/proc/self/status", 1024 * 1024).startswith(b"Name:")
+    with pytest.raises(FileTooLargeError, match="over the 10-byte limit"):
+        read_regular("/proc/self/status", 10)
+
+
 # ---------------------------------------------------------------------------------------
 # 3. file names that are not UTF-8
 
@@ -286,6 +295,13 @@ def test_dot_muse_that_is_a_file_gives_a_clear_error(paths):
     result = memtui(paths, "enable")
     assert result.returncode == 1, result.stdout
     assert f"{paths.workspace / '.muse'} is a file, not a folder" in result.stderr
+    assert_no_traceback(result)
+    enable(paths)
+    status = json.loads(memtui(paths, "status", "--json").stdout)
+    assert any(e["source"] == str(paths.project_root) and ".muse is not a directory" in e["message"]
+               for e in status["errors"])
+    result = memtui(paths, "remember", "--project", "x")
+    assert result.returncode == 1 and ".muse is not a directory" in result.stderr
     assert_no_traceback(result)
     assert (paths.workspace / ".muse").read_text() == "not a folder\n"
 
