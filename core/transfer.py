@@ -246,7 +246,7 @@ def apply_import(store: MemoryStore, report: ImportReport) -> ImportReport:
     """Write a planned import as one logged, undoable change (refused whole on a conflict)."""
     if report.dry_run or not (report.files or report.rows):
         return report
-    writes = {f.path: (f.layer, f.data) for f in report.files}
+    writes: dict[Path, tuple[str, bytes | None]] = {f.path: (f.layer, f.data) for f in report.files}
     expected: dict[Path, bytes | None] = {f.path: None for f in report.files}
     rows = [RowChange(str(r["id"]), None, r) for r in report.rows]
     if rows:
@@ -262,7 +262,8 @@ def _ensure_conversations(db: MuseDB, report: ImportReport) -> None:
     for memory in report.added:
         if memory.layer != Layer.CONVERSATION or not memory.conversation_id:
             continue
-        conv = memory.extra.get("conversation") if isinstance(memory.extra.get("conversation"), dict) else {}
+        found = memory.extra.get("conversation")
+        conv: dict[str, Any] = found if isinstance(found, dict) else {}
         db.ensure_conversation(memory.conversation_id, str(conv.get("title") or memory.conversation_title or ""),
                                conv.get("workspace_path"))
 
