@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from .. import markdown as md
+from ..fileio import read_regular
 from . import ImportProblem, Memory, ReadResult
 from ._files import (
     SourceError,
@@ -73,8 +74,8 @@ def git_root(workspace: Path) -> Path:
 
 
 def _main_worktree(directory: Path, dot_git: Path) -> Path:
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace")[:4096]
+    try:  # a cloned repository ships these files: a FIFO or a huge file must not stall us
+        text = read_regular(dot_git, 4096).decode("utf-8", errors="replace")
     except OSError:
         return directory
     match = re.match(r"gitdir:[ \t]*(.+)", text.strip())
@@ -82,8 +83,8 @@ def _main_worktree(directory: Path, dot_git: Path) -> Path:
         return directory
     gitdir = (directory / match.group(1).strip()).resolve()
     try:
-        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    except OSError:
+        common = (gitdir / read_regular(gitdir / "commondir", 4096).decode("utf-8").strip()).resolve()
+    except (OSError, UnicodeDecodeError):
         return directory  # a submodule: its own root
     return common.parent if common.name == ".git" else directory
 

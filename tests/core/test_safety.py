@@ -532,3 +532,18 @@ def test_a_root_linked_outside_is_not_watched(paths, secret_dir):
     with StoreWatcher(store) as watcher:
         assert paths.user_root in watcher._watched
         assert paths.project_root not in watcher._watched
+
+
+def test_git_root_lookup_is_not_stalled_by_a_fifo(tmp_path):
+    """`import claude-code` reads the workspace's `.git` file and the `commondir` it points
+    to: a repository shipping `commondir` as a FIFO must not hang it (run in a child process
+    with a timeout, so a regression fails instead of stalling the test run)."""
+    ws = tmp_path / "ws"
+    (ws / "wt").mkdir(parents=True)
+    (ws / ".git").write_text("gitdir: wt\n")
+    os.mkfifo(ws / "wt" / "commondir")
+    code = "import sys; from memtui.core.interop.claude_code import git_root; print(git_root(sys.argv[1]))"
+    result = subprocess.run([sys.executable, "-c", code, str(ws)], check=False, capture_output=True, text=True,
+                            timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(ws)
