@@ -85,6 +85,8 @@ def read_json_object(path: Path) -> tuple[dict[str, Any] | None, Problem | None]
     """The file's object, or None if missing; a Problem when it can't be used."""
     try:
         raw = read_settings_bytes(path)
+    except RefusedFileError as exc:
+        return None, Problem(str(path), f"settings file {exc.reason}; using defaults and not overwriting it")
     except OSError as exc:
         return None, Problem(str(path), f"cannot read settings: {_os_reason(exc, path)}; using defaults and not overwriting it")
     return parse_json_object(path, raw)
@@ -211,6 +213,8 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
             raise SettingsError(f"{shown}: {reason}; not written")
     try:
         raw = read_settings_bytes(path)
+    except RefusedFileError as exc:
+        raise SettingsError(f"{shown}: {exc.reason}; not overwritten") from None
     except OSError as exc:
         raise SettingsError(f"{shown}: cannot read it: {_os_reason(exc, path)}; not overwritten") from None
     data, problem = parse_json_object(path, raw)
