@@ -35,6 +35,7 @@ class _Rule(NamedTuple):
     extend: str = ""          # characters a whole-match secret is widened over, to the right
     kind: str = "token"       # "token", "assignment" (value checked by the filters) or "pem"
     min_len: int = 0          # shorter whole-match secrets are ignored
+    after: str = ""           # a whole match starts with a key name up to this character
 
 
 # ------------------------------------------------------------------ pre-filter
@@ -140,6 +141,8 @@ _EXTEND = {"JwtTokenDetector": _B64URL_DOTTED}
 # Artifactory's "AP[0-9A-F]..." pattern also fits 11-character upper-case identifiers; its real
 # API keys (AKC...) are 73 characters and its encrypted passwords (AP...) about 60.
 _MIN_LEN = {"ArtifactoryDetector": 20}
+# The Azure pattern's match starts with its key name, which stays.
+_AFTER = {"AzureStorageKeyDetector": "="}
 
 
 @lru_cache(maxsize=1)
@@ -159,7 +162,7 @@ def _rules() -> tuple[_Rule, ...]:
         for regex in plugin.denylist:
             group = 1 if name in _VALUE_GROUP_PLUGINS and regex.groups else 0
             extend = _EXTEND.get(name, _TOKEN_CHARS if group == 0 else "")
-            rules.append(_Rule(regex, group, extend, kind, _MIN_LEN.get(name, 0)))
+            rules.append(_Rule(regex, group, extend, kind, _MIN_LEN.get(name, 0), _AFTER.get(name, "")))
     # The keyword plugin picks its patterns by file type; a memory line can be any of them
     # (.env, YAML, JSON, code), so every pattern of every type is used, with its value group.
     seen: set[re.Pattern] = set()
@@ -179,8 +182,21 @@ def _heuristics() -> tuple[Callable[[str], bool], ...]:
 
 
 _NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted"}
-_KEYWORD_GOES_ON = re.compile(r"[^\W_]|_[^\W_]")  # more of the key name after the keyword
 _INDIRECT = re.compile(r"^[\w.$-]+[\[(].*[\])]?$")   # a call or subscript: get_password(), env["X"]
+_KEY_AT = re.compile(r"[\w.-]*")
+_KEY_BEFORE = re.compile(r"[\w.-]*$")
+# Keys that name, size or locate a secret rather than hold it: secretName, PASSWORD_MIN_LENGTH,
+# token_ttl, password_file, SECRET_REF.
+_REFERENCE_KEY = re.compile(r"(?i)(?:name|names|ref|path|file|dir|length|len|min|max|count|limit|size|ttl|timeout"
+                            r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt)$")
+
+
+def _assignment_key(text: str, m: re.Match, group: int | str) -> str:
+    if group == "value":
+        return m.group("key")
+    if m.group(1) and m.group(1)[0].isalpha():           # keyword first: password_x = "..."
+        return _KEY_AT.match(text, m.start(1)).group()
+    return _KEY_BEFORE.search(m.group(0)).group()        # keyword last: "..." == my_password
 
 
 def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, int] | None:
@@ -191,18 +207,22 @@ def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, in
     quoted = start > 0 and text[start - 1] in "\"'`" and end < len(text) and text[end] == text[start - 1]
     if not quoted:
         # The keyword plugin scans a file line by line and lets an unquoted value run to the end
-        # of the line; in one-line memory text it ends at the first space.
-        cut = re.search(r"\s", value)
+        # of the line; in one-line memory text it ends at the first space (or at a ";" that
+        # separates the fields of a connection string).
+        cut = re.search(r"[\s;]", value)
         if cut:
             value = value[: cut.start()]
         value = value.rstrip(",;")
         end = start + len(value)
     if not value.strip() or REDACTED in value or value.lower() in _NOT_SECRETS:
         return None
-    if any(check(value) for check in _heuristics()) or (not quoted and _INDIRECT.match(value)):
+    # the library's filters for templates ({x}, <x>, ${x}) and $VARIABLES; a one-character value
+    # is still a password (the library drops those as "weak")
+    templated, dollar = _heuristics()
+    if (len(value) > 1 and templated(value)) or dollar(value) or (not quoted and _INDIRECT.match(value)):
         return None
-    if value.isdigit() and _KEYWORD_GOES_ON.match(text, m.end(1)) and m.group(1)[:1].isalpha():
-        # a number under a key that goes on past the keyword: PASSWORD_MIN_LENGTH=12, SECRET_TTL=3600
+    key = _assignment_key(text, m, group)
+    if _REFERENCE_KEY.search(key):
         return None
     return start, end
 
@@ -234,6 +254,8 @@ def _spans(text: str) -> Iterator[tuple[int, int]]:
                 continue
             if rule.group == 0:
                 # trim the delimiters some patterns include (Artifactory: a leading space or "=")
+                if rule.after:
+                    start = text.index(rule.after, start, end) + 1
                 while start < end and text[start] in " \t=:\"'":
                     start += 1
                 while end > start and text[end - 1] in " \t\"'":
