@@ -33,9 +33,12 @@ class _Rule(NamedTuple):
     regex: re.Pattern
     group: int | str = 0      # the group that holds the secret (0: the whole match)
     extend: str = ""          # characters a whole-match secret is widened over, to the right
-    kind: str = "token"       # "token", "assignment" (value checked by the filters) or "pem"
+    kind: str = "token"       # "token"; "assignment" (value checked by the filters); "keyword"
+                              # (an assignment that starts with a library keyword); "pem"
     min_len: int = 0          # shorter whole-match secrets are ignored
     after: str = ""           # a whole match starts with a key name up to this character
+    needs: tuple[str, ...] = ()  # lower-cased text one of which the line must hold, else ...
+    long: bool = True         # ... (when `needs` is empty) the line must hold a long token
 
 
 # ------------------------------------------------------------------ pre-filter
@@ -76,55 +79,56 @@ def _may_hold_secret(text: str) -> bool:
 _TOKEN_CHARS = "A-Za-z0-9_-"
 _B64URL_DOTTED = "A-Za-z0-9_=.+/-"
 
-# A key=value / key: value assignment for key names the library's keyword list lacks. The key
-# must *end* with the word, so counters such as MAX_TOKENS=4096 or TOKEN_LIMIT=4096 stay.
-_OWN_KEYS = r"(?:token|pass|passphrase|api-key|access[_-]?key|secret[_-]?key)"
-_OWN_ASSIGNMENT = re.compile(
-    r"""(?ix)
-    (?<![\w.-])(?P<key>[\w.-]*?""" + _OWN_KEYS + r""")(?![\w-])
-    ["'\]]{0,2}\s*(?::=|=>|==?|:)\s*
-    (?P<q>["'`]?)(?P<value>(?(q)[^"'`]+|[^\s"'`,;]+))(?P=q)
-    """
-)
+@lru_cache(maxsize=1)
+def _own_rules() -> tuple[_Rule, ...]:
+    """Our rules, compiled on first use (like the library's) to keep the import cheap."""
+    return (
+        # AWS secret access key: 40 characters of [A-Za-z0-9/+] (AWS IAM "Managing access keys",
+        # e.g. wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY), bare, when the line is about AWS (names it
+        # or holds an access key id). The library only finds it quoted right after "aws ... key".
+        _Rule(re.compile(r"(?i:aws|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b).{0,80}?(?<![A-Za-z0-9/+=])"
+                         r"((?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9/+])"
+                         r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), group=1, needs=("aws", "akia", "asia")),
+        # GitHub: fine-grained PATs github_pat_<22>_<59>; classic prefixes ghp_/gho_/ghu_/ghs_/ghr_
+        # + 36 base62 ("About authentication to GitHub", token formats) in any case (GHP_...).
+        _Rule(re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), extend=_TOKEN_CHARS),
+        _Rule(re.compile(r"(?i)\bgh[pousr]_[A-Za-z0-9]{30,}"), extend=_TOKEN_CHARS),
+        # Stripe secret, restricted and webhook-signing keys, live and test (Stripe "API keys":
+        # sk_live_, sk_test_, rk_live_, rk_test_, whsec_). Publishable pk_ keys are public.
+        _Rule(re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}|\bwhsec_[0-9A-Za-z]{24,}"), extend=_TOKEN_CHARS),
+        # npm access tokens: npm_ + 36 base62 (npm docs "About access tokens").
+        _Rule(re.compile(r"\bnpm_[A-Za-z0-9]{36}"), extend=_TOKEN_CHARS),
+        # Google API keys: AIza + 35 (Google Cloud "API keys" / Firebase config).
+        _Rule(re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), extend=_TOKEN_CHARS),
+        # OpenAI (sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...) and Anthropic (sk-ant-api03-...,
+        # sk-ant-admin01-...) API keys; the library only knows OpenAI's legacy T3BlbkFJ form.
+        _Rule(re.compile(r"\bsk-(?:proj-|svcacct-|admin-|ant-[a-z]+\d*-)?[A-Za-z0-9_-]{20,}"), extend=_TOKEN_CHARS),
+        # Slack tokens of other shapes than the library's (xoxe-, refresh, app-level xapp-).
+        _Rule(re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"), extend=_TOKEN_CHARS,
+              needs=("xox", "xapp")),
+        # Mailgun private API keys: key- + 32 (Mailgun "API keys").
+        _Rule(re.compile(r"\bkey-[0-9a-zA-Z]{32}\b")),
+        # HTTP Authorization headers (RFC 6750 Bearer, RFC 7617 Basic): the credential only. A bare
+        # "Bearer <token>" outside a header counts when the token is long and has a digit.
+        _Rule(re.compile(r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+([A-Za-z0-9._~+/-]+=*)"), group=1,
+              needs=("authorization",)),
+        _Rule(re.compile(r"(?i)\bbearer\s+((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"), group=1,
+              needs=("bearer",)),
+        # Password in a URL with an empty user name (redis://:password@host); the library's
+        # basic-auth pattern needs a user name.
+        _Rule(re.compile(r"://:([^\s:/?#\[\]@]+)@"), group=1, needs=("://:",)),
+        # Azure connection strings (Storage AccountKey=, Service Bus / Event Hubs SharedAccessKey=):
+        # the value; the library only knows an 88-character AccountKey and replaces the key name too.
+        _Rule(re.compile(r"(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}=*)"), group=1,
+              needs=("accountkey=", "sharedaccesskey=")),
+    )
 
-_OWN: tuple[_Rule, ...] = (
-    # AWS secret access key: 40 characters of [A-Za-z0-9/+] (AWS IAM "Managing access keys",
-    # e.g. wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY), bare, when the line is about AWS (names it
-    # or holds an access key id). The library only finds it quoted right after "aws ... key".
-    _Rule(re.compile(r"(?i:aws|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b).{0,80}?(?<![A-Za-z0-9/+=])"
-                     r"((?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9/+])"
-                     r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), group=1),
-    # GitHub: fine-grained PATs github_pat_<22>_<59>; classic prefixes ghp_/gho_/ghu_/ghs_/ghr_
-    # + 36 base62 ("About authentication to GitHub", token formats) in any case (GHP_...).
-    _Rule(re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), extend=_TOKEN_CHARS),
-    _Rule(re.compile(r"(?i)\bgh[pousr]_[A-Za-z0-9]{30,}"), extend=_TOKEN_CHARS),
-    # Stripe secret, restricted and webhook-signing keys, live and test (Stripe "API keys":
-    # sk_live_, sk_test_, rk_live_, rk_test_, whsec_). Publishable pk_ keys are public.
-    _Rule(re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}|\bwhsec_[0-9A-Za-z]{24,}"), extend=_TOKEN_CHARS),
-    # npm access tokens: npm_ + 36 base62 (npm docs "About access tokens").
-    _Rule(re.compile(r"\bnpm_[A-Za-z0-9]{36}"), extend=_TOKEN_CHARS),
-    # Google API keys: AIza + 35 (Google Cloud "API keys" / Firebase config).
-    _Rule(re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), extend=_TOKEN_CHARS),
-    # OpenAI (sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...) and Anthropic (sk-ant-api03-...,
-    # sk-ant-admin01-...) API keys; the library only knows OpenAI's legacy T3BlbkFJ form.
-    _Rule(re.compile(r"\bsk-(?:proj-|svcacct-|admin-|ant-[a-z]+\d*-)?[A-Za-z0-9_-]{20,}"), extend=_TOKEN_CHARS),
-    # Slack tokens of other shapes than the library's (xoxe-, refresh, app-level xapp-).
-    _Rule(re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"), extend=_TOKEN_CHARS),
-    # Mailgun private API keys: key- + 32 (Mailgun "API keys").
-    _Rule(re.compile(r"\bkey-[0-9a-zA-Z]{32}\b")),
-    # HTTP Authorization headers (RFC 6750 Bearer, RFC 7617 Basic): the credential only. A bare
-    # "Bearer <token>" outside a header counts when the token is long and has a digit.
-    _Rule(re.compile(r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+([A-Za-z0-9._~+/-]+=*)"), group=1),
-    _Rule(re.compile(r"(?i)\bbearer\s+((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"), group=1),
-    # Password in a URL with an empty user name (redis://:password@host); the library's
-    # basic-auth pattern needs a user name.
-    _Rule(re.compile(r"://:([^\s:/?#\[\]@]+)@"), group=1),
-    # Azure connection strings (Storage AccountKey=, Service Bus / Event Hubs SharedAccessKey=):
-    # the value; the library only knows an 88-character AccountKey and replaces the key name too.
-    _Rule(re.compile(r"(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}=*)"), group=1),
-    # key=value assignments the library's keyword list lacks (TOKEN=, pass:, x-api-key:, ...).
-    _Rule(_OWN_ASSIGNMENT, group="value", kind="assignment"),
-)
+# key=value / key: value assignments for key names the library's keyword list lacks (TOKEN=,
+# pass:, x-api-key:). The key must *end* with the word, so counters such as MAX_TOKENS=4096 or
+# TOKEN_LIMIT=4096 stay. Found by `_OWN_KEYWORD` in the lower-cased line, then `_OWN_VALUE`.
+# (Patterns used only once the library is loaded are compiled with it, in `_library()`.)
+_OWN_KEYWORD = r"token|passphrase|pass|api-key|access[_-]?key|secret[_-]?key"
+_OWN_VALUE = r"""(?![\w-])["'\]]{0,2}\s*(?::=|=>|==?|:)\s*(?P<q>["'`]?)(?P<value>(?(q)[^"'`]+|[^\s"'`,;]+))(?P=q)"""
 
 
 # ------------------------------------------------------------------ the library's detectors
@@ -143,12 +147,35 @@ _EXTEND = {"JwtTokenDetector": _B64URL_DOTTED}
 _MIN_LEN = {"ArtifactoryDetector": 20}
 # The Azure pattern's match starts with its key name, which stays.
 _AFTER = {"AzureStorageKeyDetector": "="}
+# Text a plugin's patterns cannot match without; every other plugin matches a long token only.
+_NEEDS = {"AzureStorageKeyDetector": ("accountkey=",), "BasicAuthDetector": ("@",), "JwtTokenDetector": ("eyj",),
+          "NpmDetector": ("_authtoken",), "PrivateKeyDetector": ("private key", "putty-user-key"),
+          "SlackDetector": ("xox", "hooks.slack.com")}
+
+
+class _Library(NamedTuple):
+    rules: tuple[_Rule, ...]
+    keyword_rules: tuple[_Rule, ...]                             # tried where a keyword starts
+    gated: tuple[tuple[tuple[str, ...], tuple[_Rule, ...]], ...]  # the others, by what they need
+    keyword_start: re.Pattern       # where the keyword plugin's patterns can start (lower-cased)
+    keyword_start_i: re.Pattern     # the same, case-insensitive, for text whose length lower() changes
+    templated: Callable[[str], bool]
+    dollar: Callable[[str], bool]
+    own_keyword: re.Pattern
+    own_keyword_i: re.Pattern
+    own_value: re.Pattern
+    indirect: re.Pattern
+    key_at: re.Pattern
+    key_before: re.Pattern
+    reference_key: re.Pattern
+    pem_end: re.Pattern
 
 
 @lru_cache(maxsize=1)
-def _rules() -> tuple[_Rule, ...]:
-    """The library's rules (imported on first use; ~0.1 s) followed by ours."""
+def _library() -> _Library:
+    """The library's rules (imported on first use: ~0.1 s) followed by ours."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.filters import heuristic
     from detect_secrets.plugins import keyword
     from detect_secrets.plugins.base import RegexBasedDetector
 
@@ -162,41 +189,56 @@ def _rules() -> tuple[_Rule, ...]:
         for regex in plugin.denylist:
             group = 1 if name in _VALUE_GROUP_PLUGINS and regex.groups else 0
             extend = _EXTEND.get(name, _TOKEN_CHARS if group == 0 else "")
-            rules.append(_Rule(regex, group, extend, kind, _MIN_LEN.get(name, 0), _AFTER.get(name, "")))
+            needs = ("aws",) if name == "AWSKeyDetector" and regex.groups else _NEEDS.get(name, ())
+            rules.append(_Rule(regex, group, extend, kind, _MIN_LEN.get(name, 0), _AFTER.get(name, ""), needs))
     # The keyword plugin picks its patterns by file type; a memory line can be any of them
     # (.env, YAML, JSON, code), so every pattern of every type is used, with its value group.
+    # All but one start with the keyword: those are tried only where a keyword starts.
     seen: set[re.Pattern] = set()
     for table in (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, *keyword.REGEX_BY_FILETYPE.values()):
         for regex, group in table.items():
-            if regex not in seen:
-                seen.add(regex)
-                rules.append(_Rule(regex, group, kind="assignment"))
-    return (*rules, *_OWN)
+            if regex in seen:
+                continue
+            seen.add(regex)
+            if regex.pattern.startswith(keyword.DENYLIST_REGEX):
+                rules.append(_Rule(regex, group, kind="keyword"))
+            else:  # "value" == my_password
+                rules.append(_Rule(regex, group, kind="assignment", needs=("==", "!=")))
+    starts = "|".join(keyword.DENYLIST)
+    rules += _own_rules()
+    by_needs: dict[tuple[str, ...], list[_Rule]] = {}
+    for rule in rules:
+        if rule.kind != "keyword":
+            by_needs.setdefault(rule.needs, []).append(rule)
+    return _Library(tuple(rules), tuple(r for r in rules if r.kind == "keyword"),
+                    tuple((needs, tuple(group)) for needs, group in by_needs.items()),
+                    re.compile(starts), re.compile(starts, re.IGNORECASE),
+                    heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
+                    re.compile(_OWN_KEYWORD), re.compile(_OWN_KEYWORD, re.IGNORECASE), re.compile(_OWN_VALUE),
+                    re.compile(_INDIRECT), re.compile(_KEY_AT), re.compile(_KEY_BEFORE), re.compile(_REFERENCE_KEY),
+                    re.compile(_PEM_END))
 
 
-@lru_cache(maxsize=1)
-def _heuristics() -> tuple[Callable[[str], bool], ...]:
-    from detect_secrets.filters import heuristic
-
-    return heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign
+def _rules() -> tuple[_Rule, ...]:
+    return _library().rules
 
 
 _NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted"}
-_INDIRECT = re.compile(r"^[\w.$-]+[\[(].*[\])]?$")   # a call or subscript: get_password(), env["X"]
-_KEY_AT = re.compile(r"[\w.-]*")
-_KEY_BEFORE = re.compile(r"[\w.-]*$")
+_INDIRECT = r"^[\w.$-]+[\[(].*[\])]?$"   # a call or subscript: get_password(), env["X"]
+_KEY_AT = r"[\w.-]*"
+_KEY_BEFORE = r"[\w.-]*$"
 # Keys that name, size or locate a secret rather than hold it: secretName, PASSWORD_MIN_LENGTH,
 # token_ttl, password_file, SECRET_REF.
-_REFERENCE_KEY = re.compile(r"(?i)(?:name|names|ref|path|file|dir|length|len|min|max|count|limit|size|ttl|timeout"
-                            r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt)$")
+_REFERENCE_KEY = (r"(?i)(?:name|names|ref|path|file|dir|length|len|min|max|count|limit|size|ttl|timeout"
+                  r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt)$")
 
 
-def _assignment_key(text: str, m: re.Match, group: int | str) -> str:
-    if group == "value":
-        return m.group("key")
+def _assignment_key(lib: _Library, text: str, m: re.Match, group: int | str) -> str:
+    if group == "value":  # ours: the key ends where the value pattern starts
+        return lib.key_before.search(text, 0, m.start()).group()
     if m.group(1) and m.group(1)[0].isalpha():           # keyword first: password_x = "..."
-        return _KEY_AT.match(text, m.start(1)).group()
-    return _KEY_BEFORE.search(m.group(0)).group()        # keyword last: "..." == my_password
+        return lib.key_at.match(text, m.start(1)).group()
+    return lib.key_before.search(m.group(0)).group()     # keyword last: "..." == my_password
 
 
 def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, int] | None:
@@ -218,16 +260,15 @@ def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, in
         return None
     # the library's filters for templates ({x}, <x>, ${x}) and $VARIABLES; a one-character value
     # is still a password (the library drops those as "weak")
-    templated, dollar = _heuristics()
-    if (len(value) > 1 and templated(value)) or dollar(value) or (not quoted and _INDIRECT.match(value)):
+    lib = _library()
+    if (len(value) > 1 and lib.templated(value)) or lib.dollar(value) or (not quoted and lib.indirect.match(value)):
         return None
-    key = _assignment_key(text, m, group)
-    if _REFERENCE_KEY.search(key):
+    if lib.reference_key.search(_assignment_key(lib, text, m, group)):
         return None
     return start, end
 
 
-_PEM_END = re.compile(r"-----END[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?|KEY FILE)-----")
+_PEM_END = r"-----END[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?|KEY FILE)-----"
 
 
 @lru_cache(maxsize=None)
@@ -235,45 +276,87 @@ def _widener(chars: str) -> re.Pattern:
     return re.compile(f"[{chars}]*")
 
 
-def _spans(text: str) -> Iterator[tuple[int, int]]:
-    for rule in _rules():
-        for m in rule.regex.finditer(text):
-            if rule.kind == "assignment":
-                span = _assignment_value(text, m, rule.group)
-                if span:
-                    yield span
-                continue
-            start, end = m.span(rule.group)
-            if rule.kind == "pem":
-                # The library flags the header; the whole block goes, up to its END line or, when
-                # it was cut off, the end of the text.
-                begin = text.rfind("-----", 0, start)
-                start = begin if begin != -1 and begin >= start - 6 else start
-                close = _PEM_END.search(text, end)
-                yield start, close.end() if close else len(text)
-                continue
-            if rule.group == 0:
-                # trim the delimiters some patterns include (Artifactory: a leading space or "=")
-                if rule.after:
-                    start = text.index(rule.after, start, end) + 1
-                while start < end and text[start] in " \t=:\"'":
-                    start += 1
-                while end > start and text[end - 1] in " \t\"'":
+def _starts(pattern: re.Pattern, text: str) -> Iterator[int]:
+    """Every index where `pattern` matches, overlapping ones included."""
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        yield m.start()
+        pos = m.start() + 1
+
+
+def _matches(text: str, exhaustive: bool) -> Iterator[tuple[_Rule, re.Match]]:
+    """Every rule's matches. Each rule is only tried where it can match: on lines holding its
+    literal text or a long token, and the keyword patterns only where a keyword starts.
+    `exhaustive` tries every rule everywhere (the tests compare the two)."""
+    lib = _library()
+    lowered = text.lower()
+    same_length = len(lowered) == len(text)
+    has_long = exhaustive or _LONG_RUN.search(text) is not None
+    if exhaustive:
+        keyword_starts = own_starts = list(range(len(text)))
+    elif same_length:
+        keyword_starts = list(_starts(lib.keyword_start, lowered))
+        own_starts = list(_starts(lib.own_keyword, lowered))
+    else:  # lower() changed the length (e.g. "İ"): indices differ, search the text itself
+        keyword_starts = list(_starts(lib.keyword_start_i, text))
+        own_starts = list(_starts(lib.own_keyword_i, text))
+    for start in keyword_starts:
+        for rule in lib.keyword_rules:
+            m = rule.regex.match(text, start)
+            if m:
+                yield rule, m
+    for needs, rules in lib.gated:
+        if exhaustive or (any(n in lowered for n in needs) if needs else has_long):
+            for rule in rules:
+                for m in rule.regex.finditer(text):
+                    yield rule, m
+    own = _Rule(lib.own_value, "value", kind="assignment")
+    for start in own_starts:
+        key = lib.own_keyword_i.match(text, start)
+        if key:
+            m = lib.own_value.match(text, key.end())
+            if m:
+                yield own, m
+
+
+def _spans(text: str, exhaustive: bool = False) -> Iterator[tuple[int, int]]:
+    for rule, m in _matches(text, exhaustive):
+        if rule.kind in ("assignment", "keyword"):
+            span = _assignment_value(text, m, rule.group)
+            if span:
+                yield span
+            continue
+        start, end = m.span(rule.group)
+        if rule.kind == "pem":
+            # The library flags the header; the whole block goes, up to its END line or, when
+            # it was cut off, the end of the text.
+            begin = text.rfind("-----", 0, start)
+            start = begin if begin != -1 and begin >= start - 6 else start
+            close = _library().pem_end.search(text, end)
+            yield start, close.end() if close else len(text)
+            continue
+        if rule.group == 0:
+            if rule.after:
+                start = text.index(rule.after, start, end) + 1
+            # trim the delimiters some patterns include (Artifactory: a leading space or "=")
+            while start < end and text[start] in " \t=:\"'":
+                start += 1
+            while end > start and text[end - 1] in " \t\"'":
+                end -= 1
+            if rule.extend:
+                end = _widener(rule.extend).match(text, end).end()
+                while end > start and text[end - 1] == ".":
                     end -= 1
-                if rule.extend:
-                    end = _widener(rule.extend).match(text, end).end()
-                    while end > start and text[end - 1] == ".":
-                        end -= 1
-                if end - start < rule.min_len:
-                    continue
-            if end > start:
-                yield start, end
+            if end - start < rule.min_len:
+                continue
+        if end > start:
+            yield start, end
 
 
-def _scan(text: str) -> tuple[str, int]:
+def _scan(text: str, exhaustive: bool = False) -> tuple[str, int]:
     """Redact without the pre-filter (what `redact` does for a line that passes it)."""
     merged: list[list[int]] = []
-    for start, end in sorted(_spans(text)):
+    for start, end in sorted(_spans(text, exhaustive)):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:
