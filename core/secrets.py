@@ -166,7 +166,6 @@ class _Library(NamedTuple):
     own_value: re.Pattern
     indirect: re.Pattern
     key_at: re.Pattern
-    key_before: re.Pattern
     reference_key: re.Pattern
     pem_end: re.Pattern
 
@@ -215,7 +214,7 @@ def _library() -> _Library:
                     re.compile(starts), re.compile(starts, re.IGNORECASE),
                     heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
                     re.compile(_OWN_KEYWORD), re.compile(_OWN_KEYWORD, re.IGNORECASE), re.compile(_OWN_VALUE),
-                    re.compile(_INDIRECT), re.compile(_KEY_AT), re.compile(_KEY_BEFORE), re.compile(_REFERENCE_KEY),
+                    re.compile(_INDIRECT), re.compile(_KEY_AT), re.compile(_REFERENCE_KEY),
                     re.compile(_PEM_END))
 
 
@@ -223,22 +222,32 @@ def _rules() -> tuple[_Rule, ...]:
     return _library().rules
 
 
+# An assignment is matched within this many characters of its keyword, so that a long line full
+# of keywords costs linear time, not quadratic; a longer unquoted value is still replaced whole.
+_WINDOW = 1024
+_VALUE_END = re.compile(r"[\s;]")
 _NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted"}
 _INDIRECT = r"^[\w.$-]+[\[(].*[\])]?$"   # a call or subscript: get_password(), env["X"]
 _KEY_AT = r"[\w.-]*"
-_KEY_BEFORE = r"[\w.-]*$"
 # Keys that name, size or locate a secret rather than hold it: secretName, PASSWORD_MIN_LENGTH,
 # token_ttl, password_file, SECRET_REF.
 _REFERENCE_KEY = (r"(?i)(?:name|names|ref|path|file|dir|length|len|min|max|count|limit|size|ttl|timeout"
                   r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt)$")
 
 
+def _key_ending_at(text: str, end: int) -> str:
+    start = end
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    return text[start:end]
+
+
 def _assignment_key(lib: _Library, text: str, m: re.Match, group: int | str) -> str:
     if group == "value":  # ours: the key ends where the value pattern starts
-        return lib.key_before.search(text, 0, m.start()).group()
+        return _key_ending_at(text, m.start())
     if m.group(1) and m.group(1)[0].isalpha():           # keyword first: password_x = "..."
         return lib.key_at.match(text, m.start(1)).group()
-    return lib.key_before.search(m.group(0)).group()     # keyword last: "..." == my_password
+    return _key_ending_at(text, m.end())                 # keyword last: "..." == my_password
 
 
 def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, int] | None:
@@ -251,9 +260,12 @@ def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, in
         # The keyword plugin scans a file line by line and lets an unquoted value run to the end
         # of the line; in one-line memory text it ends at the first space (or at a ";" that
         # separates the fields of a connection string).
-        cut = re.search(r"[\s;]", value)
+        cut = _VALUE_END.search(text, start, end)
         if cut:
-            value = value[: cut.start()]
+            value = text[start:cut.start()]
+        elif m.end() - m.start() >= _WINDOW:  # the match stopped at the window: the value goes on
+            cut = _VALUE_END.search(text, end)
+            value = text[start:cut.start() if cut else len(text)]
         value = value.rstrip(",;")
         end = start + len(value)
     if not value.strip() or REDACTED in value or value.lower() in _NOT_SECRETS:
@@ -302,7 +314,7 @@ def _matches(text: str, exhaustive: bool) -> Iterator[tuple[_Rule, re.Match]]:
         own_starts = list(_starts(lib.own_keyword_i, text))
     for start in keyword_starts:
         for rule in lib.keyword_rules:
-            m = rule.regex.match(text, start)
+            m = rule.regex.match(text, start, start + _WINDOW)
             if m:
                 yield rule, m
     for needs, rules in lib.gated:
@@ -314,7 +326,7 @@ def _matches(text: str, exhaustive: bool) -> Iterator[tuple[_Rule, re.Match]]:
     for start in own_starts:
         key = lib.own_keyword_i.match(text, start)
         if key:
-            m = lib.own_value.match(text, key.end())
+            m = lib.own_value.match(text, key.end(), key.end() + _WINDOW)
             if m:
                 yield own, m
 

@@ -221,6 +221,19 @@ def test_text_whose_lower_case_changes_length():
     assert redact("İ TOKEN=abc İ") == ("İ TOKEN=[REDACTED] İ", 1)
 
 
+@pytest.mark.parametrize("line", ["TOKEN=c " * 10_000, "password=a " * 10_000, '"a" == password ' * 5_000,
+                                  "password=" + "z" * 100_000 + " tail"], ids=["token", "password", "compared", "long-value"])
+def test_long_lines_full_of_keywords_cost_linear_time(line):
+    # each assignment is matched within a window, not to the end of the line: ~0.2 s here,
+    # where matching to the end of the line took 20 s for the first one
+    import time
+
+    started = time.perf_counter()
+    out, n = redact(line)
+    assert time.perf_counter() - started < 5
+    assert n == line.count("=") - line.count("==") and "z" not in out
+
+
 def test_non_text_is_a_clear_error():
     with pytest.raises(TypeError, match="needs a str"):
         redact(b"password=hunter2")  # type: ignore[arg-type]
