@@ -47,9 +47,9 @@ class _Rule(NamedTuple):
 # A line with none of them cannot match any rule: it is returned as is, without importing
 # detect-secrets. `test_prefilter_never_changes_the_result` checks this against the full scan.
 _MARKERS = (
-    # keyword assignments: the library's password, passwd, pwd, secret, contraseña, db_pass, ...
-    # (and Cloudant's "pw"), ours: token, pass, passphrase
-    "pass", "pw", "secret", "contrase", "token",
+    # keyword assignments: the library's password, passwd, pwd, secret, contraseña, db_pass, ...;
+    # ours: token, pass, passphrase
+    "pass", "pwd", "secret", "contrase", "token",
     # context words and short-token prefixes
     "aws", "xox", "xapp", "authorization", "bearer", "private key", "putty-user-key", "eyj",
 )

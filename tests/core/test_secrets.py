@@ -239,13 +239,27 @@ def test_non_text_is_a_clear_error():
         redact(b"password=hunter2")  # type: ignore[arg-type]
 
 
+# Short lines at the edges of the pre-filter and of each rule's gate: the smallest text each
+# rule can match, and short look-alikes of the patterns that need a long token.
+EDGE_LINES = ["xoxb-1-a", "xoxp-12-3-x9", "//r.example/:_authToken=npm_x", "redis://:p@h", "u://a:b@c",
+              "eyJhbGciOiJub25lIn0.eyJ4IjoxfQ.", "BEGIN RSA PRIVATE KEY", "PuTTY-User-Key-File-2: ssh-rsa",
+              "AccountKey=" + "a" * 88, "aws key = '" + "A" * 40 + "'", "Authorization: Basic dTpw", "bearer 1234567890abcdef",
+              "deploy APACHE2KAFKA now", "x AKC1234567890 y", "\"p\" != db_pass", "pw = 'x'", "pwd: x", "PWD=x", "contraseña: x",
+              "clpass = " + "a" * 24, "İ password=x", "key-" + "0" * 32]
+
+
+@pytest.mark.parametrize("line", EDGE_LINES)
+def test_prefilter_and_gates_at_their_edges(line):
+    assert redact(line) == secrets._scan(line, exhaustive=True)
+
+
 # Fragments a line may be made of: pieces of secrets and look-alikes, markers cut short, quotes
 # and separators, so that the generated lines hit the edges of the pre-filter.
 _FRAGMENTS = sorted({part for marked in SECRETS.values() for part in re.split("[⟦⟧]", marked) if part}
                     | set(LOOK_ALIKES.values())
                     | {"password", "pass", "pw", "token", "TOKEN", "api_key", "AccountKey=", "://", "@", ":", "=",
                        '"', "'", "-----BEGIN", "PRIVATE KEY", "Bearer ", "AKIA", "ghp_", "AC", "SK", "xoxb-", "eyJ",
-                       "İ", "==", "!=", ";", "(", "db_pass", "Api-Key", "secret_key", "aws"})
+                       "İ", "==", "!=", ";", "(", "db_pass", "Api-Key", "secret_key", "aws", *EDGE_LINES})
 
 
 @settings(max_examples=300, deadline=None)
