@@ -2,15 +2,16 @@
 
 Detection is done by the plugins of Yelp's detect-secrets (`detect_secrets.plugins`), used as
 a library on one string: every regex-based plugin's `denylist` and the keyword plugin's
-assignment patterns, run with `finditer` so that we know *where* each secret is, plus the
-library's false-positive heuristics (`detect_secrets.filters.heuristic`). Only the value is
+assignment patterns, run with `finditer`/`match` so that we know *where* each secret is (its
+`analyze_line` only says *what*), plus the library's false-positive heuristics
+(`detect_secrets.filters.heuristic`). Only the value is
 replaced: `password=hunter2` becomes `password=[REDACTED]`, `postgres://u:p@h/db` becomes
 `postgres://u:[REDACTED]@h/db`; everything else in the line stays byte for byte.
 
 Deliberately *not* used: the entropy-only plugins (Base64/Hex high-entropy strings), which
 flag git SHAs, UUIDs and content hashes that memories mention all the time, and the public-IP
 plugin (an address is not a credential). A few formats the library lacks or matches only in
-part are added in `_OWN` below, each with the issuer's documented shape.
+part are added in `_own_rules()` below, each with the issuer's documented shape.
 
 Speed: importing detect-secrets costs ~0.1 s (it pulls in `requests` and its scan machinery),
 so it is imported on the first line that might hold a secret. A line passes that pre-filter
@@ -37,28 +38,28 @@ class _Rule(NamedTuple):
                               # (an assignment that starts with a library keyword); "pem"
     min_len: int = 0          # shorter whole-match secrets are ignored
     after: str = ""           # a whole match starts with a key name up to this character
-    needs: tuple[str, ...] = ()  # lower-cased text one of which the line must hold, else ...
-    long: bool = True         # ... (when `needs` is empty) the line must hold a long token
+    needs: tuple[str, ...] = ()  # lower-cased text one of which the line must hold; with
+                                 # none, the line must hold a long token (`_LONG_RUN`)
 
 
 # ------------------------------------------------------------------ pre-filter
 
 # Literal text (lower-cased) that every rule below needs one of, or else a long unbroken token.
 # A line with none of them cannot match any rule: it is returned as is, without importing
-# detect-secrets. `test_prefilter_never_changes_the_result` checks this against the full scan.
+# detect-secrets. tests/core/test_secrets.py checks this against trying every rule everywhere.
 _MARKERS = (
     # keyword assignments: the library's password, passwd, pwd, secret, contraseña, db_pass, ...;
     # ours: token, pass, passphrase
     "pass", "pwd", "secret", "contrase", "token",
     # context words and short-token prefixes
-    "aws", "xox", "xapp", "authorization", "bearer", "private key", "putty-user-key", "eyj",
+    "aws", "xox", "xapp", "hooks.slack.com", "authorization", "bearer", "private key", "putty-user-key", "eyj",
 )
 # ..._key names: the library's api_key, auth_key, service_key, account_key, db_key, priv_key,
 # client_key, ...; ours: api-key, access_key, secret_key; Azure's AccountKey / SharedAccessKey.
 _KEY_NAME = re.compile(r"(?:api|auth|service|account|db|database|priv|private|client|access|secret)[_.-]?key")
 # Every other rule (AWS key ids, GitHub, GitLab, Stripe, npm, Twilio, SendGrid, Google, OpenAI,
-# Mailchimp, Mailgun, Discord, Telegram, PyPI, Square, IBM, Cloudant, SoftLayer, Artifactory,
-# Slack webhooks) matches an unbroken token of at least this many characters.
+# Mailchimp, Mailgun, Discord, Telegram, PyPI, Square, IBM, Cloudant, SoftLayer, Artifactory)
+# matches an unbroken token of at least this many characters.
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-]{20}")
 
 
@@ -226,13 +227,16 @@ def _rules() -> tuple[_Rule, ...]:
 # of keywords costs linear time, not quadratic; a longer unquoted value is still replaced whole.
 _WINDOW = 1024
 _VALUE_END = re.compile(r"[\s;]")
-_NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted"}
+_NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted",
+                "enabled", "disabled", "required", "optional"}
 _INDIRECT = r"^[\w.$-]+[\[(].*[\])]?$"   # a call or subscript: get_password(), env["X"]
 _KEY_AT = r"[\w.-]*"
-# Keys that name, size or locate a secret rather than hold it: secretName, PASSWORD_MIN_LENGTH,
-# token_ttl, password_file, SECRET_REF.
+# Keys that name, size or locate a secret rather than hold it (secretName, PASSWORD_MIN_LENGTH,
+# token_ttl, password_file, SECRET_REF), and plurals, which in a memory head prose
+# ("Passwords: never commit them") or a YAML mapping whose values are on other lines.
 _REFERENCE_KEY = (r"(?i)(?:name|names|ref|path|file|dir|length|len|min|max|count|limit|size|ttl|timeout"
-                  r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt)$")
+                  r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt"
+                  r"|words|secrets|tokens|keys)$")
 
 
 def _key_ending_at(text: str, end: int) -> str:

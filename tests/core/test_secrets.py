@@ -175,6 +175,9 @@ LOOK_ALIKES = {
     "numbers": "p95 latency 120 ms, 3 retries, 4096 tokens",
     "password-mention-vault": "the password is in the vault; keys rotate monthly",
     "gh-and-token-words": "through high thoughts, ghosts and tokens",
+    "plural-heading-passwords": "Passwords: never commit them, use the vault",
+    "plural-heading-secrets": "Secrets: rotate quarterly",
+    "setting-enabled": "PASSWORD_AUTH=enabled",
     "public-stripe-key": "publishable key pk_test_ is fine in the browser",
 }
 
@@ -245,7 +248,7 @@ EDGE_LINES = ["xoxb-1-a", "xoxp-12-3-x9", "//r.example/:_authToken=npm_x", "redi
               "eyJhbGciOiJub25lIn0.eyJ4IjoxfQ.", "BEGIN RSA PRIVATE KEY", "PuTTY-User-Key-File-2: ssh-rsa",
               "AccountKey=" + "a" * 88, "aws key = '" + "A" * 40 + "'", "Authorization: Basic dTpw", "bearer 1234567890abcdef",
               "deploy APACHE2KAFKA now", "x AKC1234567890 y", "\"p\" != db_pass", "pw = 'x'", "pwd: x", "PWD=x", "contraseña: x",
-              "clpass = " + "a" * 24, "İ password=x", "key-" + "0" * 32]
+              "clpass = " + "a" * 24, "https://hooks.slack.com/services/T1/B2/x", "İ password=x", "key-" + "0" * 32]
 
 
 @pytest.mark.parametrize("line", EDGE_LINES)
