@@ -22,8 +22,9 @@ unbroken token; ordinary lines cost a microsecond or two.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from functools import cache, lru_cache
+from typing import NamedTuple
 
 REDACTED = "[REDACTED]"
 
@@ -166,7 +167,6 @@ class _Library(NamedTuple):
     own_keyword_i: re.Pattern
     own_value: re.Pattern
     indirect: re.Pattern
-    key_at: re.Pattern
     reference_key: re.Pattern
     pem_end: re.Pattern
 
@@ -215,7 +215,7 @@ def _library() -> _Library:
                     re.compile(starts), re.compile(starts, re.IGNORECASE),
                     heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
                     re.compile(_OWN_KEYWORD), re.compile(_OWN_KEYWORD, re.IGNORECASE), re.compile(_OWN_VALUE),
-                    re.compile(_INDIRECT), re.compile(_KEY_AT), re.compile(_REFERENCE_KEY),
+                    re.compile(_INDIRECT), re.compile(_REFERENCE_KEY),
                     re.compile(_PEM_END))
 
 
@@ -230,13 +230,19 @@ _VALUE_END = re.compile(r"[\s;]")
 _NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted",
                 "enabled", "disabled", "required", "optional"}
 _INDIRECT = r"^[\w.$-]+[\[(].*[\])]?$"   # a call or subscript: get_password(), env["X"]
-_KEY_AT = r"[\w.-]*"
 # Keys that name, size or locate a secret rather than hold it (secretName, PASSWORD_MIN_LENGTH,
 # token_ttl, password_file, SECRET_REF), and plurals, which in a memory head prose
 # ("Passwords: never commit them") or a YAML mapping whose values are on other lines.
 _REFERENCE_KEY = (r"(?i)(?:name|names|ref|path|file|dir|length|len|min|max|count|limit|size|ttl|timeout"
                   r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt"
                   r"|words|secrets|tokens|keys)$")
+
+
+def _key_starting_at(text: str, start: int) -> str:
+    end = start
+    while end < len(text) and (text[end].isalnum() or text[end] in "_.-"):
+        end += 1
+    return text[start:end]
 
 
 def _key_ending_at(text: str, end: int) -> str:
@@ -250,7 +256,7 @@ def _assignment_key(lib: _Library, text: str, m: re.Match, group: int | str) -> 
     if group == "value":  # ours: the key ends where the value pattern starts
         return _key_ending_at(text, m.start())
     if m.group(1) and m.group(1)[0].isalpha():           # keyword first: password_x = "..."
-        return lib.key_at.match(text, m.start(1)).group()
+        return _key_starting_at(text, m.start(1))
     return _key_ending_at(text, m.end())                 # keyword last: "..." == my_password
 
 
@@ -287,9 +293,9 @@ def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, in
 _PEM_END = r"-----END[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?|KEY FILE)-----"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _widener(chars: str) -> re.Pattern:
-    return re.compile(f"[{chars}]*")
+    return re.compile(f"[{chars}]+")
 
 
 def _starts(pattern: re.Pattern, text: str) -> Iterator[int]:
@@ -360,7 +366,8 @@ def _spans(text: str, exhaustive: bool = False) -> Iterator[tuple[int, int]]:
             while end > start and text[end - 1] in " \t\"'":
                 end -= 1
             if rule.extend:
-                end = _widener(rule.extend).match(text, end).end()
+                wider = _widener(rule.extend).match(text, end)
+                end = wider.end() if wider else end
                 while end > start and text[end - 1] == ".":
                     end -= 1
             if end - start < rule.min_len:
