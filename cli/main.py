@@ -16,7 +16,6 @@ import click
 
 from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
-from memtui.core.fileio import atomic_write_bytes
 from memtui.core.injection import build_injection
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
@@ -261,35 +260,60 @@ def undo(obj: Ctx, show_list: bool, as_json: bool) -> None:
     click.echo(f"Undone: {change.summary}")
 
 
+FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
+
+
 @main.command("export", context_settings=CONTEXT)
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("dest", required=False, type=click.Path(allow_dash=True))
+@click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]), help="Only this layer.")
 @click.pass_obj
-def export_(obj: Ctx, file: str) -> None:
-    """Write every conversation memory (they live only in muse.db) as JSON Lines."""
+def export_(obj: Ctx, fmt: str, dest: str | None, layer: str | None) -> None:
+    """Write the memories in FORMAT: jsonl (every field of every layer; to stdout without
+    DEST), claude-code, agents-md, cursor or cline (to DEST, default where that tool reads
+    them). Existing files are never replaced."""
+    store = actions.open_store(obj.paths)
+    if fmt == "jsonl" and dest in (None, "-"):
+        click.echo(actions.render_export(store, layer), nl=False)
+        return
     try:
-        records = actions.export_conversations(obj.paths)
+        where, written, count = actions.export_memories(store, fmt, Path(dest) if dest else None, layer)
     except ActionError as exc:
         _fail_on(exc)
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    if file == "-":
-        click.echo(text, nl=False)
-    else:
-        atomic_write_bytes(Path(file), text.encode("utf-8"))
-        click.echo(f"Exported {len(records)} conversation memories to {file}.", err=True)
+    click.echo(f"Exported {count} memories to {where} ({len(written)} file{'s' if len(written) != 1 else ''}).")
 
 
 @main.command("import", context_settings=CONTEXT)
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("path", required=False, type=click.Path())
+@click.option("--project", "target", flag_value="project", help="Put every imported memory in the project layer.")
+@click.option("--user", "target", flag_value="user", help="Put every imported memory in the user layer.")
+@click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.pass_obj
-def import_(obj: Ctx, file: str) -> None:
-    """Add conversation memories from a JSON Lines export (ones already present are kept)."""
+def import_(obj: Ctx, fmt: str, path: str | None, target: str | None, dry_run: bool, as_json: bool) -> None:
+    """Bring memories in from FORMAT (claude-code, agents-md, cursor, cline, jsonl), read from
+    PATH or from where that tool keeps them. Near-duplicates of memories already there are
+    skipped, so importing twice adds nothing; nothing is ever overwritten."""
+    store = actions.open_store(obj.paths)
     try:
-        added, present = actions.import_conversations(obj.paths, Path(file))
-    except actions.Refused as exc:
-        _fail(f"error: {exc}", 2)
+        report = actions.import_memories(store, fmt, Path(path) if path else None, target, dry_run)
     except ActionError as exc:
         _fail_on(exc)
-    click.echo(f"Imported {added} conversation memories ({present} already present).")
+    if as_json:
+        _echo_json(report.as_dict())
+        return
+    verb = "Would import" if dry_run else "Imported"
+    click.echo(f"{verb} {len(report.added)} memories from {report.source}; skipped {len(report.duplicates)} "
+               f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid.")
+    for f in report.files:
+        click.echo(f"  {'would write' if dry_run else 'wrote'} {f.path} ({len(f.memories)})")
+    if report.rows:
+        click.echo(f"  {'would add' if dry_run else 'added'} {len(report.rows)} conversation memories")
+    for where, reason in report.invalid:
+        click.echo(f"warning: {where}: {reason}", err=True)
+    if not dry_run and report.change_id:
+        click.echo("Undo with `memtui undo`.")
 
 
 @main.command(context_settings=CONTEXT)

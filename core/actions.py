@@ -9,10 +9,9 @@ the entry and says why. A face prints it; it never needs a traceback.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer
@@ -292,46 +291,40 @@ def save_theme(paths: Paths, theme: str) -> None:
         raise ActionError(f"cannot write {exc.filename or 'settings'}: {exc.strerror or exc}") from None
 
 
-# ---------------------------------------------------------------------- conversation export/import
-def export_conversations(paths: Paths) -> list[dict]:
-    from .store import DatabaseError, MuseDB
+# ---------------------------------------------------------------------- import / export (SPEC §9)
+def import_memories(store: MemoryStore, fmt: str, source: Path | None = None, layer: str | None = None,
+                    dry_run: bool = False, user_home: Path | None = None) -> Any:
+    """Import another tool's memories: near-duplicates and invalid files skipped and counted,
+    the rest written as one undoable change (nothing with `dry_run`). Returns the report."""
+    from . import interop, transfer
 
-    db = MuseDB(paths.db_path)
     try:
-        return db.export_conversations() if db.exists() else []
-    except (DatabaseError, Exception) as exc:
-        raise ActionError(f"cannot read {paths.db_path}: {exc}") from None
-    finally:
-        db.close()
+        report = transfer.plan_import(store, fmt, source, layer, user_home or Path.home(), dry_run)
+    except interop.InteropError as exc:
+        raise Refused(str(exc)) from None
+    return _guard(transfer.apply_import, store, report)
 
 
-def import_conversations(paths: Paths, file: Path) -> tuple[int, int]:
-    """Add conversation memories from a JSON Lines export (ones already present are kept)."""
-    from .store import MuseDB
+def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, layer: str | None = None,
+                    user_home: Path | None = None) -> tuple[Path, list[Path], int]:
+    """Write the memories in another tool's format; refuses to replace any existing file."""
+    from . import interop, transfer
 
-    records = []
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ActionError(f"cannot read {file}: {exc}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            if (not isinstance(record, dict) or not isinstance(record.get("memory"), dict)
-                    or "id" not in record["memory"] or "content" not in record["memory"]):
-                raise ValueError("each line needs a \"memory\" object with \"id\" and \"content\"")
-        except ValueError as exc:
-            raise Refused(f"{file}:{number}: {exc}; nothing imported") from None
-        records.append(record)
-    db = MuseDB(paths.db_path)
-    try:
-        return db.import_conversations(records)
-    except Exception as exc:
-        raise ActionError(f"cannot write {paths.db_path}: {exc}") from None
-    finally:
-        db.close()
+        return transfer.export(store, fmt, dest, user_home or Path.home(), layer)
+    except interop.WriteRefused as exc:
+        raise Refused(str(exc)) from None
+    except interop.InteropError as exc:
+        raise Refused(str(exc)) from None
+    except OSError as exc:
+        raise ActionError(f"cannot write {exc.filename or dest}: {exc.strerror or exc}") from None
+
+
+def render_export(store: MemoryStore, layer: str | None = None) -> str:
+    """Every memory as JSON Lines (the lossless `jsonl` format), for stdout."""
+    from .interop import jsonl, memory_from_entry
+
+    return jsonl.render([memory_from_entry(e, origin=str(e.path or "")) for e in store.entries(layer)])
 
 
 def problems_of(store: MemoryStore, settings: Settings | None = None) -> list[Problem]:
