@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterable
 
 __all__ = ["display_path", "escape_name", "escape_text", "json_for_terminal", "path_text"]
 
@@ -31,7 +32,7 @@ def _hex(code: int) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def _build_table(codes) -> dict[int, str]:
+def _build_table(codes: Iterable[int]) -> dict[int, str]:
     table = {code: _hex(code) for code in codes}
     for code, short in ((0x09, "\\t"), (0x0A, "\\n"), (0x0D, "\\r")):
         if code in table:
@@ -70,7 +71,7 @@ def _class_of(table: dict[int, str]) -> re.Pattern[str]:
     return re.compile(f"[{parts}]")
 
 
-def _replacer(table: dict[int, str]):
+def _replacer(table: dict[int, str]) -> Callable[[re.Match[str]], str]:
     def sub(match: re.Match[str]) -> str:
         return table[ord(match.group())]
 

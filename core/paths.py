@@ -46,7 +46,8 @@ class Paths:
     workspace: Path
 
     @classmethod
-    def resolve(cls, home=None, workspace=None, cwd=None) -> Paths:
+    def resolve(cls, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None,
+                cwd: str | os.PathLike[str] | None = None) -> Paths:
         return cls(resolve_home(home), resolve_workspace(workspace, cwd))
 
     @property

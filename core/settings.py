@@ -6,6 +6,7 @@ import copy
 import errno
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,8 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _merge_section(target: dict, given: Any, path: Path, key: str, check, problems: list[Problem]) -> None:
+def _merge_section(target: dict, given: Any, path: Path, key: str, check: Callable[[Any], bool],
+                   problems: list[Problem]) -> None:
     if given is None:
         return
     if not isinstance(given, dict):

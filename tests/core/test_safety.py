@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+
 from memtui.core.display import display_path, escape_name, escape_text, path_text
 from memtui.core.fileio import (
     FileTooLargeError,
@@ -32,7 +33,6 @@ from memtui.core.fileio import (
 from memtui.core.paths import Paths, iter_memory_files, relative_posix
 from memtui.core.settings import SettingsError, load_settings, set_workspace_enabled
 from memtui.core.store import MemoryStore
-
 from tests.helpers import enable, write
 
 SECRET = "- SECRET from outside the workspace: id_rsa contents"
