@@ -82,9 +82,14 @@ class Paths:
         return self.root(layer) / ("notes.md" if layer == "user" else "context.md")
 
     def container(self, layer: str) -> Path:
-        """What a layer's memory root must stay inside: the home, or the workspace."""
+        """What a layer's memory root (and every file in it) must stay inside: for the project,
+        the workspace (a cloned repository decides what is there); for the user, the root as
+        it resolves — it is the person's own folder, and may be a link into their dotfiles."""
         if layer == "user":
-            return self.home
+            try:
+                return self.user_root.resolve()
+            except (OSError, RuntimeError):
+                return self.user_root
         if layer == "project":
             return self.workspace
         raise ValueError(f"layer {layer!r} has no memory root")
@@ -92,8 +97,7 @@ class Paths:
     def root_problem(self, layer: str) -> Problem | None:
         """Why the layer's memory root must not be used (read or written), or None.
 
-        The project root (`.muse` and `.muse/memory`) must resolve inside the workspace and
-        the user root inside the home: a cloned repository whose `.muse/memory` is a symlink
+        The project root (`.muse` and `.muse/memory`) must resolve inside the workspace: a cloned repository whose `.muse/memory` is a symlink
         to `~` must not turn every `*.md` of the home into memories. A root that does not
         exist yet is fine (it is simply empty)."""
         reason = self._root_reason(layer)
@@ -102,6 +106,9 @@ class Paths:
         return Problem(str(self.root(layer)), f"{reason}; the {layer} memory layer is not read")
 
     def _root_reason(self, layer: str) -> str | None:
+        if layer == "user":
+            container = self.container(layer)
+            return root_reason(container, container)
         return root_reason(self.root(layer), self.container(layer))
 
     def memory_files(self, layer: str) -> tuple[list[Path], list[Problem]]:
