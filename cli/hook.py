@@ -77,6 +77,8 @@ def injection_for(raw: bytes, home: str | None = None) -> str:
 def claude_code(stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO, home: str | None = None) -> int:
     """Run the hook over these streams; always 0 (a hook must never block the prompt)."""
     try:
+        if stdin.isatty():
+            raise HookInputError("expects Claude Code's UserPromptSubmit JSON on stdin, not a terminal")
         text = injection_for(stdin.read(), home=home)
     except Exception as exc:  # any failure: nothing on stdout, the reason on stderr
         reason = str(exc) or type(exc).__name__
