@@ -232,17 +232,14 @@ def stats(db_path: str | Path, workspace: str | Path | None = None,
           since_ms: int | None = None) -> dict[str, tuple[int, int]]:
     """entry id -> (times injected, time of the last injection in ms), over `workspace`'s
     records (all when None) since `since_ms` (all when None)."""
-    clauses, args = ["count > 0"], []
+    clauses, args = ["h.count > 0"], []
     if workspace is not None:
-        clauses.append("workspace = ?")
+        clauses.append("h.workspace = ?")
         args.append(str(workspace))
     if since_ms is not None:
-        clauses.append("time >= ?")
+        clauses.append("h.time >= ?")
         args.append(int(since_ms))
-    sql = f"SELECT time, entries FROM {TABLE} WHERE {' AND '.join(clauses)}"
-    out: dict[str, tuple[int, int]] = {}
-    for stamp, raw in _read(db_path, sql, args):
-        for entry_id in {i for i, _ in _parse_entries(raw)}:
-            count, last = out.get(entry_id, (0, 0))
-            out[entry_id] = (count + 1, max(last, stamp))
-    return out
+    sql = (f"SELECT json_extract(e.value, '$.id') AS entry_id, count(DISTINCT h.id), max(h.time) "
+           f"FROM {TABLE} AS h, json_each(CASE WHEN json_valid(h.entries) THEN h.entries ELSE '[]' END) AS e "
+           f"WHERE {' AND '.join(clauses)} AND e.type = 'object' GROUP BY entry_id HAVING entry_id IS NOT NULL")
+    return {str(entry_id): (n, last) for entry_id, n, last in _read(db_path, sql, args)}

@@ -151,3 +151,15 @@ def test_a_corrupt_database_is_reported_not_raised(worked):
         history.records(worked.db_path)
     with pytest.raises(history.HistoryError, match="cannot read"):
         history.stats(worked.db_path, worked.workspace)
+
+
+def test_stats_skip_a_row_whose_entries_are_not_json(worked):
+    build_injection(worked.workspace, QUERY, home=worked.home, record=True)
+    conn = sqlite3.connect(worked.db_path)
+    conn.execute("INSERT INTO memory_injections (time, workspace, count, chars, tokens, truncated, retrieval_ms, "
+                 "entries) VALUES (1, ?, 1, 1, 1, 0, 0.5, '{broken')", (str(worked.workspace),))
+    conn.commit()
+    conn.close()
+    got = history.stats(worked.db_path, worked.workspace)
+    assert len(got) == 4 and all(n == 1 for n, _ in got.values())
+    assert history.records(worked.db_path)[-1].entries == ()
