@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -67,5 +68,35 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     except OSError:
         pass
+    finally:
+        os.close(fd)
+
+
+class NotRegularFile(OSError):
+    """A path that is not a regular file, or is over the size limit: never read."""
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """Read a regular file of at most `limit` bytes. Opened non-blocking and checked on the
+    open descriptor, so a FIFO, device or socket is never read from (and never hangs)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile("not a regular file")
+        if st.st_size > limit:
+            raise NotRegularFile(f"{st.st_size} bytes, over the {limit}-byte limit")
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise NotRegularFile(f"over the {limit}-byte limit")
+        return data
     finally:
         os.close(fd)

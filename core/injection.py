@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .models import IMPORTANCE_RANK, Entry
+from .model import IMPORTANCE_RANK, Entry
 from .paths import Paths, Problem
 from .relevance import score as relevance_score
 from .relevance import terms

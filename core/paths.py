@@ -6,10 +6,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-MAX_FILE_BYTES = 1024 * 1024  # files over 1 MiB are skipped and reported
+from .model import FILE_LAYERS, LAYERS, Layer  # noqa: F401  (re-exported)
 
-LAYERS = ("user", "project", "conversation")
-FILE_LAYERS = ("user", "project")
+MAX_FILE_BYTES = 1024 * 1024  # files over 1 MiB are skipped and reported
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.core.database import MuseDB
+from memtui.core.store.index import MuseDB
 from memtui.core.injection import build_injection, est, inject
-from memtui.core.models import Entry
+from memtui.core.model import Entry
 from memtui.core.relevance import entry_terms, terms
 from memtui.core.settings import Settings
 from tests.helpers import enable, write
