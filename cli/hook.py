@@ -25,7 +25,7 @@ class HookInputError(ValueError):
     """The hook input is not what Claude Code sends."""
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """One line, control characters shown as escapes, so no path can forge output."""
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
@@ -83,7 +83,7 @@ def claude_code(stdin: BinaryIO, stdout: BinaryIO, stderr: TextIO, home: str | N
     except Exception as exc:  # any failure: nothing on stdout, the reason on stderr
         reason = str(exc) or type(exc).__name__
         try:
-            stderr.write(f"memtui hook: {_printable(reason)}\n")
+            stderr.write(f"memtui hook: {printable(reason)}\n")
             stderr.flush()
         except (OSError, ValueError):
             pass

@@ -15,9 +15,10 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from .injection import InjectionResult
@@ -126,12 +127,12 @@ def _ensure_table(conn: sqlite3.Connection) -> None:
     table.create_index(["workspace", "time"], index_name=f"{TABLE}_workspace_time", if_not_exists=True)
 
 
-def _entries_of(result: "InjectionResult") -> list[dict[str, str]]:
+def _entries_of(result: InjectionResult) -> list[dict[str, str]]:
     return [{"id": c.entry.id, "source": c.entry.source_ref}
             for c in result.included if c.status == "included"]
 
 
-def record(db_path: str | Path, result: "InjectionResult", workspace: str | Path, *,
+def record(db_path: str | Path, result: InjectionResult, workspace: str | Path, *,
            at_ms: int | None = None, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> RecordOutcome:
     """Append one record of `result` (never its query or text) and prune old ones.
 
@@ -214,7 +215,7 @@ def _parse_entries(raw: str | None) -> tuple[tuple[str, str], ...]:
 def records(db_path: str | Path, limit: int | None = None,
             workspace: str | Path | None = None) -> list[InjectionRecord]:
     """The records, newest first; only `workspace`'s when given; at most `limit`."""
-    where, args = "", []
+    where, args = "", list[object]()
     if workspace is not None:
         where, args = "WHERE workspace = ?", [str(workspace)]
     sql = (f"SELECT id, time, workspace, count, chars, tokens, truncated, retrieval_ms, disabled_reason, entries "
@@ -232,7 +233,7 @@ def stats(db_path: str | Path, workspace: str | Path | None = None,
           since_ms: int | None = None) -> dict[str, tuple[int, int]]:
     """entry id -> (times injected, time of the last injection in ms), over `workspace`'s
     records (all when None) since `since_ms` (all when None)."""
-    clauses, args = ["h.count > 0"], []
+    clauses, args = ["h.count > 0"], list[object]()
     if workspace is not None:
         clauses.append("h.workspace = ?")
         args.append(str(workspace))

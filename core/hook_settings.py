@@ -21,6 +21,7 @@ import shlex
 import shutil
 import stat
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,7 +167,7 @@ def _event_list(path: Path, data: dict, create: bool) -> tuple[list | None, list
     return groups, made
 
 
-def _ours(groups: list):
+def _ours(groups: list) -> Iterator[tuple[dict, dict]]:
     """(group, handler) for every memtui hook handler in the event's groups."""
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None

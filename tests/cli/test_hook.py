@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from memtui.core import history
 from memtui.core.hook_settings import (
-    HookSettingsError, hook_command, install, is_memtui_hook, project_settings_path, receipts_path, uninstall,
+    HookSettingsError,
+    hook_command,
+    install,
+    is_memtui_hook,
+    project_settings_path,
+    receipts_path,
+    uninstall,
     user_settings_path,
 )
 from tests.helpers import enable, write
@@ -25,7 +31,7 @@ PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vit
 CONTEXT = "- 数据库连接池 zebracorn 配置过小\n- Use PostgreSQL + pgbouncer\n"
 PROMPT = "帮我优化数据库查询 vitest quokkaprompt"
 MEMTUI = str(Path(sys.executable).parent / "memtui")  # this installation's console script
-HOOK = [sys.executable, str(Path(__file__).parents[2] / "cli" / "hook.py")]
+HOOK = [sys.executable, "-m", "memtui.cli.hook"]
 
 
 @pytest.fixture
@@ -51,7 +57,7 @@ def run_hook(home, stdin: bytes, cmd=HOOK, shell=False) -> subprocess.CompletedP
 
 
 def preview(paths, prompt=PROMPT, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace), "preview", prompt, *args],
+    return subprocess.run([MEMTUI, "--home", str(paths.home), "-w", str(paths.workspace), "preview", prompt, *args],
                           capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
