@@ -394,6 +394,82 @@ def mcp_(obj: Ctx) -> None:
     serve(obj.paths)
 
 
+@main.group("hook", context_settings=CONTEXT)
+def hook_() -> None:
+    """Claude Code's UserPromptSubmit hook: run it, install it, uninstall it."""
+
+
+@hook_.command("claude-code", context_settings=CONTEXT)
+@click.pass_obj
+def hook_claude_code(obj: Ctx) -> None:
+    """Run as Claude Code's hook: its JSON on stdin, the injection on stdout. Always exits 0."""
+    from memtui.cli.hook import main as run_hook
+
+    sys.exit(run_hook(home=str(obj.paths.home)))
+
+
+def _hook_settings(obj: Ctx, install: bool, project: bool) -> None:
+    from memtui.core import hook_settings as hs
+
+    path = hs.project_settings_path(obj.paths.workspace) if project else hs.user_settings_path()
+    receipts = hs.receipts_path(obj.paths.home)
+    try:
+        change = hs.install(path, receipts=receipts) if install else hs.uninstall(path, receipts=receipts)
+    except hs.HookSettingsError as exc:
+        _fail(f"error: {exc}")
+    click.echo(change.message)
+
+
+_PROJECT = click.option("--project", is_flag=True, help="The project's .claude/settings.json instead of ~/.claude/settings.json.")
+_TARGET = click.argument("target", type=click.Choice(["claude-code"]))
+
+
+@hook_.command("install", context_settings=CONTEXT)
+@_TARGET
+@_PROJECT
+@click.pass_obj
+def hook_install(obj: Ctx, target: str, project: bool) -> None:
+    """Add the hook to Claude Code's settings.json (every other setting is kept)."""
+    _hook_settings(obj, True, project)
+
+
+@hook_.command("uninstall", context_settings=CONTEXT)
+@_TARGET
+@_PROJECT
+@click.pass_obj
+def hook_uninstall(obj: Ctx, target: str, project: bool) -> None:
+    """Remove the hook from Claude Code's settings.json."""
+    _hook_settings(obj, False, project)
+
+
+@main.command("history", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the newest N records.")
+@click.pass_obj
+def history_(obj: Ctx, as_json: bool, limit: int | None) -> None:
+    """The recorded injections, newest first (never the prompt or memory text)."""
+    from memtui.cli.hook import printable
+    from memtui.core import history
+
+    try:
+        records = history.records(obj.paths.db_path, limit=limit)
+    except history.HistoryError as exc:
+        _fail(f"error: {exc}")
+    if as_json:
+        _echo_json({"records": [r.as_dict() for r in records]})
+        return
+    if not records:
+        click.echo("No injections recorded yet (the Claude Code hook and Muse record them; preview does not).")
+    for r in records:
+        when = datetime.fromtimestamp(r.time_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+        what = f"{r.count} {'memory' if r.count == 1 else 'memories'} · {r.tokens} tokens"
+        if r.truncated:
+            what += " · truncated"
+        if r.disabled_reason:
+            what += f" · {r.disabled_reason.replace('_', ' ')}"
+        click.echo(f"{when}  {what} · {r.retrieval_ms:.1f} ms  {printable(r.workspace)}")
+
+
 def _set_enabled(paths: Paths, value: bool) -> None:
     try:
         path = actions.set_enabled(paths, value)
