@@ -83,13 +83,10 @@ class Paths:
 
     def container(self, layer: str) -> Path:
         """What a layer's memory root (and every file in it) must stay inside: for the project,
-        the workspace (a cloned repository decides what is there); for the user, the root as
-        it resolves — it is the person's own folder, and may be a link into their dotfiles."""
+        the workspace (a cloned repository decides what is there); for the user, the root itself
+        — it is the person's own folder, and may be a link into their dotfiles."""
         if layer == "user":
-            try:
-                return self.user_root.resolve()
-            except (OSError, RuntimeError):
-                return self.user_root
+            return self.user_root
         if layer == "project":
             return self.workspace
         raise ValueError(f"layer {layer!r} has no memory root")
@@ -106,9 +103,6 @@ class Paths:
         return Problem(str(self.root(layer)), f"{reason}; the {layer} memory layer is not read")
 
     def _root_reason(self, layer: str) -> str | None:
-        if layer == "user":
-            container = self.container(layer)
-            return root_reason(container, container)
         return root_reason(self.root(layer), self.container(layer))
 
     def memory_files(self, layer: str) -> tuple[list[Path], list[Problem]]:

@@ -50,7 +50,7 @@ class MemoryStore:
         self.db = MuseDB(paths.db_path)
         self.log = ChangeLog(paths)
         self.scan = Scan({Layer.USER: paths.user_root, Layer.PROJECT: paths.project_root},
-                         within={Layer.USER: paths.home, Layer.PROJECT: paths.workspace})
+                         within={layer: paths.container(layer) for layer in FILE_LAYERS})
         self._lock = threading.RLock()
         self._conversation: tuple[Entry, ...] = ()
         self._conversation_rows: dict = {}

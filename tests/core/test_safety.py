@@ -105,16 +105,6 @@ def test_project_root_linked_inside_the_workspace_is_read(paths):
     assert store.problems == []
 
 
-def test_user_root_linked_out_of_the_home_is_not_read(paths, secret_dir):
-    _replace_with_symlink(paths.user_root, secret_dir)
-    files, problems = paths.memory_files("user")
-    assert files == []
-    assert [p.source for p in problems] == [str(paths.user_root)]
-    # iter_memory_files itself checks the root when told what it must stay within
-    files, problems = iter_memory_files(paths.user_root, within=paths.home)
-    assert files == [] and "outside" in problems[0].message
-
-
 def test_remember_does_not_write_through_a_root_linked_outside(paths, secret_dir):
     enable(paths)
     _replace_with_symlink(paths.workspace / ".muse" / "memory", secret_dir)
@@ -547,3 +537,24 @@ def test_git_root_lookup_is_not_stalled_by_a_fifo(tmp_path):
                             timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(ws)
+
+
+def test_a_user_memory_folder_linked_into_dotfiles_is_read(tmp_path):
+    """The user root is the person's own folder: a link to elsewhere (dotfiles) is fine, while
+    a file inside it that links out of that folder is still not followed."""
+    from memtui.core.store import MemoryStore
+
+    dotfiles = tmp_path / "dotfiles" / "muse-memory"
+    dotfiles.mkdir(parents=True)
+    (dotfiles / "notes.md").write_text("- from my dotfiles\n")
+    secret = tmp_path / "secret.md"
+    secret.write_text("- not a memory\n")
+    (dotfiles / "leak.md").symlink_to(secret)
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    (home / "memory").symlink_to(dotfiles)
+    store = MemoryStore(Paths(home, ws), index=False)
+    store.load()
+    assert [e.text for e in store.entries("user")] == ["from my dotfiles"]
+    assert any("leak.md" in p.source for p in store.problems)
