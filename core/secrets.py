@@ -22,9 +22,9 @@ unbroken token; ordinary lines cost a microsecond or two.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache, lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 REDACTED = "[REDACTED]"
 
@@ -180,13 +180,14 @@ def _library() -> _Library:
     from detect_secrets.plugins.base import RegexBasedDetector
 
     rules: list[_Rule] = []
-    plugins = sorted(get_mapping_from_secret_type_to_class().values(), key=lambda c: c.__name__)
+    plugins: list[type[Any]] = sorted(get_mapping_from_secret_type_to_class().values(), key=lambda c: c.__name__)
     for plugin in plugins:
         name = plugin.__name__
         if name in _SKIPPED_PLUGINS or not issubclass(plugin, RegexBasedDetector):
             continue
         kind = "pem" if name == "PrivateKeyDetector" else "token"
-        for regex in plugin.denylist:
+        denylist: Iterable[re.Pattern[str]] = plugin.denylist
+        for regex in denylist:
             group = 1 if name in _VALUE_GROUP_PLUGINS and regex.groups else 0
             extend = _EXTEND.get(name, _TOKEN_CHARS if group == 0 else "")
             needs = ("aws",) if name == "AWSKeyDetector" and regex.groups else _NEEDS.get(name, ())

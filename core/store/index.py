@@ -167,7 +167,7 @@ class MuseDB:
                     db.execute("ALTER TABLE memories ADD COLUMN file_path TEXT")
                 db.executescript(SCHEMA)
                 if needs_fts:
-                    db["memories"].enable_fts(
+                    db.table("memories").enable_fts(
                         ["content", "tags"], fts_version="FTS5", tokenize="trigram", create_triggers=True
                     )
                 db.conn.commit()
@@ -256,7 +256,7 @@ class MuseDB:
             memory_id = memory_id or str(uuid.uuid4())
             stamp = now_ms()
             with db.conn:
-                db["memories"].insert(
+                db.table("memories").insert(
                     {
                         "id": memory_id,
                         "type": "conversation",
@@ -302,7 +302,7 @@ class MuseDB:
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
-                db["memories"].insert(row, replace=True)
+                db.table("memories").insert(row, replace=True)
 
     # ------------------------------------------------------------------ logged row changes (undo)
     def _row_is(self, db: sqlite_utils.Database, memory_id: str, expected: dict | None) -> bool:
@@ -327,7 +327,7 @@ class MuseDB:
                     if change.after is None:
                         db.execute("DELETE FROM memories WHERE id = ?", [change.id])
                     else:
-                        db["memories"].insert(change.after, replace=True)
+                        db.table("memories").insert(change.after, replace=True)
             return changes
 
     def check_rows_unchanged(self, changes: list) -> None:
@@ -350,14 +350,14 @@ class MuseDB:
                     if change.before is None:
                         db.execute("DELETE FROM memories WHERE id = ?", [change.id])
                     else:
-                        db["memories"].insert(change.before, replace=True)
+                        db.table("memories").insert(change.before, replace=True)
 
     def ensure_conversation(self, conversation_id: str, title: str, workspace_path: str | None) -> None:
         with self._lock:
             db = self.ensure_schema()
             stamp = now_ms()
             with db.conn:
-                db["conversations"].insert(
+                db.table("conversations").insert(
                     {"id": conversation_id, "title": title, "workspace_path": workspace_path,
                      "created_at": stamp, "updated_at": stamp},
                     ignore=True,
@@ -391,7 +391,7 @@ class MuseDB:
             with db.conn:
                 db.execute("DELETE FROM memories WHERE file_path = ?", [str(path)])
                 if rows:
-                    db["memories"].insert_all(rows, replace=True)
+                    db.table("memories").insert_all(rows, replace=True)
                 db.execute(
                     "INSERT OR REPLACE INTO memtui_files(path, layer, size, mtime_ns, sha256, payload) VALUES (?,?,?,?,?,?)",
                     [str(path), layer, *stat, payload],
