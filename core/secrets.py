@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache, lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 REDACTED = "[REDACTED]"
 
@@ -186,7 +186,7 @@ def _library() -> _Library:
         if name in _SKIPPED_PLUGINS or not issubclass(plugin, RegexBasedDetector):
             continue
         kind = "pem" if name == "PrivateKeyDetector" else "token"
-        denylist: Iterable[re.Pattern[str]] = plugin.denylist
+        denylist = cast(Iterable[re.Pattern[str]], plugin.denylist)  # a class attribute on every concrete plugin
         for regex in denylist:
             group = 1 if name in _VALUE_GROUP_PLUGINS and regex.groups else 0
             extend = _EXTEND.get(name, _TOKEN_CHARS if group == 0 else "")
