@@ -89,3 +89,16 @@ def test_index_out_of_step_is_found_and_fixed(paths):
     assert not [f for f in data["findings"] if f["kind"] == "index"], data
     assert data["fixed"]
     assert doctor.findings(paths, ("index",)) == []
+
+
+def test_never_injected_uses_the_history(paths):
+    from memtui.core.injection import build_injection
+
+    enable(paths, {"memory": {"budget": {"total": 2000, "user": 12, "project": 0, "conversation": 0}}})
+    write(paths.user_root / "notes.md", "- alpha beta gamma\n- delta epsilon zeta\n")
+    assert doctor.findings(paths, ("never_injected",)) == []  # no history yet: nothing to judge by
+    for _ in range(3):
+        result = build_injection(paths.workspace, "alpha", home=paths.home, record=True)
+        assert result.count == 1
+    found = doctor.findings(paths, ("never_injected",))
+    assert [(f.kind, f.source) for f in found] == [("never_injected", "notes.md:2")]
