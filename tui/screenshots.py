@@ -11,8 +11,8 @@ import asyncio
 import shutil
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from textual.pilot import Pilot
 from textual.widgets import Input

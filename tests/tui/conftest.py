@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from memtui.core.demo import write_demo
-from memtui.tui.screenshots import demo_at, wait_until  # noqa: F401  (used by the tests)
 from memtui.core.paths import Paths
+from memtui.tui.screenshots import demo_at, wait_until  # noqa: F401  (used by the tests)
 
 SNAPSHOT_BASE = Path("/tmp/memtui-snapshot-data")
 
@@ -25,3 +25,15 @@ def demo_paths(tmp_path) -> Paths:
 def snapshot_paths() -> Paths:
     """The demo at a fixed place, so absolute paths shown on screen are the same every run."""
     return demo_at(SNAPSHOT_BASE)
+
+
+def shown(widget, width: int = 200) -> str:
+    """The plain text a Static shows (its content rendered as the screen would, markup and all)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
+    content = widget.content
+    console.print(content if not isinstance(content, str) else content)
+    return console.file.getvalue()

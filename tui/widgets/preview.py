@@ -1,0 +1,184 @@
+"""The injection preview: a query, the fold with the exact injected text beside one budget
+gauge per layer, and what was left out: near misses first, the rest counted per reason."""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import Collapsible, Input, Static
+
+from memtui.core.display import escape_name, escape_text
+from memtui.core.injection import Candidate, InjectionResult
+from memtui.core.model import LAYERS
+
+from ..text import LAYER_TITLES, one_line
+
+REASONS = {
+    "below_gate": "below the relevance gate",
+    "budget": "over the token budget",
+    "max_items": "past the layer's max items",
+    "archived": "archived",
+}
+SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived"}
+NEAR_MISSES = 8  # listed first: the memories that almost made it
+PER_REASON = 60  # listed under each reason when expanded; every line is re-rendered per query
+GAUGE_CELLS = 10
+
+
+def injected_renderable(text: str) -> RenderableType:
+    """The exact injected text, control characters shown escaped; a memory's line that
+    wraps hangs under its own text, not under the dash."""
+    if not text:
+        return Text("(nothing would be injected)", style="dim")
+    parts: list[RenderableType] = []
+    items: Table | None = None
+    for line in text.split("\n"):
+        if line.startswith("- "):
+            if items is None:
+                items = Table.grid()
+                items.add_column(width=2, no_wrap=True)
+                items.add_column(ratio=1)
+                parts.append(items)
+            items.add_row("- ", Text(escape_text(line[2:])))
+        else:
+            items = None
+            parts.append(Text(escape_text(line), style="bold" if line.startswith("#") else ""))
+    return Group(*parts)
+
+
+def gauge(used: int, allowance: int) -> Text:
+    filled = 0 if allowance <= 0 else min(GAUGE_CELLS, round(GAUGE_CELLS * used / allowance))
+    bar = Text("█" * filled, style="bold")
+    bar.append("░" * (GAUGE_CELLS - filled), style="dim")
+    return bar
+
+
+def gauges_renderable(result: InjectionResult) -> RenderableType:
+    """One gauge per layer: tokens used of the layer's allowance (its cap plus what the layers
+    before it left unused, within what remains of the total)."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True, justify="right")
+    for layer in LAYERS:
+        used, allowance, carry = result.layer_budget.get(layer, (0, 0, 0))
+        numbers = Text(f"{used}/{allowance}")
+        if carry:
+            numbers.append(f" +{carry}", style="dim")
+        table.add_row(Text(LAYER_TITLES[layer][:4], style="bold"), gauge(used, allowance), numbers)
+    return table
+
+
+def near_miss_key(c: Candidate) -> tuple[float, int]:
+    return (-c.score, 0 if c.status == "budget" else 1)
+
+
+def candidate_line(c: Candidate) -> Text:
+    reason = SHORT_REASONS.get(c.status, c.status)
+    if c.status in ("below_gate", "budget"):
+        reason = f"{reason} {c.score:.2f}"
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(f"  {reason:<17}", style="yellow" if c.status == "budget" else "dim")
+    if c.entry.layer == "conversation":
+        where = f"“{escape_name(c.entry.conversation_title or 'no conversation')}”"
+    else:
+        where = escape_name(c.entry.source_ref)
+    out.append(f"{where}  ", style="dim")
+    out.append(one_line(c.entry.text)[:120])
+    return out
+
+
+class PreviewPane(Vertical):
+    """A query, the fold and the gauges, and what was left out and why."""
+
+    def compose(self):
+        yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
+        with VerticalScroll(id="preview-scroll"):
+            with Horizontal(id="fold-row"):
+                with Collapsible(title="…", collapsed=True, collapsed_symbol="▸", expanded_symbol="▾", id="fold"):
+                    yield Static(id="injected-text", markup=False)
+                yield Static(id="gauges", markup=False)
+            yield Static(id="problems", markup=False)
+            yield Static(id="left-out", markup=False)
+            for reason in REASONS:
+                with Collapsible(title=reason, collapsed=True, collapsed_symbol="▸", expanded_symbol="▾",
+                                 id=f"left-{reason}", classes="reason"):
+                    yield Static(id=f"left-{reason}-list", markup=False, classes="reason-list")
+
+    def on_mount(self) -> None:
+        self.border_title = "Injection preview"
+
+    def show(self, result: InjectionResult) -> None:
+        fold = self.query_one("#fold", Collapsible)
+        injected = self.query_one("#injected-text", Static)
+        problems = self.query_one("#problems", Static)
+        left = self.query_one("#left-out", Static)
+        gauges = self.query_one("#gauges", Static)
+        notes = Text()
+        for problem in result.errors:
+            notes.append("⚠ ", style="bold red")
+            notes.append(f"{escape_name(str(problem.source))}: {escape_text(problem.message)}\n", style="red")
+        if result.disabled_reason == "switch_off":
+            fold.title = Content("memory is off for this workspace · nothing injected")
+            injected.update(Text.assemble(
+                ("Memory is off", "bold"), f" — {escape_text(result.enabled_why)}.\n",
+                "Press ", ("t", "bold"), " to turn it on for this workspace (or run `memtui enable`)."))
+            gauges.display = False
+            problems.update(notes)
+            left.update(Text.assemble(("Memory is off: ", "bold"), "press ", ("t", "bold"), " to turn it on."))
+            for reason in REASONS:
+                self.query_one(f"#left-{reason}", Collapsible).display = False
+            return
+        fold.title = Content(result.summary())
+        injected.update(injected_renderable(result.text))
+        gauges.display = True
+        gauges.update(gauges_renderable(result))
+        if result.redacted:
+            notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
+            notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
+        clipped = [c for c in result.included if c.clipped]
+        if clipped:
+            notes.append(f"Clipped to {len(clipped[0].line) - 2} characters: {len(clipped)}\n", style="dim")
+        problems.update(notes.rstrip() or "")
+        problems.display = bool(notes.plain.strip())
+        self._show_left_out(result, left)
+
+    def _show_left_out(self, result: InjectionResult, left: Static) -> None:
+        out_of = [c for c in result.candidates if c.status != "included"]
+        near = heapq.nsmallest(NEAR_MISSES, (c for c in out_of if c.status in ("budget", "max_items") or c.score > 0),
+                               key=near_miss_key)
+        shown = {id(c) for c in near}
+        rest: dict[str, list[Candidate]] = defaultdict(list)
+        for c in out_of:
+            if id(c) not in shown:
+                rest[c.status].append(c)
+        body = Text(no_wrap=True, overflow="ellipsis")
+        body.append(f"Left out ({len(out_of)})", style="bold")
+        if not out_of:
+            body.append("\n  nothing", style="dim")
+        elif near:
+            body.append("  nearest first", style="dim")
+            for c in near:
+                body.append("\n")
+                body.append_text(candidate_line(c))
+        left.update(body)
+        for reason, label in REASONS.items():
+            fold = self.query_one(f"#left-{reason}", Collapsible)
+            group = rest.get(reason, [])
+            fold.display = bool(group)
+            if not group:
+                continue
+            more = "" if len(group) <= PER_REASON else f" (first {PER_REASON}; all: memtui preview --json)"
+            fold.title = Content(f"{len(group)} {'more ' if near else ''}{label}{more}")
+            lines = Text(no_wrap=True, overflow="ellipsis")
+            for i, c in enumerate(heapq.nsmallest(PER_REASON, group, key=near_miss_key)):
+                if i:
+                    lines.append("\n")
+                lines.append_text(candidate_line(c))
+            self.query_one(f"#left-{reason}-list", Static).update(lines)
