@@ -17,7 +17,7 @@ class EditScreen(ModalScreen[str | None]):
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="edit.save"),
-        Binding("escape", "cancel", "Cancel", id="edit.cancel"),
+        Binding("escape", "cancel", "Cancel", id="edit.cancel", priority=True),  # the TextArea would take it
     ]
 
     def __init__(self, title: str, text: str = "", entry: Entry | None = None, layer: str = "") -> None:
