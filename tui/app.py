@@ -40,7 +40,8 @@ class MemtuiApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "memtui"
 
-    def __init__(self, paths: Paths, demo: bool = False, watch: bool = True) -> None:
+    def __init__(self, paths: Paths, demo: bool = False, watch: bool = True, theme: str | None = None) -> None:
+        """`theme` overrides the remembered one for this run (screenshots, tests); not saved."""
         super().__init__()
         self.paths = paths
         self.demo = demo
@@ -54,10 +55,12 @@ class MemtuiApp(App[None]):
         self.ready = asyncio.Event()  # set once the panes are populated
         self._unsubscribe: Callable[[], None] | None = None
         themes, self.theme_problems = load_themes()
-        for theme in themes:
-            self.register_theme(theme)
+        for found in themes:
+            self.register_theme(found)
         self.theme_names = [t.name for t in themes] + ["textual-dark", "textual-light", "nord", "gruvbox"]
-        self.theme = self.settings.theme if self.settings.theme in self.available_themes else "memtui-dark"
+        wanted = theme or self.settings.theme
+        self.theme = wanted if wanted in self.available_themes else "memtui-dark"
+        self._theme_override = theme
         self.main = MainScreen()
 
     def get_default_screen(self) -> MainScreen:
@@ -158,7 +161,8 @@ class MemtuiApp(App[None]):
 
     def _theme_changed(self, theme: Theme) -> None:
         """A theme chosen in the command palette is remembered (the settings screen saves its own)."""
-        if not self.loaded or theme.name == self.settings.theme or isinstance(self.screen, SettingsScreen):
+        if (not self.loaded or theme.name == self.settings.theme or theme.name == self._theme_override
+                or isinstance(self.screen, SettingsScreen)):
             return
         self.write("theme", lambda: actions.save_theme(self.paths, theme.name), theme=theme.name)
 

@@ -44,7 +44,7 @@ class MainScreen(Screen[None]):
         Binding("p", "focus_query", "Preview", id="main.preview"),
         Binding("n", "new", "New", id="main.new"),
         Binding("e", "edit", "Edit", id="main.edit"),
-        Binding("E", "edit_external", "$EDITOR", id="main.edit_external"),
+        Binding("E", "edit_external", "$EDITOR", show=False, id="main.edit_external"),
         Binding("d", "delete", "Delete", id="main.delete"),
         Binding("u", "undo", "Undo", id="main.undo"),
         Binding("U", "undo_log", "Undo log", show=False, id="main.undo_log"),
@@ -99,7 +99,9 @@ class MainScreen(Screen[None]):
 
     def _layout_for(self, width: int, height: int) -> None:
         """Small terminals (80×24): the panes become tabs (1/2/3) above the preview."""
-        self.set_class(width < COMPACT_WIDTH or height < COMPACT_HEIGHT, "compact")
+        compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+        self.set_class(compact, "compact")
+        self.query_one(Footer).compact = compact
         self._show_tabs()
 
     def _show_tabs(self) -> None:

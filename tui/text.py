@@ -8,9 +8,11 @@ such as `\\x1b` (memtui.core.display).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 
-from memtui.core.display import escape_name, escape_text
+from memtui.core.display import display_path, escape_name, escape_text
 from memtui.core.model import Entry
 
 LAYER_TITLES = {"user": "User", "project": "Project", "conversation": "Conversation"}
@@ -46,3 +48,11 @@ def describe(entry: Entry) -> str:
 def snippet(value: str, width: int = 60) -> str:
     line = one_line(value)
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def home_path(path: Path) -> str:
+    """A path as one safe line, `~/…` when it is under the user's home directory."""
+    try:
+        return "~/" + display_path(path.relative_to(Path.home()))
+    except (ValueError, RuntimeError):
+        return display_path(path)

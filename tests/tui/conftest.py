@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memtui.core.demo import write_demo
 from memtui.core.paths import Paths
 from memtui.tui.screenshots import demo_at, wait_until  # noqa: F401  (used by the tests)
-
-SNAPSHOT_BASE = Path("/tmp/memtui-snapshot-data")
-
 
 @pytest.fixture
 def demo_paths(tmp_path) -> Paths:
@@ -22,9 +17,10 @@ def demo_paths(tmp_path) -> Paths:
 
 
 @pytest.fixture
-def snapshot_paths() -> Paths:
-    """The demo at a fixed place, so absolute paths shown on screen are the same every run."""
-    return demo_at(SNAPSHOT_BASE)
+def snapshot_paths(tmp_path, monkeypatch) -> Paths:
+    """The demo under a HOME of its own: the screen shows `~/home/…`, the same every run."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return demo_at(tmp_path)
 
 
 def shown(widget, width: int = 200) -> str:

@@ -13,9 +13,11 @@ from textual.screen import ModalScreen
 from textual.validation import Integer, Number
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from memtui.core.display import display_path, escape_name, escape_text
+from memtui.core.display import escape_name, escape_text
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
+
+from ..text import home_path
 
 BUDGET_KEYS = ("total", "user", "project", "conversation")
 GATE_KEYS = ("user", "project", "conversation")
@@ -64,10 +66,10 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
             with VerticalScroll(id="settings-form"):
                 with Horizontal(classes="setting-row"):
                     yield Switch(value=s.enabled if s.workspace_enabled is None else s.workspace_enabled, id="ws-enabled")
-                    yield switch_label("Memory for this workspace", display_path(self.paths.workspace_settings))
+                    yield switch_label("Memory for this workspace", home_path(self.paths.workspace_settings))
                 with Horizontal(classes="setting-row"):
                     yield Switch(value=bool(s.global_enabled), id="global-enabled")
-                    yield switch_label("Default for other workspaces", display_path(self.paths.global_settings))
+                    yield switch_label("Default for other workspaces", home_path(self.paths.global_settings))
                 with Horizontal(classes="setting-row"):
                     yield Switch(value=s.redact_secrets, id="redact")
                     yield switch_label("Redact secrets before injection")

@@ -38,11 +38,12 @@ def entry_prompt(entry: Entry, width: int = 0) -> Text:
     dimmed and aligned right. In a narrow pane the section and tags go first, then the path
     is shortened from the left: the text is what people scan."""
     line = one_line(entry.text)
-    essential = [escape_name(entry.raw_status or "archived")] if entry.archived else []
+    status = [escape_name(entry.raw_status or "archived")] if entry.archived else []
     if entry.layer == "conversation":
-        essential.append(datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d"))
+        where = datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d")
     else:
-        essential.append(escape_name(entry.source_ref))
+        where = escape_name(entry.source_ref)
+    essential = [*status, where]
     optional = []
     if entry.section and entry.layer != "conversation":
         optional.append(f"§ {escape_name(entry.section)}")
@@ -53,7 +54,8 @@ def entry_prompt(entry: Entry, width: int = 0) -> Text:
         tail = "  " + "  ".join(essential)
         room = max(8, int(width * (1 - TEXT_SHARE)))
         if cell_len(tail) > room:
-            tail = "  " + shorten_left("  ".join(essential), room - 2)
+            fixed = cell_len("  ".join(status)) + (2 if status else 0)
+            tail = "  " + "  ".join([*status, shorten_left(where, max(room - 2 - fixed, 6))])
     text = Text(line, style="dim strike" if entry.archived else "", no_wrap=True)
     if width > 0:
         room = max(width - cell_len(tail), 1)
@@ -79,7 +81,7 @@ class EntryPane(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     EntryPane { overflow-x: hidden; }
     EntryPane > .entry-pane--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
-    EntryPane > .entry-pane--cursor-blurred { background: $primary 30%; }
+    EntryPane > .entry-pane--cursor-blurred { background: $primary-muted; color: $foreground; }
     EntryPane > .entry-pane--group { text-style: bold; color: $text-accent; }
     """
     BINDINGS = [

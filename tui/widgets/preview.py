@@ -9,7 +9,7 @@ from collections import defaultdict
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Collapsible, Input, Static
 
@@ -28,7 +28,7 @@ REASONS = {
 SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived"}
 NEAR_MISSES = 8  # listed first: the memories that almost made it
 PER_REASON = 60  # listed under each reason when expanded; every line is re-rendered per query
-GAUGE_CELLS = 10
+GAUGE_CELLS = 4
 
 
 def injected_renderable(text: str) -> RenderableType:
@@ -59,20 +59,20 @@ def gauge(used: int, allowance: int) -> Text:
     return bar
 
 
-def gauges_renderable(result: InjectionResult) -> RenderableType:
-    """One gauge per layer: tokens used of the layer's allowance (its cap plus what the layers
-    before it left unused, within what remains of the total)."""
-    table = Table.grid(padding=(0, 1))
-    table.add_column(no_wrap=True)
-    table.add_column(no_wrap=True)
-    table.add_column(no_wrap=True, justify="right")
-    for layer in LAYERS:
+def gauges_renderable(result: InjectionResult) -> Text:
+    """One gauge per layer, on one line above the fold: tokens used of the layer's allowance
+    (its budget plus, after +, what the layers before it left unused)."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for i, layer in enumerate(LAYERS):
         used, allowance, carry = result.layer_budget.get(layer, (0, 0, 0))
-        numbers = Text(f"{used}/{allowance}")
+        if i:
+            line.append("  ")
+        line.append(f"{LAYER_TITLES[layer][:4]} ", style="bold")
+        line.append_text(gauge(used, allowance))
+        line.append(f" {used}/{allowance}")
         if carry:
-            numbers.append(f" +{carry}", style="dim")
-        table.add_row(Text(LAYER_TITLES[layer][:4], style="bold"), gauge(used, allowance), numbers)
-    return table
+            line.append(f"+{carry}", style="dim")
+    return line
 
 
 def near_miss_key(c: Candidate) -> tuple[float, int]:
@@ -99,11 +99,10 @@ class PreviewPane(Vertical):
 
     def compose(self):
         yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
+        yield Static(id="gauges", markup=False)
         with VerticalScroll(id="preview-scroll"):
-            with Horizontal(id="fold-row"):
-                with Collapsible(title="…", collapsed=True, collapsed_symbol="▸", expanded_symbol="▾", id="fold"):
-                    yield Static(id="injected-text", markup=False)
-                yield Static(id="gauges", markup=False)
+            with Collapsible(title="…", collapsed=True, collapsed_symbol="▸", expanded_symbol="▾", id="fold"):
+                yield Static(id="injected-text", markup=False)
             yield Static(id="problems", markup=False)
             yield Static(id="left-out", markup=False)
             for reason in REASONS:
