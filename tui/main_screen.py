@@ -41,7 +41,7 @@ class MainScreen(Screen[None]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="main.help"),
         Binding("slash", "focus_filter", "Filter", id="main.filter"),
-        Binding("p", "focus_query", "Preview", id="main.preview"),
+        Binding("p", "focus_query", "Preview", show=False, id="main.preview"),
         Binding("n", "new", "New", id="main.new"),
         Binding("e", "edit", "Edit", id="main.edit"),
         Binding("E", "edit_external", "$EDITOR", show=False, id="main.edit_external"),
@@ -101,7 +101,9 @@ class MainScreen(Screen[None]):
         """Small terminals (80×24): the panes become tabs (1/2/3) above the preview."""
         compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
         self.set_class(compact, "compact")
-        self.query_one(Footer).compact = compact
+        footer = self.query_one(Footer)
+        footer.compact = compact
+        footer.show_command_palette = not compact  # ctrl+p still works; the keys need the room
         self._show_tabs()
 
     def _show_tabs(self) -> None:

@@ -8,6 +8,7 @@ from memtui.core.demo import write_demo
 from memtui.core.paths import Paths
 from memtui.tui.screenshots import demo_at, wait_until  # noqa: F401  (used by the tests)
 
+
 @pytest.fixture
 def demo_paths(tmp_path) -> Paths:
     home, ws = tmp_path / "home", tmp_path / "shop-app"
@@ -33,3 +34,8 @@ def shown(widget, width: int = 200) -> str:
     content = widget.content
     console.print(content if not isinstance(content, str) else content)
     return console.file.getvalue()
+
+
+def screen_text(app) -> str:
+    """What the terminal shows now, as plain lines."""
+    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())

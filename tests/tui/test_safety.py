@@ -13,7 +13,7 @@ from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConfirmScreen, EditScreen
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import screen_text, wait_until
 
 CLICK = "[@click=app.toggle_memory]x[/]"
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
@@ -48,10 +48,6 @@ def hostile(tmp_path) -> Paths:
 def screen_segments(app):
     for strip in app.screen._compositor.render_strips():
         yield from strip
-
-
-def screen_text(app) -> str:
-    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
 
 
 def assert_safe(app) -> None:
