@@ -76,12 +76,16 @@ class MemtuiApp(App[None]):
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
+        self.on_resize()
         self._update_subtitle()
         for problem in self.theme_problems:
             self.notify(escape_name(problem), title="Theme skipped", severity="warning", markup=False)
         self._unsubscribe = self.store.subscribe(lambda change: self.post_message(StoreChanged(change)))
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_interval(SETTINGS_POLL, self._check_settings)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 100 or self.size.height < 30, "-small")
 
     def on_unmount(self) -> None:
         if self.watcher is not None:

@@ -79,9 +79,10 @@ def near_miss_key(c: Candidate) -> tuple[float, int]:
     return (-c.score, 0 if c.status == "budget" else 1)
 
 
-def candidate_line(c: Candidate) -> Text:
+def candidate_line(c: Candidate, scored: bool = True) -> Text:
+    """`below gate 0.33  notes.md:4  text…`; the score only when there is a query."""
     reason = SHORT_REASONS.get(c.status, c.status)
-    if c.status in ("below_gate", "budget"):
+    if scored and c.status in ("below_gate", "budget"):
         reason = f"{reason} {c.score:.2f}"
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"  {reason:<17}", style="yellow" if c.status == "budget" else "dim")
@@ -165,7 +166,7 @@ class PreviewPane(Vertical):
             body.append("  nearest first", style="dim")
             for c in near:
                 body.append("\n")
-                body.append_text(candidate_line(c))
+                body.append_text(candidate_line(c, bool(result.query.strip())))
         left.update(body)
         for reason, label in REASONS.items():
             fold = self.query_one(f"#left-{reason}", Collapsible)
@@ -179,5 +180,5 @@ class PreviewPane(Vertical):
             for i, c in enumerate(heapq.nsmallest(PER_REASON, group, key=near_miss_key)):
                 if i:
                     lines.append("\n")
-                lines.append_text(candidate_line(c))
+                lines.append_text(candidate_line(c, bool(result.query.strip())))
             self.query_one(f"#left-{reason}-list", Static).update(lines)
