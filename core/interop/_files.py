@@ -331,7 +331,7 @@ def unique_stem(stem: str, used: set[str]) -> str:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_FENCE = re.compile(r"^(`{3,}|~{3,})")
+_CODE_FENCE = re.compile(r"^(`{3,}|~{3,})")
 
 
 def one_line(text: str) -> str:
@@ -341,7 +341,7 @@ def one_line(text: str) -> str:
 
 def first_line(text: str, limit: int = 150) -> str:
     """The first line that says something: no list/heading marker, no code fence opener."""
-    lines = [ln for ln in text.splitlines() if ln.strip() and not _FENCE.match(ln.strip())]
+    lines = [ln for ln in text.splitlines() if ln.strip() and not _CODE_FENCE.match(ln.strip())]
     line = one_line(lines[0] if lines else "")
     line = line.lstrip("#>-*+ ").strip() or line
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
