@@ -15,6 +15,8 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
@@ -24,7 +26,7 @@ from memtui.core.injection import InjectionResult
 from memtui.core.model import Entry
 from memtui.core.paths import Paths
 from memtui.core.settings import load_settings
-from memtui.core.store import MemoryStore
+from memtui.core.store import Change, MemoryStore
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
@@ -136,8 +138,8 @@ class MemtuiApp(App[None]):
         self.notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # ------------------------------------------------------------------ settings and theme
-    def _stat_settings(self) -> tuple:
-        stamp = []
+    def _stat_settings(self) -> tuple[tuple[int, int, int] | None, ...]:
+        stamp: list[tuple[int, int, int] | None] = []
         for path in (self.paths.global_settings, self.paths.workspace_settings):
             try:
                 st = path.stat()
@@ -199,7 +201,7 @@ class MemtuiApp(App[None]):
 
         self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer), done)
 
-    def _remember_done(self, done: actions.Remembered | None, error, layer: str) -> None:
+    def _remember_done(self, done: actions.Remembered | None, error: actions.ActionError | None, layer: str) -> None:
         if error is not None:
             self._refused(error)
         elif done is not None and done.duplicate_of is not None:
@@ -235,7 +237,8 @@ class MemtuiApp(App[None]):
             self.store.reload(changed=[entry.path] if entry.path else None, conversation=entry.layer == "conversation")
             return "conflict", actions.on_disk_now(self.store, entry)
 
-    def _edit_done(self, outcome: tuple[str, Entry | None] | None, error, entry: Entry, text: str) -> None:
+    def _edit_done(self, outcome: tuple[str, Entry | None] | None, error: actions.ActionError | None, entry: Entry,
+                   text: str) -> None:
         if error is not None:
             self._refused(error)
             return
@@ -323,7 +326,7 @@ class MemtuiApp(App[None]):
 
         self.push_screen(ConfirmScreen("Delete memory?", body), answer)
 
-    def _delete_done(self, change, error, entry: Entry) -> None:
+    def _delete_done(self, change: Change | None, error: actions.ActionError | None, entry: Entry) -> None:
         if error is not None:
             self._refused(error, "Not deleted")
         elif change is not None:
@@ -331,7 +334,7 @@ class MemtuiApp(App[None]):
 
     # -- undo
     def undo_last(self) -> None:
-        def job():
+        def job() -> Change:
             pending = actions.undo_preview(self.store)
             if pending is None:
                 raise actions.NotFound("Nothing to undo.")
@@ -339,7 +342,7 @@ class MemtuiApp(App[None]):
 
         self.write("undo", job)
 
-    def _undo_done(self, change, error) -> None:
+    def _undo_done(self, change: Change | None, error: actions.ActionError | None) -> None:
         if isinstance(error, actions.NotFound):
             self.say(str(error), title="Undo")
         elif error is not None:
@@ -348,13 +351,14 @@ class MemtuiApp(App[None]):
             self.say(f"Undone: {escape_name(change.summary)}", title="Undo", timeout=8)
 
     def show_undo_log(self) -> None:
-        def job():
+        def job() -> tuple[list[Change], str | None]:
             pending = actions.undo_preview(self.store)
             return actions.undo_log(self.store), pending.id if pending else None
 
         self.write("undo_log", job)
 
-    def _undo_log_done(self, result, error) -> None:
+    def _undo_log_done(self, result: tuple[list[Change], str | None] | None,
+                       error: actions.ActionError | None) -> None:
         if error is not None:
             self._refused(error, "Undo log")
         elif result is not None:
@@ -365,7 +369,7 @@ class MemtuiApp(App[None]):
         value = not self.settings.enabled
         self.write("toggle", lambda: actions.set_enabled(self.paths, value), value=value)
 
-    def _toggle_done(self, path, error, value: bool) -> None:
+    def _toggle_done(self, path: Path | None, error: actions.ActionError | None, value: bool) -> None:
         if error is not None:
             self.say(f"Memory is still {'off' if value else 'on'}: {escape_name(str(error))}",
                      title="Switch not saved", severity="error", timeout=10)
@@ -387,7 +391,7 @@ class MemtuiApp(App[None]):
                                                              choice.global_enabled, choice.memory, choice.theme),
                    theme=choice.theme)
 
-    def _settings_done(self, written, error, theme: str) -> None:
+    def _settings_done(self, written: list[Path] | None, error: actions.ActionError | None, theme: str) -> None:
         if error is not None:
             self._refused(error, "Settings not saved")
             self.theme = self.settings.theme if self.settings.theme in self.available_themes else self.theme
@@ -396,7 +400,7 @@ class MemtuiApp(App[None]):
         self.theme = theme
         self.say("Settings saved.", title="Settings")
 
-    def _theme_done(self, _result, error, theme: str) -> None:
+    def _theme_done(self, _result: None, error: actions.ActionError | None, theme: str) -> None:
         if error is not None:
             self._refused(error, f"Theme {theme} not remembered")
         else:
@@ -410,7 +414,7 @@ class MemtuiApp(App[None]):
     # ------------------------------------------------------------------ help + palette
     def help_rows(self) -> list[tuple[str, str]]:
         names = {"question_mark": "?", "slash": "/", "escape": "esc"}
-        rows = [(names.get(b.key, b.key), b.description) for b in MainScreen.BINDINGS]
+        rows = [(names.get(b.key, b.key), b.description) for b in MainScreen.BINDINGS if isinstance(b, Binding)]
         rows += [("↑/↓ j/k, pgup/pgdn", "Move in a pane"),
                  ("tab / shift+tab", "Move between panes and inputs"),
                  ("r", "Reload every memory file, the database and the settings"),
@@ -423,7 +427,7 @@ class MemtuiApp(App[None]):
     def open_help(self) -> None:
         self.push_screen(HelpScreen(self.help_rows()))
 
-    def get_system_commands(self, screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if not isinstance(screen, MainScreen):
             return

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 from rapidfuzz import fuzz, process, utils
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -129,14 +129,14 @@ class MainScreen(Screen[None]):
             return typing
         return True
 
-    def on_descendant_focus(self, event) -> None:
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if isinstance(event.widget, EntryPane):
             self.last_layer = event.widget.memory_layer
             self._show_tabs()
             self.show_detail()
         self.refresh_bindings()
 
-    def on_descendant_blur(self, _event) -> None:
+    def on_descendant_blur(self, _event: events.DescendantBlur) -> None:
         self.refresh_bindings()
 
     # ------------------------------------------------------------------ store

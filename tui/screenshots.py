@@ -15,7 +15,9 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import cast
 
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -42,7 +44,7 @@ async def wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float
         await pilot.pause(0.05)
 
 
-def still(app) -> None:
+def still(app: App[None]) -> None:
     """No blinking cursors: the picture must not depend on when it is taken."""
     for screen in app.screen_stack:
         for widget in screen.query(Input):
@@ -50,7 +52,8 @@ def still(app) -> None:
 
 
 async def ready(pilot: Pilot) -> None:
-    await wait_until(pilot, lambda: pilot.app.loaded and pilot.app.last_result is not None)
+    app = cast(MemtuiApp, pilot.app)
+    await wait_until(pilot, lambda: app.loaded and app.last_result is not None)
     still(pilot.app)
     await pilot.pause()
 
@@ -63,7 +66,8 @@ async def main_screen(pilot: Pilot) -> None:
 async def expanded_preview(pilot: Pilot) -> None:
     await ready(pilot)
     await pilot.press("p", *QUERY)
-    await wait_until(pilot, lambda: pilot.app.last_result.query == QUERY)
+    app = cast(MemtuiApp, pilot.app)
+    await wait_until(pilot, lambda: app.last_result is not None and app.last_result.query == QUERY)
     await pilot.press("escape", "f")
     await pilot.pause()
 

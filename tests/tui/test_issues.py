@@ -235,3 +235,16 @@ async def test_small_terminal_shows_one_pane_the_footer_and_line_numbers(demo_pa
         assert [p.memory_layer for p in app.query(EntryPane) if p.display] == ["project"]
         footer = app.screen.query_one("Footer")
         assert footer.region.bottom == 24
+
+
+async def test_warning_lines_wrap_instead_of_being_cut(demo_paths):
+    bad = demo_paths.user_root / ("a-rather-long-file-name-that-will-not-fit-on-one-line-of-the-preview" + ".md")
+    bad.write_bytes(b"---\ntags: [unclosed\n---\n- text\n")
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        problems = app.query_one("#problems")
+        await wait_until(pilot, lambda: problems.display and problems.size.height > 1, message="wrapped warning")
+        assert "⚠" in screen_text(app)
+        text = "".join(line.strip() for line in shown(problems, width=problems.size.width).splitlines())
+        assert bad.name in text

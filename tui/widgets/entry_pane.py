@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -101,7 +103,7 @@ class EntryPane(ScrollView, can_focus=True):
             self.pane = pane
             self.entry = entry
 
-    def __init__(self, layer: str, **kwargs) -> None:
+    def __init__(self, layer: str, **kwargs: Any) -> None:
         super().__init__(id=f"pane-{layer}", classes="entry-pane", **kwargs)
         self.memory_layer = layer
         self.entries: list[Entry] = []
@@ -210,7 +212,7 @@ class EntryPane(ScrollView, can_focus=True):
         if target is not None:
             self._set_cursor(target)
 
-    def on_click(self, event) -> None:
+    def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None:
             return

@@ -125,17 +125,18 @@ class PreviewPane(Vertical):
             notes.append("⚠ ", style="bold red")
             notes.append(f"{escape_name(str(problem.source))}: {escape_text(problem.message)}\n", style="red")
         if result.disabled_reason == "switch_off":
-            fold.title = Content("memory is off for this workspace · nothing injected")
+            fold.title = Content("memory is off for this workspace · nothing injected")  # type: ignore[assignment]  # literal, never markup
             injected.update(Text.assemble(
                 ("Memory is off", "bold"), f" — {escape_text(result.enabled_why)}.\n",
                 "Press ", ("t", "bold"), " to turn it on for this workspace (or run `memtui enable`)."))
             gauges.display = False
             problems.update(notes)
+            problems.display = bool(notes.plain.strip())
             left.update(Text.assemble(("Memory is off: ", "bold"), "press ", ("t", "bold"), " to turn it on."))
             for reason in REASONS:
                 self.query_one(f"#left-{reason}", Collapsible).display = False
             return
-        fold.title = Content(result.summary())
+        fold.title = Content(result.summary())  # type: ignore[assignment]
         injected.update(injected_renderable(result.text))
         gauges.display = True
         gauges.update(gauges_renderable(result))
@@ -145,7 +146,8 @@ class PreviewPane(Vertical):
         clipped = [c for c in result.included if c.clipped]
         if clipped:
             notes.append(f"Clipped to {len(clipped[0].line) - 2} characters: {len(clipped)}\n", style="dim")
-        problems.update(notes.rstrip() or "")
+        notes.rstrip()
+        problems.update(notes)
         problems.display = bool(notes.plain.strip())
         self._show_left_out(result, left)
 
@@ -175,7 +177,7 @@ class PreviewPane(Vertical):
             if not group:
                 continue
             more = "" if len(group) <= PER_REASON else f" (first {PER_REASON}; all: memtui preview --json)"
-            fold.title = Content(f"{len(group)} {'more ' if near else ''}{label}{more}")
+            fold.title = Content(f"{len(group)} {'more ' if near else ''}{label}{more}")  # type: ignore[assignment]
             lines = Text(no_wrap=True, overflow="ellipsis")
             for i, c in enumerate(heapq.nsmallest(PER_REASON, group, key=near_miss_key)):
                 if i:
