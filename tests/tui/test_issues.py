@@ -248,3 +248,29 @@ async def test_warning_lines_wrap_instead_of_being_cut(demo_paths):
         assert "⚠" in screen_text(app)
         text = "".join(line.strip() for line in shown(problems, width=problems.size.width).splitlines())
         assert bad.name in text
+
+
+async def test_a_write_runs_in_a_worker_and_refreshes_once(demo_paths, monkeypatch):
+    import threading
+
+    from memtui.core.store import MemoryStore
+
+    threads = []
+    real = MemoryStore.delete_entries
+
+    def spy(self, entries):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(self, entries)
+
+    monkeypatch.setattr(MemoryStore, "delete_entries", spy)
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        before = app.store_changes
+        await open_delete(pilot, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: any(m.startswith("Deleted") for m in messages(app)))
+        await wait_until(pilot, lambda: app.store_changes > before)
+        await pilot.pause()
+        assert threads == [False]  # not on the event loop
+        assert app.store_changes == before + 1

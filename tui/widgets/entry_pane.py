@@ -20,7 +20,7 @@ from memtui.core.model import Entry
 
 from ..text import LAYER_TITLES, one_line
 
-TEXT_SHARE = 0.6  # the text keeps at least this share of a row; the metadata yields first
+TEXT_SHARE = 0.55  # the text keeps at least this share of a row; the metadata yields first
 
 
 def shorten_left(value: str, room: int) -> str:
@@ -33,6 +33,15 @@ def shorten_left(value: str, room: int) -> str:
     while cut and cell_len(cut) > room - 1:
         cut = cut[1:]
     return "…" + cut
+
+
+def shorten_path(where: str, room: int) -> str:
+    """`decisions/2026-03-api.md:10` in `room` cells: the folders go first (`…/2026-03-api.md:10`),
+    then the file name is cut from the left; the line number always stays."""
+    if cell_len(where) <= room or "/" not in where:
+        return shorten_left(where, room)
+    short = "…/" + where.rsplit("/", 1)[1]
+    return short if cell_len(short) <= room else shorten_left(where.rsplit("/", 1)[1], room)
 
 
 def entry_prompt(entry: Entry, width: int = 0) -> Text:
@@ -57,7 +66,7 @@ def entry_prompt(entry: Entry, width: int = 0) -> Text:
         room = max(8, int(width * (1 - TEXT_SHARE)))
         if cell_len(tail) > room:
             fixed = cell_len("  ".join(status)) + (2 if status else 0)
-            tail = "  " + "  ".join([*status, shorten_left(where, max(room - 2 - fixed, 6))])
+            tail = "  " + "  ".join([*status, shorten_path(where, max(room - 2 - fixed, 6))])
     text = Text(line, style="dim strike" if entry.archived else "", no_wrap=True)
     if width > 0:
         room = max(width - cell_len(tail), 1)
