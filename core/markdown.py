@@ -99,16 +99,27 @@ def decode(data: bytes) -> str:
         raise MemoryFileError(f"not UTF-8 (invalid byte at offset {exc.start})") from None
 
 
+MAX_YAML_DEPTH = 100
+
+
 def _load_yaml(fm_text: str) -> Any:
     """Load frontmatter YAML safely. Anchors and aliases are refused before anything is
     constructed (an alias bomb stays a short event stream); every failure is a MemoryFileError."""
     import yaml
 
     loader, _ = _parsers()
+    depth = 0
     try:
         for event in yaml.parse(fm_text, Loader=loader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                 raise MemoryFileError("invalid YAML frontmatter: anchors and aliases (&name, *name) are not allowed")
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:  # libyaml's composer recurses in C: a deep nest would crash it
+                    raise MemoryFileError(
+                        f"invalid YAML frontmatter: nested more than {MAX_YAML_DEPTH} levels deep")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
         return yaml.load(fm_text, Loader=loader)
     except MemoryFileError:
         raise
@@ -376,14 +387,16 @@ def _with_seams(before: list[str], middle: list[str], after: list[str], eol: str
 def _keep_first(before: ParsedFile, candidates: list[list[str]], bom: str, op: str, index: int | None,
                 new_text: str | None) -> str:
     first_error: EditRefused | None = None
-    for lines in candidates:
-        text = bom + "".join(lines)
-        try:
-            check_neighbours(before, text, op, index, new_text)
-        except EditRefused as exc:
-            first_error = first_error or exc
-            continue
-        return text
+    # the rest of a file may become one entry only when no placement keeps it as it was
+    for allow_merge in ([False, True] if op == "delete" else [False]):
+        for lines in candidates:
+            text = bom + "".join(lines)
+            try:
+                check_neighbours(before, text, op, index, new_text, allow_merge=allow_merge)
+            except EditRefused as exc:
+                first_error = first_error or exc
+                continue
+            return text
     raise EditRefused(_refusal_reason(before, op, index, new_text) or str(first_error))
 
 
@@ -433,13 +446,10 @@ def delete_merges_rest(parsed: ParsedFile, entry: RawEntry) -> bool:
     """True when deleting `entry` removes the file's last top-level list item while other
     blocks remain, so the rest of the body becomes one entry (SPEC §2): a confirmation says so."""
     before = _fresh(parsed)
-    index = _locate(before, entry)
-    if before.entries[index].kind != "item":
+    if before.single_entry:
         return False
-    plain = _plain_lines(before.lines)
-    entry = before.entries[index]
     try:
-        after = parse_text("".join(plain[: entry.line_start] + plain[entry.line_end :]))
+        after = parse_text(delete_entry(before, entry, date.today()))
     except MemoryFileError:
         return False
     return after.single_entry
@@ -502,11 +512,12 @@ def new_file_header(category: str, tags: list[str], today: date) -> str:
 
 
 def check_neighbours(before: ParsedFile, after_text: str, op: str, index: int | None = None,
-                     new_text: str | None = None) -> ParsedFile:
+                     new_text: str | None = None, *, allow_merge: bool = False) -> ParsedFile:
     """SPEC §2, neighbours are kept (exact): re-parse `after_text` and check that every entry of
     `before` other than the one deleted/replaced (`index`) has the same text, section and order,
     and that the replaced or appended entry (op "replace" / "append") reads back as `new_text`.
-    The one exception: deleting the last top-level list item may turn the rest into one entry.
+    The one exception (with `allow_merge`): deleting the file's last top-level list item may
+    turn the rest into one entry.
     Returns the re-parsed file; raises EditRefused saying why."""
     try:
         after = parse_text(after_text)
@@ -517,7 +528,8 @@ def check_neighbours(before: ParsedFile, after_text: str, op: str, index: int | 
     old: list[tuple[str, str | None]] = [(e.text, e.section) for e in before.entries]
     if op == "delete":
         assert index is not None
-        if before.entries[index].kind == "item" and after.single_entry:
+        items = [e for e in before.entries if e.kind == "item"]
+        if allow_merge and items == [before.entries[index]] and after.single_entry:
             return after  # the last top-level list item went: the rest is one entry (allowed)
         del old[index]
     elif op == "replace":
