@@ -125,7 +125,7 @@ def _load_yaml(fm_text: str) -> Any:
         raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" at frontmatter line {mark.line + 1}" if mark is not None else ""
+        where = f" at line {mark.line + 2}" if mark is not None else ""  # file line: `---` is line 1
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise MemoryFileError(f"invalid YAML frontmatter{where}: {problem}") from None
     except RecursionError:
