@@ -11,13 +11,13 @@ blank line at a seam cannot keep the other entries as they were, it raises `Edit
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 BOM = "\ufeff"
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -277,10 +277,10 @@ def frontmatter_updated_at(meta: dict[str, Any]) -> float | None:
             return None
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
         return value.timestamp()
     if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc).timestamp()
+        return datetime(value.year, value.month, value.day, tzinfo=UTC).timestamp()
     return None
 
 
