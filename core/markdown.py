@@ -569,6 +569,8 @@ def _refusal_reason(before: ParsedFile, op: str, index: int | None, new_text: st
     if kind == "item":
         if any(t.type == "hr" for t in top):
             return "the new text would turn the list item's line into a thematic break (a line like `- ---`)"
+        if op == "append":
+            return "the end of the file would take the new item in (for example a code fence that is never closed)"
         return "the new text would not stay inside one list item, or would change the entries after it"
     if any(t.type == "heading_open" for t in top):
         return ("the new text contains a heading (a `#` line, or a line underlined with === or ---); "

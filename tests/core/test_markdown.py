@@ -340,6 +340,12 @@ def test_append_to_a_single_entry_file_is_refused():
         md.append_item(parsed, "b", TODAY)
 
 
+def test_append_after_an_unclosed_fence_is_refused():
+    parsed = md.parse_text("- a\n\n```\ncode\n")
+    with pytest.raises(md.EditRefused, match="never closed"):
+        md.append_item(parsed, "b", TODAY)
+
+
 def test_deleting_the_last_list_item_merges_the_rest_and_says_so():
     parsed = md.parse_text("## Intro\n\n- a\n\npara\n")
     assert md.delete_merges_rest(parsed, parsed.entries[0])
