@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .database import MuseDB
+from .store.index import MuseDB
 from .paths import Paths
 
 FIXED_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z, so every run of the demo orders the same
@@ -174,7 +174,7 @@ CONVERSATIONS = [
 ]
 
 UNFILED = [("Kenji prefers questions about the database in the #db channel, not in DMs", ["people"])]
-OTHER_WORKSPACE = ("conv-other", "Another project", [("This memory belongs to another workspace and is never shown here", [])])
+OTHER_WORKSPACE: tuple[str, str, list[tuple[str, list[str]]]] = ("conv-other", "Another project", [("This memory belongs to another workspace and is never shown here", [])])
 
 
 def write_demo(home: Path, workspace: Path) -> Paths:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .models import IMPORTANCE_RANK, Entry
+from .model import IMPORTANCE_RANK, Entry
 from .paths import Paths, Problem
 from .relevance import score as relevance_score
 from .relevance import terms
@@ -430,8 +430,12 @@ def inject_from_store(store, settings: Settings, query: str) -> InjectionResult:
                   failed_layers=frozenset(store.layer_errors), errors=errors)
 
 
-def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None) -> InjectionResult:
-    """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5)."""
+def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                    record: bool = False) -> InjectionResult:
+    """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
+
+    With `record`, a real injection: one record is added to the injection history (§11);
+    a failure to record never raises, it is logged and listed in `errors`."""
     from .store import MemoryStore
 
     started = time.perf_counter()
@@ -446,4 +450,10 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
     finally:
         store.close()
     result.retrieval_ms = (time.perf_counter() - started) * 1000
+    if record:
+        from .history import record as record_injection
+
+        outcome = record_injection(paths.db_path, result, paths.workspace)
+        if outcome.error:
+            result.errors.append(Problem(str(paths.db_path), outcome.error))
     return result

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-MAX_FILE_BYTES = 1024 * 1024  # files over 1 MiB are skipped and reported
+from .display import path_text
+from .fileio import file_kind
+from .model import FILE_LAYERS, LAYERS, Layer  # noqa: F401  (re-exported)
 
-LAYERS = ("user", "project", "conversation")
-FILE_LAYERS = ("user", "project")
+MAX_FILE_BYTES = 1024 * 1024  # files over 1 MiB are skipped and reported
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -44,7 +46,8 @@ class Paths:
     workspace: Path
 
     @classmethod
-    def resolve(cls, home=None, workspace=None, cwd=None) -> "Paths":
+    def resolve(cls, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None,
+                cwd: str | os.PathLike[str] | None = None) -> Paths:
         return cls(resolve_home(home), resolve_workspace(workspace, cwd))
 
     @property
@@ -78,6 +81,107 @@ class Paths:
         """Where `remember` appends: notes.md for the user, context.md for the project."""
         return self.root(layer) / ("notes.md" if layer == "user" else "context.md")
 
+    def container(self, layer: str) -> Path:
+        """What a layer's memory root (and every file in it) must stay inside: for the project,
+        the workspace (a cloned repository decides what is there); for the user, the root itself
+        — it is the person's own folder, and may be a link into their dotfiles."""
+        if layer == "user":
+            return self.user_root
+        if layer == "project":
+            return self.workspace
+        raise ValueError(f"layer {layer!r} has no memory root")
+
+    def root_problem(self, layer: str) -> Problem | None:
+        """Why the layer's memory root must not be used (read or written), or None.
+
+        The project root (`.muse` and `.muse/memory`) must resolve inside the workspace: a cloned repository whose `.muse/memory` is a symlink
+        to `~` must not turn every `*.md` of the home into memories. A root that does not
+        exist yet is fine (it is simply empty)."""
+        reason = self._root_reason(layer)
+        if reason is None:
+            return None
+        return Problem(str(self.root(layer)), f"{reason}; the {layer} memory layer is not read")
+
+    def _root_reason(self, layer: str) -> str | None:
+        return root_reason(self.root(layer), self.container(layer))
+
+    def memory_files(self, layer: str) -> tuple[list[Path], list[Problem]]:
+        """The layer's memory files and the problems found (`iter_memory_files`), or, when
+        the root itself is unsafe (`root_problem`), no files and that one problem, whose
+        source is the root."""
+        return iter_memory_files(self.root(layer), within=self.container(layer))
+
+    def writable_root(self, layer: str) -> Path:
+        """The layer's root, for a writer; UnsafePathError (with path and reason) when the
+        root leads outside its home or workspace or is not a directory."""
+        reason = self._root_reason(layer)
+        if reason is not None:
+            raise UnsafePathError(f"{path_text(str(self.root(layer)))}: {reason}; nothing is written there")
+        return self.root(layer)
+
+    def workspace_settings_problem(self) -> Problem | None:
+        """Why `<workspace>/.muse/settings.json` must not be read or written, or None: it
+        (or `.muse`) is a symlink that leads outside the workspace."""
+        reason = escapes(self.workspace_settings, self.workspace)
+        if reason is None:
+            return None
+        return Problem(str(self.workspace_settings), f"{reason}; not read, and memtui will not write it")
+
+
+class UnsafePathError(ValueError):
+    """A path memtui refuses to read or write through (it leads outside where it must stay)."""
+
+
+def root_reason(root: Path, container: Path) -> str | None:
+    """Why the memory root `root` must not be used, or None: it leads outside `container`
+    through a symlink (`escapes`), or it exists but is not a directory (or a part of its path
+    is a file). A root that does not exist yet is fine."""
+    reason = escapes(root, container)
+    if reason is not None:
+        return reason
+    try:
+        st = os.stat(root)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        broken = next((p for p in root.parents if p.exists() and not p.is_dir()), root.parent)
+        try:
+            where = relative_posix(broken, container)
+        except ValueError:
+            where = path_text(str(broken))
+        return f"{where} is not a directory"
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    return f"it is {file_kind(st.st_mode)}, not a directory"
+
+
+def escapes(path: Path, container: Path) -> str | None:
+    """A plain reason when `path` (below `container`, not yet resolved) leads outside
+    `container` through a symlink at any of its components; None when it stays inside
+    (or the components do not exist yet). `container` is taken as it resolves."""
+    try:
+        real_container = container.resolve()
+        relative = path.relative_to(container)
+    except (OSError, RuntimeError, ValueError) as exc:
+        return f"cannot check where it leads: {exc}"
+    current = container
+    for part in relative.parts:
+        current = current / part
+        if not current.is_symlink():
+            if not os.path.lexists(current):
+                return None  # nothing further down exists yet; what will be created is inside
+            continue
+        try:
+            target = current.resolve(strict=False)
+        except (OSError, RuntimeError):
+            return f"{relative_posix(current, container)} is a symlink loop"
+        if not is_inside(target, real_container):
+            return (f"{relative_posix(current, container)} is a symlink to {path_text(str(target))}, "
+                    f"outside {path_text(str(container))}")
+    return None
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -85,6 +189,12 @@ class Problem:
 
     source: str
     message: str
+
+    def __post_init__(self) -> None:
+        # A file name may hold bytes that are not UTF-8 (surrogate escapes from the OS):
+        # keep the problem printable and JSON-safe by showing such bytes as `\xff`.
+        object.__setattr__(self, "source", path_text(self.source))
+        object.__setattr__(self, "message", path_text(self.message))
 
     def as_dict(self) -> dict[str, str]:
         return {"source": self.source, "message": self.message}
@@ -98,21 +208,43 @@ def is_inside(path: Path, root: Path) -> bool:
     return True
 
 
-def iter_memory_files(root: Path) -> tuple[list[Path], list[Problem]]:
+def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path], list[Problem]]:
     """Every `*.md` under `root`, recursively, sorted by root-relative path.
 
     Skips any path with a component starting with `.`; follows a symlink (file or
     directory) only when its target resolves inside the root, reporting the others;
-    never loops on a symlink cycle. Returns the files and the problems found.
+    never loops on a symlink cycle. A `*.md` that is not a regular file (a FIFO, socket,
+    device, or a directory named `x.md`) is reported and skipped without being opened, and
+    so is a file or folder whose name is not UTF-8 (reported as `x\\xff.md`).
+    With `within`, the root itself must resolve inside that folder and be a directory (see
+    `root_reason`); otherwise nothing is read and that is the one problem, with the root as
+    its source.
+    Returns the files and the problems found.
     """
     files: list[Path] = []
     problems: list[Problem] = []
+    if within is not None:
+        reason = root_reason(root, within)
+        if reason is not None:
+            return files, [Problem(str(root), f"{reason}; the memory files under it are not read")]
     if not root.is_dir():
         return files, problems
     real_root = root.resolve()
     seen_dirs: set[Path] = set()
     seen_files: set[Path] = set()
     linked: list[tuple[Path, Path, bool]] = []  # (path, target, is_dir), followed after real paths
+
+    def not_a_file(path: Path, mode: int) -> None:
+        problems.append(Problem(str(path), f"is {file_kind(mode)}, not a regular file; skipped, not opened"))
+
+    def bad_name(path: Path, is_dir: bool) -> bool:
+        """A name that is not UTF-8 cannot be stored, hashed or printed as text: the file
+        (or folder, with what is in it) is reported, under its escaped name, and skipped."""
+        if path_text(path.name) == path.name:
+            return False
+        what = "folder name is not UTF-8; skipped with its contents" if is_dir else "file name is not UTF-8; skipped"
+        problems.append(Problem(str(path), f"{what} (rename it to use it)"))
+        return True
 
     def walk(directory: Path) -> None:
         real_dir = directory.resolve()
@@ -128,31 +260,50 @@ def iter_memory_files(root: Path) -> tuple[list[Path], list[Problem]]:
             if child.name.startswith("."):
                 continue
             path = Path(child.path)
+            is_md = child.name.endswith(".md")
             if child.is_symlink():
                 try:
                     target = path.resolve(strict=True)
+                    mode = os.stat(target).st_mode
                 except (OSError, RuntimeError):
-                    if child.name.endswith(".md"):
+                    if is_md:
                         problems.append(Problem(str(path), "broken symlink or symlink loop; not followed"))
                     continue
                 if not is_inside(target, real_root):
-                    if child.name.endswith(".md") or target.is_dir():
+                    if is_md or stat.S_ISDIR(mode):
                         problems.append(
                             Problem(str(path), "symlink target is outside the memory root; not followed")
                         )
                     continue
-                if target.is_dir():
+                if is_md and not stat.S_ISREG(mode):
+                    not_a_file(path, mode)
+                elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
+                    continue
+                elif stat.S_ISDIR(mode):
                     linked.append((path, target, True))
-                elif child.name.endswith(".md"):
+                elif is_md:
                     linked.append((path, target, False))
                 continue
             try:
-                is_dir = child.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if is_dir:
+                # the directory entry's type answers without a system call for the usual
+                # cases; only something else (FIFO, socket, device) is stat()ed, to name it
+                if child.is_file(follow_symlinks=False):
+                    mode = stat.S_IFREG
+                elif child.is_dir(follow_symlinks=False):
+                    mode = stat.S_IFDIR
+                else:
+                    mode = child.stat(follow_symlinks=False).st_mode
+            except OSError as exc:
+                if is_md:
+                    problems.append(Problem(str(path), f"cannot read: {exc.strerror or exc}"))
+                continue
+            if is_md and not stat.S_ISREG(mode):
+                not_a_file(path, mode)
+            elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
+                continue
+            elif stat.S_ISDIR(mode):
                 walk(path)
-            elif child.name.endswith(".md"):
+            elif is_md:
                 seen_files.add(path.resolve())
                 files.append(path)
 
@@ -171,4 +322,6 @@ def iter_memory_files(root: Path) -> tuple[list[Path], list[Problem]]:
 
 
 def relative_posix(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix()
+    """`path` relative to `root` with `/` separators, as printable, UTF-8-safe text (bytes
+    of a file name that are not UTF-8 are shown as `\xff`)."""
+    return path_text(path.relative_to(root).as_posix())

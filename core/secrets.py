@@ -1,62 +1,406 @@
-"""Secret redaction (SPEC §8): well-known secret shapes become `[REDACTED]` before injection."""
+"""Secret redaction (SPEC §8): secrets in a memory's one-line text become `[REDACTED]`.
+
+Detection is done by the plugins of Yelp's detect-secrets (`detect_secrets.plugins`), used as
+a library on one string: every regex-based plugin's `denylist` and the keyword plugin's
+assignment patterns, run with `finditer`/`match` so that we know *where* each secret is (its
+`analyze_line` only says *what*), plus the library's false-positive heuristics
+(`detect_secrets.filters.heuristic`). Only the value is
+replaced: `password=hunter2` becomes `password=[REDACTED]`, `postgres://u:p@h/db` becomes
+`postgres://u:[REDACTED]@h/db`; everything else in the line stays byte for byte.
+
+Deliberately *not* used: the entropy-only plugins (Base64/Hex high-entropy strings), which
+flag git SHAs, UUIDs and content hashes that memories mention all the time, and the public-IP
+plugin (an address is not a credential). A few formats the library lacks or matches only in
+part are added in `_own_rules()` below, each with the issuer's documented shape.
+
+Speed: importing detect-secrets costs ~0.1 s (it pulls in `requests` and its scan machinery),
+so it is imported on the first line that might hold a secret. A line passes that pre-filter
+only if it contains one of the literal markers every detector needs (`_MARKERS`) or a long
+unbroken token; ordinary lines cost a microsecond or two.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache, lru_cache
+from typing import Any, NamedTuple, cast
 
 REDACTED = "[REDACTED]"
 
-# Whole-match patterns: the matched text is replaced.
-_WHOLE = [
-    # PEM private-key blocks (also when the text was joined onto one line), or an unterminated one.
-    re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)", re.S),
-    # AWS access key ids.
-    re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
-    # Google API keys.
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    # GitHub tokens (classic and fine-grained).
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"),
-    # Slack tokens and webhooks.
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
-    re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),
-    # OpenAI / Anthropic style keys.
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b"),
-]
+__all__ = ["REDACTED", "redact"]
 
-# Assignments: `password=...`, `api_key: ...`, `"secret": "..."` — the value is replaced.
-_ASSIGNMENT = re.compile(
-    r"""(?ix)
-    (?P<key>\b[\w.-]*(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|auth[_-]?token|access[_-]?token|private[_-]?key|client[_-]?secret)\b["']?)
-    (?P<sep>\s*[:=]\s*)
-    (?P<value>"[^"]*"|'[^']*'|[^\s,;]+)
-    """
+
+class _Rule(NamedTuple):
+    regex: re.Pattern
+    group: int | str = 0      # the group that holds the secret (0: the whole match)
+    extend: str = ""          # characters a whole-match secret is widened over, to the right
+    kind: str = "token"       # "token"; "assignment" (value checked by the filters); "keyword"
+                              # (an assignment that starts with a library keyword); "pem"
+    min_len: int = 0          # shorter whole-match secrets are ignored
+    after: str = ""           # a whole match starts with a key name up to this character
+    needs: tuple[str, ...] = ()  # lower-cased text one of which the line must hold; with
+                                 # none, the line must hold a long token (`_LONG_RUN`)
+
+
+# ------------------------------------------------------------------ pre-filter
+
+# Literal text (lower-cased) that every rule below needs one of, or else a long unbroken token.
+# A line with none of them cannot match any rule: it is returned as is, without importing
+# detect-secrets. tests/core/test_secrets.py checks this against trying every rule everywhere.
+_MARKERS = (
+    # keyword assignments: the library's password, passwd, pwd, secret, contraseña, db_pass, ...;
+    # ours: token, pass, passphrase
+    "pass", "pwd", "secret", "contrase", "token",
+    # context words and short-token prefixes
+    "aws", "xox", "xapp", "hooks.slack.com", "authorization", "bearer", "private key", "putty-user-key", "eyj",
 )
+# ..._key names: the library's api_key, auth_key, service_key, account_key, db_key, priv_key,
+# client_key, ...; ours: api-key, access_key, secret_key; Azure's AccountKey / SharedAccessKey.
+_KEY_NAME = re.compile(r"(?:api|auth|service|account|db|database|priv|private|client|access|secret)[_.-]?key")
+# Every other rule (AWS key ids, GitHub, GitLab, Stripe, npm, Twilio, SendGrid, Google, OpenAI,
+# Mailchimp, Mailgun, Discord, Telegram, PyPI, Square, IBM, Cloudant, SoftLayer, Artifactory)
+# matches an unbroken token of at least this many characters.
+_LONG_RUN = re.compile(r"[A-Za-z0-9_\-]{20}")
 
 
-_ANY_WHOLE = re.compile("|".join(f"(?:{p.pattern})" for p in _WHOLE), re.S)
-# Literal text each pattern above cannot match without (case-sensitive, as they are), and the
-# words an assignment's key must contain (lower-cased): lines with none of them skip the regexes.
-_WHOLE_MARKERS = ("-----BEGIN", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA",
-                  "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com", "sk-")
-_KEY_WORDS = ("pass", "pwd", "secret", "key", "token")
+def _may_hold_secret(text: str) -> bool:
+    lowered = text.lower()
+    for marker in _MARKERS:
+        if marker in lowered:
+            return True
+    if "key" in lowered and _KEY_NAME.search(lowered):
+        return True
+    if "@" in text and "://" in text:  # user:password@ in a URL
+        return True
+    return _LONG_RUN.search(text) is not None
+
+
+# ------------------------------------------------------------------ our own patterns
+
+_TOKEN_CHARS = "A-Za-z0-9_-"
+_B64URL_DOTTED = "A-Za-z0-9_=.+/-"
+
+@lru_cache(maxsize=1)
+def _own_rules() -> tuple[_Rule, ...]:
+    """Our rules, compiled on first use (like the library's) to keep the import cheap."""
+    return (
+        # AWS secret access key: 40 characters of [A-Za-z0-9/+] (AWS IAM "Managing access keys",
+        # e.g. wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY), bare, when the line is about AWS (names it
+        # or holds an access key id). The library only finds it quoted right after "aws ... key".
+        _Rule(re.compile(r"(?i:aws|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b).{0,80}?(?<![A-Za-z0-9/+=])"
+                         r"((?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9/+])"
+                         r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), group=1, needs=("aws", "akia", "asia")),
+        # GitHub: fine-grained PATs github_pat_<22>_<59>; classic prefixes ghp_/gho_/ghu_/ghs_/ghr_
+        # + 36 base62 ("About authentication to GitHub", token formats) in any case (GHP_...).
+        _Rule(re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), extend=_TOKEN_CHARS),
+        _Rule(re.compile(r"(?i)\bgh[pousr]_[A-Za-z0-9]{30,}"), extend=_TOKEN_CHARS),
+        # Stripe secret, restricted and webhook-signing keys, live and test (Stripe "API keys":
+        # sk_live_, sk_test_, rk_live_, rk_test_, whsec_). Publishable pk_ keys are public.
+        _Rule(re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{24,}|\bwhsec_[0-9A-Za-z]{24,}"), extend=_TOKEN_CHARS),
+        # npm access tokens: npm_ + 36 base62 (npm docs "About access tokens").
+        _Rule(re.compile(r"\bnpm_[A-Za-z0-9]{36}"), extend=_TOKEN_CHARS),
+        # Google API keys: AIza + 35 (Google Cloud "API keys" / Firebase config).
+        _Rule(re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), extend=_TOKEN_CHARS),
+        # OpenAI (sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...) and Anthropic (sk-ant-api03-...,
+        # sk-ant-admin01-...) API keys; the library only knows OpenAI's legacy T3BlbkFJ form.
+        _Rule(re.compile(r"\bsk-(?:proj-|svcacct-|admin-|ant-[a-z]+\d*-)?[A-Za-z0-9_-]{20,}"), extend=_TOKEN_CHARS),
+        # Slack tokens of other shapes than the library's (xoxe-, refresh, app-level xapp-).
+        _Rule(re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"), extend=_TOKEN_CHARS,
+              needs=("xox", "xapp")),
+        # Mailgun private API keys: key- + 32 (Mailgun "API keys").
+        _Rule(re.compile(r"\bkey-[0-9a-zA-Z]{32}\b")),
+        # HTTP Authorization headers (RFC 6750 Bearer, RFC 7617 Basic): the credential only. A bare
+        # "Bearer <token>" outside a header counts when the token is long and has a digit.
+        _Rule(re.compile(r"(?i)\bauthorization\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+([A-Za-z0-9._~+/-]+=*)"), group=1,
+              needs=("authorization",)),
+        _Rule(re.compile(r"(?i)\bbearer\s+((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"), group=1,
+              needs=("bearer",)),
+        # Password in a URL with an empty user name (redis://:password@host); the library's
+        # basic-auth pattern needs a user name.
+        _Rule(re.compile(r"://:([^\s:/?#\[\]@]+)@"), group=1, needs=("://:",)),
+        # Azure connection strings (Storage AccountKey=, Service Bus / Event Hubs SharedAccessKey=):
+        # the value; the library only knows an 88-character AccountKey and replaces the key name too.
+        _Rule(re.compile(r"(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}=*)"), group=1,
+              needs=("accountkey=", "sharedaccesskey=")),
+    )
+
+# key=value / key: value assignments for key names the library's keyword list lacks (TOKEN=,
+# pass:, x-api-key:). The key must *end* with the word, so counters such as MAX_TOKENS=4096 or
+# TOKEN_LIMIT=4096 stay. Found by `_OWN_KEYWORD` in the lower-cased line, then `_OWN_VALUE`.
+# (Patterns used only once the library is loaded are compiled with it, in `_library()`.)
+_OWN_KEYWORD = r"token|passphrase|pass|api-key|access[_-]?key|secret[_-]?key"
+_OWN_VALUE = r"""(?![\w-])["'\]]{0,2}\s*(?::=|=>|==?|:)\s*(?P<q>["'`]?)(?P<value>(?(q)[^"'`]+|[^\s"'`,;]+))(?P=q)"""
+
+
+# ------------------------------------------------------------------ the library's detectors
+
+# Plugins left out on purpose: entropy-only ones (git SHAs, UUIDs, hashes) and public IPs.
+_SKIPPED_PLUGINS = {"Base64HighEntropyString", "HexHighEntropyString", "PublicIPDetector", "IPPublicDetector"}
+# Plugins whose first capturing group is the secret value (the rest is context: a URL's user
+# name, "aws_secret_key = '", "cloudant_password: "). Elsewhere a group is a prefix ("ghp").
+_VALUE_GROUP_PLUGINS = {"AWSKeyDetector", "BasicAuthDetector", "CloudantDetector", "IbmCloudIamDetector",
+                        "IbmCosHmacDetector", "SoftlayerDetector", "NpmDetector"}
+# Whole-match secrets are widened over the token's own alphabet, so a key longer than the
+# library's fixed length (Stripe's are) is replaced entirely; JWTs also over dots and base64.
+_EXTEND = {"JwtTokenDetector": _B64URL_DOTTED}
+# Artifactory's "AP[0-9A-F]..." pattern also fits 11-character upper-case identifiers; its real
+# API keys (AKC...) are 73 characters and its encrypted passwords (AP...) about 60.
+_MIN_LEN = {"ArtifactoryDetector": 20}
+# The Azure pattern's match starts with its key name, which stays.
+_AFTER = {"AzureStorageKeyDetector": "="}
+# Text a plugin's patterns cannot match without; every other plugin matches a long token only.
+_NEEDS = {"AzureStorageKeyDetector": ("accountkey=",), "BasicAuthDetector": ("@",), "JwtTokenDetector": ("eyj",),
+          "NpmDetector": ("_authtoken",), "PrivateKeyDetector": ("private key", "putty-user-key"),
+          "SlackDetector": ("xox", "hooks.slack.com")}
+
+
+class _Library(NamedTuple):
+    rules: tuple[_Rule, ...]
+    keyword_rules: tuple[_Rule, ...]                             # tried where a keyword starts
+    gated: tuple[tuple[tuple[str, ...], tuple[_Rule, ...]], ...]  # the others, by what they need
+    keyword_start: re.Pattern       # where the keyword plugin's patterns can start (lower-cased)
+    keyword_start_i: re.Pattern     # the same, case-insensitive, for text whose length lower() changes
+    templated: Callable[[str], bool]
+    dollar: Callable[[str], bool]
+    own_keyword: re.Pattern
+    own_keyword_i: re.Pattern
+    own_value: re.Pattern
+    indirect: re.Pattern
+    reference_key: re.Pattern
+    pem_end: re.Pattern
+
+
+@lru_cache(maxsize=1)
+def _library() -> _Library:
+    """The library's rules (imported on first use: ~0.1 s) followed by ours."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.filters import heuristic
+    from detect_secrets.plugins import keyword
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    rules: list[_Rule] = []
+    plugins: list[type[Any]] = sorted(get_mapping_from_secret_type_to_class().values(), key=lambda c: c.__name__)
+    for plugin in plugins:
+        name = plugin.__name__
+        if name in _SKIPPED_PLUGINS or not issubclass(plugin, RegexBasedDetector):
+            continue
+        kind = "pem" if name == "PrivateKeyDetector" else "token"
+        denylist = cast(Iterable[re.Pattern[str]], plugin.denylist)  # a class attribute on every concrete plugin
+        for regex in denylist:
+            group = 1 if name in _VALUE_GROUP_PLUGINS and regex.groups else 0
+            extend = _EXTEND.get(name, _TOKEN_CHARS if group == 0 else "")
+            needs = ("aws",) if name == "AWSKeyDetector" and regex.groups else _NEEDS.get(name, ())
+            rules.append(_Rule(regex, group, extend, kind, _MIN_LEN.get(name, 0), _AFTER.get(name, ""), needs))
+    # The keyword plugin picks its patterns by file type; a memory line can be any of them
+    # (.env, YAML, JSON, code), so every pattern of every type is used, with its value group.
+    # All but one start with the keyword: those are tried only where a keyword starts.
+    seen: set[re.Pattern] = set()
+    for table in (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, *keyword.REGEX_BY_FILETYPE.values()):
+        for regex, group in table.items():
+            if regex in seen:
+                continue
+            seen.add(regex)
+            if regex.pattern.startswith(keyword.DENYLIST_REGEX):
+                rules.append(_Rule(regex, group, kind="keyword"))
+            else:  # "value" == my_password
+                rules.append(_Rule(regex, group, kind="assignment", needs=("==", "!=")))
+    starts = "|".join(keyword.DENYLIST)
+    rules += _own_rules()
+    by_needs: dict[tuple[str, ...], list[_Rule]] = {}
+    for rule in rules:
+        if rule.kind != "keyword":
+            by_needs.setdefault(rule.needs, []).append(rule)
+    return _Library(tuple(rules), tuple(r for r in rules if r.kind == "keyword"),
+                    tuple((needs, tuple(group)) for needs, group in by_needs.items()),
+                    re.compile(starts), re.compile(starts, re.IGNORECASE),
+                    heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
+                    re.compile(_OWN_KEYWORD), re.compile(_OWN_KEYWORD, re.IGNORECASE), re.compile(_OWN_VALUE),
+                    re.compile(_INDIRECT), re.compile(_REFERENCE_KEY),
+                    re.compile(_PEM_END))
+
+
+def _rules() -> tuple[_Rule, ...]:
+    return _library().rules
+
+
+# An assignment is matched within this many characters of its keyword, so that a long line full
+# of keywords costs linear time, not quadratic; a longer unquoted value is still replaced whole.
+_WINDOW = 1024
+_VALUE_END = re.compile(r"[\s;]")
+_NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted",
+                "enabled", "disabled", "required", "optional"}
+_INDIRECT = r"^[\w.$-]+[\[(].*[\])]?$"   # a call or subscript: get_password(), env["X"]
+# Keys that name, size or locate a secret rather than hold it (secretName, PASSWORD_MIN_LENGTH,
+# token_ttl, password_file, SECRET_REF), and plurals, which in a memory head prose
+# ("Passwords: never commit them") or a YAML mapping whose values are on other lines.
+_REFERENCE_KEY = (r"(?i)(?:name|names|ref|path|file|dir|length|len|min|max|count|limit|size|ttl|timeout"
+                  r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt"
+                  r"|words|secrets|tokens|keys)$")
+
+
+def _key_starting_at(text: str, start: int) -> str:
+    end = start
+    while end < len(text) and (text[end].isalnum() or text[end] in "_.-"):
+        end += 1
+    return text[start:end]
+
+
+def _key_ending_at(text: str, end: int) -> str:
+    start = end
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    return text[start:end]
+
+
+def _assignment_key(lib: _Library, text: str, m: re.Match, group: int | str) -> str:
+    if group == "value":  # ours: the key ends where the value pattern starts
+        return _key_ending_at(text, m.start())
+    if m.group(1) and m.group(1)[0].isalpha():           # keyword first: password_x = "..."
+        return _key_starting_at(text, m.start(1))
+    return _key_ending_at(text, m.end())                 # keyword last: "..." == my_password
+
+
+def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, int] | None:
+    """The span of an assignment's value, or None when the library's heuristics (or ours) say
+    the value is not a secret."""
+    start, end = m.span(group)
+    value = text[start:end]
+    quoted = start > 0 and text[start - 1] in "\"'`" and end < len(text) and text[end] == text[start - 1]
+    if not quoted:
+        # The keyword plugin scans a file line by line and lets an unquoted value run to the end
+        # of the line; in one-line memory text it ends at the first space (or at a ";" that
+        # separates the fields of a connection string).
+        cut = _VALUE_END.search(text, start, end)
+        if cut:
+            value = text[start:cut.start()]
+        elif m.end() - m.start() >= _WINDOW:  # the match stopped at the window: the value goes on
+            cut = _VALUE_END.search(text, end)
+            value = text[start:cut.start() if cut else len(text)]
+        value = value.rstrip(",;")
+        end = start + len(value)
+    if not value.strip() or REDACTED in value or value.lower() in _NOT_SECRETS:
+        return None
+    # the library's filters for templates ({x}, <x>, ${x}) and $VARIABLES; a one-character value
+    # is still a password (the library drops those as "weak")
+    lib = _library()
+    if (len(value) > 1 and lib.templated(value)) or lib.dollar(value) or (not quoted and lib.indirect.match(value)):
+        return None
+    if lib.reference_key.search(_assignment_key(lib, text, m, group)):
+        return None
+    return start, end
+
+
+_PEM_END = r"-----END[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?|KEY FILE)-----"
+
+
+@cache
+def _widener(chars: str) -> re.Pattern:
+    return re.compile(f"[{chars}]+")
+
+
+def _starts(pattern: re.Pattern, text: str) -> Iterator[int]:
+    """Every index where `pattern` matches, overlapping ones included."""
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        yield m.start()
+        pos = m.start() + 1
+
+
+def _matches(text: str, exhaustive: bool) -> Iterator[tuple[_Rule, re.Match]]:
+    """Every rule's matches. Each rule is only tried where it can match: on lines holding its
+    literal text or a long token, and the keyword patterns only where a keyword starts.
+    `exhaustive` tries every rule everywhere (the tests compare the two)."""
+    lib = _library()
+    lowered = text.lower()
+    same_length = len(lowered) == len(text)
+    has_long = exhaustive or _LONG_RUN.search(text) is not None
+    if exhaustive:
+        keyword_starts = own_starts = list(range(len(text)))
+    elif same_length:
+        keyword_starts = list(_starts(lib.keyword_start, lowered))
+        own_starts = list(_starts(lib.own_keyword, lowered))
+    else:  # lower() changed the length (e.g. "İ"): indices differ, search the text itself
+        keyword_starts = list(_starts(lib.keyword_start_i, text))
+        own_starts = list(_starts(lib.own_keyword_i, text))
+    for start in keyword_starts:
+        for rule in lib.keyword_rules:
+            m = rule.regex.match(text, start, start + _WINDOW)
+            if m:
+                yield rule, m
+    for needs, rules in lib.gated:
+        if exhaustive or (any(n in lowered for n in needs) if needs else has_long):
+            for rule in rules:
+                for m in rule.regex.finditer(text):
+                    yield rule, m
+    own = _Rule(lib.own_value, "value", kind="assignment")
+    for start in own_starts:
+        key = lib.own_keyword_i.match(text, start)
+        if key:
+            m = lib.own_value.match(text, key.end(), key.end() + _WINDOW)
+            if m:
+                yield own, m
+
+
+def _spans(text: str, exhaustive: bool = False) -> Iterator[tuple[int, int]]:
+    for rule, m in _matches(text, exhaustive):
+        if rule.kind in ("assignment", "keyword"):
+            span = _assignment_value(text, m, rule.group)
+            if span:
+                yield span
+            continue
+        start, end = m.span(rule.group)
+        if rule.kind == "pem":
+            # The library flags the header; the whole block goes, up to its END line or, when
+            # it was cut off, the end of the text.
+            begin = text.rfind("-----", 0, start)
+            start = begin if begin != -1 and begin >= start - 6 else start
+            close = _library().pem_end.search(text, end)
+            yield start, close.end() if close else len(text)
+            continue
+        if rule.group == 0:
+            if rule.after:
+                start = text.index(rule.after, start, end) + 1
+            # trim the delimiters some patterns include (Artifactory: a leading space or "=")
+            while start < end and text[start] in " \t=:\"'":
+                start += 1
+            while end > start and text[end - 1] in " \t\"'":
+                end -= 1
+            if rule.extend:
+                wider = _widener(rule.extend).match(text, end)
+                end = wider.end() if wider else end
+                while end > start and text[end - 1] == ".":
+                    end -= 1
+            if end - start < rule.min_len:
+                continue
+        if end > start:
+            yield start, end
+
+
+def _scan(text: str, exhaustive: bool = False) -> tuple[str, int]:
+    """Redact without the pre-filter (what `redact` does for a line that passes it)."""
+    merged: list[list[int]] = []
+    for start, end in sorted(_spans(text, exhaustive)):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    if not merged:
+        return text, 0
+    out, last = [], 0
+    for start, end in merged:
+        out += [text[last:start], REDACTED]
+        last = end
+    out.append(text[last:])
+    return "".join(out), len(merged)
 
 
 def redact(text: str) -> tuple[str, int]:
-    """Return the text with secrets replaced, and how many were replaced."""
-    count = 0
-    if any(marker in text for marker in _WHOLE_MARKERS):
-        text, count = _ANY_WHOLE.subn(REDACTED, text)
-    lowered = text.lower()
-    if not any(word in lowered for word in _KEY_WORDS):  # no assignment can match
-        return text, count
+    """Return `text` with each secret replaced by `[REDACTED]`, and how many were replaced.
 
-    def assignment(m: re.Match) -> str:
-        nonlocal count
-        if m.group("value").strip("\"'") in ("", REDACTED):
-            return m.group(0)
-        count += 1
-        return f"{m.group('key')}{m.group('sep')}{REDACTED}"
-
-    text = _ASSIGNMENT.sub(assignment, text)
-    return text, count
+    Only the secret value changes; the same text always gives the same result."""
+    if not isinstance(text, str):
+        raise TypeError(f"redact() needs a str, not {type(text).__name__}")
+    if not _may_hold_secret(text):
+        return text, 0
+    return _scan(text)

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import copy
+import errno
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .fileio import atomic_write_bytes, read_if_exists
-from .paths import Paths, Problem
+from .display import path_text
+from .fileio import RefusedFileError, atomic_write_bytes, read_regular_if_exists
+from .paths import Paths, Problem, escapes
+
+MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file must be a regular file of at most 1 MiB (SPEC §8)
 
 LAYERS = ("user", "project", "conversation")
 DEFAULT_BUDGET = {"total": 2000, "user": 600, "project": 800, "conversation": 600}
@@ -20,7 +26,26 @@ DEFAULT_THEME = "memtui-dark"
 
 
 class SettingsError(RuntimeError):
-    """A settings file memtui refuses to touch (e.g. not valid JSON)."""
+    """A settings file memtui refuses to touch (e.g. not valid JSON) or cannot write; the
+    message names the file and the reason."""
+
+
+def _os_reason(exc: OSError, path: Path) -> str:
+    """A plain reason for an OSError met at `path` (no errno numbers, no traceback)."""
+    if isinstance(exc, RefusedFileError):
+        return exc.reason
+    if exc.errno == errno.ENOTDIR:
+        parent = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        return f"{path_text(str(parent))} is a file, not a folder" if parent else "a part of the path is not a folder"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.EROFS:
+        return "the file system is read-only"
+    if exc.errno == errno.EISDIR:
+        return "is a directory, not a file"
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    return exc.strerror or str(exc)
 
 
 @dataclass
@@ -50,12 +75,21 @@ class Settings:
         return "memoryEnabled is not set (off by default)"
 
 
+def read_settings_bytes(path: Path) -> bytes | None:
+    """The bytes of a settings file, None if it is missing. It must be a regular file of at
+    most 1 MiB: a FIFO is never opened and a link to /dev/zero never read past the limit
+    (RefusedFileError, an OSError, says why)."""
+    return read_regular_if_exists(path, MAX_SETTINGS_BYTES)
+
+
 def read_json_object(path: Path) -> tuple[dict[str, Any] | None, Problem | None]:
     """The file's object, or None if missing; a Problem when it can't be used."""
     try:
-        raw = read_if_exists(path)
+        raw = read_settings_bytes(path)
+    except RefusedFileError as exc:
+        return None, Problem(str(path), f"settings file {exc.reason}; using defaults and not overwriting it")
     except OSError as exc:
-        return None, Problem(str(path), f"cannot read settings: {exc.strerror or exc}")
+        return None, Problem(str(path), f"cannot read settings: {_os_reason(exc, path)}; using defaults and not overwriting it")
     return parse_json_object(path, raw)
 
 
@@ -80,7 +114,8 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _merge_section(target: dict, given: Any, path: Path, key: str, check, problems: list[Problem]) -> None:
+def _merge_section(target: dict, given: Any, path: Path, key: str, check: Callable[[Any], bool],
+                   problems: list[Problem]) -> None:
     if given is None:
         return
     if not isinstance(given, dict):
@@ -103,7 +138,11 @@ def load_settings(paths: Paths) -> Settings:
         s.global_valid = False
     wdata = None
     if paths.workspace_settings != paths.global_settings:
-        wdata, problem = read_json_object(paths.workspace_settings)
+        # a cloned repository's `.muse/settings.json` (or `.muse`) may be a symlink out of
+        # the workspace: then it is not read at all
+        problem = paths.workspace_settings_problem()
+        if problem is None:
+            wdata, problem = read_json_object(paths.workspace_settings)
         if problem:
             s.problems.append(problem)
             s.workspace_valid = False
@@ -163,13 +202,26 @@ def load_settings(paths: Paths) -> Settings:
     return s
 
 
-def update_json_file(path: Path, changes: dict[tuple[str, ...], Any]) -> None:
+def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None) -> None:
     """Set each key path in `changes` (a value of `...` deletes it), keeping every other key
-    and value. Refuses (SettingsError) when the file exists but is not a JSON object."""
-    raw = read_if_exists(path)
+    and value. Refuses (SettingsError, naming the file and the reason) when the file exists
+    but is not a JSON object, is not a regular file of at most 1 MiB, leads outside `within`
+    through a symlink, or cannot be written (read-only folder, a parent that is a file).
+    A ConflictError when the file changed while it was being updated."""
+    shown = path_text(str(path))
+    if within is not None:
+        reason = escapes(path, within)
+        if reason is not None:
+            raise SettingsError(f"{shown}: {reason}; not written")
+    try:
+        raw = read_settings_bytes(path)
+    except RefusedFileError as exc:
+        raise SettingsError(f"{shown}: {exc.reason}; not overwritten") from None
+    except OSError as exc:
+        raise SettingsError(f"{shown}: cannot read it: {_os_reason(exc, path)}; not overwritten") from None
     data, problem = parse_json_object(path, raw)
     if problem:
-        raise SettingsError(f"{path}: {problem.message}")
+        raise SettingsError(f"{shown}: {problem.message}")
     data = copy.deepcopy(data) if data is not None else {}
     for keys, value in changes.items():
         node = data
@@ -184,13 +236,25 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any]) -> None:
         else:
             node[keys[-1]] = value
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # refused if the file changed after it was read above: another writer's keys are never lost
-    atomic_write_bytes(path, text.encode("utf-8"), expected=raw)
+    try:
+        os.makedirs(path.parent, exist_ok=True)
+    except OSError as exc:
+        if isinstance(exc, FileExistsError):
+            reason = f"{path_text(str(path.parent))} is a file, not a folder"
+        else:
+            reason = _os_reason(exc, path.parent)
+        raise SettingsError(f"{shown}: cannot create its folder: {reason}; not written") from None
+    try:
+        # refused if the file changed after it was read above: another writer's keys are never lost
+        atomic_write_bytes(path, text.encode("utf-8"), expected=raw)
+    except OSError as exc:
+        raise SettingsError(f"{shown}: cannot write it: {_os_reason(exc, path)}; not written") from None
 
 
 def set_workspace_enabled(paths: Paths, enabled: bool) -> Path:
-    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled})
+    """Set `memoryEnabled` in the workspace settings; SettingsError (file + reason) when that
+    file is invalid, not a regular file, leads out of the workspace, or cannot be written."""
+    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled}, within=paths.workspace)
     return paths.workspace_settings
 
 

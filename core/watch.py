@@ -10,6 +10,7 @@ from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from .store import MemoryStore
 
@@ -54,17 +55,18 @@ class StoreWatcher:
         self._first = 0.0
         self._last = 0.0
         self._stopping = False
-        self._observer = None
-        self._watched: dict[Path, object] = {}
+        self._observer: BaseObserver | None = None
+        self._watched: dict[Path, ObservedWatch] = {}
         self._threads: list[threading.Thread] = []
         self.reloads = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "StoreWatcher":
-        self._observer = Observer()
-        self._observer.daemon = True
+        observer = Observer()
+        observer.daemon = True
+        self._observer = observer
         self._schedule_roots()
-        self._observer.start()
+        observer.start()
         for target, name in ((self._debounce_loop, "memtui-debounce"), (self._poll_loop, "memtui-poll")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -85,23 +87,31 @@ class StoreWatcher:
     def __enter__(self) -> "StoreWatcher":
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def _schedule_roots(self) -> bool:
         """Watch each memory root that exists (roots created later are picked up by the poll)."""
         added = False
-        for root in (self.store.paths.user_root, self.store.paths.project_root):
+        observer = self._observer
+        if observer is None:
+            return False
+        paths = self.store.paths
+        for layer in ("user", "project"):
+            root = paths.root(layer)
             if root in self._watched or not root.is_dir():
                 continue
+            if paths.root_problem(layer) is not None:
+                continue  # a root that leads out of its workspace (e.g. to ~) is not read, so not watched
+
             try:
-                self._watched[root] = self._observer.schedule(_Handler(self, root), str(root), recursive=True)
+                self._watched[root] = observer.schedule(_Handler(self, root), str(root), recursive=True)
                 added = True
             except OSError as exc:
                 log.warning("cannot watch %s: %s", root, exc)
         for root in [r for r in self._watched if not r.is_dir()]:
             try:
-                self._observer.unschedule(self._watched.pop(root))
+                observer.unschedule(self._watched.pop(root))
             except (KeyError, ValueError):
                 pass
             added = True

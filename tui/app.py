@@ -20,11 +20,11 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from memtui.core.fileio import ConflictError
+from memtui.core import actions
 from memtui.core.injection import InjectionResult, inject_from_store
-from memtui.core.models import Entry
+from memtui.core.model import Entry
 from memtui.core.paths import LAYERS, Paths
-from memtui.core.settings import SettingsError, load_settings, set_global, set_workspace_enabled
+from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
@@ -290,12 +290,13 @@ class MemtuiApp(App[None]):
 
     # ------------------------------------------------------------------ create / edit / delete / undo
     def _guard(self, func, *args, **kwargs):
-        """Run a store write; turn refusals into a clear notification."""
+        """Run an action; a conflict is returned for the caller to resolve, any other
+        refusal becomes a clear notification."""
         try:
             return func(*args, **kwargs), None
-        except ConflictError as exc:
+        except actions.Conflict as exc:
             return None, exc
-        except (ValueError, OSError, SettingsError) as exc:
+        except actions.ActionError as exc:
             self.notify(str(exc), title="Not saved", severity="error", timeout=8)
             return None, None
 
@@ -306,12 +307,15 @@ class MemtuiApp(App[None]):
         def done(text: str | None) -> None:
             if text is None or not text.strip():
                 return
-            entry, conflict = self._guard(self.store.create_entry, layer, text)
+            done, conflict = self._guard(actions.remember, self.store, text, layer, check_enabled=False)
             if conflict:
                 self.notify(str(conflict), title="Not saved", severity="error", timeout=8)
-            elif entry:
-                self.refresh_panes([layer], keep={layer: entry.id})
-                self.notify(f"Added to {describe(entry)}", title="Saved")
+            elif done and done.duplicate_of is not None:
+                self.refresh_panes([layer], keep={layer: done.duplicate_of.id})
+                self.notify(f"Already remembered in {describe(done.duplicate_of)}", title="Not added")
+            elif done and done.entry:
+                self.refresh_panes([layer], keep={layer: done.entry.id})
+                self.notify(f"Added to {describe(done.entry)}", title="Saved")
 
         self.push_screen(EditScreen(f"New {layer} memory → {target}"), done)
 
@@ -330,7 +334,7 @@ class MemtuiApp(App[None]):
             self.notify("A memory can't be empty; use d to delete it.", severity="error")
             return
         entry = self.store.get(entry.id) or entry  # same text, maybe moved by changes around it
-        new, conflict = self._guard(self.store.edit_entry, entry, text)
+        new, conflict = self._guard(actions.edit, self.store, entry, text)
         if conflict is not None:
             self._resolve_conflict(entry, text, f"{describe(entry)} was changed by someone else since you opened it.")
         elif new is not None:
@@ -365,11 +369,13 @@ class MemtuiApp(App[None]):
         self.push_screen(ConflictScreen(message, theirs.text if theirs else None), chosen)
 
     def _save_new(self, layer: str, text: str) -> None:
-        entry, conflict = self._guard(self.store.create_entry, layer, text)
+        done, conflict = self._guard(actions.remember, self.store, text, layer, check_enabled=False)
         if conflict:
             self.notify(str(conflict), title="Not saved", severity="error", timeout=8)
-        elif entry:
-            self.notify(f"Saved as a new memory: {describe(entry)}", title="Saved")
+        elif done and done.duplicate_of is not None:
+            self.notify(f"Already remembered in {describe(done.duplicate_of)}", title="Not added")
+        elif done and done.entry:
+            self.notify(f"Saved as a new memory: {describe(done.entry)}", title="Saved")
 
     def _check_edit_conflict(self) -> None:
         """An entry's id holds while its text does: a vanished id means the entry itself changed
@@ -413,7 +419,7 @@ class MemtuiApp(App[None]):
         def answer(yes: bool | None) -> None:
             if not yes:
                 return
-            op, conflict = self._guard(self.store.delete_entries, [entry])
+            op, conflict = self._guard(actions.delete, self.store, [entry])
             if conflict:
                 self.notify(str(conflict), title="Not deleted", severity="error", timeout=8)
             elif op:
@@ -422,20 +428,23 @@ class MemtuiApp(App[None]):
         self.push_screen(ConfirmScreen("Delete memory?", body), answer)
 
     def action_undo(self) -> None:
-        op, conflict = self._guard(self.store.undo_last)
+        pending = actions.undo_preview(self.store)
+        if pending is None:
+            self.notify("Nothing to undo.")
+            return
+        op, conflict = self._guard(actions.undo, self.store, pending.id)
         if conflict:
             self.notify(str(conflict), title="Cannot undo", severity="error", timeout=10)
-        elif op is None:
-            self.notify("Nothing to undo.")
-        else:
+        elif op is not None:
             self.notify(f"Undone: {op.summary}", title="Undo")
 
     # ------------------------------------------------------------------ settings
     def action_toggle_memory(self) -> None:
         value = not self.settings.enabled
-        _, problem = self._guard(set_workspace_enabled, self.paths, value)
-        if problem:
-            self.notify(str(problem), severity="error")
+        path, problem = self._guard(actions.set_enabled, self.paths, value)
+        if problem or path is None:
+            if problem:
+                self.notify(str(problem), severity="error")
             return
         self.settings = load_settings(self.paths)
         self._update_subtitle()
@@ -451,19 +460,10 @@ class MemtuiApp(App[None]):
     def _apply_settings(self, choice: SettingsChoice | None) -> None:
         if choice is None:
             return
-        s = self.settings
         try:
-            ws_current = s.workspace_enabled if s.workspace_enabled is not None else s.enabled
-            if choice.workspace_enabled != ws_current or s.workspace_enabled is None and choice.workspace_enabled != s.enabled:
-                set_workspace_enabled(self.paths, choice.workspace_enabled)
-            changes = dict(choice.memory)
-            if choice.global_enabled != bool(s.global_enabled):
-                changes[("memoryEnabled",)] = choice.global_enabled
-            if choice.theme != s.theme:
-                changes[("memtui", "theme")] = choice.theme
-            if changes:
-                set_global(self.paths, changes)
-        except (SettingsError, ConflictError, OSError) as exc:
+            actions.save_settings(self.paths, self.settings, choice.workspace_enabled, choice.global_enabled,
+                                  choice.memory, choice.theme)
+        except actions.ActionError as exc:
             self.notify(str(exc), title="Settings not saved", severity="error", timeout=10)
             return
         self.theme = choice.theme

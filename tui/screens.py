@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.validation import Integer, Number
 from textual.widgets import Button, Footer, Input, Label, Select, Static, Switch, TextArea
 
-from memtui.core.models import Entry
+from memtui.core.model import Entry
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
 

@@ -21,7 +21,7 @@ from textual.strip import Strip
 from textual.widgets import Collapsible, Input, Static
 
 from memtui.core.injection import InjectionResult
-from memtui.core.models import Entry
+from memtui.core.model import Entry
 
 LAYER_TITLES = {"user": "User", "project": "Project", "conversation": "Conversation"}
 REASONS = {

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtui.core.database import MuseDB
+from memtui.core.store.index import MuseDB
 from memtui.core.paths import Paths
 
 EN = ("database pool timeout index query cache deploy pipeline docker image test vitest jest react "

@@ -103,7 +103,7 @@ def injection_figures(paths: Paths, n_queries: int) -> dict:
 
 
 def preview_process(paths: Paths, repeats: int) -> dict:
-    cmd = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace),
+    cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace),
            "preview", "database pool timeout", "--json"]
     subprocess.run(cmd, capture_output=True, check=True)  # warm: index and OS cache
     times = []

@@ -71,7 +71,7 @@ async def test_bad_input_is_reported_and_untouched(kind, paths, tmp_path):
     (paths.user_root / "dir.md").mkdir()  # a directory named like a memory file is simply walked
     bad, reason = _setup(kind, paths, tmp_path)
     before = snapshot(bad)
-    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
+    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
 
     status = json.loads(subprocess.run(cli + ["status", "--json"], capture_output=True, text=True, timeout=60).stdout)
     assert any(e["source"] == str(bad) and reason in e["message"] for e in status["errors"]), status["errors"]
@@ -95,7 +95,7 @@ def test_empty_and_frontmatter_only_files_are_valid_and_untouched(paths):
     empty = write(paths.user_root / "empty.md", "")
     only_fm = write(paths.user_root / "fm.md", "---\ntype: knowledge\n---\n")
     write(paths.user_root / "good.md", "- a good memory\n")
-    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
+    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
     status = json.loads(subprocess.run(cli + ["status", "--json"], capture_output=True, text=True, timeout=60).stdout)
     assert status["errors"] == [] and status["counts"]["user"]["active"] == 1
     assert empty.read_bytes() == b"" and only_fm.read_text() == "---\ntype: knowledge\n---\n"
@@ -110,7 +110,7 @@ def test_older_schema_is_backed_up_before_it_is_upgraded(paths):
                        "INSERT INTO memories VALUES ('m','conversation','knowledge','old sqlite row','[]','auto',NULL,1,1);")
     conn.commit()
     conn.close()
-    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
+    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
     status = json.loads(subprocess.run(cli + ["status", "--json"], capture_output=True, text=True, timeout=60).stdout)
     backup = sqlite3.connect(status["index"]["backup"])
     # the copy holds the database as it was: the older schema (no file_path) and its rows

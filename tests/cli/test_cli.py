@@ -13,7 +13,7 @@ PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vit
 
 
 def run(paths, *args, input=None):
-    cmd = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace), *args]
+    cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), *args]
     return subprocess.run(cmd, capture_output=True, text=True, input=input, timeout=60,
                           stdin=None if input is not None else subprocess.DEVNULL)
 
@@ -37,7 +37,7 @@ def test_preview_json_and_text(paths):
 
 def test_preview_does_not_import_textual(paths):
     enable(paths)
-    code = ("import sys; from memtui.core.cli import main; "
+    code = ("import sys; from memtui.cli.main import main; "
             "sys.argv=['memtui','--home',%r,'-w',%r,'preview','x']\n"
             "try: main()\nexcept SystemExit: pass\n"
             "assert not any(m.startswith('textual') for m in sys.modules), 'textual imported'" % (str(paths.home), str(paths.workspace)))
@@ -92,7 +92,7 @@ def test_status_reports_problems_with_paths(paths):
     r = run(paths, "status", "--json")
     assert r.returncode == 0
     data = json.loads(r.stdout)
-    assert data["enabled"] is True and data["counts"]["user"] == {"active": 1, "archived": 0}
+    assert data["enabled"] is True and data["counts"]["user"] == {"total": 1, "active": 1, "archived": 0}
     assert any(e["source"] == str(bad) for e in data["errors"])
     text = run(paths, "status").stdout
     assert "Memory: on" in text and str(bad) in text

@@ -8,9 +8,10 @@ import random
 import sys
 from pathlib import Path
 
-from memtui.core import store as store_module
+from memtui.core.store import edits as store_module
 from memtui.core.fileio import ConflictError, sha256
 from memtui.core.paths import Paths
+from memtui.core.actions import matching
 from memtui.core.store import MemoryStore
 
 
@@ -43,7 +44,7 @@ def main() -> None:
             elif op == "delete":
                 store.delete_entries([rnd.choice(entries)])
             elif op == "forget":
-                store.delete_entries(store.matching("remembered")[:3])
+                store.delete_entries(matching(store, "remembered")[:3])
             else:
                 store.create_entry("conversation", f"conversation note {seed}-{n}")
         except (ConflictError, ValueError):

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.core.database import MuseDB
+from memtui.core.store.index import MuseDB
 from memtui.core.injection import build_injection, est, inject
-from memtui.core.models import Entry
+from memtui.core.model import Entry
 from memtui.core.relevance import entry_terms, terms
 from memtui.core.settings import Settings
 from tests.helpers import enable, write
@@ -322,23 +322,3 @@ def test_inject_equals_the_plain_rule(seed, sizes, total, caps, gates, limits, m
     assert r.text == text
     assert (r.truncated, r.count) == (truncated, count)
     assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
-
-
-@pytest.mark.parametrize("text,expected,n", [
-    ("-----BEGIN RSA PRIVATE KEY----- MIIEabc -----END RSA PRIVATE KEY----- after", "[REDACTED] after", 1),
-    ("-----BEGIN OPENSSH PRIVATE KEY----- never closed", "[REDACTED]", 1),
-    ("id AKIAIOSFODNN7EXAMPLE and ASIAIOSFODNN7EXAMPLE", "id [REDACTED] and [REDACTED]", 2),
-    ("google AIza" + "A" * 35, "google [REDACTED]", 1),
-    ("gh token ghp_" + "a" * 36, "gh token [REDACTED]", 1),
-    ("fine grained github_pat_" + "b" * 30, "fine grained [REDACTED]", 1),
-    ("slack xoxb-1234567890-abcdef and https://hooks.slack.com/services/T0/B0/xyz",
-     "slack [REDACTED] and [REDACTED]", 2),
-    ("openai sk-" + "c" * 24, "openai [REDACTED]", 1),
-    ("DB_PASSWORD=hunter2, Api-Key: 'abc123' token = xyz", "DB_PASSWORD=[REDACTED], Api-Key: [REDACTED] token = xyz", 2),
-    ("the password is in the vault; keys rotate monthly", "the password is in the vault; keys rotate monthly", 0),
-    ("through high thoughts, ghosts and tokens", "through high thoughts, ghosts and tokens", 0),
-])
-def test_redaction_patterns(text, expected, n):
-    from memtui.core.secrets import redact
-
-    assert redact(text) == (expected, n)

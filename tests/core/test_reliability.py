@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core import markdown as md
-from memtui.core.database import MuseDB
+from memtui.core.store.index import MuseDB
 from memtui.core.demo import write_demo
 from memtui.core.fileio import ConflictError, sha256
 from memtui.core.paths import Paths, iter_memory_files
@@ -148,9 +148,9 @@ def test_export_import_round_trip_and_repair_of_a_corrupt_database(paths, tmp_pa
     db.ensure_conversation("c1", "Chat", str(paths.workspace))
     db.add_conversation_memory("only in the database", memory_id="m1", conversation_id="c1", tags=["x"])
     db.close()
-    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
+    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
     backup = tmp_path / "backup.jsonl"
-    assert subprocess.run(cli + ["export", str(backup)], capture_output=True).returncode == 0
+    assert subprocess.run(cli + ["export", "jsonl", str(backup)], capture_output=True).returncode == 0
     paths.db_path.write_bytes(b"garbage" * 500)
     for side in ("-wal", "-shm"):
         Path(str(paths.db_path) + side).unlink(missing_ok=True)
@@ -158,32 +158,36 @@ def test_export_import_round_trip_and_repair_of_a_corrupt_database(paths, tmp_pa
     assert "memtui repair" in status.stdout and str(paths.db_path) in status.stdout
     preview = json.loads(subprocess.run(cli + ["preview", "survives", "--json"], capture_output=True, text=True).stdout)
     assert preview["count"] == 1 and preview["errors"]
+    damaged = paths.db_path.read_bytes()
     repaired = subprocess.run(cli + ["repair"], capture_output=True, text=True)
-    assert repaired.returncode == 0 and "Moved the damaged database" in repaired.stdout
-    assert any(p.name.startswith("muse.db.corrupt-") for p in paths.home.iterdir())
-    imported = subprocess.run(cli + ["import", str(backup)], capture_output=True, text=True)
+    # SPEC §8: Muse's database is never renamed, replaced or deleted, only reported
+    assert repaired.returncode == 1 and "is damaged" in repaired.stderr, repaired
+    assert paths.db_path.read_bytes() == damaged
+    assert sorted(p.name for p in paths.home.iterdir() if p.name.startswith("muse.db")) == ["muse.db"]
+    paths.db_path.unlink()  # what the person does after saving their conversation memories
+    imported = subprocess.run(cli + ["import", "jsonl", str(backup)], capture_output=True, text=True)
     assert "Imported 1" in imported.stdout
     listed = json.loads(subprocess.run(cli + ["list", "--json"], capture_output=True, text=True).stdout)["entries"]
     assert {(e["layer"], e["text"]) for e in listed} == {("user", "survives"), ("conversation", "only in the database")}
-    again = subprocess.run(cli + ["import", str(backup)], capture_output=True, text=True)
-    assert "Imported 0" in again.stdout and "1 already present" in again.stdout
+    again = subprocess.run(cli + ["import", "jsonl", str(backup)], capture_output=True, text=True)
+    assert "Imported 0" in again.stdout and "skipped 2 duplicates" in again.stdout
 
 
 def test_import_names_the_bad_line(paths, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"memory": {"id": "a", "content": "x"}}\nnot json\n')
-    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
-    r = subprocess.run(cli + ["import", str(bad)], capture_output=True, text=True)
-    assert r.returncode == 2 and f"{bad}:2" in r.stderr
-    assert not paths.db_path.exists()
+    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
+    r = subprocess.run(cli + ["import", "jsonl", str(bad)], capture_output=True, text=True)
+    # SPEC §9: a bad line is skipped and reported with its place and reason; the rest imports
+    assert r.returncode == 0 and f"{bad}:2" in r.stderr and "Imported 1" in r.stdout, r
 
 
 def test_import_keeps_memories_whose_conversation_is_unknown(paths, tmp_path):
     backup = tmp_path / "b.jsonl"
     backup.write_text(json.dumps({"memory": {"id": "orphan", "content": "from a deleted chat",
                                              "conversation_id": "gone"}, "conversation": None}) + "\n")
-    cli = [sys.executable, "-m", "memtui.core.cli", "--home", str(paths.home), "-w", str(paths.workspace)]
-    r = subprocess.run(cli + ["import", str(backup)], capture_output=True, text=True)
+    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
+    r = subprocess.run(cli + ["import", "jsonl", str(backup)], capture_output=True, text=True)
     assert r.returncode == 0 and "Imported 1" in r.stdout, r.stderr
     store = MemoryStore(paths)
     store.load()

@@ -6,7 +6,7 @@ import sqlite3
 import threading
 import time
 
-from memtui.core.database import MuseDB
+from memtui.core.store.index import MuseDB
 from memtui.core.store import MemoryStore
 from memtui.core.watch import StoreWatcher
 from tests.helpers import write

@@ -7,7 +7,6 @@ drops what it did not create, and works in WAL mode with a busy timeout.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import threading
 import time
@@ -42,6 +41,16 @@ CREATE TABLE IF NOT EXISTS memtui_files (
 """
 
 
+def busy_or_readonly(exc: Exception) -> str | None:
+    """"locked" or "read-only" when SQLite refused for that reason (not damage), else None."""
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return "locked"
+    if "readonly" in text or "read-only" in text or "attempt to write" in text:
+        return "read-only"
+    return None
+
+
 class DatabaseError(RuntimeError):
     """muse.db cannot be used; the message names the file and the reason."""
 
@@ -64,7 +73,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def parse_tags(raw) -> tuple[str, ...]:
+def parse_tags(raw: str | bytes | None) -> tuple[str, ...]:
     if raw is None or raw == "":
         return ()
     try:
@@ -158,7 +167,7 @@ class MuseDB:
                     db.execute("ALTER TABLE memories ADD COLUMN file_path TEXT")
                 db.executescript(SCHEMA)
                 if needs_fts:
-                    db["memories"].enable_fts(
+                    db.table("memories").enable_fts(
                         ["content", "tags"], fts_version="FTS5", tokenize="trigram", create_triggers=True
                     )
                 db.conn.commit()
@@ -247,7 +256,7 @@ class MuseDB:
             memory_id = memory_id or str(uuid.uuid4())
             stamp = now_ms()
             with db.conn:
-                db["memories"].insert(
+                db.table("memories").insert(
                     {
                         "id": memory_id,
                         "type": "conversation",
@@ -293,14 +302,62 @@ class MuseDB:
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
-                db["memories"].insert(row, replace=True)
+                db.table("memories").insert(row, replace=True)
+
+    # ------------------------------------------------------------------ logged row changes (undo)
+    def _row_is(self, db: sqlite_utils.Database, memory_id: str, expected: dict | None) -> bool:
+        rows = list(db["memories"].rows_where("id = ?", [memory_id]))
+        if expected is None:
+            return not rows
+        return bool(rows) and all(rows[0].get(k) == expected.get(k) for k in ("content", "updated_at", "type"))
+
+    def write_rows(self, changes: list) -> list:
+        """Apply row changes (`before` -> `after`, None = absent) in one transaction, each only
+        while the row is still `before`; a row another writer changed since is a conflict and
+        nothing is written."""
+        from ..fileio import ConflictError
+
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                for change in changes:
+                    if not self._row_is(db, change.id, change.before):
+                        raise ConflictError(f"conversation memory {change.id} was changed by another writer; "
+                                            "not overwritten")
+                    if change.after is None:
+                        db.execute("DELETE FROM memories WHERE id = ?", [change.id])
+                    else:
+                        db.table("memories").insert(change.after, replace=True)
+            return changes
+
+    def check_rows_unchanged(self, changes: list) -> None:
+        """Refuse (ConflictError) when a row is no longer as memtui left it."""
+        from ..fileio import ConflictError
+
+        with self._lock:
+            db = self.ensure_schema()
+            for change in changes:
+                if not self._row_is(db, change.id, change.after):
+                    raise ConflictError(f"conversation memory {change.id} changed since memtui wrote it; "
+                                        "not restored")
+
+    def restore_rows(self, changes: list) -> None:
+        """Put every row back as it was before the change (None: remove it)."""
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                for change in changes:
+                    if change.before is None:
+                        db.execute("DELETE FROM memories WHERE id = ?", [change.id])
+                    else:
+                        db.table("memories").insert(change.before, replace=True)
 
     def ensure_conversation(self, conversation_id: str, title: str, workspace_path: str | None) -> None:
         with self._lock:
             db = self.ensure_schema()
             stamp = now_ms()
             with db.conn:
-                db["conversations"].insert(
+                db.table("conversations").insert(
                     {"id": conversation_id, "title": title, "workspace_path": workspace_path,
                      "created_at": stamp, "updated_at": stamp},
                     ignore=True,
@@ -334,7 +391,7 @@ class MuseDB:
             with db.conn:
                 db.execute("DELETE FROM memories WHERE file_path = ?", [str(path)])
                 if rows:
-                    db["memories"].insert_all(rows, replace=True)
+                    db.table("memories").insert_all(rows, replace=True)
                 db.execute(
                     "INSERT OR REPLACE INTO memtui_files(path, layer, size, mtime_ns, sha256, payload) VALUES (?,?,?,?,?,?)",
                     [str(path), layer, *stat, payload],
@@ -347,6 +404,14 @@ class MuseDB:
                 for p in paths:
                     db.execute("DELETE FROM memories WHERE file_path = ?", [p])
                     db.execute("DELETE FROM memtui_files WHERE path = ?", [p])
+
+    def clear_file_index(self) -> None:
+        """Forget every derived Markdown row and cached parse (they are rebuilt from the files)."""
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                db.execute("DELETE FROM memories WHERE file_path IS NOT NULL")
+                db.execute("DELETE FROM memtui_files")
 
     # ------------------------------------------------------------------ search and health
     def search(self, keyword: str, limit: int = 200) -> list[str]:
@@ -394,12 +459,25 @@ class MuseDB:
                     try:
                         db.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES('integrity-check', 1)")
                         info["fts_integrity"] = "ok"
+                    except sqlite3.OperationalError as exc:
+                        if busy_or_readonly(exc) is None:
+                            raise
+                        info["fts_integrity"] = "not checked: " + str(exc)
                     except sqlite3.DatabaseError as exc:
                         info["fts_integrity"] = str(exc)
-                info["ok"] = integrity == "ok" and info.get("fts_integrity", "ok") == "ok"
+                fts_ok = info.get("fts_integrity", "ok") == "ok" or info["fts_integrity"].startswith("not checked")
+                info["ok"] = integrity == "ok" and fts_ok
+                info["state"] = "ok" if info["ok"] else "damaged"
+        except sqlite3.OperationalError as exc:
+            self.close()
+            state = busy_or_readonly(exc)
+            info["ok"] = False
+            info["state"] = state or "damaged"
+            info["error"] = str(exc)
         except (sqlite3.DatabaseError, DatabaseError) as exc:
             self.close()
             info["ok"] = False
+            info["state"] = "locked" if "locked" in str(exc) else "damaged"
             info["error"] = str(exc)
         return info
 
@@ -453,19 +531,3 @@ class MuseDB:
             db = self.ensure_schema()
             with db.conn:
                 db.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
-
-
-
-def quarantine_corrupt(path: Path) -> Path:
-    """Move a corrupt database aside (never delete it) so a fresh index can be built."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
-    shutil.move(str(path), target)
-    for suffix in ("-wal", "-shm"):
-        side = Path(str(path) + suffix)
-        if side.exists():
-            shutil.move(str(side), str(target) + suffix)
-    return target
-
-
-

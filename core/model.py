@@ -4,9 +4,46 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
 
-IMPORTANCE_RANK = {"high": 0, "normal": 1, "low": 2}
+
+class Layer(StrEnum):
+    """The three layers of memory, in injection order."""
+
+    USER = "user"
+    PROJECT = "project"
+    CONVERSATION = "conversation"
+
+
+LAYERS: tuple[Layer, ...] = tuple(Layer)
+FILE_LAYERS: tuple[Layer, ...] = (Layer.USER, Layer.PROJECT)
+
+
+class Status(StrEnum):
+    """An entry's status as injection sees it (SPEC §2: anything else counts as active)."""
+
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+
+class Importance(StrEnum):
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
+
+
+class CandidateStatus(StrEnum):
+    """What injection decided for a candidate (SPEC §5)."""
+
+    INCLUDED = "included"
+    BELOW_GATE = "below_gate"
+    MAX_ITEMS = "max_items"
+    BUDGET = "budget"
+    ARCHIVED = "archived"
+
+
+IMPORTANCE_RANK: dict[str, int] = {Importance.HIGH: 0, Importance.NORMAL: 1, Importance.LOW: 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +76,7 @@ class Entry:
 
     @property
     def archived(self) -> bool:
-        return self.status == "archived"
+        return self.status == Status.ARCHIVED
 
     @property
     def line(self) -> int:
@@ -49,7 +86,7 @@ class Entry:
     @property
     def source_ref(self) -> str:
         """`path:line` for Markdown (root-relative), `conversation:<cid>/<id>` for SQLite."""
-        if self.layer == "conversation":
+        if self.layer == Layer.CONVERSATION:
             return f"conversation:{self.conversation_id or ''}/{self.id}"
         return f"{self.rel_path}:{self.line}"
 
@@ -57,8 +94,8 @@ class Entry:
     def updated_iso(self) -> str:
         return datetime.fromtimestamp(self.updated_at, tz=timezone.utc).isoformat()
 
-    def as_dict(self) -> dict:
-        data = {
+    def as_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
             "id": self.id,
             "layer": self.layer,
             "source": self.source_ref,
@@ -71,7 +108,7 @@ class Entry:
             "text": self.text,
             "updated_at": self.updated_iso,
         }
-        if self.layer == "conversation":
+        if self.layer == Layer.CONVERSATION:
             data["conversation_id"] = self.conversation_id
             data["conversation_title"] = self.conversation_title
         else:

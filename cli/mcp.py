@@ -1,0 +1,122 @@
+"""`memtui mcp`: the memories served over the Model Context Protocol (stdio), with the
+official `mcp` SDK. A translation only: every tool calls the action the CLI calls, under the
+same rules (refusal while memory is off, the near-duplicate check, forget by exact id)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from memtui.core import actions
+from memtui.core.injection import inject_from_store
+from memtui.core.model import Entry, Layer
+from memtui.core.paths import Paths
+from memtui.core.settings import load_settings
+from memtui.core.store import MemoryStore
+
+INSTRUCTIONS = """\
+memtui holds the memories of the Muse coding assistant in three layers: `user` (preferences that
+follow the person everywhere), `project` (knowledge about this workspace) and `conversation`
+(notes kept from chats). Search or list them before asking the person something they may have told
+you already; remember durable preferences and project facts (one short, self-contained sentence
+each); forget by the exact id a search or list returned. `preview_injection` shows exactly what
+would be added to the system prompt for a message."""
+
+LayerName = Literal["user", "project", "conversation"]
+
+
+def _entry(e: Entry, score: float | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": e.id, "layer": str(e.layer), "source": e.source_ref, "text": e.text}
+    if e.section:
+        data["section"] = e.section
+    if e.tags:
+        data["tags"] = list(e.tags)
+    if e.importance != "normal":
+        data["importance"] = str(e.importance)
+    if e.archived:
+        data["status"] = "archived"
+    if score is not None:
+        data["score"] = round(score, 4)
+    return data
+
+
+def build_server(paths: Paths) -> Any:
+    """The MCP server for one home and workspace (the store is loaded once and brought up to
+    date before every call, so changes made elsewhere are seen)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    store = MemoryStore(paths, index=paths.home.is_dir())
+    store.load()
+    server: Any = MCPServer("memtui", instructions=INSTRUCTIONS)
+
+    def fresh() -> MemoryStore:
+        store.reload()
+        return store
+
+    def fail(exc: actions.ActionError) -> ToolError:
+        return ToolError(str(exc))
+
+    @server.tool()
+    def search_memories(query: str, layer: LayerName | None = None, limit: int = 20) -> dict[str, Any]:
+        """Search the memories for QUERY (words or a phrase, any language). Returns the best
+        matches first with their `id` (use it with `forget`), `layer`, `source` (file:line or
+        conversation) and `text`. `layer` narrows to user, project or conversation memories."""
+        found = actions.search(fresh(), query, layer, max(1, min(limit, 200)))
+        return {"memories": [_entry(e, score) for e, score in found], "count": len(found)}
+
+    @server.tool()
+    def list_memories(layer: LayerName | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        """List the memories in order (user, project, conversation), `limit` at a time from
+        `offset`. Each has an `id`, `layer`, `source` and `text`; `total` is how many there are."""
+        entries = fresh().entries(layer)
+        page = entries[max(0, offset): max(0, offset) + max(1, min(limit, 500))]
+        return {"memories": [_entry(e) for e in page], "total": len(entries), "offset": max(0, offset)}
+
+    @server.tool()
+    def preview_injection(message: str) -> dict[str, Any]:
+        """Show exactly what memory would be added to the system prompt before MESSAGE: the
+        `text` (empty when nothing is injected), how many memories, the token estimate, whether
+        it was truncated, why nothing was injected (`disabled_reason`, e.g. switch_off when
+        memory is off) and the source of each injected memory."""
+        s = fresh()
+        result = inject_from_store(s, load_settings(paths), message)
+        included = [c.entry.source_ref for c in result.iter_candidates() if c.status == "included"]
+        return {"text": result.text, "count": result.count, "tokens": result.tokens,
+                "budget": result.budget.get("total"),
+                "truncated": result.truncated, "disabled_reason": result.disabled_reason, "injected": included}
+
+    @server.tool()
+    def remember(text: str, layer: Literal["user", "project"] = "user", category: str = "") -> dict[str, Any]:
+        """Remember one durable fact or preference: TEXT should be a short self-contained
+        sentence. `layer` "user" keeps it for every workspace (personal preferences), "project"
+        for this workspace only (facts about the code base). Refused while memory is off for
+        the workspace; a near-duplicate of an existing memory is not added again (the existing
+        one is returned)."""
+        try:
+            done = actions.remember(fresh(), text, Layer(layer), category)
+        except actions.ActionError as exc:
+            raise fail(exc) from None
+        if done.duplicate_of is not None:
+            return {"added": False, "reason": "already remembered", "memory": _entry(done.duplicate_of)}
+        return {"added": True, "memory": _entry(done.entry) if done.entry else None,
+                "file": str(done.path) if done.path else None}
+
+    @server.tool()
+    def forget(id: str) -> dict[str, Any]:
+        """Delete the one memory with this exact `id` (from search_memories or list_memories).
+        Refused while memory is off for the workspace. The person can undo it with
+        `memtui undo`."""
+        s = fresh()
+        try:
+            actions.require_enabled(paths)
+            entry = actions.get_entry(s, id)
+            actions.delete(s, [entry])
+        except actions.ActionError as exc:
+            raise fail(exc) from None
+        return {"deleted": _entry(entry), "undo": "memtui undo"}
+
+    return server
+
+
+def serve(paths: Paths) -> None:
+    build_server(paths).run("stdio")

@@ -1,0 +1,340 @@
+"""Every user action, written once. The faces (CLI, TUI, hook, MCP server) call these and
+render the result; none of them decides a domain question itself (is this a
+near-duplicate? which entries does a keyword match? which key holds the switch? what does
+undo restore?).
+
+Failures are `ActionError`s whose message is meant for the person: it names the file or
+the entry and says why. A face prints it; it never needs a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .fileio import ConflictError
+from .model import FILE_LAYERS, Entry, Layer
+from .paths import Paths, Problem
+from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
+from .store import Change, MemoryStore
+
+DUPLICATE_SCORE = 90.0  # rapidfuzz ratio (of casefolded, whitespace-collapsed texts) at or above which texts are near-duplicates
+WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
+
+
+class ActionError(Exception):
+    """An action refused or failed; the message says why, for a person."""
+
+    exit_code = 1
+
+
+class MemoryOff(ActionError):
+    """Memory is off for this workspace; the message says how to turn it on."""
+
+
+class NotFound(ActionError):
+    """No entry has that id, or nothing matched."""
+
+
+class Conflict(ActionError):
+    """Something changed since it was read; nothing was written."""
+
+
+class Refused(ActionError):
+    """The change would break the file or is not allowed; nothing was written."""
+
+
+# ---------------------------------------------------------------------- opening
+def open_store(paths: Paths) -> MemoryStore:
+    """A loaded store. With no Muse home yet (a fresh machine) it reads what there is and
+    creates nothing."""
+    store = MemoryStore(paths, index=paths.home.is_dir())
+    store.load()
+    return store
+
+
+def turn_on_hint(paths: Paths) -> str:
+    return (f"Memory is off for this workspace ({paths.workspace}).\n"
+            f"Turn it on with `memtui enable` (writes \"memoryEnabled\": true to {paths.workspace_settings}).")
+
+
+def require_enabled(paths: Paths, settings: Settings | None = None) -> Settings:
+    settings = settings or load_settings(paths)
+    if not settings.enabled:
+        raise MemoryOff(turn_on_hint(paths))
+    return settings
+
+
+# ---------------------------------------------------------------------- decisions
+def normalise_for_duplicates(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def near_duplicate(entries: Iterable[Entry], text: str) -> Entry | None:
+    """The first of `entries` whose text is a near-duplicate of `text` (rapidfuzz ratio of the
+    casefolded, whitespace-collapsed texts >= DUPLICATE_SCORE), or None. The one rule for
+    `remember`, `n` in the TUI, import, the MCP tool and the doctor."""
+    from rapidfuzz import fuzz, process
+
+    pool = list(entries)
+    if not pool:
+        return None
+    choices = [normalise_for_duplicates(e.text) for e in pool]
+    best = process.extractOne(normalise_for_duplicates(text), choices, scorer=fuzz.ratio,
+                              score_cutoff=DUPLICATE_SCORE)
+    return pool[best[2]] if best else None
+
+
+def matches_keyword(entry: Entry, keyword: str) -> bool:
+    """Does `keyword` (case-insensitive substring) occur in the entry's text, section, tags
+    or name? The one matcher of `forget`, the MCP search and the CLI."""
+    needle = keyword.casefold().strip()
+    if not needle:
+        return False
+    hay = " ".join((entry.text, entry.section, entry.name, entry.description, " ".join(entry.tags))).casefold()
+    return needle in hay
+
+
+def matching(store: MemoryStore, keyword: str, layer: str | None = None) -> list[Entry]:
+    return [e for e in store.entries(layer) if matches_keyword(e, keyword)]
+
+
+def search(store: MemoryStore, query: str, layer: str | None = None, limit: int = 20) -> list[tuple[Entry, float]]:
+    """Entries relevant to `query`, best first: the injection's relevance score (shared terms,
+    SPEC §5) with a substring match as a fallback, so a search finds what an injection would
+    and also a keyword the terms split differently. Archived entries last."""
+    from .relevance import terms
+
+    q = terms(query)
+    found: list[tuple[Entry, float]] = []
+    for e in store.entries(layer):
+        score = len(q & e.terms) / len(q) if q else 0.0
+        if score > 0 or matches_keyword(e, query):
+            found.append((e, score))
+    found.sort(key=lambda pair: (pair[0].archived, -pair[1], -pair[0].updated_at))
+    return found[: max(0, limit)]
+
+
+def layer_counts(entries: Iterable[Entry]) -> dict[str, dict[str, int]]:
+    """Per layer: `total`, `active` and `archived` — the one way every face counts."""
+    counts: dict[str, dict[str, int]] = {layer: {"total": 0, "active": 0, "archived": 0} for layer in Layer}
+    for e in entries:
+        c = counts[e.layer]
+        c["total"] += 1
+        c["archived" if e.archived else "active"] += 1
+    return counts
+
+
+# ---------------------------------------------------------------------- changes
+@dataclass
+class Remembered:
+    entry: Entry | None
+    path: Path | None
+    duplicate_of: Entry | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _guard(call, *args, **kwargs):
+    """Run a store write, turning its failures into ActionErrors a face can print."""
+    from . import markdown as md
+
+    try:
+        return call(*args, **kwargs)
+    except ConflictError as exc:
+        raise Conflict(str(exc)) from None
+    except md.MemoryFileError as exc:  # the edit would break the file (SPEC §2): refused, nothing written
+        raise Refused(f"not written: {exc}") from None
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    except PermissionError as exc:
+        raise ActionError(f"cannot write {exc.filename or ''}: permission denied") from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise ActionError(f"cannot write: {where}{exc.strerror or exc}") from None
+
+
+def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: str = "",
+             tags: Iterable[str] = (), check_enabled: bool = True) -> Remembered:
+    """Add a memory to a layer (`- TEXT` appended to notes.md / context.md, or a
+    conversation row), unless a near-duplicate is already there."""
+    if check_enabled:
+        require_enabled(store.paths)
+    text = text.strip()
+    if not text:
+        raise Refused("a memory cannot be empty")
+    similar = near_duplicate(store.entries(layer), text)
+    if similar is not None:
+        return Remembered(None, similar.path, duplicate_of=similar)
+    from . import markdown as md
+
+    notes = []
+    tags = list(tags)
+    path = store.paths.default_file(layer) if layer in FILE_LAYERS else None
+    rec = store.file_record(path) if path is not None else None
+    if path is not None and rec is not None and (category or tags):
+        # type and tags are frontmatter: they belong to the whole file, so an existing file keeps its own
+        have = str(rec.parsed.meta.get("type", "") or "")
+        have_tags = set(md.tags_of(rec.parsed.meta))
+        if category and category != have:
+            notes.append(f"{path.name} has type {have or '(none)'}; the new entry takes the file's type, "
+                         f"not {category!r}")
+        missing = [t for t in tags if t not in have_tags]
+        if missing:
+            notes.append(f"{path.name}'s tags ({', '.join(sorted(have_tags)) or 'none'}) apply to every entry in it; "
+                         f"{', '.join(missing)} not added")
+    for attempt in range(WRITE_RETRIES):
+        try:
+            entry = _guard(store.create_entry, layer, text, category=category, tags=list(tags))
+            return Remembered(entry, path, notes=notes)
+        except Conflict:
+            if attempt == WRITE_RETRIES - 1:
+                raise
+            store.reload(changed=[path] if path else None, conversation=path is None)
+    raise AssertionError("unreachable")
+
+
+def get_entry(store: MemoryStore, entry_id: str) -> Entry:
+    entry = store.get(entry_id)
+    if entry is None:
+        raise NotFound(f"no memory has the id {entry_id!r} (ids: `memtui list --json`)")
+    return entry
+
+
+def edit(store: MemoryStore, entry: Entry | str, text: str) -> Entry | None:
+    """Replace one entry's text (given the entry or its id), line-exact (SPEC §2)."""
+    if isinstance(entry, str):
+        entry = get_entry(store, entry)
+    return _guard(store.edit_entry, entry, text)
+
+
+def delete(store: MemoryStore, entries: Iterable[Entry]) -> Change | None:
+    """Delete entries as one undoable change."""
+    return _guard(store.delete_entries, list(entries))
+
+
+def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
+    """What a confirmation must say besides the entry itself (SPEC §2's one exception)."""
+    from . import markdown as md
+
+    rec = store.file_record(entry.path) if entry.path else None
+    if rec is None:
+        return None
+    merges = getattr(md, "delete_merges_rest", None)
+    if merges is None:
+        return None
+    for raw in rec.parsed.entries:
+        if raw.line_start == entry.line_start and raw.text == entry.text and merges(rec.parsed, raw):
+            return f"it is the last list item of {rec.rel}: the rest of the file then reads as one memory"
+    return None
+
+
+def undo_preview(store: MemoryStore) -> Change | None:
+    """The change `undo` would reverse now, so a face can name it before doing it."""
+    return store.log.newest()
+
+
+def undo(store: MemoryStore, expected_id: str | None = None) -> Change:
+    """Reverse the newest change not yet undone (SPEC §8)."""
+    try:
+        return store.undo(expected_id)
+    except LookupError:
+        raise NotFound("nothing to undo") from None
+    except ConflictError as exc:
+        raise Conflict(str(exc)) from None
+    except OSError as exc:
+        raise ActionError(f"cannot undo: {exc.strerror or exc}") from None
+
+
+def undo_log(store: MemoryStore) -> list[Change]:
+    return store.log.history()
+
+
+def set_enabled(paths: Paths, value: bool) -> Path:
+    """Set `memoryEnabled` in the workspace settings (the one key that holds the switch)."""
+    try:
+        return set_workspace_enabled(paths, value)
+    except (SettingsError, ConflictError) as exc:
+        raise ActionError(str(exc)) from None
+    except OSError as exc:
+        where = exc.filename or paths.workspace_settings
+        raise ActionError(f"cannot write {where}: {exc.strerror or exc}") from None
+
+
+def save_settings(paths: Paths, current: Settings, workspace_enabled: bool, global_enabled: bool,
+                  memory: dict[tuple[str, ...], object] | None = None, theme: str | None = None) -> list[Path]:
+    """Save what the settings screen chose: the workspace switch in the workspace file, the
+    global default, budgets/gates/limits (keys under "memory") and the theme (under
+    "memtui") in the global file. Only what changed is written; returns the files written."""
+    from .settings import set_global
+
+    written: list[Path] = []
+    try:
+        ws_current = current.workspace_enabled if current.workspace_enabled is not None else current.enabled
+        if workspace_enabled != ws_current or (current.workspace_enabled is None and workspace_enabled != current.enabled):
+            written.append(set_workspace_enabled(paths, workspace_enabled))
+        changes: dict[tuple[str, ...], object] = {("memory", *k) if k[0] != "memory" else k: v
+                                                  for k, v in (memory or {}).items()}
+        if global_enabled != bool(current.global_enabled):
+            changes[("memoryEnabled",)] = global_enabled
+        if theme is not None and theme != current.theme:
+            changes[("memtui", "theme")] = theme
+        if changes:
+            written.append(set_global(paths, changes))
+    except (SettingsError, ConflictError) as exc:
+        raise ActionError(str(exc)) from None
+    except OSError as exc:
+        raise ActionError(f"cannot write {exc.filename or 'settings'}: {exc.strerror or exc}") from None
+    return written
+
+
+def save_theme(paths: Paths, theme: str) -> None:
+    """Remember the chosen theme in the global settings (`"memtui": {"theme": ...}`)."""
+    from .settings import set_global
+
+    try:
+        set_global(paths, {("memtui", "theme"): theme})
+    except (SettingsError, ConflictError) as exc:
+        raise ActionError(str(exc)) from None
+    except OSError as exc:
+        raise ActionError(f"cannot write {exc.filename or 'settings'}: {exc.strerror or exc}") from None
+
+
+# ---------------------------------------------------------------------- import / export (SPEC §9)
+def import_memories(store: MemoryStore, fmt: str, source: Path | None = None, layer: str | None = None,
+                    dry_run: bool = False, user_home: Path | None = None) -> Any:
+    """Import another tool's memories: near-duplicates and invalid files skipped and counted,
+    the rest written as one undoable change (nothing with `dry_run`). Returns the report."""
+    from . import interop, transfer
+
+    try:
+        report = transfer.plan_import(store, fmt, source, layer, user_home or Path.home(), dry_run)
+    except interop.InteropError as exc:
+        raise Refused(str(exc)) from None
+    return _guard(transfer.apply_import, store, report)
+
+
+def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, layer: str | None = None,
+                    user_home: Path | None = None) -> tuple[Path, list[Path], int]:
+    """Write the memories in another tool's format; refuses to replace any existing file."""
+    from . import interop, transfer
+
+    try:
+        return transfer.export(store, fmt, dest, user_home or Path.home(), layer)
+    except interop.WriteRefused as exc:
+        raise Refused(str(exc)) from None
+    except interop.InteropError as exc:
+        raise Refused(str(exc)) from None
+    except OSError as exc:
+        raise ActionError(f"cannot write {exc.filename or dest}: {exc.strerror or exc}") from None
+
+
+def render_export(store: MemoryStore, layer: str | None = None) -> str:
+    """Every memory as JSON Lines (the lossless `jsonl` format), for stdout."""
+    from .interop import jsonl, memory_from_entry
+
+    return jsonl.render([memory_from_entry(e, origin=str(e.path or "")) for e in store.entries(layer)])
+
+
+def problems_of(store: MemoryStore, settings: Settings | None = None) -> list[Problem]:
+    return list(settings.problems if settings else ()) + store.problems

@@ -1,0 +1,335 @@
+"""Health of the memory store: `status` (on/off and why, paths, counts, problems, index
+health), `repair` (rebuild what memtui derives, in place; SPEC §8) and the doctor's
+findings (SPEC §10): stale references, duplicates, unreachable and never-injected entries,
+invalid files, an index out of step. The doctor only reads."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .actions import layer_counts, open_store
+from .model import LAYERS, Entry, Layer
+from .paths import Paths
+from .settings import Settings, load_settings
+from .store import MemoryStore, MuseDB
+from .store.index import busy_or_readonly
+
+
+def status(paths: Paths) -> dict:
+    """Everything `memtui status` reports, as one JSON-ready object."""
+    settings = load_settings(paths)
+    store = open_store(paths)
+    try:
+        counts = layer_counts(store.entries())
+        problems = list(settings.problems) + store.problems
+        data: dict[str, Any] = {
+            "enabled": settings.enabled,
+            "why": settings.enabled_why,
+            "workspace": str(paths.workspace),
+            "home": str(paths.home),
+            "paths": {
+                "user_memory": str(paths.user_root),
+                "project_memory": str(paths.project_root),
+                "database": str(paths.db_path),
+                "global_settings": str(paths.global_settings),
+                "workspace_settings": str(paths.workspace_settings),
+            },
+            "counts": counts,
+            "errors": [p.as_dict() for p in problems],
+            "index": store.db.health(),
+        }
+        if store.db.backup_path:
+            data["index"]["backup"] = str(store.db.backup_path)
+        return data
+    finally:
+        store.close()
+
+
+@dataclass
+class RepairReport:
+    ok: bool
+    lines: list[str] = field(default_factory=list)
+    entries: int = 0
+
+
+def repair(paths: Paths) -> RepairReport:
+    """Rebuild the Markdown rows and the FTS index inside muse.db from the files. The
+    database itself is never renamed, replaced or deleted (it belongs to Muse too): when it
+    is locked, read-only or damaged, that is reported and nothing is changed."""
+    health = MuseDB(paths.db_path).health()
+    state = health.get("state", "ok" if health.get("ok") else "damaged")
+    if health.get("exists") and state != "ok":
+        reason = health.get("error") or health.get("integrity") or health.get("fts_integrity") or state
+        if state == "locked":
+            return RepairReport(False, [f"{paths.db_path} is locked by another process (Muse?); nothing changed. "
+                                        "Try again when it is idle."])
+        if state == "read-only":
+            return RepairReport(False, [f"{paths.db_path} is read-only ({reason}); nothing changed."])
+        return RepairReport(False, [
+            f"{paths.db_path} is damaged ({reason}); memtui does not move or replace Muse's database.",
+            "Markdown memories still work without it. Recover what it holds with sqlite3's `.recover`, "
+            "or let Muse rebuild it; then `memtui import jsonl` restores a backup made with `memtui export jsonl`.",
+        ])
+    store = open_store(paths)
+    try:
+        n = store.rebuild_index()
+    except Exception as exc:
+        state = busy_or_readonly(exc)
+        what = {"locked": "is locked by another process", "read-only": "is read-only"}.get(state or "", "")
+        return RepairReport(False, [f"{paths.db_path} {what or 'could not be rebuilt'} ({exc}); nothing changed."])
+    finally:
+        store.close()
+    return RepairReport(True, [f"Index rebuilt from the Markdown files: {n} entries."], n)
+
+
+# ---------------------------------------------------------------------- findings (SPEC §10)
+KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index")
+NEVER_INJECTED_DAYS = 30
+
+# Extensions of files people name in memories (source, config, docs). A dotted word with any
+# other ending (`os.path`, `e.g`, `v1.2`) is not taken for a file name.
+FILE_EXTENSIONS = frozenset("""
+py pyi ts tsx js jsx mjs cjs json jsonc yaml yml toml ini cfg conf env md mdx mdc rst txt csv sql graphql gql proto
+rs go java kt kts scala c h cc cpp cxx hpp cs fs rb php pl lua sh bash zsh fish ps1 bat swift m mm dart ex exs erl
+hs ml clj css scss sass less html htm vue svelte astro xml gradle lock tf hcl dockerfile mk cmake ipynb r jl zig nim
+""".split())
+_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
+_PATHLIKE = re.compile(r"(?<![\w@:/.\-~])((?:\.{0,2}/)?[A-Za-z0-9_\-.@]+(?:/[A-Za-z0-9_\-.@]+)+/?)")
+_URL = re.compile(r"^[a-z][a-z0-9+.\-]*://|^www\.|^[\w.\-]+\.(?:com|org|net|io|dev|ai)(?:/|$)", re.I)
+_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", "target", ".muse"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    source: str  # the entry's source (path:line or conversation:…), or the file / database
+    reason: str  # one line
+    entry_id: str | None = None
+    layer: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "source": self.source, "id": self.entry_id, "layer": self.layer,
+                "reason": self.reason}
+
+
+def _path_candidates(text: str) -> set[str]:
+    """Words in a memory that name a file or folder: anything in backticks that looks like a
+    path, and bare words with a `/` — minus URLs, globs, package specs and home paths."""
+    found: set[str] = set()
+    for span in _BACKTICKED.findall(text):
+        span = span.strip()
+        if " " not in span:
+            found.add(span)
+    found.update(m.group(1) for m in _PATHLIKE.finditer(text))
+    out = set()
+    for word in found:
+        word = word.rstrip(".,;:)")
+        if (not word or _URL.search(word) or any(ch in word for ch in "*?[]{}<>$%=|\\")
+                or word.startswith(("~", "@", "-")) or "@" in word.split("/")[-1][1:]
+                or word.startswith("/") or ".." in word.split("/")):
+            continue
+        last = word.rstrip("/").rsplit("/", 1)[-1]
+        ext = last.rsplit(".", 1)[-1].lower() if "." in last[1:] else ""
+        if ext in FILE_EXTENSIONS or last.lower() in ("dockerfile", "makefile") or (word.endswith("/") and "/" in word[:-1]):
+            out.add(word)
+        elif "/" in word and ext == "":
+            out.add(word)  # a folder path (`src/db`): judged below by whether its first part exists
+    return out
+
+
+class _Workspace:
+    """What exists in the workspace, looked up lazily (file names for bare `name.ext` words)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._names: set[str] | None = None
+
+    def names(self) -> set[str]:
+        if self._names is None:
+            names: set[str] = set()
+            count = 0
+            for _folder, dirs, files in os.walk(self.root):
+                dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+                names.update(files)
+                names.update(dirs)
+                count += len(files)
+                if count > 200_000:
+                    break
+            self._names = names
+        return self._names
+
+    def is_stale(self, word: str) -> bool | None:
+        """True: names a workspace path that is not there; False: it is there; None: not a
+        workspace path at all (can't tell)."""
+        rel = word[2:] if word.startswith("./") else word
+        rel = rel.rstrip("/")
+        if "/" not in rel:
+            return None if rel in ("", ".") else rel not in self.names()
+        first = rel.split("/", 1)[0]
+        target = self.root / rel
+        if target.exists():
+            return False
+        last = rel.rsplit("/", 1)[-1]
+        has_ext = "." in last[1:] and last.rsplit(".", 1)[-1].lower() in FILE_EXTENSIONS
+        if not has_ext and not (self.root / first).exists():
+            return None  # `and/or`, `client/server`: prose, not a path of this workspace
+        return True
+
+
+def stale_references(entries: list[Entry], workspace: Path) -> list[Finding]:
+    """Project and conversation memories that name a workspace path that no longer exists.
+    User memories are shared by every workspace, so their paths are not judged here."""
+    ws = _Workspace(workspace)
+    out = []
+    for e in entries:
+        if e.layer == Layer.USER or e.archived:
+            continue
+        missing = sorted(w for w in _path_candidates(e.text) if ws.is_stale(w))
+        if missing:
+            shown = ", ".join(f"`{w}`" for w in missing[:3]) + (" …" if len(missing) > 3 else "")
+            out.append(Finding("stale_reference", e.source_ref, f"names {shown}, not found in the workspace",
+                               e.id, e.layer))
+    return out
+
+
+def duplicates(entries: list[Entry]) -> list[Finding]:
+    """Pairs of active entries (in one layer or across layers) that are near-duplicates by
+    the same rule as `remember`'s check. Each later entry is reported against the first."""
+    from rapidfuzz import fuzz
+
+    from .actions import DUPLICATE_SCORE, normalise_for_duplicates
+
+    active = [e for e in entries if not e.archived]
+    norm = [normalise_for_duplicates(e.text) for e in active]
+    order = sorted(range(len(active)), key=lambda i: len(norm[i]))
+    # ratio >= s needs the shorter text to be at least s/(200-s) of the longer one
+    factor = DUPLICATE_SCORE / (200 - DUPLICATE_SCORE)
+    out = []
+    reported: set[int] = set()
+    for a_pos, a in enumerate(order):
+        if a in reported:
+            continue
+        for b in order[a_pos + 1:]:
+            if len(norm[a]) < factor * len(norm[b]):
+                break
+            if b in reported:
+                continue
+            if fuzz.ratio(norm[a], norm[b], score_cutoff=DUPLICATE_SCORE):
+                first, later = sorted((a, b), key=lambda i: (LAYERS.index(active[i].layer), i))
+                reported.add(later)
+                out.append(Finding("duplicate", active[later].source_ref,
+                                   f"near-duplicate of {active[first].source_ref}", active[later].id,
+                                   active[later].layer))
+    return out
+
+
+def unreachable(layers: dict[str, list[Entry]], settings: Settings) -> list[Finding]:
+    """Active entries no query can inject (SPEC §10): the entries of higher importance in the
+    layer come first whatever the query, and with the entry they overflow the largest
+    allowance the layer can ever get (its cap plus the most carry), or fill its max items.
+    Only layers whose gate lets everything in (gate <= 0) are judged: elsewhere a query can
+    drop the entries in front."""
+    from .injection import HEADERS, TITLE, est, make_line
+    from .model import IMPORTANCE_RANK
+
+    remaining = settings.budget["total"] - est(TITLE)
+    out = []
+    carry = 0
+    for layer in LAYERS:
+        cap = settings.budget.get(layer, 0)
+        largest = min(cap + carry, remaining)
+        carry += cap  # the most carry the next layer can get: every earlier layer unused
+        if settings.gate.get(layer, 0.0) > 0:
+            continue
+        active = [e for e in layers.get(layer, []) if not e.archived]
+        cost = {e.id: est(make_line(e.text, settings.max_item_chars, settings.redact_secrets)[0]) for e in active}
+        limit = settings.max_items.get(layer)
+        header = est(HEADERS[layer])
+        for e in active:
+            rank = IMPORTANCE_RANK.get(e.importance, 1)
+            ahead = [x for x in active if IMPORTANCE_RANK.get(x.importance, 1) < rank]
+            if limit is not None and len(ahead) >= limit:
+                out.append(Finding("unreachable", e.source_ref,
+                                   f"{len(ahead)} entries of higher importance fill max items ({limit})", e.id, layer))
+                continue
+            need = header + sum(cost[x.id] for x in ahead) + cost[e.id]
+            if need > largest:
+                why = (f"with the {len(ahead)} entries of higher importance it needs {need} tokens; "
+                       f"the {layer} layer gets at most {largest}") if ahead else \
+                      f"it alone needs {need} tokens; the {layer} layer gets at most {largest}"
+                out.append(Finding("unreachable", e.source_ref, why, e.id, layer))
+    return out
+
+
+def never_injected(entries: list[Entry], paths: Paths) -> list[Finding]:
+    """With injection history (SPEC §11): active entries not injected in the last 30 days of
+    recorded injections while others were."""
+    try:
+        from . import history
+    except ImportError:  # no history module: nothing to judge by
+        return []
+    try:
+        stats = history.stats(paths.db_path, paths.workspace)
+    except Exception:
+        return []
+    if not stats:
+        return []
+    cutoff_ms = (time.time() - NEVER_INJECTED_DAYS * 86400) * 1000
+    recent = {eid for eid, (_count, last_ms) in stats.items() if last_ms >= cutoff_ms}
+    if not recent:
+        return []
+    return [Finding("never_injected", e.source_ref, f"not injected in the last {NEVER_INJECTED_DAYS} days",
+                    e.id, e.layer)
+            for e in entries if not e.archived and e.id not in recent]
+
+
+def index_findings(store: MemoryStore) -> list[Finding]:
+    """The search index out of step with the files (rows of missing files, files not indexed
+    or indexed from other content)."""
+    if not store.db.exists():
+        return []
+    try:
+        indexed = store.db.indexed_files()
+    except Exception as exc:
+        return [Finding("index", str(store.paths.db_path), f"index unreadable: {exc}")]
+    files = {str(p): rec.sha for p, rec in store.scan.files.items()}
+    roots = (str(store.paths.user_root) + os.sep, str(store.paths.project_root) + os.sep)
+    out = []
+    for path, sha in sorted(files.items()):
+        if indexed.get(path) != sha:
+            out.append(Finding("index", path, "not indexed from its current content; `memtui doctor --fix` rebuilds it"))
+    for path in sorted(set(indexed) - set(files)):
+        if path.startswith(roots):
+            out.append(Finding("index", path, "indexed but no longer a memory file; `memtui doctor --fix` rebuilds it"))
+    return out
+
+
+def findings(paths: Paths, kinds: tuple[str, ...] = KINDS) -> list[Finding]:
+    """Everything the doctor finds (SPEC §10). Only reads: never changes a memory."""
+    settings = load_settings(paths)
+    store = MemoryStore(paths, index=False)  # a doctor that reads must not repair as it reads
+    try:
+        store.load()
+        entries = store.entries()
+        out: list[Finding] = []
+        if "invalid" in kinds:
+            out += [Finding("invalid", p.source, p.message) for p in list(settings.problems) + store.scan.problems]
+            out += [Finding("invalid", p.source, p.message, layer=layer) for layer, p in store.layer_errors.items()]
+        if "index" in kinds:
+            out += index_findings(store)
+        if "stale_reference" in kinds:
+            out += stale_references(entries, paths.workspace)
+        if "duplicate" in kinds:
+            out += duplicates(entries)
+        if "unreachable" in kinds:
+            out += unreachable({layer: store.entries(layer) for layer in LAYERS}, settings)
+        if "never_injected" in kinds:
+            out += never_injected(entries, paths)
+        return out
+    finally:
+        store.close()

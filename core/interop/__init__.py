@@ -1,0 +1,136 @@
+"""Other assistants' memory formats (SPEC §9): pure translation to and from a neutral record.
+
+Readers turn an outside format into `Memory` records and report every file they could not
+use as an `ImportProblem` (path + reason); they never raise for bad input and never write
+into memtui's store. Writers turn records into the outside layout, write each file
+atomically and refuse to replace a file that already exists. Deduplication, dry runs,
+counts and writing into the store belong to the caller (`core/actions.py`).
+
+    read(fmt, path, workspace, user_home) -> ReadResult
+    write(fmt, memories, dest) -> list[Path]
+    default_source(fmt, workspace, user_home) -> Path
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
+LAYERS = ("user", "project", "conversation")
+
+_MODULES = {
+    "claude-code": "claude_code",
+    "agents-md": "agents_md",
+    "cursor": "cursor",
+    "cline": "cline",
+    "jsonl": "jsonl",
+}
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory in no particular format.
+
+    `origin` is the file it was read from; `path` the memtui file it lives in (relative to
+    its layer root, for jsonl); `extra` holds what only one format knows (Claude Code's
+    `type`, Cursor's `globs`/`alwaysApply`, the source file of an entry, ...).
+    """
+
+    text: str
+    layer: str = "project"  # user | project | conversation
+    category: str = ""
+    tags: tuple[str, ...] = ()
+    importance: str = "normal"
+    status: str = "active"
+    section: str = ""
+    name: str = ""
+    description: str = ""
+    updated_at: float | None = None  # seconds since the epoch, UTC
+    origin: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, hash=False)
+    conversation_id: str | None = None
+    conversation_title: str = ""
+    id: str = ""
+    source: str = ""  # auto | manual | import | ...
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """A file (or a line of one) that could not be read; `reason` never quotes memory text."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass
+class ReadResult:
+    memories: list[Memory] = field(default_factory=list)
+    problems: list[ImportProblem] = field(default_factory=list)
+
+
+class InteropError(Exception):
+    """A request that cannot be carried out at all (unknown format, refused write)."""
+
+
+class WriteRefused(InteropError):
+    """An export would replace existing files (or cannot be written); nothing was written."""
+
+    def __init__(self, message: str, paths: Iterable[Path] = ()):
+        super().__init__(message)
+        self.paths = list(paths)
+
+
+def _module(fmt: str) -> ModuleType:
+    try:
+        name = _MODULES[fmt]
+    except KeyError:
+        raise InteropError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def default_source(fmt: str, workspace: Path, user_home: Path) -> Path:
+    """Where `fmt` keeps its memories for this workspace (`user_home` is the user's `~`)."""
+    return _module(fmt).default_source(Path(workspace), Path(user_home))
+
+
+def read(fmt: str, path: Path | None, workspace: Path, user_home: Path) -> ReadResult:
+    """Read memories in `fmt` from `path` (a file or folder; None: `default_source`)."""
+    module = _module(fmt)
+    source = Path(path) if path is not None else module.default_source(Path(workspace), Path(user_home))
+    return module.read(source)
+
+
+def write(fmt: str, memories: Iterable[Memory], dest: Path) -> list[Path]:
+    """Write `memories` in `fmt` under `dest` and return the files written.
+
+    Raises WriteRefused, writing nothing, when any file it would write already exists.
+    """
+    return _module(fmt).write(list(memories), Path(dest))
+
+
+def memory_from_entry(entry: Any, origin: str = "") -> Memory:
+    """A `Memory` from a store entry (anything with the entry's attributes)."""
+    path = getattr(entry, "rel_path", "") or ""
+    return Memory(
+        text=entry.text, layer=entry.layer, category=entry.category or "", tags=tuple(entry.tags),
+        importance=entry.importance, status=entry.status, section=entry.section or "",
+        name=getattr(entry, "name", "") or "", description=getattr(entry, "description", "") or "",
+        updated_at=entry.updated_at, origin=origin, conversation_id=getattr(entry, "conversation_id", None),
+        conversation_title=getattr(entry, "conversation_title", "") or "", id=entry.id,
+        source=getattr(entry, "source", "") or "", path=path,
+    )
+
+
+__all__ = [
+    "FORMATS", "ImportProblem", "InteropError", "Memory", "ReadResult", "WriteRefused", "default_source",
+    "memory_from_entry", "read", "write",
+]

@@ -1,0 +1,369 @@
+"""Careful reading and writing for the interop formats.
+
+Reading: only regular files, at most `MAX_FILE_BYTES`, UTF-8, never through a symlink that
+leads out of the folder being imported; YAML frontmatter loaded safely, with anchors and
+aliases refused (an alias bomb must not cost memory). Writing: temporary file in the same
+folder, fsync, then a link into place that fails when the name exists, so an existing file
+is never replaced.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from .. import markdown as md
+from ..fileio import fsync_dir
+from ..paths import MAX_FILE_BYTES
+from . import ImportProblem, WriteRefused
+
+T = TypeVar("T")
+_FENCE = re.compile(r"---[ \t]*")
+
+
+class SourceError(ValueError):
+    """A file that cannot be imported; the message is the reason (never the file's text)."""
+
+
+def describe(path: Path) -> str:
+    return str(path)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def read_bytes(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file, refusing symlinks out of `root`, non-files and big files."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise SourceError("does not exist") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path.resolve(strict=True))
+        except (OSError, RuntimeError):
+            raise SourceError("broken or looping symlink") from None
+    if root is not None and not _inside(path.resolve(), root.resolve()):
+        # the file or a folder on its way is a link out of the folder being imported
+        raise SourceError("symlink leads outside the folder being imported; not followed")
+    if not stat.S_ISREG(st.st_mode):
+        raise SourceError(f"{_kind(st.st_mode)}, not a regular file; skipped")
+    if st.st_size > limit:
+        raise SourceError(f"file is {st.st_size} bytes, over the {_limit_text(limit)} limit; skipped")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the check
+            raise SourceError("not a regular file; skipped")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise SourceError(f"file is over the {_limit_text(limit)} limit; skipped")
+    return data
+
+
+def _limit_text(limit: int) -> str:
+    return "1 MiB" if limit == MAX_FILE_BYTES else f"{limit} byte"
+
+
+def read_text(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES) -> str:
+    data = read_bytes(path, root, limit)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"not UTF-8 (invalid byte at offset {exc.start})") from None
+    return text.removeprefix("\ufeff")
+
+
+def mtime(path: Path) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+
+
+def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterator[Path]:
+    """Files under `root` whose name ends with `suffix`, sorted, skipping dot folders and files.
+
+    Directory symlinks are not followed; a directory named like a memory file is reported.
+    """
+    def report(exc: OSError) -> None:
+        problems.append(ImportProblem(describe(Path(exc.filename or root)),
+                                      f"cannot read directory: {exc.strerror or exc}"))
+
+    for directory, dirnames, filenames in os.walk(root, followlinks=False, onerror=report):
+        base = Path(directory)
+        keep = []
+        for name in sorted(dirnames):
+            if name.startswith("."):
+                continue
+            if name.endswith(suffix):
+                problems.append(ImportProblem(describe(base / name), "a directory, not a regular file; skipped"))
+                continue
+            if (base / name).is_symlink():
+                target = (base / name).resolve()
+                if not _inside(target, root.resolve()):
+                    problems.append(ImportProblem(describe(base / name),
+                                                  "symlink leads outside the folder being imported; not followed"))
+                continue
+            keep.append(name)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            if name.endswith(suffix) and not name.startswith("."):
+                yield base / name
+
+
+def guarded(path: Path, problems: list[ImportProblem], work: Callable[..., T], *args: Any) -> T | None:
+    """Run `work(*args)` for one file; any failure becomes a problem for that file, never an exception."""
+    try:
+        return work(*args)
+    except SourceError as exc:
+        problems.append(ImportProblem(describe(path), str(exc)))
+    except Exception as exc:  # noqa: BLE001 - a hostile file must not stop the import of the others
+        problems.append(ImportProblem(describe(path), f"could not be read ({type(exc).__name__})"))
+    return None
+
+
+def missing_source(path: Path) -> ImportProblem | None:
+    if not os.path.lexists(path):
+        return ImportProblem(describe(path), "does not exist")
+    return None
+
+
+# ----------------------------------------------------------------------------- YAML
+
+
+# libyaml's safe loader when PyYAML has it (same results, several times faster)
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _check_no_alias(yaml_text: str) -> None:
+    for event in yaml.parse(yaml_text, Loader=_LOADER):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise SourceError("YAML frontmatter uses anchors or aliases, which are not allowed")
+
+
+def load_yaml_mapping(yaml_text: str) -> dict[str, Any]:
+    """Safe-load a frontmatter block; raises SourceError for invalid YAML, aliases or a non-mapping."""
+    try:
+        _check_no_alias(yaml_text)
+        meta = yaml.load(yaml_text, Loader=_LOADER)  # a safe loader: plain data only
+    except SourceError:
+        raise
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at frontmatter line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise SourceError(f"invalid YAML frontmatter{where}: {problem}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise SourceError(f"invalid YAML frontmatter: {type(exc).__name__}") from None
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise SourceError(f"frontmatter is a {type(meta).__name__}, not a mapping")
+    return meta
+
+
+@dataclass
+class Split:
+    meta_text: str | None  # the YAML between the fences, None without frontmatter
+    body: str
+
+
+def split_frontmatter(text: str) -> Split:
+    """SPEC §2: frontmatter only when the first line is `---` and a later line is `---` too."""
+    lines = md.split_lines(text)
+    if not lines or not _FENCE.fullmatch(md.strip_eol(lines[0])):
+        return Split(None, text)
+    for i in range(1, len(lines)):
+        if _FENCE.fullmatch(md.strip_eol(lines[i])):
+            return Split("".join(lines[1:i]), "".join(lines[i + 1:]))
+    return Split(None, text)
+
+
+def frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """(meta, body) of a Markdown file; raises SourceError for bad frontmatter."""
+    split = split_frontmatter(text)
+    if split.meta_text is None:
+        return {}, text
+    return load_yaml_mapping(split.meta_text), split.body
+
+
+def markdown_entries(text: str) -> tuple[dict[str, Any], list[md.RawEntry]]:
+    """The SPEC §2 entries of a Markdown file (via `markdown.parse_text`), frontmatter checked first."""
+    meta, _ = frontmatter(text)
+    # parse_text finds frontmatter its own way; whatever YAML it would load is checked for aliases too.
+    stripped = text.strip()
+    if stripped.startswith("---"):
+        fences = [m for m in re.finditer(r"^-{3,}\s*$", stripped, re.MULTILINE)]
+        if len(fences) >= 2 and fences[0].start() == 0:
+            try:
+                _check_no_alias(stripped[fences[0].end():fences[1].start()])
+            except yaml.YAMLError:
+                pass  # not YAML at all: parse_text decides whether it is frontmatter
+    try:
+        parsed = md.parse_text(text)
+    except md.MemoryFileError as exc:
+        raise SourceError(str(exc)) from None
+    return parsed.meta or meta, parsed.entries
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def refuse_existing(targets: list[Path]) -> None:
+    existing = [p for p in targets if os.path.lexists(p)]
+    if existing:
+        names = ", ".join(str(p) for p in existing[:5]) + (" ..." if len(existing) > 5 else "")
+        raise WriteRefused(f"refusing to overwrite existing files: {names}; nothing was written", existing)
+    seen: set[str] = set()
+    for p in targets:
+        key = os.path.normcase(str(p))
+        if key in seen:
+            raise WriteRefused(f"two memories would be written to {p}; nothing was written", [p])
+        seen.add(key)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create `path` with `data` atomically; WriteRefused if it exists (checked at the final link)."""
+    directory = path.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)  # fails if the name exists: never replaces a file
+        except FileExistsError:
+            raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            if os.path.lexists(path):  # a file system without hard links: check, then rename
+                raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    fsync_dir(directory)
+
+
+def write_all(files: dict[Path, str]) -> list[Path]:
+    """Write every file (UTF-8) after checking that none exists; returns them in order."""
+    targets = list(files)
+    refuse_existing(targets)
+    written: list[Path] = []
+    try:
+        for path, text in files.items():
+            write_new(path, text.encode("utf-8"))
+            written.append(path)
+    except BaseException:
+        for path in written:  # all or nothing: remove what this call created
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        raise
+    return written
+
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slug(text: str, fallback: str = "memory", limit: int = 60) -> str:
+    """A kebab-case file stem from free text (ASCII letters and digits only)."""
+    words = _SLUG.sub("-", text.casefold()).strip("-")
+    words = words[:limit].rstrip("-")
+    return words or fallback
+
+
+def unique_stem(stem: str, used: set[str]) -> str:
+    candidate, n = stem, 2
+    while candidate.casefold() in used:
+        candidate = f"{stem}-{n}"
+        n += 1
+    used.add(candidate.casefold())
+    return candidate
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CODE_FENCE = re.compile(r"^(`{3,}|~{3,})")
+
+
+def one_line(text: str) -> str:
+    """One line of plain text: whitespace runs as one space, control characters dropped."""
+    return " ".join(_CONTROL.sub("", text).split())
+
+
+def first_line(text: str, limit: int = 150) -> str:
+    """The first line that says something: no list/heading marker, no code fence opener."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not _CODE_FENCE.match(ln.strip())]
+    line = one_line(lines[0] if lines else "")
+    line = line.lstrip("#>-*+ ").strip() or line
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+@lru_cache(maxsize=1)
+def _block_parser() -> Any:
+    """A block-level CommonMark parser, made once (building one costs more than parsing a memory)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+
+def first_heading(body: str) -> str:
+    """The text of the first heading of a Markdown body (SPEC §2 `section` of a whole-file entry)."""
+    tokens = _block_parser().parse(body)
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.level == 0:
+            return tokens[i + 1].content
+    return ""
+
+
+def dump_yaml(meta: dict[str, Any]) -> str:
+    """YAML for a frontmatter block: UTF-8 as is (no \\u escapes), key order kept, no wrapping."""
+    return yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 30)

@@ -1,0 +1,334 @@
+"""Claude Code's auto memory: `~/.claude/projects/<sanitised git root>/memory/`.
+
+The folder holds `MEMORY.md`, an index without frontmatter (`- [Title](file.md) — hook`, of
+which Claude Code loads at most 200 lines and 25,000 bytes), and one topic file per memory
+with `name`, `description` and `type` frontmatter (`user`, `feedback`, `project`,
+`reference`). Newer versions put `type` under `metadata:`, use kebab-case names and link
+memories with `[[wikilinks]]`; both shapes are read. Feedback and project memories carry
+`**Why:**` and `**How to apply:**` lines, which stay in the text.
+
+`user`/`feedback` memories go to the user layer, `project`/`reference` ones to the project
+layer. Anything in `MEMORY.md` that is not an index line or a truncation warning (older
+versions kept notes there) is read as SPEC §2 entries of the project layer.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+from .. import markdown as md
+from ..fileio import read_regular
+from . import ImportProblem, Memory, ReadResult
+from ._files import (
+    SourceError,
+    dump_yaml,
+    first_heading,
+    first_line,
+    frontmatter,
+    guarded,
+    iter_files,
+    markdown_entries,
+    missing_source,
+    mtime,
+    one_line,
+    read_text,
+    slug,
+    unique_stem,
+    write_all,
+)
+
+INDEX = "MEMORY.md"
+MAX_INDEX_LINES = 200
+MAX_INDEX_BYTES = 25_000
+MAX_SANITISED = 200
+TYPES = ("user", "feedback", "project", "reference")
+USER_TYPES = ("user", "feedback")
+CATEGORY = {"user": "preference", "feedback": "preference", "project": "knowledge", "reference": "knowledge"}
+WARNING_PREFIX = "> WARNING: MEMORY.md is"
+
+_INDEX_LINE = re.compile(
+    r"\[(?P<title>(?:\\.|[^\]\\])*)\]\((?P<target><[^>\n]*>|[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)"
+    r"[ \t]*(?:(?:—|–|-|:)[ \t]*(?P<hook>.*))?"
+)
+_MARKER = re.compile(r"[ \t]*[-*+][ \t]+")
+_WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[#|][^\[\]\n]*)?\]\]")
+_ESCAPED = re.compile(r"\\(.)")
+
+
+# ----------------------------------------------------------------------------- where
+
+
+def git_root(workspace: Path) -> Path:
+    """The canonical git root of `workspace`: a linked worktree maps to its main repository."""
+    workspace = Path(workspace)
+    for directory in (workspace, *workspace.parents):
+        dot_git = directory / ".git"
+        if dot_git.is_dir():
+            return directory
+        if dot_git.is_file():
+            return _main_worktree(directory, dot_git)
+    return workspace
+
+
+def _main_worktree(directory: Path, dot_git: Path) -> Path:
+    try:  # a cloned repository ships these files: a FIFO or a huge file must not stall us
+        text = read_regular(dot_git, 4096).decode("utf-8", errors="replace")
+    except OSError:
+        return directory
+    match = re.match(r"gitdir:[ \t]*(.+)", text.strip())
+    if not match:
+        return directory
+    gitdir = (directory / match.group(1).strip()).resolve()
+    try:
+        common = (gitdir / read_regular(gitdir / "commondir", 4096).decode("utf-8").strip()).resolve()
+    except (OSError, UnicodeDecodeError):
+        return directory  # a submodule: its own root
+    return common.parent if common.name == ".git" else directory
+
+
+def _java_hash(text: str) -> int:
+    """JavaScript's `h = (h << 5) - h + s.charCodeAt(i) | 0` over UTF-16 code units."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (h * 31 + (data[i] | data[i + 1] << 8)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
+
+
+def _dashes(path: str) -> str:
+    # The replacement works on UTF-16 code units: a character outside the BMP is two dashes.
+    return "".join(ch if ch.isascii() and ch.isalnum() else "-" * (2 if ord(ch) > 0xFFFF else 1) for ch in path)
+
+
+def sanitise(path: str) -> str:
+    """Claude Code's project folder name for an absolute path.
+
+    Every character other than ASCII letters and digits becomes `-`; a name over 200
+    characters is cut to 200 and given `-<hash>` (base 36 of the path's 32-bit string hash).
+    """
+    name = _dashes(path)
+    if len(name) <= MAX_SANITISED:
+        return name
+    return f"{name[:MAX_SANITISED]}-{_base36(abs(_java_hash(path)))}"
+
+
+def project_folder(projects: Path, root: Path) -> Path:
+    """The folder under `projects` for git root `root`.
+
+    For a long name the hash suffix has changed between Claude Code versions, so an existing
+    folder with the same 200-character prefix is preferred over the computed name.
+    """
+    name = sanitise(str(root))
+    if len(name) <= MAX_SANITISED:
+        return projects / name
+    prefix = _dashes(str(root))[:MAX_SANITISED] + "-"
+    try:
+        found = sorted(p.name for p in projects.iterdir() if p.name.startswith(prefix) and p.is_dir())
+    except OSError:
+        found = []
+    if name in found or not found:
+        return projects / name
+    with_memory = [n for n in found if (projects / n / "memory").is_dir()]
+    return projects / (with_memory or found)[0]
+
+
+def default_source(workspace: Path, user_home: Path) -> Path:
+    return project_folder(Path(user_home) / ".claude" / "projects", git_root(Path(workspace))) / "memory"
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _index_links(text: str, folder: Path, problems: list[ImportProblem], index_path: Path) -> dict[str, dict]:
+    """`- [Title](file.md) — hook` lines -> {relative file: {"title", "hook", "line"}}."""
+    links: dict[str, dict] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        marker = _MARKER.match(line)
+        if not marker:
+            continue
+        match = _INDEX_LINE.fullmatch(line[marker.end():].rstrip())
+        if not match:
+            continue
+        target = match.group("target").strip("<>")
+        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
+            continue  # a web link, not a topic file
+        rel = os.path.normpath(unquote(target.split("#", 1)[0])).replace(os.sep, "/")
+        if rel.startswith("../") or rel == ".." or os.path.isabs(rel):
+            problems.append(ImportProblem(str(index_path), f"line {number} links outside the memory folder; ignored"))
+            continue
+        if not (folder / rel).is_file():
+            problems.append(ImportProblem(str(index_path), f"line {number} links to {rel}, which is not in the folder"))
+            continue
+        links[rel] = {"title": _ESCAPED.sub(r"\1", match.group("title")), "hook": (match.group("hook") or "").strip(),
+                      "line": number}
+    return links
+
+
+def _is_index_or_warning(text: str) -> bool:
+    if text.startswith((WARNING_PREFIX, WARNING_PREFIX[2:])):
+        return True
+    return "\n" not in text and _INDEX_LINE.fullmatch(text.strip()) is not None
+
+
+def _index_notes(path: Path, text: str) -> list[Memory]:
+    _, entries = markdown_entries(text)
+    when = mtime(path)
+    return [Memory(text=e.text, layer="project", section=e.section, updated_at=when, origin=str(path),
+                   extra={"file": INDEX})
+            for e in entries if not _is_index_or_warning(e.text)]
+
+
+def _topic(path: Path, rel: str, folder: Path, link: dict | None) -> Memory | None:
+    text = read_text(path, folder)
+    meta, body = frontmatter(text)
+    body_text = body.strip()
+    if not body_text:
+        raise SourceError("no memory text after the frontmatter")
+    kind = meta.get("type")
+    nested = meta.get("metadata")
+    if kind is None and isinstance(nested, dict):
+        kind = nested.get("type")
+    kind = str(kind).strip().lower() if kind is not None else ""
+    extra: dict = {"file": rel}
+    if kind:
+        extra["type"] = kind
+    links = sorted({m.group(1).strip() for m in _WIKILINK.finditer(body_text)})
+    if links:
+        extra["links"] = links
+    if link:
+        extra["index_title"] = link["title"]
+        if link["hook"]:
+            extra["index_hook"] = link["hook"]
+    importance = md.text_field(meta, "importance")
+    status = md.text_field(meta, "status")
+    return Memory(
+        text=body_text,
+        layer="user" if kind in USER_TYPES else "project",
+        category=CATEGORY.get(kind, md.text_field(meta, "category")),
+        tags=md.tags_of(meta),
+        importance=importance if importance in ("high", "low") else "normal",
+        status="archived" if status in ("archived", "superseded") else "active",
+        section=first_heading(body),
+        name=md.text_field(meta, "name") or Path(rel).stem,
+        description=one_line(md.text_field(meta, "description")),
+        updated_at=md.frontmatter_updated_at(meta) or mtime(path),
+        origin=str(path),
+        extra=extra,
+    )
+
+
+def read(source: Path) -> ReadResult:
+    result = ReadResult()
+    problem = missing_source(source)
+    if problem:
+        result.problems.append(problem)
+        return result
+    if source.is_file():
+        if source.name != INDEX:
+            memory = guarded(source, result.problems, _topic, source, source.name, source.parent, None)
+            if memory:
+                result.memories.append(memory)
+            return result
+        source = source.parent
+    if not (source / INDEX).exists() and (source / "memory").is_dir():
+        source = source / "memory"  # given the project folder rather than its memory folder
+    folder = source
+    links: dict[str, dict] = {}
+    index_path = folder / INDEX
+    notes: list[Memory] = []
+    if os.path.lexists(index_path):
+        def read_index() -> None:
+            text = read_text(index_path, folder)
+            links.update(_index_links(text, folder, result.problems, index_path))
+            notes.extend(_index_notes(index_path, text))
+        guarded(index_path, result.problems, read_index)
+    for path in iter_files(folder, ".md", result.problems):
+        rel = path.relative_to(folder).as_posix()
+        if rel == INDEX:
+            continue
+        memory = guarded(path, result.problems, _topic, path, rel, folder, links.get(rel))
+        if memory:
+            result.memories.append(memory)
+    result.memories.extend(notes)
+    return result
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _type_for(memory: Memory) -> str:
+    kind = str(memory.extra.get("type", "")).lower()
+    if kind in TYPES:
+        return kind
+    if memory.layer == "user":
+        return "feedback"
+    return "reference" if memory.category == "reference" else "project"
+
+
+def _stem_for(memory: Memory, used: set[str]) -> str:
+    original = str(memory.extra.get("file", ""))
+    base = ""
+    if "type" in memory.extra and original.endswith(".md") and "/" not in original and original != INDEX:
+        base = slug(original[:-3], fallback="")
+    if not base:
+        base = slug(memory.name or first_line(memory.text, 60))
+    return unique_stem(base, used)
+
+
+def _escape_title(title: str) -> str:
+    return re.sub(r"([\[\]\\])", r"\\\1", one_line(title))
+
+
+def _index_line(title: str, file: str, hook: str) -> str:
+    line = f"- [{_escape_title(title)}]({file})"
+    if hook:
+        line += f" — {one_line(hook)}"
+    if len(line) > 200:  # Claude Code asks for index lines under ~200 characters
+        line = line[:199].rstrip() + "…"
+    return line
+
+
+def index_text(lines: list[str]) -> str:
+    """MEMORY.md within 200 lines and 25,000 bytes; when they do not all fit, as many as do
+    and a warning line saying how many were left out."""
+    text = "".join(line + "\n" for line in lines)
+    if len(lines) <= MAX_INDEX_LINES and len(text.encode("utf-8")) <= MAX_INDEX_BYTES:
+        return text
+    total = len(lines)
+    keep = min(total, MAX_INDEX_LINES - 2)
+    while True:
+        warning = (f"{WARNING_PREFIX} truncated: {keep} of {total} memories are listed (limit: "
+                   f"{MAX_INDEX_LINES} lines, {MAX_INDEX_BYTES:,} bytes); the rest are topic files in this folder.")
+        out = "".join(line + "\n" for line in lines[:keep]) + "\n" + warning + "\n"
+        if len(out.encode("utf-8")) <= MAX_INDEX_BYTES or keep == 0:
+            return out
+        keep -= 1
+
+
+def write(memories: list[Memory], dest: Path) -> list[Path]:
+    used = {INDEX[:-3].casefold()}
+    files: dict[Path, str] = {}
+    lines: list[str] = []
+    for memory in memories:
+        stem = _stem_for(memory, used)
+        name = one_line(memory.name) or stem
+        description = one_line(memory.description) or first_line(memory.text)
+        meta = {"name": name, "description": description, "type": _type_for(memory)}
+        files[dest / f"{stem}.md"] = "---\n" + dump_yaml(meta) + "---\n\n" + memory.text.strip() + "\n"
+        lines.append(_index_line(str(memory.extra.get("index_title") or name), f"{stem}.md",
+                                 str(memory.extra.get("index_hook") or description)))
+    files[dest / INDEX] = index_text(lines)
+    return write_all(files)

@@ -1,0 +1,378 @@
+"""MemoryStore: the three layers loaded into plain entries, kept in sync with the files and
+muse.db, and the only way memtui changes a memory. It composes the store's parts, each with
+one job: `scan` (files -> entries), `index` (muse.db), `edits` (checked writes, the undo
+log) and `snapshot` (what readers get)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .. import markdown as md
+from ..fileio import ConflictError
+from ..model import FILE_LAYERS, Entry, Layer
+from ..paths import Paths, Problem, UnsafePathError
+from .edits import Change, ChangeLog, RowChange
+from .index import DatabaseError, MuseDB, now_ms
+from .scan import FileRecord, Scan, conversation_entry
+from .snapshot import Snapshot
+
+log = logging.getLogger("memtui.store")
+
+_TEMP_FILE = re.compile(r"^\..+\.md\.[A-Za-z0-9_]{6,}\.tmp$")  # fileio.atomic_write_bytes's temp names
+
+
+@dataclass(frozen=True)
+class StoreChange:
+    """Posted to listeners after the store's content changed."""
+
+    layers: frozenset[str]
+    paths: tuple[str, ...] = ()
+    reason: str = "reload"  # reload | write | undo
+
+
+class MemoryStore:
+    """All memories of one home + workspace. Readers get immutable snapshots, lock-free;
+    loads and writes hold the store's lock."""
+
+    def __init__(self, paths: Paths, index: bool = True):
+        self.paths = paths
+        self.index = index
+        self.db = MuseDB(paths.db_path)
+        self.log = ChangeLog(paths)
+        self.scan = Scan({Layer.USER: paths.user_root, Layer.PROJECT: paths.project_root},
+                         within={layer: paths.container(layer) for layer in FILE_LAYERS})
+        self._lock = threading.RLock()
+        self._conversation: tuple[Entry, ...] = ()
+        self._conversation_rows: dict = {}
+        self._conversation_error: Problem | None = None
+        self._index_problem: Problem | None = None
+        self._data_version: int | None = None
+        self._listeners: list[Callable[[StoreChange], None]] = []
+        self._snapshot = Snapshot.empty()
+        self.loaded = False
+
+    # ------------------------------------------------------------------ listeners
+    def subscribe(self, callback: Callable[[StoreChange], None]) -> Callable[[], None]:
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+
+    def _emit(self, change: StoreChange) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback(change)
+            except Exception:  # a listener's bug must not break the store
+                log.exception("store listener failed")
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def current(self) -> Snapshot:
+        """The current snapshot (immutable; replaced whole by a reload)."""
+        return self._snapshot
+
+    def entries(self, layer: str | None = None) -> list[Entry]:
+        return self._snapshot.entries(layer)
+
+    def snapshot(self, layer: str) -> tuple[Entry, ...]:
+        """The layer's entries as an immutable tuple (the same object until the layer changes)."""
+        return self._snapshot.layers[layer]
+
+    def get(self, entry_id: str) -> Entry | None:
+        return self._snapshot.get(entry_id)
+
+    @property
+    def problems(self) -> list[Problem]:
+        with self._lock:
+            found = self.scan.problems + list(self.layer_errors.values())
+            if self._index_problem:
+                found.append(self._index_problem)
+            return sorted(set(found), key=lambda p: (p.source, p.message))
+
+    @property
+    def layer_errors(self) -> dict[str, Problem]:
+        errors = dict(self.scan.layer_errors)
+        if self._conversation_error is not None:
+            errors[Layer.CONVERSATION] = self._conversation_error
+        return errors
+
+    def file_record(self, path: Path) -> FileRecord | None:
+        return self.scan.files.get(path)
+
+    def file_problem(self, path: Path) -> Problem | None:
+        return self.scan.problem_of(path)
+
+    # ------------------------------------------------------------------ loading
+    def load(self) -> StoreChange:
+        change = self.reload(full=True)
+        self.loaded = True
+        if self.index:
+            try:
+                self.log.remove_stale_temp_files([self.paths.user_root, self.paths.project_root], _TEMP_FILE)
+            except OSError as exc:
+                log.warning("stale temp files not removed: %s", exc)
+        return change
+
+    def reload(self, changed: Iterable[Path] | None = None, conversation: bool | None = None,
+               full: bool = False, reason: str = "reload", files: bool = True) -> StoreChange:
+        """Bring the store up to date. Files are re-read only when their size or mtime
+        changed (or they are named in `changed`); the conversation layer is re-read when
+        `conversation` is true, or, when None, when muse.db's data_version moved."""
+        changed_set = {Path(p) for p in (changed or ())}
+        with self._lock:
+            touched_layers: set[str] = set()
+            touched_paths: list[str] = []
+            cache = self._file_cache() if full else None
+            for layer in FILE_LAYERS if files or full else ():
+                dirty, reindex = self.scan.reload_layer(layer, changed_set, full, touched_paths, cache)
+                if dirty:
+                    touched_layers.add(layer)
+                if self.index:
+                    self._sync_index(layer, reindex, full)
+            if conversation is None:
+                conversation = full or self._database_moved()
+            if conversation and self._reload_conversation():
+                touched_layers.add(Layer.CONVERSATION)
+            if touched_layers:
+                self._snapshot = Snapshot.build(
+                    {layer: tuple(self.scan.entries(layer)) for layer in FILE_LAYERS}, self._conversation)
+        change = StoreChange(frozenset(touched_layers), tuple(touched_paths), reason)
+        if touched_layers:
+            self._emit(change)
+        return change
+
+    def _file_cache(self) -> dict[str, tuple[str, str]]:
+        try:
+            return self.db.file_cache()  # parsed entries by path + content hash
+        except Exception as exc:  # a cache is never required
+            log.warning("parse cache unavailable: %s", exc)
+            return {}
+
+    def _database_moved(self) -> bool:
+        try:
+            version = self.db.data_version() if self.db.exists() else None
+        except Exception:  # corrupt or vanished: the re-read reports it
+            return True
+        moved = version != self._data_version
+        self._data_version = version
+        return moved
+
+    def _reload_conversation(self) -> bool:
+        try:
+            rows = self.db.conversation_rows(self.paths.workspace)
+        except (DatabaseError, Exception) as exc:  # the layer fails alone; the others still load
+            problem = Problem(str(self.paths.db_path), f"conversation memories unavailable: {exc}")
+            changed = self._conversation_error != problem or bool(self._conversation)
+            self._conversation_error = problem
+            self._conversation = ()
+            self._conversation_rows = {}
+            return changed
+        self._conversation_error = None
+        try:
+            self._data_version = self.db.data_version() if self.db.exists() else None
+        except Exception:
+            self._data_version = None
+        by_id = {r.id: r for r in rows}
+        if by_id == self._conversation_rows and self.loaded:
+            return False
+        self._conversation_rows = by_id
+        self._conversation = tuple(conversation_entry(r) for r in rows)
+        return True
+
+    # ------------------------------------------------------------------ index (derived rows)
+    def _sync_index(self, layer: str, reindex: list[FileRecord], full: bool) -> None:
+        root = self.paths.root(layer)
+        try:
+            known = self.db.indexed_files()
+            prefix = str(root) + os.sep
+            stale = [p for p in known if p.startswith(prefix) and Path(p) not in self.scan.files]
+            if stale:
+                self.db.unindex_files(stale)
+            if full:
+                reindex = [r for r in self.scan.files.values()
+                           if r.layer == layer and (known.get(str(r.path)) != r.sha or not r.cached)]
+            for rec in reindex:
+                self.db.index_file(layer, rec.path, (rec.size, rec.mtime_ns, rec.sha), _index_rows(rec), rec.payload)
+            self._index_problem = None
+        except Exception as exc:  # the index is derived: report, never fail the load
+            self._index_problem = Problem(str(self.paths.db_path), f"search index not updated: {exc}")
+
+    def rebuild_index(self) -> int:
+        """Re-derive every Markdown row and the FTS index from the files, in place."""
+        with self._lock:
+            self.db.clear_file_index()
+            self.reload(full=True)
+            self.db.rebuild_fts()
+            return sum(len(self.snapshot(layer)) for layer in FILE_LAYERS)
+
+    # ------------------------------------------------------------------ writing
+    def _record_for(self, entry: Entry) -> FileRecord:
+        with self._lock:
+            rec = self.scan.files.get(entry.path) if entry.path else None
+            if rec is None or entry.id not in {e.id for e in rec.entries}:
+                raise ConflictError(f"{entry.path}: the entry no longer exists; reload and try again")
+            return rec
+
+    @staticmethod
+    def _raw_entry(rec: FileRecord, entry: Entry) -> md.RawEntry:
+        for raw in rec.parsed.entries:
+            if raw.line_start == entry.line_start and raw.text == entry.text:
+                return raw
+        raise ConflictError(f"{rec.path}: the entry is no longer where it was; reload and try again")
+
+    def edit_entry(self, entry: Entry, new_text: str) -> Entry | None:
+        """Replace one entry's text. Markdown: only its lines change (and `updatedAt`)."""
+        new_text = new_text.strip()
+        if not new_text:
+            raise ValueError("an entry cannot be empty; delete it instead")
+        if new_text == entry.text:
+            return entry
+        if entry.layer == Layer.CONVERSATION:
+            row = self.db.get_memory_row(entry.id)
+            if row is None:
+                raise ConflictError(f"conversation memory {entry.id} was deleted by another writer")
+            if row["updated_at"] != int(round(entry.updated_at * 1000)) or row["content"] != entry.text:
+                raise ConflictError(f"conversation memory {entry.id} was changed by another writer; not overwritten")
+            after = dict(row, content=new_text, updated_at=max(now_ms(), row["updated_at"] + 1))
+            self.log.apply("edit", f"edit {entry.source_ref} {_snippet(entry.text)}", {}, {}, self.db,
+                           [RowChange(entry.id, row, after)], MuseDB.write_rows)
+            self.reload(conversation=True, reason="write")
+            return self.get(entry.id)
+        rec = self._record_for(entry)
+        raw = self._raw_entry(rec, entry)
+        new_data = md.replace_entry(rec.parsed, raw, new_text, date.today()).encode("utf-8")
+        self.log.apply("edit", f"edit {entry.source_ref} {_snippet(entry.text)}", {rec.path: (entry.layer, new_data)}, {rec.path: rec.data})
+        self.reload(changed=[rec.path], conversation=False, reason="write")
+        return self._entry_at(rec.path, entry.line_start)
+
+    def delete_entries(self, entries: Iterable[Entry]) -> Change | None:
+        """Delete entries (several per file at once) as one undoable change."""
+        entries = list(entries)
+        if not entries:
+            return None
+        by_file: dict[Path, list[Entry]] = {}
+        rows: list[RowChange] = []
+        for e in entries:
+            if e.layer == Layer.CONVERSATION:
+                row = self.db.get_memory_row(e.id)
+                if row is not None:
+                    rows.append(RowChange(e.id, row, None))
+            elif e.path is not None:
+                by_file.setdefault(e.path, []).append(e)
+        writes: dict[Path, tuple[str, bytes | None]] = {}
+        expected: dict[Path, bytes | None] = {}
+        today = date.today()
+        for path, group in by_file.items():
+            rec = self._record_for(group[0])
+            parsed = rec.parsed
+            text = rec.data.decode("utf-8")
+            for e in sorted(group, key=lambda x: x.line_start, reverse=True):
+                raw = self._raw_entry(rec, e)
+                text = md.delete_entry(parsed, raw, today)
+                parsed = md.parse_text(text)
+            writes[path] = (group[0].layer, text.encode("utf-8"))
+            expected[path] = rec.data
+        change = self.log.apply("delete", _summary("delete", entries), writes, expected, self.db, rows,
+                                MuseDB.write_rows if rows else None)
+        self.reload(changed=list(writes), conversation=bool(rows), reason="write")
+        return change
+
+    def create_entry(self, layer: str, text: str, category: str = "", tags: Iterable[str] = (),
+                     conversation_id: str | None = None) -> Entry | None:
+        text = text.strip()
+        if not text:
+            raise ValueError("a memory cannot be empty")
+        tags = [t for t in tags if t]
+        if layer == Layer.CONVERSATION:
+            if conversation_id is None:
+                conversation_id = self.workspace_conversation_id()
+                self.db.ensure_conversation(conversation_id, "Added in memtui", str(self.paths.workspace))
+            stamp = now_ms()
+            memory_id = str(uuid.uuid4())
+            row: dict[str, object] = {"id": memory_id, "type": "conversation", "category": category or "knowledge",
+                   "content": text, "tags": json.dumps(tags, ensure_ascii=False), "source": "manual",
+                   "conversation_id": conversation_id, "file_path": None, "created_at": stamp, "updated_at": stamp}
+            self.log.apply("create", f"add {_snippet(text)} to the conversation layer", {}, {}, self.db,
+                           [RowChange(memory_id, None, row)], MuseDB.write_rows)
+            self.reload(conversation=True, reason="write")
+            return self.get(memory_id)
+        path = self.paths.default_file(layer)
+        try:
+            self.paths.writable_root(layer)  # never through a root that leads out of the workspace
+        except UnsafePathError as exc:
+            raise ConflictError(str(exc)) from None
+        with self._lock:
+            rec = self.scan.files.get(path)
+        if rec is None and (path.exists() or path.is_symlink()):
+            problem = self.scan.problem_of(path)
+            reason = problem.message if problem else "it could not be read"
+            raise ConflictError(f"{path} exists but is not usable as memory ({reason}); not touched")
+        today = date.today()
+        if rec is None:
+            data = md.append_item(None, text, today, md.new_file_header(category, tags, today)).encode("utf-8")
+        else:
+            data = md.append_item(rec.parsed, text, today).encode("utf-8")
+        self.log.apply("create", f"add {_snippet(text)} to {path.name}", {path: (layer, data)},
+                       {path: None if rec is None else rec.data})
+        self.reload(changed=[path], conversation=False, reason="write")
+        with self._lock:
+            new = self.scan.files.get(path)
+        return new.entries[-1] if new and new.entries else None
+
+    def workspace_conversation_id(self) -> str:
+        return "memtui-" + hashlib.sha1(str(self.paths.workspace).encode()).hexdigest()[:12]
+
+    def undo(self, expected_id: str | None = None) -> Change:
+        """Reverse the newest change not yet undone (see ChangeLog.undo). Raises LookupError
+        when there is nothing to undo, ConflictError when it cannot be undone safely."""
+        change, restored = self.log.undo(self.db, expected_id)
+        self.reload(changed=restored, conversation=bool(change.rows), reason="undo")
+        return change
+
+    def undo_last(self) -> Change | None:
+        try:
+            return self.undo()
+        except LookupError:
+            return None
+
+    # ------------------------------------------------------------------ helpers
+    def _entry_at(self, path: Path, line_start: int) -> Entry | None:
+        rec = self.scan.files.get(path)
+        if rec is None:
+            return None
+        return next((e for e in rec.entries if e.line_start == line_start), None)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _index_rows(rec: FileRecord) -> list[dict]:
+    stamp = now_ms()
+    return [
+        {
+            "id": e.id, "type": e.layer, "category": e.category or "knowledge", "content": e.text,
+            "tags": json.dumps(list(e.tags), ensure_ascii=False), "source": e.source or "manual",
+            "conversation_id": None, "file_path": str(rec.path), "created_at": stamp,
+            "updated_at": int(e.updated_at * 1000),
+        }
+        for e in rec.entries
+    ]
+
+
+def _snippet(text: str, width: int = 48) -> str:
+    one = " ".join(text.split())
+    return "“" + (one if len(one) <= width else one[: width - 1] + "…") + "”"
+
+
+def _summary(action: str, entries: list[Entry]) -> str:
+    if len(entries) == 1:
+        return f"{action} {entries[0].source_ref} {_snippet(entries[0].text)}"
+    return f"{action} {len(entries)} memories"

@@ -1,0 +1,236 @@
+"""Files -> entries (SPEC §1, §2): which files are memory, read incrementally by size and
+mtime, parsed (or served from the index's parsed-entry cache), each bad file its own
+reported problem."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat as stat_mod
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import markdown as md
+from ..fileio import NotRegularFile, read_regular, sha256
+from ..model import Entry
+from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
+from ..relevance import entry_terms
+from .index import ConversationRow
+
+CACHE_VERSION = 4  # bump when entry splitting, fields or terms change
+
+
+@dataclass
+class FileRecord:
+    path: Path
+    layer: str
+    rel: str
+    size: int
+    mtime_ns: int
+    sha: str
+    data: bytes
+    entries: tuple[Entry, ...]
+    payload: str  # the parsed entries as cached in the index
+    _parsed: md.ParsedFile | None = None
+    cached: bool = False  # served from the index's cache (so the cache is current)
+
+    @property
+    def parsed(self) -> md.ParsedFile:
+        """The file's structure, for splicing; parsed on first use (loads may come from the cache)."""
+        if self._parsed is None:
+            self._parsed = md.parse_text(self.data.decode("utf-8"))
+        return self._parsed
+
+
+def _importance(meta: dict) -> str:
+    value = meta.get("importance")
+    return value if value in ("high", "low") else "normal"
+
+
+def _status(meta: dict) -> str:
+    return "archived" if meta.get("status") in ("archived", "superseded") else "active"
+
+
+def file_fields(meta: dict) -> dict:
+    """The frontmatter fields every entry of a file shares (`updated_at` None: use the mtime)."""
+    return {
+        "category": md.text_field(meta, "type"), "tags": list(md.tags_of(meta)),
+        "source": md.text_field(meta, "source"), "importance": _importance(meta), "status": _status(meta),
+        "raw_status": md.text_field(meta, "status"), "name": md.text_field(meta, "name"),
+        "description": md.text_field(meta, "description"), "updated_at": md.frontmatter_updated_at(meta),
+    }
+
+
+def make_payload(layer: str, path: Path, parsed: md.ParsedFile) -> str:
+    """A file's entries with their ids and terms, as cached in the index (keyed by path + hash)."""
+    fields = file_fields(parsed.meta)
+    tags = fields["tags"]
+    seen: dict[str, int] = {}
+    entries = []
+    for raw in parsed.entries:
+        k = seen.get(raw.text, 0)
+        seen[raw.text] = k + 1
+        entries.append([md.entry_id(layer, str(path), raw.text, k), raw.text, raw.section, raw.line_start,
+                        raw.line_end, raw.kind,
+                        sorted(entry_terms(raw.text, raw.section, fields["name"], fields["description"], tags))])
+    return json.dumps({"v": CACHE_VERSION, "layer": layer, "fields": fields, "entries": entries}, ensure_ascii=False)
+
+
+def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: float) -> tuple[Entry, ...] | None:
+    data = json.loads(payload)
+    if data.get("v") != CACHE_VERSION or data.get("layer") != layer:
+        return None
+    f = data["fields"]
+    common = dict(
+        layer=layer, category=f["category"], tags=tuple(f["tags"]), source=f["source"],
+        importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
+        description=f["description"], updated_at=mtime if f["updated_at"] is None else f["updated_at"],
+        path=path, rel_path=rel,
+    )
+    return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
+                       terms=frozenset(terms), **common)
+                 for entry_id, text, section, start, end, kind, terms in data["entries"])
+
+
+def conversation_entry(row: ConversationRow) -> Entry:
+    return Entry(
+        id=row.id, layer="conversation", text=row.content, category=row.category, tags=row.tags,
+        source=row.source, updated_at=row.updated_at / 1000.0, conversation_id=row.conversation_id,
+        conversation_title=row.conversation_title, terms=entry_terms(row.content, tags=row.tags),
+    )
+
+
+class Scan:
+    """The Markdown side of the store: the files of the user and project layers, read
+    incrementally, with every file that cannot be memory kept as a reported problem.
+
+    Containment is structural: whatever goes wrong while reading one file (an OSError, a
+    parser bug, bad YAML) becomes that file's problem, and the other files still load."""
+
+    def __init__(self, roots: dict[str, Path], within: dict[str, Path] | None = None):
+        self.roots = roots
+        # what each root must resolve inside (SPEC §1: `.muse/memory` inside the workspace)
+        self.within = within or {}
+        self.files: dict[Path, FileRecord] = {}
+        self._file_problems: dict[Path, tuple[str, Problem, tuple[int, int] | None]] = {}
+        self._walk_problems: dict[str, list[Problem]] = {}
+        self.layer_errors: dict[str, Problem] = {}
+
+    @property
+    def problems(self) -> list[Problem]:
+        found = [p for _, p, _ in self._file_problems.values()]
+        for layer in self.roots:
+            found += self._walk_problems.get(layer, [])
+        return found
+
+    def entries(self, layer: str) -> list[Entry]:
+        out: list[Entry] = []
+        for rec in sorted((r for r in self.files.values() if r.layer == layer), key=lambda r: r.rel):
+            out.extend(rec.entries)
+        return out
+
+    def problem_of(self, path: Path) -> Problem | None:
+        found = self._file_problems.get(path)
+        return found[1] if found else None
+
+    def reload_layer(self, layer: str, changed: set[Path], full: bool, touched: list[str],
+                     cache: dict[str, tuple[str, str]] | None) -> tuple[bool, list[FileRecord]]:
+        """Re-read the layer's changed files. Returns (anything changed?, records to index)."""
+        root = self.roots[layer]
+        files, walk_problems = iter_memory_files(root, within=self.within.get(layer))
+        dirty = walk_problems != self._walk_problems.get(layer, [])
+        root_problem = next((p for p in walk_problems if p.source == str(root)), None)
+        if root_problem is not None:
+            self.layer_errors[layer] = root_problem
+        else:
+            self.layer_errors.pop(layer, None)
+        self._walk_problems[layer] = walk_problems
+        current = set(files)
+        for old in [p for p, rec in self.files.items() if rec.layer == layer and p not in current]:
+            del self.files[old]
+            touched.append(str(old))
+            dirty = True
+        for old in [p for p, (lay, _, _) in self._file_problems.items() if lay == layer and p not in current]:
+            del self._file_problems[old]
+            dirty = True
+        reindex: list[FileRecord] = []
+        for path in files:
+            rec = self.files.get(path)
+            try:
+                st = path.stat()
+            except OSError as exc:
+                dirty |= self._set_problem(layer, path, f"cannot read: {exc.strerror or exc}", None)
+                if self.files.pop(path, None) is not None:
+                    touched.append(str(path))
+                continue
+            stat_key = (st.st_size, st.st_mtime_ns)
+            if not full and path not in changed:
+                if rec is not None and (rec.size, rec.mtime_ns) == stat_key:
+                    continue
+                known = self._file_problems.get(path)
+                if rec is None and known is not None and known[2] == stat_key:
+                    continue  # still the same bad file: already reported
+            try:
+                new = self._read_file(layer, root, path, st, cache)
+            except Exception as exc:  # one file's failure is that file's problem, whatever it is
+                self._set_problem(layer, path, f"cannot be read as memory ({type(exc).__name__}: {exc}); "
+                                  "skipped, not rewritten", stat_key)
+                new = None
+            if new is None:
+                dirty = True
+                if self.files.pop(path, None) is not None:
+                    touched.append(str(path))
+                continue
+            if self._file_problems.pop(path, None) is not None:
+                dirty = True
+            self.files[path] = new
+            if rec is not None and rec.sha == new.sha and rec.entries == new.entries:
+                continue  # touched but unchanged (e.g. `touch`): nothing to tell
+            touched.append(str(path))
+            reindex.append(new)
+            dirty = True
+        return dirty, reindex
+
+    def _set_problem(self, layer: str, path: Path, message: str, stat_key: tuple[int, int] | None) -> bool:
+        problem = Problem(str(path), message)
+        previous = self._file_problems.get(path)
+        self._file_problems[path] = (layer, problem, stat_key)
+        return previous is None or previous[1] != problem
+
+    def _read_file(self, layer: str, root: Path, path: Path, st: os.stat_result,
+                   cache: dict[str, tuple[str, str]] | None = None) -> FileRecord | None:
+        stat_key = (st.st_size, st.st_mtime_ns)
+        if not stat_mod.S_ISREG(st.st_mode):
+            self._set_problem(layer, path, "not a regular file; skipped without opening it", stat_key)
+            return None
+        if st.st_size > MAX_FILE_BYTES:
+            self._set_problem(layer, path, f"file is {st.st_size} bytes, over the 1 MiB limit; skipped", stat_key)
+            return None
+        try:
+            data = read_regular(path, MAX_FILE_BYTES)
+        except NotRegularFile as exc:
+            self._set_problem(layer, path, f"{exc}; skipped", stat_key)
+            return None
+        except OSError as exc:
+            self._set_problem(layer, path, f"cannot read: {exc.strerror or exc}", None)
+            return None
+        sha = sha256(data)
+        rel = relative_posix(path, root)
+        cached = cache.get(str(path)) if cache else None
+        if cached is not None and cached[0] == sha:
+            entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime)
+            if entries is not None:
+                return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1],
+                                  cached=True)
+        try:
+            text = md.decode(data)
+            if "\x00" in text:
+                raise md.MemoryFileError("looks binary (contains NUL bytes)")
+            parsed = md.parse_text(text)
+        except md.MemoryFileError as exc:
+            self._set_problem(layer, path, f"{exc}; skipped, not rewritten", stat_key)
+            return None
+        payload = make_payload(layer, path, parsed)
+        entries = entries_from_payload(layer, path, rel, payload, st.st_mtime)
+        assert entries is not None
+        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed)

@@ -1,0 +1,345 @@
+"""The Claude Code hook (SPEC §11) as Claude Code runs it: a real process, real-shaped JSON on
+stdin, a workspace and a Muse home in tmp_path. And installing it into settings.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memtui.core import history
+from memtui.core.hook_settings import (
+    HookSettingsError,
+    hook_command,
+    install,
+    is_memtui_hook,
+    project_settings_path,
+    receipts_path,
+    uninstall,
+    user_settings_path,
+)
+from tests.helpers import enable, write
+
+PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
+CONTEXT = "- 数据库连接池 zebracorn 配置过小\n- Use PostgreSQL + pgbouncer\n"
+PROMPT = "帮我优化数据库查询 vitest quokkaprompt"
+MEMTUI = str(Path(sys.executable).parent / "memtui")  # this installation's console script
+HOOK = [sys.executable, "-m", "memtui.cli.hook"]
+
+
+@pytest.fixture
+def ws(paths):
+    write(paths.user_root / "preferences.md", PREFS)
+    write(paths.project_root / "context.md", CONTEXT)
+    (paths.workspace / "src" / "db").mkdir(parents=True)
+    enable(paths)
+    return paths
+
+
+def hook_input(cwd, prompt=PROMPT, **extra) -> bytes:
+    data = {"session_id": "8c35adc1-0b9e-4c43-9a57-1f0d3b6e2a11",
+            "transcript_path": str(Path(cwd) / "transcript.jsonl"), "cwd": str(cwd),
+            "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    data.update(extra)
+    return json.dumps(data, ensure_ascii=False).encode()
+
+
+def run_hook(home, stdin: bytes, cmd=HOOK, shell=False) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MUSE_HOME": str(home)}
+    return subprocess.run(cmd, input=stdin, capture_output=True, env=env, timeout=60, shell=shell)
+
+
+def preview(paths, prompt=PROMPT, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([MEMTUI, "--home", str(paths.home), "-w", str(paths.workspace), "preview", prompt, *args],
+                          capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def memtui(*args, input=None) -> subprocess.CompletedProcess:
+    return subprocess.run([MEMTUI, *args], capture_output=True, text=True, timeout=60, input=input,
+                          stdin=None if input is not None else subprocess.DEVNULL)
+
+
+# ---------------------------------------------------------------------- the hook
+def test_hook_prints_exactly_what_preview_prints(ws):
+    r = run_hook(ws.home, hook_input(ws.workspace / "src" / "db"))
+    assert (r.returncode, r.stderr) == (0, b"")
+    expected = preview(ws)
+    assert expected.returncode == 0 and expected.stdout.startswith(b"## Memory\n")
+    assert r.stdout == expected.stdout
+
+
+def test_three_hook_runs_make_three_records_with_ids_and_no_text(ws):
+    included = [c for c in json.loads(preview(ws, PROMPT, "--json").stdout)["candidates"] if c["status"] == "included"]
+    assert len(included) == 4
+    for _ in range(3):
+        assert run_hook(ws.home, hook_input(ws.workspace)).returncode == 0
+    recs = history.records(ws.db_path)
+    assert len(recs) == 3
+    for rec in recs:
+        assert rec.workspace == str(ws.workspace) and rec.count == 4
+        assert list(rec.entries) == [(c["id"], c["source"]) for c in included]
+    raw = b"".join(p.read_bytes() for p in ws.home.glob("muse.db*"))
+    for text in ("quokkaprompt", PROMPT, "zebracorn", "vitest, not jest", "pgbouncer", "describe/it"):
+        assert text.encode() not in raw
+
+
+def test_memory_off_prints_nothing_and_records_nothing(ws):
+    ws.global_settings.write_text('{"memoryEnabled": false}', encoding="utf-8")
+    r = run_hook(ws.home, hook_input(ws.workspace))
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    assert preview(ws).stdout == b""
+    assert not ws.db_path.exists()
+
+
+def test_nothing_passing_prints_nothing(ws):
+    enable(ws, {"memory": {"gate": {"user": 0.5, "project": 0.5}}})
+    r = run_hook(ws.home, hook_input(ws.workspace, prompt="something unrelated entirely"))
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    assert [rec.disabled_reason for rec in history.records(ws.db_path)] == ["low_relevance"]
+
+
+@pytest.mark.parametrize("case, reason", [
+    ("bad-json", "not valid JSON"),
+    ("not-object", "not a JSON object"),
+    ("not-utf8", "not UTF-8"),
+    ("no-prompt", "\"prompt\""),
+    ("no-cwd", "\"cwd\""),
+    ("relative-cwd", "not an absolute path"),
+    ("unknown-cwd", "not a directory"),
+    ("other-event", "PreToolUse"),
+    ("broken-db", "muse.db"),
+])
+def test_any_error_prints_nothing_and_exits_0(ws, case, reason):
+    stdin = {
+        "bad-json": b'{"prompt": "x", "cwd": ',
+        "not-object": b'["UserPromptSubmit"]',
+        "not-utf8": b'{"prompt": "caf\xe9", "cwd": "/"}',
+        "no-prompt": json.dumps({"cwd": str(ws.workspace), "hook_event_name": "UserPromptSubmit"}).encode(),
+        "no-cwd": json.dumps({"prompt": PROMPT}).encode(),
+        "relative-cwd": hook_input("some/where"),
+        "unknown-cwd": hook_input(ws.workspace / "gone" / "away"),
+        "other-event": hook_input(ws.workspace, hook_event_name="PreToolUse"),
+        "broken-db": hook_input(ws.workspace),
+    }[case]
+    if case == "broken-db":
+        ws.db_path.write_bytes(b"definitely not an SQLite database " * 200)
+    r = run_hook(ws.home, stdin)
+    assert (r.returncode, r.stdout) == (0, b"")
+    err = r.stderr.decode()
+    assert err.startswith("memtui hook: ") and err.count("\n") == 1 and reason in err, err
+    assert "Traceback" not in err
+
+
+def test_hook_does_not_import_textual(ws, tmp_path):
+    r = subprocess.run([sys.executable, "-X", "importtime", *HOOK[1:]], input=hook_input(ws.workspace),
+                       capture_output=True, env={**os.environ, "MUSE_HOME": str(ws.home)}, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith(b"## Memory")
+    modules = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.decode().splitlines() if "|" in line}
+    assert "memtui.core.injection" in modules  # the measurement is real
+    assert not {m for m in modules if m.split(".")[0] in ("textual", "rich")}
+
+
+# ---------------------------------------------------------------------- settings.json
+FOREIGN = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git diff:*)"], "deny": []},
+    "env": {"FOO": "1"},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo pre", "timeout": 30}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}],
+    },
+    "number": 1.5, "unicode": "数据 ✓", "nested": {"empty": {}, "list": [1, None, True]},
+}
+
+
+def write_settings(path: Path, data) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = json.dumps(data, indent=4).encode()
+    path.write_bytes(raw)
+    return raw
+
+
+def our_handlers(data) -> list[dict]:
+    return [h for g in data.get("hooks", {}).get("UserPromptSubmit", []) for h in g.get("hooks", [])
+            if is_memtui_hook(h.get("command"))]
+
+
+def test_install_keeps_every_other_key_is_idempotent_and_uninstall_restores(tmp_path):
+    path = tmp_path / "proj" / ".claude" / "settings.json"
+    write_settings(path, FOREIGN)
+    receipts = tmp_path / "muse" / "receipts.json"
+    cmd = hook_command("/opt/my tools/bin/memtui")
+    assert cmd == "'/opt/my tools/bin/memtui' hook claude-code"
+    change = install(path, cmd, receipts)
+    assert change.changed and str(path) in change.message
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["hooks"]["UserPromptSubmit"][-1] == {"hooks": [{"type": "command", "command": cmd, "timeout": 10}]}
+    expected = json.loads(json.dumps(FOREIGN))
+    expected["hooks"]["UserPromptSubmit"].append(data["hooks"]["UserPromptSubmit"][-1])
+    assert data == expected
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith('{\n  "model": "opus",\n') and text.endswith("}\n") and "数据 ✓" in text
+    once = path.read_bytes()
+    assert not install(path, cmd, receipts).changed
+    assert path.read_bytes() == once
+    assert uninstall(path, receipts).changed
+    assert json.loads(path.read_text(encoding="utf-8")) == FOREIGN
+    assert not uninstall(path, receipts).changed
+
+
+def test_install_into_nothing_then_uninstall_leaves_nothing(tmp_path):
+    path = tmp_path / "ws" / ".claude" / "settings.json"
+    (tmp_path / "ws").mkdir()
+    receipts = tmp_path / "muse" / "receipts.json"
+    install(path, hook_command("/usr/bin/memtui"), receipts)
+    assert json.loads(path.read_text()) == {"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "/usr/bin/memtui hook claude-code", "timeout": 10}]}]}}
+    uninstall(path, receipts)
+    assert not path.exists() and not path.parent.exists()
+    assert (tmp_path / "ws").is_dir()
+
+
+@pytest.mark.parametrize("before", [{}, {"hooks": {}}, {"hooks": {"UserPromptSubmit": []}}, {"a": 1}])
+def test_uninstall_removes_only_the_containers_install_made(tmp_path, before):
+    path = tmp_path / ".claude" / "settings.json"
+    write_settings(path, before)
+    receipts = tmp_path / "receipts.json"
+    install(path, hook_command("/x/memtui"), receipts)
+    uninstall(path, receipts)
+    assert json.loads(path.read_text()) == before
+
+
+def test_a_stale_memtui_hook_is_updated_not_duplicated(tmp_path):
+    path = tmp_path / "settings.json"
+    receipts = tmp_path / "receipts.json"
+    install(path, hook_command("/old/venv/bin/memtui"), receipts)
+    assert install(path, hook_command("/new/venv/bin/memtui"), receipts).changed
+    data = json.loads(path.read_text())
+    assert [h["command"] for h in our_handlers(data)] == ["/new/venv/bin/memtui hook claude-code"]
+    uninstall(path, receipts)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b'{"model": "opus",', "not valid JSON"),
+    (b'["a"]', "not a JSON object"),
+    (b'{"hooks": []}', '"hooks" is not a JSON object'),
+    (b'{"hooks": {"UserPromptSubmit": {}}}', '"hooks.UserPromptSubmit" is not a JSON array'),
+    (b'\xff\xfe{}', "not UTF-8"),
+])
+def test_invalid_settings_are_reported_and_never_overwritten(tmp_path, content, reason):
+    path = tmp_path / "settings.json"
+    path.write_bytes(content)
+    for action in (lambda: install(path, "/x/memtui hook claude-code"), lambda: uninstall(path)):
+        with pytest.raises(HookSettingsError) as info:
+            action()
+        assert str(path) in str(info.value) and reason in str(info.value)
+        assert path.read_bytes() == content
+    assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]  # no temp file left
+
+
+def test_a_symlinked_settings_file_is_written_through(tmp_path):
+    real = tmp_path / "dotfiles" / "claude-settings.json"
+    write_settings(real, {"model": "opus"})
+    link = tmp_path / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    install(link, hook_command("/x/memtui"), tmp_path / "r.json")
+    assert link.is_symlink() and our_handlers(json.loads(real.read_text()))
+    uninstall(link, tmp_path / "r.json")
+    assert link.is_symlink() and json.loads(real.read_text()) == {"model": "opus"}
+
+
+def test_settings_paths(tmp_path):
+    assert user_settings_path(tmp_path) == tmp_path / ".claude" / "settings.json"
+    assert project_settings_path(tmp_path / "ws") == tmp_path / "ws" / ".claude" / "settings.json"
+    assert receipts_path(tmp_path).parent == tmp_path
+    assert is_memtui_hook(f"{shlex.quote(sys.executable)} -m memtui.cli.hook")
+    assert not is_memtui_hook("memtui-other hook claude-code") and not is_memtui_hook("echo 'unclosed")
+
+
+# ---------------------------------------------------------------------- the commands
+def test_install_command_writes_a_hook_claude_code_can_run(ws):
+    claude_home = Path(os.environ["HOME"])  # tests run with HOME in tmp_path
+    settings = claude_home / ".claude" / "settings.json"
+    write_settings(settings, FOREIGN)
+    r = memtui("--home", str(ws.home), "hook", "install", "claude-code")
+    assert r.returncode == 0, r.stderr
+    assert str(settings) in r.stdout
+    [handler] = our_handlers(json.loads(settings.read_text()))
+    assert shlex.split(handler["command"])[0] == MEMTUI
+    # Claude Code runs the command through a shell, in the project, with the input on stdin
+    ran = run_hook(ws.home, hook_input(ws.workspace / "src"), cmd=handler["command"], shell=True)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, preview(ws).stdout, b"")
+    assert memtui("--home", str(ws.home), "hook", "uninstall", "claude-code").returncode == 0
+    assert json.loads(settings.read_text()) == FOREIGN
+
+
+def test_install_command_project_and_invalid_file(ws):
+    settings = ws.workspace / ".claude" / "settings.json"
+    r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "install", "claude-code", "--project")
+    assert r.returncode == 0 and our_handlers(json.loads(settings.read_text()))
+    r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "uninstall", "claude-code", "--project")
+    assert r.returncode == 0 and not settings.exists()
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text("{oops", encoding="utf-8")
+    r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "install", "claude-code", "--project")
+    assert r.returncode == 1 and str(settings) in r.stderr and "not valid JSON" in r.stderr
+    assert "Traceback" not in r.stderr and settings.read_text() == "{oops"
+
+
+def test_history_command(ws):
+    here = ("--home", str(ws.home), "-w", str(ws.workspace))
+    r = memtui(*here, "history")
+    assert r.returncode == 0 and "No injections recorded" in r.stdout
+    for _ in range(2):
+        run_hook(ws.home, hook_input(ws.workspace))
+    data = json.loads(memtui(*here, "history", "--json").stdout)
+    assert [rec["count"] for rec in data["records"]] == [4, 4]
+    assert data["records"][0]["entries"][0]["source"] == "preferences.md:8"
+    elsewhere = ws.workspace.parent / "elsewhere"
+    elsewhere.mkdir()
+    assert json.loads(memtui("--home", str(ws.home), "-w", str(elsewhere), "history", "--json").stdout)["records"] == []
+    assert len(json.loads(memtui("--home", str(ws.home), "-w", str(elsewhere), "history", "--all", "--json").stdout)["records"]) == 2
+    text = memtui(*here, "history").stdout
+    assert "4 memories" in text and str(ws.workspace) in text and "quokka" not in text
+    ws.db_path.write_bytes(b"not a database " * 100)
+    r = memtui(*here, "history")
+    assert r.returncode == 1 and str(ws.db_path) in r.stderr and "Traceback" not in r.stderr
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20)
+HOOKS = st.dictionaries(
+    st.sampled_from(["UserPromptSubmit", "PreToolUse", "Stop"]),
+    st.lists(st.fixed_dictionaries({"hooks": st.lists(st.fixed_dictionaries(
+        {"type": st.just("command"), "command": st.sampled_from(["date", "echo hi", "./x.sh"])}), max_size=2)},
+        optional={"matcher": st.sampled_from(["", "Bash", "*"])}), max_size=3),
+    max_size=3)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(other=st.dictionaries(st.text(max_size=10).filter(lambda k: k != "hooks"), JSON, max_size=5),
+       hooks=st.none() | HOOKS)
+def test_install_then_uninstall_gives_back_any_settings_object(tmp_path, other, hooks):
+    original = dict(other)
+    if hooks is not None:
+        original["hooks"] = hooks
+    path = tmp_path / "settings.json"
+    receipts = tmp_path / "receipts.json"
+    write_settings(path, original)
+    install(path, hook_command("/x/memtui"), receipts)
+    installed = json.loads(path.read_text(encoding="utf-8"))
+    assert {k: v for k, v in installed.items() if k != "hooks"} == other
+    assert len(our_handlers(installed)) == 1
+    uninstall(path, receipts)
+    assert json.loads(path.read_text(encoding="utf-8")) == original

@@ -1,0 +1,104 @@
+"""The doctor (SPEC §10): it finds exactly what was planted, nothing on a clean store, and
+never changes a memory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from memtui.core import doctor
+from memtui.core.paths import Paths
+
+from ..helpers import enable, write
+
+
+def cli(paths: Paths, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def memory_bytes(paths: Paths) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for root in (paths.user_root, paths.project_root) for p in root.rglob("*.md")}
+
+
+def clean_fixture(paths: Paths) -> None:
+    enable(paths)
+    write(paths.workspace / "src" / "db" / "pool.ts", "export {}\n")
+    write(paths.workspace / "package.json", "{}\n")
+    write(paths.user_root / "preferences.md", "---\ntype: preference\n---\n\n- Use vitest, not jest\n- Prefer pnpm\n")
+    write(paths.project_root / "context.md",
+          "- The pool is configured in `src/db/pool.ts`\n"
+          "- Scripts live in `package.json`; see https://example.com/docs/setup.md for and/or details\n"
+          "- Globs like `src/**/*.ts` and packages like `@types/node` or `lodash/fp` are not paths\n"
+          "- Call `os.path.join`, e.g. on v1.2.3\n")
+
+
+def test_a_clean_store_has_no_findings(paths):
+    clean_fixture(paths)
+    assert doctor.findings(paths) == []
+    r = cli(paths, "doctor")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "No findings" in r.stdout
+
+
+def test_finds_exactly_what_was_planted_and_changes_nothing(paths):
+    clean_fixture(paths)
+    enable(paths, {"memory": {"budget": {"total": 2000, "user": 30, "project": 800, "conversation": 600}}})
+    # stale: the file moved away
+    write(paths.project_root / "moved.md", "- The retry helper is in `src/net/retry.ts` and src/net/backoff.py\n")
+    # duplicate across layers (user has "Use vitest, not jest")
+    write(paths.project_root / "dupe.md", "- use vitest,  not JEST\n")
+    # unreachable: the user layer's cap is 30 tokens; the high-importance entries take them all
+    write(paths.user_root / "important.md",
+          "---\nimportance: high\n---\n\n- " + "always keep the changelog in sync with releases " * 2 + "\n")
+    write(paths.user_root / "low.md", "---\nimportance: low\n---\n\n- a small low note\n")
+    # invalid: a date YAML cannot construct
+    write(paths.user_root / "bad.md", "---\nupdatedAt: 2026-13-45\n---\n\n- x\n")
+    before = memory_bytes(paths)
+
+    found = {(f.kind, f.source) for f in doctor.findings(paths)}
+
+    assert memory_bytes(paths) == before  # the doctor only reads
+    assert ("stale_reference", "moved.md:1") in found
+    assert ("duplicate", "dupe.md:1") in found
+    assert ("unreachable", "low.md:5") in found
+    assert any(kind == "invalid" and source.endswith("bad.md") for kind, source in found)
+    expected_kinds = {"stale_reference": 1, "duplicate": 1, "invalid": 1}
+    for kind, n in expected_kinds.items():
+        assert sum(1 for k, _ in found if k == kind) == n, (kind, found)
+    # the high entry (5 + 25 tokens) fits the 30-token cap exactly; nothing of lower importance
+    # can follow it, whatever the query
+    assert {s for k, s in found if k == "unreachable"} == {"preferences.md:5", "preferences.md:6", "low.md:5"}
+
+    r = cli(paths, "doctor", "--json")
+    assert r.returncode == 1
+    data = json.loads(r.stdout)
+    assert {(f["kind"], f["source"]) for f in data["findings"]} == found
+    assert data["counts"]["stale_reference"] == 1
+
+
+def test_index_out_of_step_is_found_and_fixed(paths):
+    clean_fixture(paths)
+    assert cli(paths, "status").returncode == 0  # builds the index
+    write(paths.project_root / "context.md", "- changed behind memtui's back\n")
+    found = doctor.findings(paths, ("index",))
+    assert [f.kind for f in found] == ["index"]
+    r = cli(paths, "doctor", "--fix", "--json")
+    data = json.loads(r.stdout)
+    assert not [f for f in data["findings"] if f["kind"] == "index"], data
+    assert data["fixed"]
+    assert doctor.findings(paths, ("index",)) == []
+
+
+def test_never_injected_uses_the_history(paths):
+    from memtui.core.injection import build_injection
+
+    enable(paths, {"memory": {"budget": {"total": 2000, "user": 12, "project": 0, "conversation": 0}}})
+    write(paths.user_root / "notes.md", "- alpha beta gamma\n- delta epsilon zeta\n")
+    assert doctor.findings(paths, ("never_injected",)) == []  # no history yet: nothing to judge by
+    for _ in range(3):
+        result = build_injection(paths.workspace, "alpha", home=paths.home, record=True)
+        assert result.count == 1
+    found = doctor.findings(paths, ("never_injected",))
+    assert [(f.kind, f.source) for f in found] == [("never_injected", "notes.md:2")]
