@@ -17,7 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 BOM = "\ufeff"
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -173,7 +176,7 @@ def parse_text(text: str) -> ParsedFile:
     return parsed
 
 
-def _whole_body(parsed: ParsedFile, tokens) -> list[RawEntry]:
+def _whole_body(parsed: ParsedFile, tokens: list[Token]) -> list[RawEntry]:
     # body line i is file line body_line + i
     body = [strip_eol(line) for line in split_lines(parsed.text[parsed.body_offset :])]
     filled = [i for i, line in enumerate(body) if line.strip()]
@@ -219,7 +222,7 @@ def item_text(lines: Sequence[str]) -> str:
     return "\n".join([lines[0][len(prefix) :]] + [_dedent(line, width) for line in lines[1:]]).strip()
 
 
-def _split_body(parsed: ParsedFile, tokens) -> list[RawEntry]:
+def _split_body(parsed: ParsedFile, tokens: list[Token]) -> list[RawEntry]:
     entries: list[RawEntry] = []
     section = ""
     for i, tok in enumerate(tokens):

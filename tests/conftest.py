@@ -6,6 +6,7 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+
 from memtui.core.paths import Paths
 
 # Property tests: a fixed, derandomised profile by default and in CI, so a red build is a real

@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+
 from memtui.core import markdown as md
 
 CASES = [

@@ -15,6 +15,7 @@ from datetime import date
 
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
+
 from memtui.core import markdown as md
 
 TODAY = date(2026, 11, 22)
