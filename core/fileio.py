@@ -82,7 +82,8 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
 
 
 def _read_fd(fd: int) -> bytes:
-    chunks, offset = [], 0
+    chunks: list[bytes] = []
+    offset = 0
     while True:
         chunk = os.pread(fd, 1 << 20, offset)
         if not chunk:
