@@ -6,6 +6,7 @@ to every face: `memtui preview`, the TUI's preview pane, and Muse itself.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import Counter
 from itertools import chain
@@ -53,65 +54,70 @@ class LineMaker:
     def __init__(self, max_chars: int, redact_secrets: bool):
         self.max_chars = max_chars
         self.redact_secrets = redact_secrets
+        self.key = (max_chars, bool(redact_secrets))
 
     def __call__(self, text: str) -> tuple[str, bool, int]:
         return make_line(text, self.max_chars, self.redact_secrets)
 
 
+# What a candidate shows of its entry without the entry itself: id, source, importance, updated_at (ISO).
+Shown = tuple[str, str, str, str]
+# A made line: (line, clipped, redacted count, tokens).
+Made = tuple[str, bool, int, int]
+
+
 class Candidate:
-    """One entry's fate in an injection. Its line is computed on first use."""
+    """One entry's fate in an injection: its layer's index and position, score and status.
+    The entry, its line and cost are looked up in the index when asked for."""
 
-    __slots__ = ("entry", "score", "status", "_made", "_maker")
+    __slots__ = ("index", "pos", "score", "status", "_maker")
 
-    def __init__(self, entry: Entry, score: float, status: str, maker: LineMaker,
-                 made: tuple[str, bool, int] | None = None):
-        self.entry = entry
+    def __init__(self, index: "LayerIndex", pos: int, score: float, status: str, maker: LineMaker):
+        self.index = index
+        self.pos = pos
         self.score = score
         self.status = status
         self._maker = maker
-        self._made = made
 
-    def _line(self) -> tuple[str, bool, int]:
-        if self._made is None:
-            self._made = self._maker(self.entry.text)
-        return self._made
+    @property
+    def entry(self) -> Entry:
+        return self.index.entry(self.pos)
 
     @property
     def line(self) -> str:
-        return self._line()[0]
+        return self.index.made(self.pos, self._maker)[0]
 
     @property
     def clipped(self) -> bool:
-        return self._line()[1]
+        return self.index.made(self.pos, self._maker)[1]
 
     @property
     def redacted(self) -> int:
-        return self._line()[2]
+        return self.index.made(self.pos, self._maker)[2]
 
     @property
     def tokens(self) -> int:
-        return est(self.line)
+        return self.index.made(self.pos, self._maker)[3]
 
     @property
     def layer(self) -> str:
-        return self.entry.layer
+        return self.index.layer
 
     def as_dict(self) -> dict:
-        e = self.entry
+        entry_id, source, importance, updated = self.index.shown(self.pos)
+        line, clipped, _, tokens = self.index.made(self.pos, self._maker)
         return {
-            "id": e.id,
-            "layer": e.layer,
-            "source": e.source_ref,
+            "id": entry_id,
+            "layer": self.index.layer,
+            "source": source,
             "score": self.score,
             "status": self.status,
-            "clipped": self.clipped,
-            "tokens": self.tokens,
-            "line": self.line,
-            "importance": e.importance,
-            "updated_at": e.updated_iso,
+            "clipped": clipped,
+            "tokens": tokens,
+            "line": line,
+            "importance": importance,
+            "updated_at": updated,
         }
-
-
 @dataclass
 class InjectionResult:
     workspace: str
@@ -150,7 +156,7 @@ class InjectionResult:
             return len(self._candidates)
         if self._plan is None:
             return 0
-        return sum(len(index.active) + len(index.archived) for _, index, _, _ in self._plan.layers)
+        return sum(index.size for _, index, _, _ in self._plan.layers)
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -211,36 +217,148 @@ def base_key(entry: Entry):
     return (IMPORTANCE_RANK.get(entry.importance, 1), -entry.updated_at, place)
 
 
-class LayerIndex:
-    """A layer's entries in base order with an inverted index from term to position, built
-    once per store change, so a query scores only the entries that share a term with it."""
+# An entry as a plain tuple (for the prepared index): Entry's fields but `terms`, path as a string.
+ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "terms")
+_PATH_AT = ENTRY_FIELDS.index("path")
+_TEXT_AT = ENTRY_FIELDS.index("text")
 
-    def __init__(self, entries: Sequence[Entry]):
-        active = sorted((e for e in entries if not e.archived), key=base_key)
-        self.active = active
-        self.archived = sorted((e for e in entries if e.archived), key=base_key)
-        self.rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in active]
-        self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges in base order
-        for pos, rank in enumerate(self.rank):
-            if self.groups and self.groups[-1][0] == rank:
-                self.groups[-1] = (rank, self.groups[-1][1], pos + 1)
+
+def entry_row(entry: Entry) -> tuple:
+    row = [_plain(getattr(entry, name)) for name in ENTRY_FIELDS]
+    row[_PATH_AT] = None if entry.path is None else str(entry.path)
+    return tuple(row)
+
+
+def _plain(value):
+    """str subclasses (the Layer enum) as plain str, tuples of them too: marshal takes only plain types."""
+    if isinstance(value, str):
+        return str.__str__(value) if type(value) is not str else value
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def shown_of(entry: Entry) -> Shown:
+    return (_plain(entry.id), _plain(entry.source_ref), _plain(entry.importance), entry.updated_iso)
+
+
+# Lines already made, by settings and text: an entry's line is made once per process however
+# often its layer's index is rebuilt (an outside edit rebuilds one layer; its texts mostly stay).
+_MADE: dict[tuple[int, bool], dict[str, Made]] = {}
+_MADE_LIMIT = 400_000
+
+
+def _make(maker: LineMaker, text: str) -> Made:
+    known = _MADE.get(maker.key)
+    if known is None:
+        known = _MADE[maker.key] = {}
+    made = known.get(text)
+    if made is None:
+        line, clipped, redacted = maker(text)
+        made = (line, clipped, redacted, est(line))
+        if len(known) >= _MADE_LIMIT:
+            known.clear()
+        known[text] = made
+    return made
+
+
+class LayerIndex:
+    """A layer's entries in base order (the active ones, then the archived ones), with an
+    inverted index from term to active position, so a query scores only the entries that
+    share a term with it. Built from entries (a store snapshot) or from a saved state (the
+    prepared index of `core.store.prepared`): the walk below is the same for both."""
+
+    def __init__(self, layer: str, n_active: int, rank: list[int], postings: dict[str, list[int]],
+                 archived_terms: list, entries: list[Entry | None], rows: list[tuple] | None = None,
+                 shown: list[Shown] | None = None, made: dict[tuple[int, bool], list[Made]] | None = None):
+        self.layer = layer
+        self.n_active = n_active
+        self.size = len(entries)
+        self.rank = rank
+        self.postings = postings
+        self._archived_terms = archived_terms
+        self._entries = entries
+        self._rows = rows
+        self._shown = shown
+        self._made = made or {}
+        self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges of active positions
+        for pos in range(n_active):
+            r = rank[pos]
+            if self.groups and self.groups[-1][0] == r:
+                self.groups[-1] = (r, self.groups[-1][1], pos + 1)
             else:
-                self.groups.append((rank, pos, pos + 1))
+                self.groups.append((r, pos, pos + 1))
+
+    @classmethod
+    def from_entries(cls, layer: str, entries: Sequence[Entry]) -> "LayerIndex":
+        active = sorted((e for e in entries if not e.archived), key=base_key)
+        archived = sorted((e for e in entries if e.archived), key=base_key)
+        ordered: list[Entry | None] = [*active, *archived]
         postings: dict[str, list[int]] = {}
         for pos, e in enumerate(active):
             for term in e.terms:
                 postings.setdefault(term, []).append(pos)
-        self.postings = postings
+        rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
+        return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered)
 
+    # ------------------------------------------------------------------ saved state
+    def state(self, maker: LineMaker) -> tuple:
+        """Everything a later process needs to answer without the entries: plain values only."""
+        rows = [entry_row(self.entry(p)) for p in range(self.size)]
+        shown = [self.shown(p) for p in range(self.size)]
+        made = [self.made(p, maker) for p in range(self.size)]
+        return (_plain(self.layer), self.n_active, self.rank, self.postings,
+                [sorted(t) for t in self._archived_terms], rows, shown, maker.key, made)
+
+    @classmethod
+    def from_state(cls, state: tuple) -> "LayerIndex":
+        layer, n_active, rank, postings, archived_terms, rows, shown, key, made = state
+        return cls(layer, n_active, rank, postings, archived_terms, [None] * len(rows), rows, shown,
+                   {tuple(key): made})
+
+    # ------------------------------------------------------------------ per position
+    def entry(self, pos: int) -> Entry:
+        e = self._entries[pos]
+        if e is None:
+            assert self._rows is not None
+            fields = dict(zip(ENTRY_FIELDS, self._rows[pos]))
+            if fields["path"] is not None:
+                fields["path"] = Path(fields["path"])
+            fields["tags"] = tuple(fields["tags"])
+            e = self._entries[pos] = Entry(**fields)
+        return e
+
+    def text(self, pos: int) -> str:
+        e = self._entries[pos]
+        if e is None and self._rows is not None:
+            return self._rows[pos][_TEXT_AT]
+        return self.entry(pos).text
+
+    def shown(self, pos: int) -> Shown:
+        if self._shown is not None:
+            return self._shown[pos]
+        return shown_of(self.entry(pos))
+
+    def made(self, pos: int, maker: LineMaker) -> Made:
+        made = self._made.get(maker.key)
+        if made is not None:
+            return made[pos]
+        return _make(maker, self.text(pos))
+
+    def archived_terms(self, pos: int) -> frozenset[str]:
+        t = self._archived_terms[pos - self.n_active]
+        return t if isinstance(t, frozenset) else frozenset(t)
+
+    # ------------------------------------------------------------------ the query
     def matches(self, q: frozenset[str]) -> dict[int, int]:
         """position -> |Q ∩ M| for every active entry sharing a term with the query."""
         postings = self.postings
         return Counter(chain.from_iterable(postings[t] for t in q if t in postings))  # counted in C
 
     def order(self, counts: dict[int, int], scored_only: bool) -> Iterator[int]:
-        """Positions in §5 order: importance, score desc, then base order. With `scored_only`,
-        only the positions with a score above 0, still in that order. Lazy (a heap): the
-        budget walk usually stops after a few dozen, so the rest is never sorted."""
+        """Active positions in §5 order: importance, score desc, then base order. With
+        `scored_only`, only the positions with a score above 0, still in that order. Lazy (a
+        heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
         rank = self.rank
         heap = [(rank[p], -n, p) for p, n in counts.items()]
         heapq.heapify(heap)
@@ -259,20 +377,22 @@ class LayerIndex:
                     yield pos
 
 
-_INDEXES: dict[int, tuple[Sequence[Entry], LayerIndex]] = {}
+_INDEXES: dict[tuple[str, int], tuple[Sequence[Entry], LayerIndex]] = {}
 
 
-def layer_index(entries: Sequence[Entry]) -> LayerIndex:
+def layer_index(layer: str, entries: Sequence[Entry]) -> LayerIndex:
     """The index of a layer snapshot; the store's snapshots are tuples, reused until it changes."""
+    if isinstance(entries, LayerIndex):
+        return entries
     if not isinstance(entries, tuple):
-        return LayerIndex(entries)
-    hit = _INDEXES.get(id(entries))
+        return LayerIndex.from_entries(layer, entries)
+    hit = _INDEXES.get((layer, id(entries)))
     if hit is not None and hit[0] is entries:
         return hit[1]
-    index = LayerIndex(entries)
+    index = LayerIndex.from_entries(layer, entries)
     if len(_INDEXES) > 32:
         _INDEXES.clear()
-    _INDEXES[id(entries)] = (entries, index)
+    _INDEXES[(layer, id(entries))] = (entries, index)
     return index
 
 
@@ -302,29 +422,28 @@ class _LayerWalk:
         """Candidates in order. Unless `everything`, entries that can't pass the gate
         (no shared term while the gate is above 0) are skipped, as they change nothing."""
         skip_unscored = not everything and self.gate > 0
-        entries = self.index.active
-        for pos in self.index.order(self.counts, scored_only=skip_unscored):
-            entry, s = entries[pos], self.score(pos)
+        index, maker = self.index, self.maker
+        for pos in index.order(self.counts, scored_only=skip_unscored):
+            s = self.score(pos)
             if s < self.gate:
-                yield Candidate(entry, s, "below_gate", self.maker)
+                yield Candidate(index, pos, s, "below_gate", maker)
                 continue
             self.passed += 1
             if self.limit is not None and self.passed > self.limit:
-                yield Candidate(entry, s, "max_items", self.maker)
+                yield Candidate(index, pos, s, "max_items", maker)
                 continue
             if not self.fits:
-                yield Candidate(entry, s, "budget", self.maker)
+                yield Candidate(index, pos, s, "budget", maker)
                 continue
-            made = self.maker(entry.text)
-            extra = est(made[0]) + (0 if self.included else self.header)
+            extra = index.made(pos, maker)[3] + (0 if self.included else self.header)
             if self.used + extra <= self.allowance:
                 self.used += extra
-                c = Candidate(entry, s, "included", self.maker, made)
+                c = Candidate(index, pos, s, "included", maker)
                 self.included.append(c)
                 yield c
             else:
                 self.fits = False
-                yield Candidate(entry, s, "budget", self.maker, made)
+                yield Candidate(index, pos, s, "budget", maker)
 
     def settle(self) -> bool:
         """Run until nothing later in this layer can be included; True if any candidate got `budget`.
@@ -349,16 +468,18 @@ class _Plan:
         self.maker = maker
 
     def candidates(self) -> Iterator[Candidate]:
+        q, maker = self.q, self.maker
         for layer, index, counts, allowance in self.layers:
-            walk = _LayerWalk(layer, index, counts, len(self.q), self.settings, allowance, self.maker)
+            walk = _LayerWalk(layer, index, counts, len(q), self.settings, allowance, maker)
             yield from walk.walk(everything=True)
-            scored = [(relevance_score(self.q, e.terms), i, e) for i, e in enumerate(index.archived)]
-            scored.sort(key=lambda t: (IMPORTANCE_RANK.get(t[2].importance, 1), -t[0], t[1]))
-            for s, _, entry in scored:
-                yield Candidate(entry, s, "archived", self.maker)
+            rank = index.rank
+            scored = [(relevance_score(q, index.archived_terms(p)), p) for p in range(index.n_active, index.size)]
+            scored.sort(key=lambda t: (rank[t[1]], -t[0], t[1]))
+            for s, pos in scored:
+                yield Candidate(index, pos, s, "archived", maker)
 
 
-def inject(layers: dict[str, Sequence[Entry]], settings: Settings, query: str, workspace: str = "",
+def inject(layers: dict[str, Sequence[Entry] | LayerIndex], settings: Settings, query: str, workspace: str = "",
            failed_layers: frozenset[str] = frozenset(), errors: list[Problem] | None = None) -> InjectionResult:
     """The injection for `query` over already-loaded layers (SPEC §5 steps 1–12)."""
     started = time.perf_counter()
@@ -378,12 +499,12 @@ def inject(layers: dict[str, Sequence[Entry]], settings: Settings, query: str, w
     any_candidates = any_passing = False
     planned = []
     for layer in LAYER_ORDER:
-        index = layer_index(layers.get(layer, ()))
+        index = layer_index(layer, layers.get(layer, ()))
         counts = index.matches(q)
         gate = settings.gate.get(layer, 0.0)
-        any_candidates |= bool(index.active)
+        any_candidates |= bool(index.n_active)
         best = max(counts.values(), default=0) / len(q) if q else 0.0
-        any_passing |= bool(index.active) and (gate <= 0 or best >= gate)
+        any_passing |= bool(index.n_active) and (gate <= 0 or best >= gate)
         allowance = min(settings.budget.get(layer, 0) + carry, remaining)
         walk = _LayerWalk(layer, index, counts, len(q), settings, allowance, maker)
         result.truncated |= walk.settle()
@@ -436,19 +557,16 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
 
     With `record`, a real injection: one record is added to the injection history (§11);
     a failure to record never raises, it is logged and listed in `errors`."""
-    from .store import MemoryStore
+    from .store.prepared import load_prepared, prepare
 
     started = time.perf_counter()
     paths = Paths.resolve(home=home, workspace=workspace)
     settings = load_settings(paths)
     if not settings.enabled:
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
-    store = MemoryStore(paths, index=False)
-    try:
-        store.load()
-        result = inject_from_store(store, settings, query)
-    finally:
-        store.close()
+    prepared = load_prepared(paths, settings) or prepare(paths, settings)
+    result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
+                    failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
     result.retrieval_ms = (time.perf_counter() - started) * 1000
     if record:
         from .history import record as record_injection

@@ -41,6 +41,21 @@ CREATE TABLE IF NOT EXISTS memtui_files (
 """
 
 
+_BUMP = "BEGIN UPDATE memtui_state SET value = value + 1 WHERE key = 'rows_gen'; END"
+# memtui's change counter for the prepared index: triggers that write only memtui's table.
+GENERATION_TRIGGERS = {
+    "memtui_gen_memories_ins": f"CREATE TRIGGER memtui_gen_memories_ins AFTER INSERT ON memories "
+                               f"WHEN NEW.type = 'conversation' {_BUMP}",
+    "memtui_gen_memories_upd": f"CREATE TRIGGER memtui_gen_memories_upd AFTER UPDATE ON memories "
+                               f"WHEN OLD.type = 'conversation' OR NEW.type = 'conversation' {_BUMP}",
+    "memtui_gen_memories_del": f"CREATE TRIGGER memtui_gen_memories_del AFTER DELETE ON memories "
+                               f"WHEN OLD.type = 'conversation' {_BUMP}",
+    "memtui_gen_conversations_ins": f"CREATE TRIGGER memtui_gen_conversations_ins AFTER INSERT ON conversations {_BUMP}",
+    "memtui_gen_conversations_upd": f"CREATE TRIGGER memtui_gen_conversations_upd AFTER UPDATE ON conversations {_BUMP}",
+    "memtui_gen_conversations_del": f"CREATE TRIGGER memtui_gen_conversations_del AFTER DELETE ON conversations {_BUMP}",
+}
+
+
 def busy_or_readonly(exc: Exception) -> str | None:
     """"locked" or "read-only" when SQLite refused for that reason (not damage), else None."""
     text = str(exc).lower()
@@ -192,6 +207,55 @@ class MuseDB:
         with self._lock:
             db = self._connect(create=False)
             return db.execute("PRAGMA data_version").fetchone()[0]
+
+    # ------------------------------------------------------------------ change generation (prepared index)
+    def row_generation(self, create: bool = False) -> int | str:
+        """A number that moves whenever a conversation memory or a conversation changes, kept
+        by memtui's own triggers in memtui's own table (Muse's tables are never altered):
+        `absent` (no database), `empty` (no memories table) or `untracked` (the triggers are
+        missing and could not be added: nothing derived from the rows may be trusted).
+        With `create`, the triggers are added when missing, waiting at most briefly for a lock."""
+        with self._lock:
+            if not self.exists():
+                return "absent"
+            try:
+                db = self._connect(create=False)
+                tables = self._tables(db)
+                if "memories" not in tables:
+                    return "empty"
+                if "conversations" not in tables:
+                    return "untracked"
+                if not self._generation_ready(db):
+                    if not create or not self._add_generation(db):
+                        return "untracked"
+                row = db.execute("SELECT value FROM memtui_state WHERE key = 'rows_gen'").fetchone()
+                db.conn.commit()
+                return "untracked" if row is None else int(row[0])
+            except sqlite3.DatabaseError:
+                return "untracked"
+
+    @staticmethod
+    def _generation_ready(db: sqlite_utils.Database) -> bool:
+        found = {r[0]: r[1] for r in db.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'memtui_gen_%'")}
+        return all(found.get(name) == sql for name, sql in GENERATION_TRIGGERS.items()) and \
+            "memtui_state" in db.table_names()
+
+    def _add_generation(self, db: sqlite_utils.Database) -> bool:
+        conn = db.conn
+        try:
+            conn.execute("PRAGMA busy_timeout = 100")  # a lock held by Muse: skip, never wait long
+            with conn:
+                conn.execute("CREATE TABLE IF NOT EXISTS memtui_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+                conn.execute("INSERT OR IGNORE INTO memtui_state VALUES ('rows_gen', 0)")
+                for name, sql in GENERATION_TRIGGERS.items():
+                    conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+                    conn.execute(sql)
+            return True
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     # ------------------------------------------------------------------ conversation layer
     def conversation_rows(self, workspace: Path) -> list[ConversationRow]:

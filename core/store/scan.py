@@ -33,6 +33,7 @@ class FileRecord:
     payload: str  # the parsed entries as cached in the index
     _parsed: md.ParsedFile | None = None
     cached: bool = False  # served from the index's cache (so the cache is current)
+    ino: int = 0
 
     @property
     def parsed(self) -> md.ParsedFile:
@@ -112,7 +113,7 @@ class Scan:
         # what each root must resolve inside (SPEC §1: `.muse/memory` inside the workspace)
         self.within = within or {}
         self.files: dict[Path, FileRecord] = {}
-        self._file_problems: dict[Path, tuple[str, Problem, tuple[int, int] | None]] = {}
+        self._file_problems: dict[Path, tuple[str, Problem, tuple[int, int, int] | None]] = {}
         self._walk_problems: dict[str, list[Problem]] = {}
         self.layer_errors: dict[str, Problem] = {}
 
@@ -127,6 +128,21 @@ class Scan:
         out: list[Entry] = []
         for rec in sorted((r for r in self.files.values() if r.layer == layer), key=lambda r: r.rel):
             out.extend(rec.entries)
+        return out
+
+    def file_states(self, layer: str) -> dict[str, tuple] | None:
+        """path -> (size, mtime_ns, inode, sha256 or "", problem message or "") of every file of
+        the layer as it was read; None when one of them could not be stat-ed (nothing to check
+        a saved state against)."""
+        out: dict[str, tuple] = {}
+        for path, rec in self.files.items():
+            if rec.layer == layer:
+                out[str(path)] = (rec.size, rec.mtime_ns, rec.ino, rec.sha, "")
+        for path, (lay, problem, stat_key) in self._file_problems.items():
+            if lay == layer:
+                if stat_key is None:
+                    return None
+                out[str(path)] = (*stat_key, "", problem.message)
         return out
 
     def problem_of(self, path: Path) -> Problem | None:
@@ -163,9 +179,9 @@ class Scan:
                 if self.files.pop(path, None) is not None:
                     touched.append(str(path))
                 continue
-            stat_key = (st.st_size, st.st_mtime_ns)
+            stat_key = (st.st_size, st.st_mtime_ns, st.st_ino)
             if not full and path not in changed:
-                if rec is not None and (rec.size, rec.mtime_ns) == stat_key:
+                if rec is not None and (rec.size, rec.mtime_ns, rec.ino) == stat_key:
                     continue
                 known = self._file_problems.get(path)
                 if rec is None and known is not None and known[2] == stat_key:
@@ -191,7 +207,7 @@ class Scan:
             dirty = True
         return dirty, reindex
 
-    def _set_problem(self, layer: str, path: Path, message: str, stat_key: tuple[int, int] | None) -> bool:
+    def _set_problem(self, layer: str, path: Path, message: str, stat_key: tuple[int, int, int] | None) -> bool:
         problem = Problem(str(path), message)
         previous = self._file_problems.get(path)
         self._file_problems[path] = (layer, problem, stat_key)
@@ -199,7 +215,7 @@ class Scan:
 
     def _read_file(self, layer: str, root: Path, path: Path, st: os.stat_result,
                    cache: dict[str, tuple[str, str]] | None = None) -> FileRecord | None:
-        stat_key = (st.st_size, st.st_mtime_ns)
+        stat_key = (st.st_size, st.st_mtime_ns, st.st_ino)
         if not stat_mod.S_ISREG(st.st_mode):
             self._set_problem(layer, path, "not a regular file; skipped without opening it", stat_key)
             return None
@@ -221,7 +237,7 @@ class Scan:
             entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime)
             if entries is not None:
                 return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1],
-                                  cached=True)
+                                  cached=True, ino=st.st_ino)
         try:
             text = md.decode(data)
             if "\x00" in text:
@@ -233,4 +249,5 @@ class Scan:
         payload = make_payload(layer, path, parsed)
         entries = entries_from_payload(layer, path, rel, payload, st.st_mtime)
         assert entries is not None
-        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed)
+        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed,
+                          ino=st.st_ino)

@@ -1,0 +1,195 @@
+"""The prepared index: what `memtui preview` and the hook need to answer a query, saved by
+the process that last loaded the memories and checked, not trusted, by the next one.
+
+It holds, per layer, the injection engine's own `LayerIndex` state (entries in base order,
+term postings, each entry's one-line text with redaction applied, its cost and what a
+candidate shows of it), so a warm run reads one file instead of parsing Markdown, turning
+rows into entries and redacting every line. It is derived and rebuildable: it lives in
+`<home>/cache/`, never in a workspace, and any doubt means it is rebuilt:
+
+- another format, Python or memtui code (the stamp of memtui's core sources);
+- other `maxItemChars` or `redactSecrets` settings (the lines depend on them);
+- a Markdown file added, removed, or with another size, mtime or inode; a file that had
+  changed within a few seconds of being read is hashed again (a same-size edit within one
+  mtime tick keeps size and mtime);
+- muse.db's conversation rows: a change counter kept by memtui's triggers in memtui's own
+  table moved, or the triggers are missing (the layer is then never taken from here).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import marshal
+import os
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..fileio import sha256
+from ..injection import LAYER_ORDER, LayerIndex, LineMaker
+from ..model import FILE_LAYERS
+from ..paths import Paths, Problem
+from ..settings import Settings
+from .index import MuseDB
+
+log = logging.getLogger("memtui.prepared")
+
+FORMAT = 1  # bump when what is saved changes
+MAGIC = b"MEMTUIP1"
+FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
+_CORE = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Prepared:
+    indexes: dict[str, LayerIndex]
+    problems: list[Problem]
+    failed_layers: frozenset[str]
+    from_cache: bool = False
+
+
+def cache_path(paths: Paths) -> Path:
+    digest = hashlib.sha256(str(paths.workspace).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return paths.home / "cache" / f"injection-{digest}.bin"
+
+
+def code_stamp() -> str:
+    """Changes with any source file of memtui's core (terms, parsing, redaction, the engine)."""
+    h = hashlib.sha256(f"{FORMAT} {sys.version}".encode())
+    for folder in (_CORE, _CORE / "store"):
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+        except OSError:
+            return "unknown"
+        for name in names:
+            try:
+                st = os.stat(folder / name)
+            except OSError:
+                return "unknown"
+            h.update(f"{folder.name}/{name} {st.st_size} {st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _settings_key(settings: Settings) -> list:
+    return [settings.max_item_chars, bool(settings.redact_secrets)]
+
+
+def _generation(paths: Paths, create: bool = False) -> int | str:
+    db = MuseDB(paths.db_path)
+    try:
+        return db.row_generation(create=create)
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------------- loading
+def load_prepared(paths: Paths, settings: Settings) -> Prepared | None:
+    """The saved state when it still describes the memories exactly, else None."""
+    try:
+        raw = cache_path(paths).read_bytes()
+    except OSError:
+        return None
+    try:
+        if raw[:8] != MAGIC or int.from_bytes(raw[8:12], "big") != zlib.crc32(raw[12:]):
+            return None
+        data = marshal.loads(raw[12:])
+    except (ValueError, EOFError, TypeError):
+        return None
+    try:
+        return _check(paths, settings, data)
+    except (OSError, KeyError, ValueError, TypeError, IndexError) as exc:
+        log.info("prepared index not used: %s", exc)
+        return None
+
+
+def _check(paths: Paths, settings: Settings, data: dict) -> Prepared | None:
+    if (data["stamp"] != code_stamp() or data["workspace"] != str(paths.workspace)
+            or data["settings"] != _settings_key(settings)):
+        return None
+    gen = data["gen"]
+    if gen == "untracked" or _generation(paths) != gen:
+        return None
+    problems: list[Problem] = []
+    for layer in FILE_LAYERS:
+        files, walk_problems = paths.memory_files(layer)
+        root = str(paths.root(layer))
+        if any(p.source == root for p in walk_problems):
+            return None  # a failed layer: the store reports it
+        saved: dict = data["files"][layer]
+        if len(files) != len(saved):
+            return None
+        for path in files:
+            state = saved.get(str(path))
+            if state is None:
+                return None
+            size, mtime_ns, ino, sha, problem = state
+            st = os.stat(path)
+            if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
+                return None
+            if sha and mtime_ns >= data["read_ns"] - FRESH_NS:
+                with open(path, "rb") as fh:
+                    if sha256(fh.read()) != sha:
+                        return None
+            if problem:
+                problems.append(Problem(str(path), problem))
+        problems += walk_problems
+    indexes = {layer: LayerIndex.from_state(state) for layer, state in zip(LAYER_ORDER, data["layers"])}
+    problems = sorted(set(problems), key=lambda p: (p.source, p.message))
+    return Prepared(indexes, problems, frozenset(), from_cache=True)
+
+
+# ---------------------------------------------------------------------- building
+def prepare(paths: Paths, settings: Settings, save: bool = True) -> Prepared:
+    """Load the memories (the store, read-only), index them, and save the state for the next
+    process when everything it was built from can be checked later."""
+    from .memory import MemoryStore
+
+    gen = _generation(paths, create=save and paths.home.is_dir())
+    read_ns = time.time_ns()
+    store = MemoryStore(paths, index=False)
+    try:
+        store.load()
+        indexes = {layer: LayerIndex.from_entries(layer, store.snapshot(layer)) for layer in LAYER_ORDER}
+        prepared = Prepared(indexes, store.problems, frozenset(store.layer_errors))
+        if save and gen != "untracked" and not store.layer_errors and paths.home.is_dir():
+            states = {str(layer): store.scan.file_states(layer) for layer in FILE_LAYERS}
+            if all(s is not None for s in states.values()):
+                _save(paths, settings, gen, read_ns, states, indexes)
+    finally:
+        store.close()
+    return prepared
+
+
+def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files: dict, indexes: dict) -> None:
+    for layer_files in files.values():
+        for state in layer_files.values():
+            size, mtime_ns, ino, sha, problem = state
+            if problem and mtime_ns >= read_ns - FRESH_NS:
+                return  # a bad file just changed: nothing to hash it against later
+    maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+    data = {
+        "stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
+        "gen": gen, "read_ns": read_ns, "files": files,
+        "layers": [indexes[layer].state(maker) for layer in LAYER_ORDER],
+    }
+    target = cache_path(paths)
+    try:
+        body = marshal.dumps(data)
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".injection-", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except (OSError, ValueError) as exc:  # a cache is never required
+        log.info("prepared index not saved: %s", exc)
