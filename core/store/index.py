@@ -231,7 +231,7 @@ class MuseDB:
                 row = db.execute("SELECT value FROM memtui_state WHERE key = 'rows_gen'").fetchone()
                 db.conn.commit()
                 return "untracked" if row is None else int(row[0])
-            except sqlite3.DatabaseError:
+            except (sqlite3.DatabaseError, DatabaseError):
                 return "untracked"
 
     @staticmethod
