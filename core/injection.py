@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections import Counter
-from itertools import chain
+import json
 import logging
 import math
 import time
 import unicodedata
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from .model import IMPORTANCE_RANK, Entry
 from .paths import Paths, Problem
@@ -72,7 +73,7 @@ class Candidate:
 
     __slots__ = ("index", "pos", "score", "status", "_maker")
 
-    def __init__(self, index: "LayerIndex", pos: int, score: float, status: str, maker: LineMaker):
+    def __init__(self, index: LayerIndex, pos: int, score: float, status: str, maker: LineMaker):
         self.index = index
         self.pos = pos
         self.score = score
@@ -102,6 +103,11 @@ class Candidate:
     @property
     def layer(self) -> str:
         return self.index.layer
+
+    def json(self) -> str:
+        """`json.dumps(self.as_dict(), ensure_ascii=False)`, from two pieces made once per entry."""
+        head, tail = self.index.fragments(self.pos, self._maker)
+        return f'{head}{self.score!r}, "status": "{self.status}{tail}'
 
     def as_dict(self) -> dict:
         entry_id, source, importance, updated = self.index.shown(self.pos)
@@ -135,7 +141,7 @@ class InjectionResult:
     errors: list[Problem] = field(default_factory=list)
     enabled_why: str = ""
     included: list[Candidate] = field(default_factory=list)
-    _plan: "_Plan | None" = field(default=None, repr=False)
+    _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
 
     @property
@@ -176,8 +182,8 @@ class InjectionResult:
             parts.append(self.disabled_reason.replace("_", " "))
         return " · ".join(parts)
 
-    def as_dict(self) -> dict:
-        return {
+    def as_dict(self, candidates: bool = True) -> dict:
+        data = {
             "workspace": self.workspace,
             "query": self.query,
             "enabled": self.enabled,
@@ -192,8 +198,17 @@ class InjectionResult:
             "redacted": self.redacted,
             "text": self.text,
             "errors": [p.as_dict() for p in self.errors],
-            "candidates": [c.as_dict() for c in self.iter_candidates()],
         }
+        if candidates:
+            data["candidates"] = [c.as_dict() for c in self.iter_candidates()]
+        return data
+
+    def to_json(self) -> str:
+        """`json.dumps(self.as_dict(), ensure_ascii=False)`, byte for byte, built from each
+        candidate's pre-rendered pieces (tens of thousands of them for `preview --json`)."""
+        head = json.dumps(self.as_dict(candidates=False), ensure_ascii=False)
+        return head[:-1] + ', "candidates": [' + ", ".join(c.json() for c in self.iter_candidates()) + "]}"
+
 
 
 def make_line(text: str, max_chars: int, redact_secrets: bool) -> tuple[str, bool, int]:
@@ -242,6 +257,21 @@ def shown_of(entry: Entry) -> Shown:
     return (_plain(entry.id), _plain(entry.source_ref), _plain(entry.importance), entry.updated_iso)
 
 
+def make_fragments(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
+    """The JSON of a candidate (`Candidate.as_dict`, as `json.dumps(..., ensure_ascii=False)`
+    writes it) before its score and after its status."""
+    entry_id, source, importance, updated = shown
+    line, clipped, _, tokens = made
+
+    def d(value: str) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    head = f'{{"id": {d(entry_id)}, "layer": {d(layer)}, "source": {d(source)}, "score": '
+    tail = (f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {d(line)}, '
+            f'"importance": {d(importance)}, "updated_at": {d(updated)}}}')
+    return head, tail
+
+
 # Lines already made, by settings and text: an entry's line is made once per process however
 # often its layer's index is rebuilt (an outside edit rebuilds one layer; its texts mostly stay).
 _MADE: dict[tuple[int, bool], dict[str, Made]] = {}
@@ -269,8 +299,9 @@ class LayerIndex:
     prepared index of `core.store.prepared`): the walk below is the same for both."""
 
     def __init__(self, layer: str, n_active: int, rank: list[int], postings: dict[str, list[int]],
-                 archived_terms: list, entries: list[Entry | None], rows: list[tuple] | None = None,
-                 shown: list[Shown] | None = None, made: dict[tuple[int, bool], list[Made]] | None = None):
+                 archived_terms: list, entries: list[Entry | None], rows: Sequence[tuple] | None = None,
+                 shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
+                 frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None):
         self.layer = layer
         self.n_active = n_active
         self.size = len(entries)
@@ -281,6 +312,7 @@ class LayerIndex:
         self._rows = rows
         self._shown = shown
         self._made = made or {}
+        self._frags = frags or {}
         self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges of active positions
         for pos in range(n_active):
             r = rank[pos]
@@ -290,7 +322,7 @@ class LayerIndex:
                 self.groups.append((r, pos, pos + 1))
 
     @classmethod
-    def from_entries(cls, layer: str, entries: Sequence[Entry]) -> "LayerIndex":
+    def from_entries(cls, layer: str, entries: Sequence[Entry]) -> LayerIndex:
         active = sorted((e for e in entries if not e.archived), key=base_key)
         archived = sorted((e for e in entries if e.archived), key=base_key)
         ordered: list[Entry | None] = [*active, *archived]
@@ -302,19 +334,26 @@ class LayerIndex:
         return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered)
 
     # ------------------------------------------------------------------ saved state
-    def state(self, maker: LineMaker) -> tuple:
-        """Everything a later process needs to answer without the entries: plain values only."""
-        rows = [entry_row(self.entry(p)) for p in range(self.size)]
-        shown = [self.shown(p) for p in range(self.size)]
-        made = [self.made(p, maker) for p in range(self.size)]
-        return (_plain(self.layer), self.n_active, self.rank, self.postings,
-                [sorted(t) for t in self._archived_terms], rows, shown, maker.key, made)
+    def state(self, maker: LineMaker) -> dict:
+        """Everything a later process needs to answer without the entries, as plain values
+        (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
+        shows of it and its line made with `maker`'s settings."""
+        return {
+            "layer": _plain(self.layer), "n_active": self.n_active, "rank": self.rank, "postings": self.postings,
+            "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
+            "rows": [entry_row(self.entry(p)) for p in range(self.size)],
+            "shown": [self.shown(p) for p in range(self.size)],
+            "made": [self.made(p, maker) for p in range(self.size)],
+            "frags": [self.fragments(p, maker) for p in range(self.size)],
+        }
 
     @classmethod
-    def from_state(cls, state: tuple) -> "LayerIndex":
-        layer, n_active, rank, postings, archived_terms, rows, shown, key, made = state
-        return cls(layer, n_active, rank, postings, archived_terms, [None] * len(rows), rows, shown,
-                   {tuple(key): made})
+    def from_state(cls, core: dict, rows: Sequence[tuple], shown: Sequence[Shown], made: Sequence[Made],
+                   frags: Sequence[tuple[str, str]]) -> LayerIndex:
+        """An index from a saved state; `rows`, `shown`, `made` and `frags` may be lazy sequences."""
+        key = tuple(core["key"])
+        return cls(core["layer"], core["n_active"], core["rank"], core["postings"], core["archived_terms"],
+                   [None] * core["size"], rows, shown, {key: made}, {key: frags})  # type: ignore[dict-item]
 
     # ------------------------------------------------------------------ per position
     def entry(self, pos: int) -> Entry:
@@ -344,6 +383,13 @@ class LayerIndex:
         if made is not None:
             return made[pos]
         return _make(maker, self.text(pos))
+
+    def fragments(self, pos: int, maker: LineMaker) -> tuple[str, str]:
+        """A candidate's JSON around its score and status (see `Candidate.json`)."""
+        frags = self._frags.get(maker.key)
+        if frags is not None:
+            return frags[pos]
+        return make_fragments(self.layer, self.shown(pos), self.made(pos, maker))
 
     def archived_terms(self, pos: int) -> frozenset[str]:
         t = self._archived_terms[pos - self.n_active]

@@ -11,11 +11,13 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import sqlite_utils
+
+from .generation import GENERATION_TRIGGERS
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -39,21 +41,6 @@ CREATE TABLE IF NOT EXISTS memtui_files (
   path TEXT PRIMARY KEY, layer TEXT NOT NULL, size INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, payload TEXT);
 """
-
-
-_BUMP = "BEGIN UPDATE memtui_state SET value = value + 1 WHERE key = 'rows_gen'; END"
-# memtui's change counter for the prepared index: triggers that write only memtui's table.
-GENERATION_TRIGGERS = {
-    "memtui_gen_memories_ins": f"CREATE TRIGGER memtui_gen_memories_ins AFTER INSERT ON memories "
-                               f"WHEN NEW.type = 'conversation' {_BUMP}",
-    "memtui_gen_memories_upd": f"CREATE TRIGGER memtui_gen_memories_upd AFTER UPDATE ON memories "
-                               f"WHEN OLD.type = 'conversation' OR NEW.type = 'conversation' {_BUMP}",
-    "memtui_gen_memories_del": f"CREATE TRIGGER memtui_gen_memories_del AFTER DELETE ON memories "
-                               f"WHEN OLD.type = 'conversation' {_BUMP}",
-    "memtui_gen_conversations_ins": f"CREATE TRIGGER memtui_gen_conversations_ins AFTER INSERT ON conversations {_BUMP}",
-    "memtui_gen_conversations_upd": f"CREATE TRIGGER memtui_gen_conversations_upd AFTER UPDATE ON conversations {_BUMP}",
-    "memtui_gen_conversations_del": f"CREATE TRIGGER memtui_gen_conversations_del AFTER DELETE ON conversations {_BUMP}",
-}
 
 
 def busy_or_readonly(exc: Exception) -> str | None:

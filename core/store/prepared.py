@@ -22,10 +22,12 @@ import hashlib
 import logging
 import marshal
 import os
+import sqlite3
 import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +36,7 @@ from ..injection import LAYER_ORDER, LayerIndex, LineMaker
 from ..model import FILE_LAYERS
 from ..paths import Paths, Problem
 from ..settings import Settings
-from .index import MuseDB
+from .generation import GENERATION_TRIGGERS
 
 log = logging.getLogger("memtui.prepared")
 
@@ -79,11 +81,41 @@ def _settings_key(settings: Settings) -> list:
 
 
 def _generation(paths: Paths, create: bool = False) -> int | str:
+    from .index import MuseDB
+
     db = MuseDB(paths.db_path)
     try:
         return db.row_generation(create=create)
     finally:
         db.close()
+
+
+# ---------------------------------------------------------------------- sections
+CHUNK = 512  # positions per saved chunk of rows or shown values
+
+
+class Chunks(Sequence):
+    """A saved list read back a chunk at a time, on first use: the hook reads the few entries
+    it injects, `--json` all of them."""
+
+    def __init__(self, chunks: list[bytes], size: int):
+        self._chunks = chunks
+        self._loaded: list[list | None] = [None] * len(chunks)
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, pos):  # type: ignore[override]
+        i = pos // CHUNK
+        part = self._loaded[i]
+        if part is None:
+            part = self._loaded[i] = marshal.loads(self._chunks[i])
+        return part[pos - i * CHUNK]
+
+
+def _chunked(values: list) -> list[bytes]:
+    return [marshal.dumps(values[i:i + CHUNK]) for i in range(0, len(values), CHUNK)]
 
 
 # ---------------------------------------------------------------------- loading
@@ -94,16 +126,33 @@ def load_prepared(paths: Paths, settings: Settings) -> Prepared | None:
     except OSError:
         return None
     try:
-        if raw[:8] != MAGIC or int.from_bytes(raw[8:12], "big") != zlib.crc32(raw[12:]):
+        if raw[:8] != MAGIC or int.from_bytes(raw[8:12], "big") != zlib.adler32(raw[12:]):
             return None
         data = marshal.loads(raw[12:])
     except (ValueError, EOFError, TypeError):
         return None
     try:
         return _check(paths, settings, data)
-    except (OSError, KeyError, ValueError, TypeError, IndexError) as exc:
+    except (OSError, KeyError, ValueError, TypeError, IndexError, sqlite3.Error) as exc:
         log.info("prepared index not used: %s", exc)
         return None
+
+
+def _read_generation(paths: Paths) -> int | str:
+    """`MuseDB.row_generation` read-only with the standard library alone (no write, no wait)."""
+    if not paths.db_path.is_file():
+        return "absent"
+    conn = sqlite3.connect(f"{paths.db_path.as_uri()}?mode=ro", uri=True, timeout=1.0)
+    try:
+        names = {r[0]: r[1] for r in conn.execute("SELECT name, sql FROM sqlite_master")}
+        if "memories" not in names:
+            return "empty"
+        if "memtui_state" not in names or any(names.get(n) != sql for n, sql in GENERATION_TRIGGERS.items()):
+            return "untracked"
+        row = conn.execute("SELECT value FROM memtui_state WHERE key = 'rows_gen'").fetchone()
+        return "untracked" if row is None else int(row[0])
+    finally:
+        conn.close()
 
 
 def _check(paths: Paths, settings: Settings, data: dict) -> Prepared | None:
@@ -111,7 +160,7 @@ def _check(paths: Paths, settings: Settings, data: dict) -> Prepared | None:
             or data["settings"] != _settings_key(settings)):
         return None
     gen = data["gen"]
-    if gen == "untracked" or _generation(paths) != gen:
+    if gen == "untracked" or _read_generation(paths) != gen:
         return None
     problems: list[Problem] = []
     for layer in FILE_LAYERS:
@@ -137,7 +186,11 @@ def _check(paths: Paths, settings: Settings, data: dict) -> Prepared | None:
             if problem:
                 problems.append(Problem(str(path), problem))
         problems += walk_problems
-    indexes = {layer: LayerIndex.from_state(state) for layer, state in zip(LAYER_ORDER, data["layers"])}
+    indexes = {}
+    for layer, (core, rows, shown, made, frags) in zip(LAYER_ORDER, data["layers"]):
+        size = core["size"]
+        indexes[layer] = LayerIndex.from_state(core, Chunks(rows, size), Chunks(shown, size), Chunks(made, size),
+                                               Chunks(frags, size))
     problems = sorted(set(problems), key=lambda p: (p.source, p.message))
     return Prepared(indexes, problems, frozenset(), from_cache=True)
 
@@ -164,6 +217,12 @@ def prepare(paths: Paths, settings: Settings, save: bool = True) -> Prepared:
     return prepared
 
 
+def _layer_sections(state: dict) -> tuple:
+    rows, shown, made, frags = state.pop("rows"), state.pop("shown"), state.pop("made"), state.pop("frags")
+    state["size"] = len(rows)
+    return (state, _chunked(rows), _chunked(shown), _chunked(made), _chunked(frags))
+
+
 def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files: dict, indexes: dict) -> None:
     for layer_files in files.values():
         for state in layer_files.values():
@@ -174,7 +233,7 @@ def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files:
     data = {
         "stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
         "gen": gen, "read_ns": read_ns, "files": files,
-        "layers": [indexes[layer].state(maker) for layer in LAYER_ORDER],
+        "layers": [_layer_sections(indexes[layer].state(maker)) for layer in LAYER_ORDER],
     }
     target = cache_path(paths)
     try:
@@ -183,7 +242,7 @@ def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files:
         fd, tmp = tempfile.mkstemp(prefix=".injection-", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+                fh.write(MAGIC + zlib.adler32(body).to_bytes(4, "big") + body)
             os.replace(tmp, target)
         except BaseException:
             try:
