@@ -143,6 +143,7 @@ class InjectionResult:
     included: list[Candidate] = field(default_factory=list)
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
+    _status_counts: dict[str, int] | None = field(default=None, repr=False)
 
     @property
     def injected(self) -> bool:
@@ -163,6 +164,16 @@ class InjectionResult:
         if self._plan is None:
             return 0
         return sum(index.size for _, index, _, _ in self._plan.layers)
+
+    def status_counts(self) -> dict[str, int]:
+        """How many candidates got each status (only those with any), as counting
+        `iter_candidates()` would give, without producing the candidates."""
+        if self._status_counts is None:
+            if self._candidates is not None or self._plan is None:
+                self._status_counts = dict(Counter(c.status for c in self.iter_candidates()))
+            else:
+                self._status_counts = self._plan.status_counts(self.included)
+        return dict(self._status_counts)
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -512,6 +523,29 @@ class _Plan:
         self.settings = settings
         self.layers = layers
         self.maker = maker
+
+    def status_counts(self, included: list[Candidate]) -> dict[str, int]:
+        """The statuses `candidates()` would give, counted from the scores alone: in a layer the
+        passing candidates are those scoring at least the gate; the first `max_items` of them
+        are included or `budget`, the rest `max_items`."""
+        out: Counter[str] = Counter()
+        nq = len(self.q)
+        included_in = Counter(c.layer for c in included)
+        for layer, index, counts, _ in self.layers:
+            gate = self.settings.gate.get(layer, 0.0)
+            limit = self.settings.max_items.get(layer)
+            n = index.n_active
+            if 0.0 >= gate:
+                passing = n
+            else:
+                passing = sum(1 for v in counts.values() if v / nq >= gate)
+            capped = passing if limit is None else min(passing, max(limit, 0))
+            out["below_gate"] += n - passing
+            out["max_items"] += passing - capped
+            out["included"] += included_in[layer]
+            out["budget"] += capped - included_in[layer]
+            out["archived"] += index.size - n
+        return {status: k for status, k in out.items() if k}
 
     def candidates(self) -> Iterator[Candidate]:
         q, maker = self.q, self.maker

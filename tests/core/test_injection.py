@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -319,6 +320,8 @@ def test_inject_equals_the_plain_rule(seed, sizes, total, caps, gates, limits, m
     s.max_item_chars = max_chars
     text, expected, truncated, count = reference_inject(layers, s, query)
     r = inject(layers, s, query)
+    assert r.status_counts() == dict(Counter(status for _, _, status, _ in expected))  # counted, not produced
+    assert r._candidates is None
     assert r.text == text
     assert (r.truncated, r.count) == (truncated, count)
     assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
