@@ -13,6 +13,7 @@ import logging
 import math
 import time
 import unicodedata
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -324,6 +325,7 @@ class LayerIndex:
         self._shown = shown
         self._made = made or {}
         self._frags = frags or {}
+        self._packed = bool(postings) and isinstance(next(iter(postings.values())), bytes)
         self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges of active positions
         for pos in range(n_active):
             r = rank[pos]
@@ -350,7 +352,8 @@ class LayerIndex:
         (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
         shows of it and its line made with `maker`'s settings."""
         return {
-            "layer": _plain(self.layer), "n_active": self.n_active, "rank": self.rank, "postings": self.postings,
+            "layer": _plain(self.layer), "n_active": self.n_active, "rank": self.rank,
+            "postings": {t: p if isinstance(p, bytes) else array("i", p).tobytes() for t, p in self.postings.items()},
             "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
             "shown": [self.shown(p) for p in range(self.size)],
@@ -410,7 +413,10 @@ class LayerIndex:
     def matches(self, q: frozenset[str]) -> dict[int, int]:
         """position -> |Q ∩ M| for every active entry sharing a term with the query."""
         postings = self.postings
-        return Counter(chain.from_iterable(postings[t] for t in q if t in postings))  # counted in C
+        found = (postings[t] for t in q if t in postings)
+        if self._packed:  # saved as bytes of native ints: read only the query's terms
+            found = (memoryview(b).cast("i") for b in found)  # type: ignore[arg-type]
+        return Counter(chain.from_iterable(found))  # counted in C
 
     def order(self, counts: dict[int, int], scored_only: bool) -> Iterator[int]:
         """Active positions in §5 order: importance, score desc, then base order. With
@@ -535,7 +541,7 @@ class _Plan:
             gate = self.settings.gate.get(layer, 0.0)
             limit = self.settings.max_items.get(layer)
             n = index.n_active
-            if 0.0 >= gate:
+            if gate <= 0.0:
                 passing = n
             else:
                 passing = sum(1 for v in counts.values() if v / nq >= gate)
@@ -637,16 +643,28 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
 
     With `record`, a real injection: one record is added to the injection history (§11);
     a failure to record never raises, it is logged and listed in `errors`."""
-    from .store.prepared import load_prepared, prepare
+    from .store.prepared import DamagedPreparedIndex, load_prepared, prepare
 
     started = time.perf_counter()
     paths = Paths.resolve(home=home, workspace=workspace)
     settings = load_settings(paths)
     if not settings.enabled:
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
-    prepared = load_prepared(paths, settings) or prepare(paths, settings)
-    result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
-                    failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
+    def answer(prepared) -> InjectionResult:
+        result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
+                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
+        for c in result.included:  # read here what every caller uses, so a damaged section shows now
+            c.entry  # noqa: B018
+        return result
+
+    prepared = load_prepared(paths, settings)
+    try:
+        result = answer(prepared) if prepared is not None else None
+    except DamagedPreparedIndex as exc:
+        log.warning("%s", exc)
+        result = None
+    if result is None:
+        result = answer(prepare(paths, settings))
     result.retrieval_ms = (time.perf_counter() - started) * 1000
     if record:
         from .history import record as record_injection

@@ -41,7 +41,7 @@ from .generation import GENERATION_TRIGGERS
 log = logging.getLogger("memtui.prepared")
 
 FORMAT = 1  # bump when what is saved changes
-MAGIC = b"MEMTUIP1"
+MAGIC = b"MEMTUIP2"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 _CORE = Path(__file__).resolve().parent.parent
 
@@ -94,11 +94,36 @@ def _generation(paths: Paths, create: bool = False) -> int | str:
 CHUNK = 512  # positions per saved chunk of rows or shown values
 
 
+class DamagedPreparedIndex(RuntimeError):
+    """A section of the saved state fails its checksum (found only when it is first read)."""
+
+
+class _Sections:
+    """The saved file's sections, each read (`pread`) and checked when first asked for."""
+
+    def __init__(self, path: Path, fd: int, base: int):
+        self.path = path
+        self.fd = fd
+        self.base = base
+
+    def read(self, offset: int, length: int, crc: int) -> list:
+        piece = os.pread(self.fd, length, self.base + offset)
+        if len(piece) != length or zlib.crc32(piece) != crc:
+            try:
+                self.path.unlink()  # rebuilt by the next run
+            except OSError:
+                pass
+            raise DamagedPreparedIndex(f"{self.path}: the prepared index is damaged (a section fails its "
+                                       "checksum); it was removed and is rebuilt on the next run")
+        return marshal.loads(piece)
+
+
 class Chunks(Sequence):
     """A saved list read back a chunk at a time, on first use: the hook reads the few entries
     it injects, `--json` all of them."""
 
-    def __init__(self, chunks: list[bytes], size: int):
+    def __init__(self, sections: _Sections, chunks: list[tuple[int, int, int]], size: int):
+        self._sections = sections
         self._chunks = chunks
         self._loaded: list[list | None] = [None] * len(chunks)
         self._size = size
@@ -110,32 +135,57 @@ class Chunks(Sequence):
         i = pos // CHUNK
         part = self._loaded[i]
         if part is None:
-            part = self._loaded[i] = marshal.loads(self._chunks[i])
+            part = self._loaded[i] = self._sections.read(*self._chunks[i])
         return part[pos - i * CHUNK]
 
 
-def _chunked(values: list) -> list[bytes]:
-    return [marshal.dumps(values[i:i + CHUNK]) for i in range(0, len(values), CHUNK)]
+class _Writer:
+    """Collects the sections after the header: (offset, length, crc32) of each chunk."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def chunked(self, values: list) -> list[tuple[int, int, int]]:
+        out = []
+        for i in range(0, len(values), CHUNK):
+            piece = marshal.dumps(values[i:i + CHUNK])
+            out.append((self.size, len(piece), zlib.crc32(piece)))
+            self.parts.append(piece)
+            self.size += len(piece)
+        return out
 
 
 # ---------------------------------------------------------------------- loading
+HEADER = len(MAGIC) + 8 + 4  # magic, the length of the checked part, its crc32
+
+
 def load_prepared(paths: Paths, settings: Settings) -> Prepared | None:
     """The saved state when it still describes the memories exactly, else None."""
+    path = cache_path(paths)
     try:
-        raw = cache_path(paths).read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    keep = False
     try:
-        if raw[:8] != MAGIC or int.from_bytes(raw[8:12], "big") != zlib.adler32(raw[12:]):
+        head = os.pread(fd, HEADER, 0)
+        if len(head) != HEADER or head[:8] != MAGIC:
             return None
-        data = marshal.loads(raw[12:])
-    except (ValueError, EOFError, TypeError):
-        return None
-    try:
-        return _check(paths, settings, data)
-    except (OSError, KeyError, ValueError, TypeError, IndexError, sqlite3.Error) as exc:
+        length, crc = int.from_bytes(head[8:16], "big"), int.from_bytes(head[16:20], "big")
+        body = os.pread(fd, length, HEADER)
+        if len(body) != length or zlib.crc32(body) != crc:
+            return None
+        data = marshal.loads(body)
+        prepared = _check(paths, settings, data, _Sections(path, fd, HEADER + length))
+        keep = prepared is not None  # its sections are read from `fd` as needed
+        return prepared
+    except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError, sqlite3.Error) as exc:
         log.info("prepared index not used: %s", exc)
         return None
+    finally:
+        if not keep:
+            os.close(fd)
 
 
 def _read_generation(paths: Paths) -> int | str:
@@ -155,7 +205,7 @@ def _read_generation(paths: Paths) -> int | str:
         conn.close()
 
 
-def _check(paths: Paths, settings: Settings, data: dict) -> Prepared | None:
+def _check(paths: Paths, settings: Settings, data: dict, sections: _Sections) -> Prepared | None:
     if (data["stamp"] != code_stamp() or data["workspace"] != str(paths.workspace)
             or data["settings"] != _settings_key(settings)):
         return None
@@ -189,8 +239,8 @@ def _check(paths: Paths, settings: Settings, data: dict) -> Prepared | None:
     indexes = {}
     for layer, (core, rows, shown, made, frags) in zip(LAYER_ORDER, data["layers"]):
         size = core["size"]
-        indexes[layer] = LayerIndex.from_state(core, Chunks(rows, size), Chunks(shown, size), Chunks(made, size),
-                                               Chunks(frags, size))
+        indexes[layer] = LayerIndex.from_state(core, Chunks(sections, rows, size), Chunks(sections, shown, size),
+                                               Chunks(sections, made, size), Chunks(sections, frags, size))
     problems = sorted(set(problems), key=lambda p: (p.source, p.message))
     return Prepared(indexes, problems, frozenset(), from_cache=True)
 
@@ -217,10 +267,10 @@ def prepare(paths: Paths, settings: Settings, save: bool = True) -> Prepared:
     return prepared
 
 
-def _layer_sections(state: dict) -> tuple:
+def _layer_sections(state: dict, writer: _Writer) -> tuple:
     rows, shown, made, frags = state.pop("rows"), state.pop("shown"), state.pop("made"), state.pop("frags")
     state["size"] = len(rows)
-    return (state, _chunked(rows), _chunked(shown), _chunked(made), _chunked(frags))
+    return (state, writer.chunked(rows), writer.chunked(shown), writer.chunked(made), writer.chunked(frags))
 
 
 def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files: dict, indexes: dict) -> None:
@@ -230,10 +280,11 @@ def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files:
             if problem and mtime_ns >= read_ns - FRESH_NS:
                 return  # a bad file just changed: nothing to hash it against later
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+    writer = _Writer()
     data = {
         "stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
         "gen": gen, "read_ns": read_ns, "files": files,
-        "layers": [_layer_sections(indexes[layer].state(maker)) for layer in LAYER_ORDER],
+        "layers": [_layer_sections(indexes[layer].state(maker), writer) for layer in LAYER_ORDER],
     }
     target = cache_path(paths)
     try:
@@ -242,7 +293,8 @@ def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files:
         fd, tmp = tempfile.mkstemp(prefix=".injection-", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + zlib.adler32(body).to_bytes(4, "big") + body)
+                fh.write(MAGIC + len(body).to_bytes(8, "big") + zlib.crc32(body).to_bytes(4, "big") + body)
+                fh.writelines(writer.parts)
             os.replace(tmp, target)
         except BaseException:
             try:

@@ -473,13 +473,25 @@ def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
     assert prep.load_prepared(worked, settings) is None
     assert build_injection(worked.workspace, query, home=worked.home).text == first.text
     assert prep.load_prepared(worked, settings) is not None  # rebuilt, triggers added back
-    # a damaged file is not trusted
+    # a damaged file is not trusted: its checked header ...
     path = prep.cache_path(worked)
-    data = bytearray(path.read_bytes())
-    data[-5] ^= 0xFF
+    good = path.read_bytes()
+    data = bytearray(good)
+    data[prep.HEADER + 3] ^= 0xFF
     path.write_bytes(bytes(data))
     assert prep.load_prepared(worked, settings) is None
     assert build_injection(worked.workspace, query, home=worked.home).text == first.text
+    # ... or a section, checked when first read: the error names the file, which is removed
+    data = bytearray(good)
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    r = build_injection(worked.workspace, query, home=worked.home)
+    assert r.text == first.text
+    with pytest.raises(prep.DamagedPreparedIndex, match="prepared index is damaged"):
+        r.to_json()
+    assert not path.exists()
+    again = build_injection(worked.workspace, query, home=worked.home)
+    assert again.text == first.text and json.loads(again.to_json())["count"] == first.count
 
 
 def test_no_saved_state_without_a_home(tmp_path):
