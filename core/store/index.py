@@ -14,8 +14,10 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:  # imported when a connection is made: `memtui preview` and the hook never need it
+    import sqlite_utils
 
 from .generation import GENERATION_TRIGGERS
 
@@ -135,6 +137,8 @@ class MuseDB:
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(f"{self.path}: {exc}") from None
         self._conn = conn
+        import sqlite_utils
+
         self._db = sqlite_utils.Database(conn)
         return self._db
 
