@@ -15,10 +15,11 @@ import time
 import unicodedata
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .model import IMPORTANCE_RANK, Entry
 from .paths import Paths, Problem
@@ -26,6 +27,9 @@ from .relevance import score as relevance_score
 from .relevance import terms
 from .secrets import redact
 from .settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from .store.memory import MemoryStore
 
 log = logging.getLogger("memtui.injection")
 
@@ -235,7 +239,7 @@ def make_line(text: str, max_chars: int, redact_secrets: bool) -> tuple[str, boo
     return "- " + one_line, clipped, redacted
 
 
-def base_key(entry: Entry):
+def base_key(entry: Entry) -> tuple:
     """§5 step 6 without the score: importance, updated_at desc, then path + position (or id)."""
     if entry.layer == "conversation":
         place: tuple = (entry.id,)
@@ -367,7 +371,7 @@ class LayerIndex:
         """An index from a saved state; `rows`, `shown`, `made` and `frags` may be lazy sequences."""
         key = tuple(core["key"])
         return cls(core["layer"], core["n_active"], core["rank"], core["postings"], core["archived_terms"],
-                   [None] * core["size"], rows, shown, {key: made}, {key: frags})  # type: ignore[dict-item]
+                   [None] * core["size"], rows, shown, {key: made}, {key: frags})
 
     # ------------------------------------------------------------------ per position
     def entry(self, pos: int) -> Entry:
@@ -413,7 +417,7 @@ class LayerIndex:
     def matches(self, q: frozenset[str]) -> dict[int, int]:
         """position -> |Q ∩ M| for every active entry sharing a term with the query."""
         postings = self.postings
-        found = (postings[t] for t in q if t in postings)
+        found: Iterable[Iterable[int]] = (postings[t] for t in q if t in postings)
         if self._packed:  # saved as bytes of native ints: read only the query's terms
             found = (memoryview(b).cast("i") for b in found)  # type: ignore[arg-type]
         return Counter(chain.from_iterable(found))  # counted in C
@@ -443,7 +447,7 @@ class LayerIndex:
 _INDEXES: dict[tuple[str, int], tuple[Sequence[Entry], LayerIndex]] = {}
 
 
-def layer_index(layer: str, entries: Sequence[Entry]) -> LayerIndex:
+def layer_index(layer: str, entries: Sequence[Entry] | LayerIndex) -> LayerIndex:
     """The index of a layer snapshot; the store's snapshots are tuples, reused until it changes."""
     if isinstance(entries, LayerIndex):
         return entries
@@ -565,7 +569,7 @@ class _Plan:
                 yield Candidate(index, pos, s, "archived", maker)
 
 
-def inject(layers: dict[str, Sequence[Entry] | LayerIndex], settings: Settings, query: str, workspace: str = "",
+def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Settings, query: str, workspace: str = "",
            failed_layers: frozenset[str] = frozenset(), errors: list[Problem] | None = None) -> InjectionResult:
     """The injection for `query` over already-loaded layers (SPEC §5 steps 1–12)."""
     started = time.perf_counter()
@@ -629,7 +633,7 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
     return result
 
 
-def inject_from_store(store, settings: Settings, query: str) -> InjectionResult:
+def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
     """The injection over a loaded MemoryStore (the TUI and the CLI both call this)."""
     layers = {layer: store.snapshot(layer) for layer in LAYER_ORDER}
     errors = list(settings.problems) + store.problems
@@ -643,14 +647,14 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
 
     With `record`, a real injection: one record is added to the injection history (§11);
     a failure to record never raises, it is logged and listed in `errors`."""
-    from .store.prepared import DamagedPreparedIndex, load_prepared, prepare
+    from .store.prepared import DamagedPreparedIndex, Prepared, load_prepared, prepare
 
     started = time.perf_counter()
     paths = Paths.resolve(home=home, workspace=workspace)
     settings = load_settings(paths)
     if not settings.enabled:
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
-    def answer(prepared) -> InjectionResult:
+    def answer(prepared: Prepared) -> InjectionResult:
         result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
                         failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now

@@ -25,7 +25,7 @@ _WHERE = {"Change": "edits", "ChangeLog": "edits", "DatabaseError": "index", "Mu
           "MemoryStore": "memory", "StoreChange": "memory", "FileRecord": "scan", "Snapshot": "snapshot"}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

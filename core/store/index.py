@@ -216,9 +216,8 @@ class MuseDB:
                     return "empty"
                 if "conversations" not in tables:
                     return "untracked"
-                if not self._generation_ready(db):
-                    if not create or not self._add_generation(db):
-                        return "untracked"
+                if not self._generation_ready(db) and not (create and self._add_generation(db)):
+                    return "untracked"
                 row = db.execute("SELECT value FROM memtui_state WHERE key = 'rows_gen'").fetchone()
                 db.conn.commit()
                 return "untracked" if row is None else int(row[0])

@@ -131,7 +131,7 @@ class Chunks(Sequence):
     def __len__(self) -> int:
         return self._size
 
-    def __getitem__(self, pos):  # type: ignore[override]
+    def __getitem__(self, pos):
         i = pos // CHUNK
         part = self._loaded[i]
         if part is None:
@@ -236,10 +236,10 @@ def _check(paths: Paths, settings: Settings, data: dict, sections: _Sections) ->
             if problem:
                 problems.append(Problem(str(path), problem))
         problems += walk_problems
-    indexes = {}
-    for layer, (core, rows, shown, made, frags) in zip(LAYER_ORDER, data["layers"]):
+    indexes: dict[str, LayerIndex] = {}
+    for name, (core, rows, shown, made, frags) in zip(LAYER_ORDER, data["layers"]):
         size = core["size"]
-        indexes[layer] = LayerIndex.from_state(core, Chunks(sections, rows, size), Chunks(sections, shown, size),
+        indexes[str(name)] = LayerIndex.from_state(core, Chunks(sections, rows, size), Chunks(sections, shown, size),
                                                Chunks(sections, made, size), Chunks(sections, frags, size))
     problems = sorted(set(problems), key=lambda p: (p.source, p.message))
     return Prepared(indexes, problems, frozenset(), from_cache=True)
@@ -256,7 +256,7 @@ def prepare(paths: Paths, settings: Settings, save: bool = True) -> Prepared:
     store = MemoryStore(paths, index=False)
     try:
         store.load()
-        indexes = {layer: LayerIndex.from_entries(layer, store.snapshot(layer)) for layer in LAYER_ORDER}
+        indexes = {str(layer): LayerIndex.from_entries(layer, store.snapshot(layer)) for layer in LAYER_ORDER}
         prepared = Prepared(indexes, store.problems, frozenset(store.layer_errors))
         if save and gen != "untracked" and not store.layer_errors and paths.home.is_dir():
             states = {str(layer): store.scan.file_states(layer) for layer in FILE_LAYERS}

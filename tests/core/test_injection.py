@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
+import sqlite3
+import tempfile
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.core.store.index import MuseDB
 from memtui.core.injection import build_injection, est, inject
 from memtui.core.model import Entry
+from memtui.core.paths import Paths
 from memtui.core.relevance import entry_terms, terms
-from memtui.core.settings import Settings
+from memtui.core.settings import Settings, load_settings
+from memtui.core.store import prepared as prep
+from memtui.core.store.index import MuseDB
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -331,14 +337,6 @@ def test_inject_equals_the_plain_rule(seed, sizes, total, caps, gates, limits, m
 # `build_injection` answers from a saved state when it still describes the memories. These
 # check that it is the same answer, byte for byte, as a fresh load, across every kind of change.
 
-import os  # noqa: E402
-import sqlite3  # noqa: E402
-import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from memtui.core.paths import Paths  # noqa: E402
-from memtui.core.settings import load_settings  # noqa: E402
-from memtui.core.store import prepared as prep  # noqa: E402
 
 PHRASES = ["database pool timeout", "use vitest not jest", "数据库连接池配置过小", "deploy with token=abcd1234efgh5678",
            "redis queue retry backoff", "password=hunter22 in the config", "缓存 索引 查询", "release branch review"]
