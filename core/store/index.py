@@ -261,8 +261,15 @@ class MuseDB:
                     return []
                 if "conversations" in tables:
                     # Decide once per conversation (there are far fewer conversations than memories).
-                    mine = [cid for cid, where in db.execute("SELECT id, workspace_path FROM conversations")
-                            if belongs_to(where, workspace)]
+                    # ... and once per distinct workspace path (resolving a path touches the disk)
+                    decided: dict[str | None, bool] = {}
+                    mine = []
+                    for cid, where in db.execute("SELECT id, workspace_path FROM conversations"):
+                        verdict = decided.get(where)
+                        if verdict is None:
+                            verdict = decided[where] = belongs_to(where, workspace)
+                        if verdict:
+                            mine.append(cid)
                     db.execute("DROP TABLE IF EXISTS temp.memtui_mine")
                     db.execute("CREATE TEMP TABLE memtui_mine (id TEXT PRIMARY KEY)")
                     db.conn.executemany("INSERT OR IGNORE INTO temp.memtui_mine VALUES (?)", [(c,) for c in mine])
