@@ -72,6 +72,10 @@ Shown = tuple[str, str, str, str]
 Made = tuple[str, bool, int, int]
 
 
+_STATUS_JSON = {status: f', "status": "{status}' for status in
+                ("included", "below_gate", "max_items", "budget", "archived")}
+
+
 class Candidate:
     """One entry's fate in an injection: its layer's index and position, score and status.
     The entry, its line and cost are looked up in the index when asked for."""
@@ -223,7 +227,22 @@ class InjectionResult:
         """`json.dumps(self.as_dict(), ensure_ascii=False)`, byte for byte, built from each
         candidate's pre-rendered pieces (tens of thousands of them for `preview --json`)."""
         head = json.dumps(self.as_dict(candidates=False), ensure_ascii=False)
-        return head[:-1] + ', "candidates": [' + ", ".join(c.json() for c in self.iter_candidates()) + "]}"
+        pieces: list[str] = []
+        append = pieces.append
+        reprs: dict[float, str] = {}  # few distinct scores: format each once
+        for c in self.iter_candidates():
+            first, last = c.index.fragments(c.pos, c._maker)
+            score = reprs.get(c.score)
+            if score is None:
+                score = reprs[c.score] = repr(c.score)
+            append(first)
+            append(score)
+            append(_STATUS_JSON[c.status])
+            append(last)
+            append(", ")
+        if pieces:
+            pieces.pop()
+        return head[:-1] + ', "candidates": [' + "".join(pieces) + "]}"
 
 
 
@@ -409,6 +428,13 @@ class LayerIndex:
             return frags[pos]
         return make_fragments(self.layer, self.shown(pos), self.made(pos, maker))
 
+    def preload(self, maker: LineMaker) -> None:
+        """Read every saved line and JSON piece at once (before producing every candidate)."""
+        for kept in (self._made, self._frags):
+            seq = kept.get(maker.key)
+            if seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
+                kept[maker.key] = seq.materialize()
+
     def archived_terms(self, pos: int) -> frozenset[str]:
         t = self._archived_terms[pos - self.n_active]
         return t if isinstance(t, frozenset) else frozenset(t)
@@ -560,6 +586,7 @@ class _Plan:
     def candidates(self) -> Iterator[Candidate]:
         q, maker = self.q, self.maker
         for layer, index, counts, allowance in self.layers:
+            index.preload(maker)
             walk = _LayerWalk(layer, index, counts, len(q), self.settings, allowance, maker)
             yield from walk.walk(everything=True)
             rank = index.rank

@@ -131,6 +131,16 @@ class Chunks(Sequence):
     def __len__(self) -> int:
         return self._size
 
+    def materialize(self) -> list:
+        """Every value as one plain list (when all of them are wanted)."""
+        out: list = []
+        for i in range(len(self._chunks)):
+            part = self._loaded[i]
+            if part is None:
+                part = self._loaded[i] = self._sections.read(*self._chunks[i])
+            out += part
+        return out
+
     def __getitem__(self, pos):
         i = pos // CHUNK
         part = self._loaded[i]

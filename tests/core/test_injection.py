@@ -348,6 +348,7 @@ def _fresh(paths: Paths, query: str) -> tuple[str, str]:
     p = prep.prepare(paths, settings, save=False)
     r = inject(p.indexes, settings, query, workspace=str(paths.workspace), failed_layers=p.failed_layers,
                errors=list(settings.problems) + p.problems)
+    assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)  # the pre-rendered JSON is the JSON
     return r.text, _json(r)
 
 
