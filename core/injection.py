@@ -428,6 +428,17 @@ class LayerIndex:
             return frags[pos]
         return make_fragments(self.layer, self.shown(pos), self.made(pos, maker))
 
+    def seed_made(self, maker: LineMaker) -> None:
+        """Put this index's saved lines into the made-line cache, by text."""
+        if self._made.get(maker.key) is None or self._rows is None or not hasattr(self._rows, "materialize"):
+            return
+        self.preload(maker)
+        known = _MADE.setdefault(maker.key, {})
+        if len(known) + self.size > _MADE_LIMIT:
+            return
+        for row, made in zip(self._rows.materialize(), self._made[maker.key]):
+            known[row[_TEXT_AT]] = made
+
     def preload(self, maker: LineMaker) -> None:
         """Read every saved line and JSON piece at once (before producing every candidate)."""
         for kept in (self._made, self._frags):
@@ -662,10 +673,30 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
 
 def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
     """The injection over a loaded MemoryStore (the TUI and the CLI both call this)."""
+    key = (settings.max_item_chars, bool(settings.redact_secrets))
+    if key not in _MADE:  # the first time with these settings: take the lines already made
+        _MADE[key] = {}
+        _seed_lines(store.paths, settings)
     layers = {layer: store.snapshot(layer) for layer in LAYER_ORDER}
     errors = list(settings.problems) + store.problems
     return inject(layers, settings, query, workspace=str(store.paths.workspace),
                   failed_layers=frozenset(store.layer_errors), errors=errors)
+
+
+def _seed_lines(paths: Paths, settings: Settings) -> None:
+    """Fill the made-line cache from the prepared index (same memtui and settings, even when
+    the memories changed since: a line depends on its text and the settings alone), so the
+    TUI's first preview redacts none of the lines saved there."""
+    from .store.prepared import load_prepared
+
+    try:
+        prepared = load_prepared(paths, settings, sources=False)  # any saved text -> line pair is right
+        if prepared is not None:
+            maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+            for index in prepared.indexes.values():
+                index.seed_made(maker)
+    except Exception as exc:  # a cache is never required
+        log.info("made lines not taken from the prepared index: %s", exc)
 
 
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,

@@ -170,8 +170,10 @@ class _Writer:
 HEADER = len(MAGIC) + 8 + 4  # magic, the length of the checked part, its crc32
 
 
-def load_prepared(paths: Paths, settings: Settings) -> Prepared | None:
-    """The saved state when it still describes the memories exactly, else None."""
+def load_prepared(paths: Paths, settings: Settings, sources: bool = True) -> Prepared | None:
+    """The saved state when it still describes the memories exactly, else None. With
+    `sources` False, the files and rows it was built from are not checked: only for what
+    depends on nothing else (a line depends on its text and the settings alone)."""
     path = cache_path(paths)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -187,7 +189,7 @@ def load_prepared(paths: Paths, settings: Settings) -> Prepared | None:
         if len(body) != length or zlib.crc32(body) != crc:
             return None
         data = marshal.loads(body)
-        prepared = _check(paths, settings, data, _Sections(path, fd, HEADER + length))
+        prepared = _check(paths, settings, data, _Sections(path, fd, HEADER + length), sources)
         keep = prepared is not None  # its sections are read from `fd` as needed
         return prepared
     except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError, sqlite3.Error) as exc:
@@ -215,10 +217,12 @@ def _read_generation(paths: Paths) -> int | str:
         conn.close()
 
 
-def _check(paths: Paths, settings: Settings, data: dict, sections: _Sections) -> Prepared | None:
+def _check(paths: Paths, settings: Settings, data: dict, sections: _Sections, sources: bool = True) -> Prepared | None:
     if (data["stamp"] != code_stamp() or data["workspace"] != str(paths.workspace)
             or data["settings"] != _settings_key(settings)):
         return None
+    if not sources:
+        return _prepared(data, sections, [])
     gen = data["gen"]
     if gen == "untracked" or _read_generation(paths) != gen:
         return None
@@ -246,6 +250,10 @@ def _check(paths: Paths, settings: Settings, data: dict, sections: _Sections) ->
             if problem:
                 problems.append(Problem(str(path), problem))
         problems += walk_problems
+    return _prepared(data, sections, problems)
+
+
+def _prepared(data: dict, sections: _Sections, problems: list[Problem]) -> Prepared:
     indexes: dict[str, LayerIndex] = {}
     for name, (core, rows, shown, made, frags) in zip(LAYER_ORDER, data["layers"]):
         size = core["size"]

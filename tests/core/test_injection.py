@@ -508,3 +508,26 @@ def test_same_size_edit_within_one_mtime_tick_is_seen(worked):
     assert (path.stat().st_size, path.stat().st_mtime_ns, path.stat().st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
     r = build_injection(worked.workspace, "vitest mocha", home=worked.home)
     assert "mocha!" in r.text and "vitest" not in r.text
+
+
+def test_the_tui_takes_saved_lines_and_answers_the_same(worked, monkeypatch):
+    from memtui.core import injection
+    from memtui.core.injection import inject_from_store
+    from memtui.core.store import MemoryStore
+
+    write(worked.user_root / "secret.md", "- deploy with password=hunter22 on vitest day\n")
+    query = "vitest 数据库 deploy"
+    saved = build_injection(worked.workspace, query, home=worked.home)  # saves the prepared index
+    store = MemoryStore(worked)
+    store.load()
+    settings = load_settings(worked)
+    monkeypatch.setattr(injection, "_MADE", {})
+
+    def no_redaction(*args):
+        raise AssertionError("a saved line was made again")
+
+    monkeypatch.setattr(injection, "make_line", no_redaction)  # every line must come from the saved state
+    r = inject_from_store(store, settings, query)
+    store.close()
+    assert r.text == saved.text and "[REDACTED]" in r.text
+    assert [(c.entry.id, c.status, c.line) for c in r.candidates] == [(c.entry.id, c.status, c.line) for c in saved.candidates]
