@@ -4,6 +4,7 @@ reported problem."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat as stat_mod
@@ -17,7 +18,23 @@ from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
 from .index import ConversationRow
 
-CACHE_VERSION = 4  # bump when entry splitting, fields or terms change
+CACHE_VERSION = 5  # bump when what is cached changes shape
+
+
+def _code_digest() -> str:
+    """The parse cache is also keyed by the code that fills it (parsing, terms, this module):
+    a change to how entries are split or terms made is never served from an older cache."""
+    h = hashlib.sha256(str(CACHE_VERSION).encode())
+    here = Path(__file__).resolve()
+    for source in (here, here.parent.parent / "markdown.py", here.parent.parent / "relevance.py"):
+        try:
+            h.update(source.read_bytes())
+        except OSError:
+            h.update(b"unreadable")
+    return h.hexdigest()[:16]
+
+
+CACHE_KEY = f"{CACHE_VERSION}-{_code_digest()}"
 
 
 @dataclass
@@ -74,12 +91,12 @@ def make_payload(layer: str, path: Path, parsed: md.ParsedFile) -> str:
         entries.append([md.entry_id(layer, str(path), raw.text, k), raw.text, raw.section, raw.line_start,
                         raw.line_end, raw.kind,
                         sorted(entry_terms(raw.text, raw.section, fields["name"], fields["description"], tags))])
-    return json.dumps({"v": CACHE_VERSION, "layer": layer, "fields": fields, "entries": entries}, ensure_ascii=False)
+    return json.dumps({"v": CACHE_KEY, "layer": layer, "fields": fields, "entries": entries}, ensure_ascii=False)
 
 
 def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: float) -> tuple[Entry, ...] | None:
     data = json.loads(payload)
-    if data.get("v") != CACHE_VERSION or data.get("layer") != layer:
+    if data.get("v") != CACHE_KEY or data.get("layer") != layer:
         return None
     f = data["fields"]
     common = dict(
