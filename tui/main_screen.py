@@ -25,6 +25,7 @@ from memtui.core.model import LAYERS, Entry
 from .messages import PreviewReady
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
+from .widgets.preview import left_out
 
 if TYPE_CHECKING:
     from .app import MemtuiApp
@@ -247,16 +248,16 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def compute_preview(self, query: str, generation: int) -> None:
         result = inject_from_store(self.memtui.store, self.memtui.settings, query)
-        _ = result.candidates  # the full list, built here off the event loop
+        summary = left_out(result) if result.disabled_reason != "switch_off" else None  # off the event loop
         if not get_current_worker().is_cancelled:
-            self.post_message(PreviewReady(query, result, generation))
+            self.post_message(PreviewReady(query, result, generation, summary))
 
     def on_preview_ready(self, message: PreviewReady) -> None:
         if message.generation != self._generation:
             return  # a newer query is on its way
         self.last_result = message.result
         try:
-            self.query_one(PreviewPane).show(message.result)
+            self.query_one(PreviewPane).show(message.result, message.left_out)
         except NoMatches:
             pass
 

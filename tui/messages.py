@@ -33,11 +33,12 @@ class StoreLoaded(Message):
 
 
 class PreviewReady(Message):
-    def __init__(self, query: str, result: InjectionResult, generation: int) -> None:
+    def __init__(self, query: str, result: InjectionResult, generation: int, left_out: Any = None) -> None:
         super().__init__()
         self.query = query
         self.result = result
         self.generation = generation
+        self.left_out = left_out  # the preview pane's LeftOut, built in the worker
 
 
 class WriteDone(Message):

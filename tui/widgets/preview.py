@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import islice
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -29,6 +31,7 @@ SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items
 NEAR_MISSES = 8  # listed first: the memories that almost made it
 PER_REASON = 60  # listed under each reason when expanded; every line is re-rendered per query
 GAUGE_CELLS = 4
+SCAN_LIMIT = 5000  # candidates looked at for near misses and the lists; the counts are always exact
 
 
 def injected_renderable(text: str) -> RenderableType:
@@ -95,6 +98,37 @@ def candidate_line(c: Candidate, scored: bool = True) -> Text:
     return out
 
 
+@dataclass
+class LeftOut:
+    """What the preview lists of the candidates left out: built in the preview worker."""
+
+    total: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # per reason, exact
+    near: list[Candidate] = field(default_factory=list)
+    samples: dict[str, list[Candidate]] = field(default_factory=dict)  # per reason, nearest first
+
+
+def left_out(result: InjectionResult) -> LeftOut:
+    """Near misses (highest score, then over budget) and the first of each reason, from the
+    first SCAN_LIMIT candidates in injection order (each layer's best first); counts from
+    `status_counts()`, so no keystroke produces every candidate of a large store."""
+    counts = result.status_counts()
+    counts.pop("included", None)
+    out = LeftOut(total=sum(counts.values()), counts=counts)
+    seen = [c for c in islice(result.iter_candidates(), SCAN_LIMIT) if c.status != "included"]
+    out.near = heapq.nsmallest(NEAR_MISSES, (c for c in seen if c.status in ("budget", "max_items") or c.score > 0),
+                               key=near_miss_key)
+    shown = {id(c) for c in out.near}
+    rest: dict[str, list[Candidate]] = defaultdict(list)
+    for c in seen:
+        if id(c) not in shown:
+            rest[c.status].append(c)
+    out.samples = {reason: heapq.nsmallest(PER_REASON, group, key=near_miss_key) for reason, group in rest.items()}
+    for c in out.near:
+        out.counts[c.status] -= 1  # the rest, counted per reason
+    return out
+
+
 class PreviewPane(Vertical):
     """A query, the fold and the gauges, and what was left out and why."""
 
@@ -114,7 +148,7 @@ class PreviewPane(Vertical):
     def on_mount(self) -> None:
         self.border_title = "Injection preview"
 
-    def show(self, result: InjectionResult) -> None:
+    def show(self, result: InjectionResult, summary: LeftOut | None = None) -> None:
         fold = self.query_one("#fold", Collapsible)
         injected = self.query_one("#injected-text", Static)
         problems = self.query_one("#problems", Static)
@@ -149,38 +183,33 @@ class PreviewPane(Vertical):
         notes.rstrip()
         problems.update(notes)
         problems.display = bool(notes.plain.strip())
-        self._show_left_out(result, left)
+        self._show_left_out(result, left, summary)
 
-    def _show_left_out(self, result: InjectionResult, left: Static) -> None:
-        out_of = [c for c in result.candidates if c.status != "included"]
-        near = heapq.nsmallest(NEAR_MISSES, (c for c in out_of if c.status in ("budget", "max_items") or c.score > 0),
-                               key=near_miss_key)
-        shown = {id(c) for c in near}
-        rest: dict[str, list[Candidate]] = defaultdict(list)
-        for c in out_of:
-            if id(c) not in shown:
-                rest[c.status].append(c)
+    def _show_left_out(self, result: InjectionResult, left: Static, summary: LeftOut | None) -> None:
+        summary = summary or left_out(result)
+        scored = bool(result.query.strip())
         body = Text(no_wrap=True, overflow="ellipsis")
-        body.append(f"Left out ({len(out_of)})", style="bold")
-        if not out_of:
+        body.append(f"Left out ({summary.total})", style="bold")
+        if not summary.total:
             body.append("\n  nothing", style="dim")
-        elif near:
+        elif summary.near:
             body.append("  nearest first", style="dim")
-            for c in near:
+            for c in summary.near:
                 body.append("\n")
-                body.append_text(candidate_line(c, bool(result.query.strip())))
+                body.append_text(candidate_line(c, scored))
         left.update(body)
         for reason, label in REASONS.items():
             fold = self.query_one(f"#left-{reason}", Collapsible)
-            group = rest.get(reason, [])
-            fold.display = bool(group)
-            if not group:
+            count = summary.counts.get(reason, 0)
+            fold.display = count > 0
+            if not count:
                 continue
-            more = "" if len(group) <= PER_REASON else f" (first {PER_REASON}; all: memtui preview --json)"
-            fold.title = Content(f"{len(group)} {'more ' if near else ''}{label}{more}")  # type: ignore[assignment]
+            group = summary.samples.get(reason, [])
+            more = "" if len(group) >= count else f" (first {len(group)}; all: memtui preview --json)"
+            fold.title = Content(f"{count} {'more ' if summary.near else ''}{label}{more}")  # type: ignore[assignment]
             lines = Text(no_wrap=True, overflow="ellipsis")
-            for i, c in enumerate(heapq.nsmallest(PER_REASON, group, key=near_miss_key)):
+            for i, c in enumerate(group):
                 if i:
                     lines.append("\n")
-                lines.append_text(candidate_line(c, bool(result.query.strip())))
+                lines.append_text(candidate_line(c, scored))
             self.query_one(f"#left-{reason}-list", Static).update(lines)
