@@ -9,8 +9,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from .store.index import MuseDB
 from .paths import Paths
+from .store.index import MuseDB
 
 FIXED_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z, so every run of the demo orders the same
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
@@ -92,7 +92,7 @@ class Entry:
 
     @property
     def updated_iso(self) -> str:
-        return datetime.fromtimestamp(self.updated_at, tz=timezone.utc).isoformat()
+        return datetime.fromtimestamp(self.updated_at, tz=UTC).isoformat()
 
     def as_dict(self) -> dict[str, object]:
         data: dict[str, object] = {

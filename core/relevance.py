@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 STOP_WORDS = frozenset(
     "a an and are as at be but by for from has have i if in into is it its of on or so that "

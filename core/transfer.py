@@ -15,7 +15,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +96,7 @@ def _common_fields(group: list[Memory], origin: str, fmt: str) -> dict[str, Any]
         fields["status"] = first.status
     stamps = [m.updated_at for m in group if m.updated_at]
     if stamps:
-        fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=timezone.utc).date().isoformat()
+        fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=UTC).date().isoformat()
     sources = {m.source for m in group}
     # SPEC §9: an imported file says where it came from; a JSON Lines restore keeps the
     # memory's own `source` (it is the lossless backup) and still names its origin

@@ -20,7 +20,7 @@ RELEVANT = {"created", "modified", "deleted", "moved", "closed"}
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: "StoreWatcher", root: Path):
+    def __init__(self, watcher: StoreWatcher, root: Path):
         self.watcher = watcher
         self.root = root
 
@@ -61,7 +61,7 @@ class StoreWatcher:
         self.reloads = 0
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "StoreWatcher":
+    def start(self) -> StoreWatcher:
         observer = Observer()
         observer.daemon = True
         self._observer = observer
@@ -84,7 +84,7 @@ class StoreWatcher:
             thread.join(timeout=2)
         self._threads.clear()
 
-    def __enter__(self) -> "StoreWatcher":
+    def __enter__(self) -> StoreWatcher:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 from ..model import LAYERS, Entry, Layer
 
@@ -18,14 +18,14 @@ class Snapshot:
     by_id: Mapping[str, Entry] = field(repr=False)
 
     @classmethod
-    def build(cls, files: Mapping[str, tuple[Entry, ...]], conversation: tuple[Entry, ...]) -> "Snapshot":
+    def build(cls, files: Mapping[str, tuple[Entry, ...]], conversation: tuple[Entry, ...]) -> Snapshot:
         layers: dict[str, tuple[Entry, ...]] = {Layer.USER: files.get(Layer.USER, ()), Layer.PROJECT: files.get(Layer.PROJECT, ()),
                   Layer.CONVERSATION: conversation}
         by_id = {e.id: e for name in LAYERS for e in layers[name]}
         return cls(MappingProxyType(layers), MappingProxyType(by_id))
 
     @classmethod
-    def empty(cls) -> "Snapshot":
+    def empty(cls) -> Snapshot:
         return cls.build({}, ())
 
     def entries(self, layer: str | None = None) -> list[Entry]:

@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 
-
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -37,10 +36,10 @@ def test_preview_json_and_text(paths):
 
 def test_preview_does_not_import_textual(paths):
     enable(paths)
-    code = ("import sys; from memtui.cli.main import main; "
-            "sys.argv=['memtui','--home',%r,'-w',%r,'preview','x']\n"
+    argv = ["memtui", "--home", str(paths.home), "-w", str(paths.workspace), "preview", "x"]
+    code = (f"import sys; from memtui.cli.main import main; sys.argv={argv!r}\n"
             "try: main()\nexcept SystemExit: pass\n"
-            "assert not any(m.startswith('textual') for m in sys.modules), 'textual imported'" % (str(paths.home), str(paths.workspace)))
+            "assert not any(m.startswith('textual') for m in sys.modules), 'textual imported'")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
 

@@ -272,7 +272,7 @@ def reference_inject(layers, s: Settings, query: str):
     q = reference_terms(query)
     remaining, carry, blocks, out, truncated, count = s.budget["total"] - est("## Memory"), 0, ["## Memory"], [], False, 0
     for layer in ("user", "project", "conversation"):
-        def key(pair):
+        def key(pair, layer=layer):
             e, sc = pair
             place = (e.id,) if layer == "conversation" else (e.rel_path, e.line_start)
             return ({"high": 0, "normal": 1, "low": 2}[e.importance], -sc, -e.updated_at, place)

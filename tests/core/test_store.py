@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from memtui.core.store.index import MuseDB
-from memtui.core.fileio import ConflictError
 from memtui.core.actions import near_duplicate
+from memtui.core.fileio import ConflictError
 from memtui.core.store import MemoryStore
+from memtui.core.store.index import MuseDB
 from tests.helpers import write
 
 MUSE_SCHEMA = """

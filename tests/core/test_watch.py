@@ -6,8 +6,8 @@ import sqlite3
 import threading
 import time
 
-from memtui.core.store.index import MuseDB
 from memtui.core.store import MemoryStore
+from memtui.core.store.index import MuseDB
 from memtui.core.watch import StoreWatcher
 from tests.helpers import write
 
