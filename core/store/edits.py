@@ -290,10 +290,15 @@ class ChangeLog:
             written: list[Path] = []
             try:
                 for path, (_layer, data) in writes.items():
-                    if data is None:
-                        os.unlink(path)
-                    else:
-                        atomic_write_bytes(path, data, expected=expected.get(path))
+                    try:
+                        if data is None:
+                            os.unlink(path)
+                        else:
+                            atomic_write_bytes(path, data, expected=expected.get(path))
+                    except OSError as exc:  # name the memory file, not the temporary one beside it
+                        if exc.filename == str(path) or exc.errno is None:
+                            raise
+                        raise OSError(exc.errno, exc.strerror, str(path)) from None
                     written.append(path)
                 if row_writer is not None and db is not None:
                     change.rows = row_writer(db, change.rows)

@@ -477,7 +477,7 @@ class MuseDB:
         except (sqlite3.DatabaseError, DatabaseError) as exc:
             self.close()
             info["ok"] = False
-            info["state"] = "locked" if "locked" in str(exc) else "damaged"
+            info["state"] = busy_or_readonly(exc) or "damaged"
             info["error"] = str(exc)
         return info
 
