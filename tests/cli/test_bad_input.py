@@ -11,6 +11,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -19,6 +20,7 @@ import pytest
 
 from memtui.core.display import path_text
 from memtui.core.paths import Paths
+from memtui.core.store.index import BUSY_TIMEOUT_MS
 from memtui.tui.app import MemtuiApp
 from tests.helpers import enable, write
 from tests.tui.conftest import wait_until
@@ -393,7 +395,9 @@ def test_locked_database_for_status_repair_and_preview(paths, journal):
     conn.close()
     before = _db_files(paths)
     with _exclusive(paths.db_path):
+        started = time.monotonic()
         status = memtui(paths, "status", "--json")
+        waited = time.monotonic() - started
         repaired = memtui(paths, "repair")
         preview = memtui(paths, "preview", "sqlite", "--json")
         listed = memtui(paths, "list", "--json")
@@ -405,6 +409,9 @@ def test_locked_database_for_status_repair_and_preview(paths, journal):
         assert data["index"]["state"] == "ok" and "locked" in data["index"]["fts_integrity"], data["index"]
     else:
         assert data["index"]["state"] == "locked", data["index"]
+        # one busy timeout (5 s) per command, not one per step: it took 25 s when each of
+        # status's five steps waited in turn
+        assert waited < 4 * BUSY_TIMEOUT_MS / 1000, waited
     assert repaired.returncode == 1 and "locked" in repaired.stderr and "nothing changed" in repaired.stderr
     assert "damaged" not in repaired.stderr
     result = json.loads(preview.stdout)
