@@ -22,10 +22,10 @@ import shutil
 import stat
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterator
 
 from ..fileio import ConflictError, atomic_write_bytes, read_if_exists, sha256
 from ..model import Layer
@@ -80,7 +80,7 @@ class Change:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict, folder: Path) -> "Change":
+    def from_dict(cls, data: dict, folder: Path) -> Change:
         """A logged change; ValueError/TypeError/KeyError when the record is not one memtui
         wrote (a field of the wrong type is refused here, not met later as a traceback)."""
         files_raw, rows_raw = data.get("files", []), data.get("rows", [])

@@ -12,10 +12,10 @@ import os
 import re
 import threading
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Callable, Iterable
 
 from .. import markdown as md
 from ..fileio import ConflictError

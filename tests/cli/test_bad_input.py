@@ -12,9 +12,9 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -294,7 +294,7 @@ def test_every_command_survives_bad_input(case, paths, tmp_path):
     (_frontmatter('x: !!float "abc"'), "invalid YAML"),
     (_frontmatter('x: !!timestamp "nope"'), "invalid YAML"),
     (ALIAS_BOMB, "alias"),
-])
+], ids=["month-13", "feb-30", "hour-25", "int-tag", "float-tag", "timestamp-tag", "alias-bomb"])
 def test_frontmatter_reasons(paths, data, reason):
     """SPEC §1: a value YAML cannot construct, and any anchor or alias, is invalid frontmatter,
     reported as such (not as an internal error)."""

@@ -18,8 +18,7 @@ from memtui.core import actions
 from memtui.core.fileio import read_if_exists, sha256
 from memtui.core.model import Layer
 from memtui.core.paths import Paths
-from memtui.core.store import MemoryStore
-from memtui.core.store import edits
+from memtui.core.store import MemoryStore, edits
 from memtui.core.store.index import MuseDB
 from tests.cli.run import assert_no_traceback, entries, entry_id, memtui, ok, undo_log
 from tests.helpers import enable, write
