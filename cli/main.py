@@ -445,14 +445,15 @@ def hook_uninstall(obj: Ctx, target: str, project: bool) -> None:
 @main.command("history", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the newest N records.")
+@click.option("--all", "every", is_flag=True, help="Every workspace's records, not only this workspace's.")
 @click.pass_obj
-def history_(obj: Ctx, as_json: bool, limit: int | None) -> None:
-    """The recorded injections, newest first (never the prompt or memory text)."""
+def history_(obj: Ctx, as_json: bool, limit: int | None, every: bool) -> None:
+    """This workspace's recorded injections, newest first (never the prompt or memory text)."""
     from memtui.cli.hook import printable
     from memtui.core import history
 
     try:
-        records = history.records(obj.paths.db_path, limit=limit)
+        records = history.records(obj.paths.db_path, limit=limit, workspace=None if every else obj.paths.workspace)
     except history.HistoryError as exc:
         _fail(f"error: {exc}")
     if as_json:
@@ -520,13 +521,14 @@ def status(obj: Ctx, as_json: bool) -> None:
     if not idx.get("exists"):
         click.echo("Index: no database yet")
     elif idx.get("ok"):
-        click.echo(f"Index: ok ({idx.get('indexed_rows', 0)} file entries, {idx.get('conversation_rows', 0)} conversation memories)")
+        click.echo(f"Index: ok ({idx.get('indexed_rows', 0)} Markdown entries and {idx.get('conversation_rows', 0)} "
+                   "conversation memories indexed, every workspace)")
     elif state in ("locked", "read-only"):
         click.echo(f"Index: {state} ({_name(idx.get('error', ''))}); not damaged")
     else:
         click.echo(f"Index: PROBLEM — {_name(idx.get('error') or idx.get('integrity') or idx.get('fts_integrity'))}")
         click.echo("  Markdown memories still work. `memtui repair` rebuilds what memtui derives;")
-        click.echo("  `memtui export` saves conversation memories (they live only in muse.db).")
+        click.echo("  `memtui export jsonl > backup.jsonl` saves every memory while the database still reads.")
     if data["errors"]:
         click.echo(f"Problems ({len(data['errors'])}):")
         for p in data["errors"]:

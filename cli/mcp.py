@@ -86,14 +86,14 @@ def build_server(paths: Paths) -> Any:
                 "truncated": result.truncated, "disabled_reason": result.disabled_reason, "injected": included}
 
     @server.tool()
-    def remember(text: str, scope: Literal["user", "project"] = "user", category: str = "") -> dict[str, Any]:
+    def remember(text: str, layer: Literal["user", "project"] = "user", category: str = "") -> dict[str, Any]:
         """Remember one durable fact or preference: TEXT should be a short self-contained
-        sentence. `scope` "user" keeps it for every workspace (personal preferences), "project"
+        sentence. `layer` "user" keeps it for every workspace (personal preferences), "project"
         for this workspace only (facts about the code base). Refused while memory is off for
         the workspace; a near-duplicate of an existing memory is not added again (the existing
         one is returned)."""
         try:
-            done = actions.remember(fresh(), text, Layer(scope), category)
+            done = actions.remember(fresh(), text, Layer(layer), category)
         except actions.ActionError as exc:
             raise fail(exc) from None
         if done.duplicate_of is not None:

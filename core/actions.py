@@ -166,14 +166,23 @@ def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: s
     similar = near_duplicate(store.entries(layer), text)
     if similar is not None:
         return Remembered(None, similar.path, duplicate_of=similar)
+    from . import markdown as md
+
     notes = []
+    tags = list(tags)
     path = store.paths.default_file(layer) if layer in FILE_LAYERS else None
-    if path is not None and category:
-        rec = store.file_record(path)
-        have = str(rec.parsed.meta.get("type", "")) if rec is not None else category
-        if have != category:
-            notes.append(f"{path.name} already exists with type {have or '(none)'}; "
-                         "the new entry takes the file's frontmatter")
+    rec = store.file_record(path) if path is not None else None
+    if path is not None and rec is not None and (category or tags):
+        # type and tags are frontmatter: they belong to the whole file, so an existing file keeps its own
+        have = str(rec.parsed.meta.get("type", "") or "")
+        have_tags = set(md.tags_of(rec.parsed.meta))
+        if category and category != have:
+            notes.append(f"{path.name} has type {have or '(none)'}; the new entry takes the file's type, "
+                         f"not {category!r}")
+        missing = [t for t in tags if t not in have_tags]
+        if missing:
+            notes.append(f"{path.name}'s tags ({', '.join(sorted(have_tags)) or 'none'}) apply to every entry in it; "
+                         f"{', '.join(missing)} not added")
     for attempt in range(WRITE_RETRIES):
         try:
             entry = _guard(store.create_entry, layer, text, category=category, tags=list(tags))

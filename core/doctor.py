@@ -72,8 +72,8 @@ def repair(paths: Paths) -> RepairReport:
             return RepairReport(False, [f"{paths.db_path} is read-only ({reason}); nothing changed."])
         return RepairReport(False, [
             f"{paths.db_path} is damaged ({reason}); memtui does not move or replace Muse's database.",
-            "Markdown memories still work without it. Save the conversation memories with `memtui export`, "
-            "then let Muse (or sqlite3's .recover) rebuild the file.",
+            "Markdown memories still work without it. Recover what it holds with sqlite3's `.recover`, "
+            "or let Muse rebuild it; then `memtui import jsonl` restores a backup made with `memtui export jsonl`.",
         ])
     store = open_store(paths)
     try:

@@ -31,6 +31,13 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
     `expected` is what the caller read before deciding to write: the bytes (or None for
     "the file must not exist"); the write is refused with ConflictError when the file on
     disk is no longer that. Pass "any" to skip the check.
+
+    Another program (Muse) may append to the file without taking memtui's lock. The check
+    reads the file through a descriptor that is kept open across the rename: if the old
+    file grew after the check (an append that landed between check and rename, and would
+    otherwise be lost with the replaced file), the appended bytes are added to the new
+    version; if it changed in any other way, the other writer's version is put back and
+    the write is refused.
     """
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
@@ -39,6 +46,7 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
     except FileNotFoundError:
         mode = None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    old_fd: int | None = None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -46,18 +54,55 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
-        # Checked as late as possible, right before the rename, to keep the window in which
-        # another writer's change could be replaced as small as the file system allows.
-        if expected != "any" and read_if_exists(path) != expected:
-            raise ConflictError(f"{path} changed on disk since it was read; not overwritten")
+        if expected != "any":
+            # Checked as late as possible, right before the rename, through a descriptor that
+            # outlives it (see below).
+            try:
+                old_fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            except FileNotFoundError:
+                old_fd = None
+            current = None if old_fd is None else _read_fd(old_fd)
+            if current != expected:
+                raise ConflictError(f"{path} changed on disk since it was read; not overwritten")
         os.replace(tmp, path)
     except BaseException:
+        if old_fd is not None:
+            os.close(old_fd)
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+    if old_fd is not None:
+        try:
+            _keep_late_appends(path, old_fd, expected if isinstance(expected, bytes) else b"", data)
+        finally:
+            os.close(old_fd)
     fsync_dir(directory)
+
+
+def _read_fd(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _keep_late_appends(path: Path, old_fd: int, expected: bytes, data: bytes) -> None:
+    """After the rename: did the replaced file change after it was checked?"""
+    late = _read_fd(old_fd)
+    if late == expected:
+        return
+    if late.startswith(expected):  # an append: it belongs after our version, as if it came later
+        merged = data + late[len(expected):]
+        atomic_write_bytes(path, merged, expected=data)
+        return
+    atomic_write_bytes(path, late, expected=data)  # rewritten meanwhile: theirs wins, ours is refused
+    raise ConflictError(f"{path} changed on disk while it was being written; your change was not kept")
 
 
 def fsync_dir(directory: Path) -> None:

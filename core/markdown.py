@@ -2,34 +2,47 @@
 
 Lines are counted the way markdown-it counts them (`\\r\\n`, `\\r` and `\\n` each end a
 line), so an entry's line span addresses the same bytes in the file that the parser saw.
+A UTF-8 byte order mark is not a line: it stays in front of line 0 and is written back.
+
+Every writer (`replace_entry`, `delete_entry`, `append_item`) re-parses what it produced
+and checks the neighbour invariant of SPEC §2 in one place, `check_neighbours`; when a
+blank line at a seam cannot keep the other entries as they were, it raises `EditRefused`.
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
-from typing import Any
-
+from datetime import UTC, date, datetime
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+BOM = "\ufeff"
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _EOL = re.compile(r"(\r\n|\r|\n)\Z")
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+_FENCE_LINE = re.compile(r"---[ \t]*(?:\r\n|\r|\n)?\Z")
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)[ \t]*")
+_CODE_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _UPDATED_AT = re.compile(r"^(updatedAt[ \t]*:[ \t]*)(['\"]?)([^'\"#\r\n]*?)(\2)([ \t]*(?:#.*)?)$")
-
 
 
 @lru_cache(maxsize=1)
 def _parsers():
-    """python-frontmatter's YAML handler and a block-level CommonMark parser. Imported on first
-    use: a load served from the index cache never parses, and `memtui preview` stays quick."""
-    from frontmatter.default_handlers import YAMLHandler
+    """PyYAML's safe loader (the C one when built, as python-frontmatter picks it) and a
+    block-level CommonMark parser. Imported on first use: a load served from the index cache
+    never parses, and `memtui preview` stays quick."""
+    import yaml
     from markdown_it import MarkdownIt
 
-    return YAMLHandler(), MarkdownIt("commonmark").disable(["inline", "text_join"])
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader, MarkdownIt("commonmark").disable(["inline", "text_join"])
+
 
 BLOCK_TOKENS = {"paragraph_open", "blockquote_open", "table_open", "html_block", "fence", "code_block"}
 LIST_TOKENS = {"bullet_list_open", "ordered_list_open"}
@@ -37,6 +50,11 @@ LIST_TOKENS = {"bullet_list_open", "ordered_list_open"}
 
 class MemoryFileError(ValueError):
     """A file that cannot be used as memory; the message says why (never its text)."""
+
+
+class EditRefused(MemoryFileError):
+    """A change that would alter other entries of the file (SPEC §2, neighbours are kept).
+    The message says why in plain words; the caller writes nothing."""
 
 
 def split_lines(text: str) -> list[str]:
@@ -63,11 +81,18 @@ class RawEntry:
 class ParsedFile:
     text: str
     meta: dict[str, Any]
-    lines: list[str]
+    lines: list[str]  # line 0 keeps the BOM, if the file has one
     frontmatter_lines: tuple[int, int] | None  # [start, end) of the YAML between the fences
-    body_line: int  # the file line holding the body's first character (the rest of the closing fence's line)
+    body_line: int  # the file line holding the body's first character (the line after the closing fence)
     body_offset: int = 0
     entries: list[RawEntry] = field(default_factory=list)
+    # the text these entries were parsed from; writers re-parse a ParsedFile whose text differs
+    parsed_from: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def single_entry(self) -> bool:
+        """True when the body is read as one entry (`name` in the frontmatter, or no top-level list)."""
+        return bool(self.entries) and self.entries[0].kind == "whole"
 
 
 def decode(data: bytes) -> str:
@@ -77,57 +102,72 @@ def decode(data: bytes) -> str:
         raise MemoryFileError(f"not UTF-8 (invalid byte at offset {exc.start})") from None
 
 
-def _line_index(starts: list[int], pos: int) -> int:
-    return bisect.bisect_right(starts, pos) - 1
+MAX_YAML_DEPTH = 100
+
+
+def _load_yaml(fm_text: str) -> Any:
+    """Load frontmatter YAML safely. Anchors and aliases are refused before anything is
+    constructed (an alias bomb stays a short event stream); every failure is a MemoryFileError."""
+    import yaml
+
+    loader, _ = _parsers()
+    depth = 0
+    try:
+        for event in yaml.parse(fm_text, Loader=loader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise MemoryFileError("invalid YAML frontmatter: anchors and aliases (&name, *name) are not allowed")
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:  # libyaml's composer recurses in C: a deep nest would crash it
+                    raise MemoryFileError(
+                        f"invalid YAML frontmatter: nested more than {MAX_YAML_DEPTH} levels deep")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        return yaml.load(fm_text, Loader=loader)
+    except MemoryFileError:
+        raise
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""  # file line: `---` is line 1
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise MemoryFileError(f"invalid YAML frontmatter{where}: {problem}") from None
+    except RecursionError:
+        raise MemoryFileError("invalid YAML frontmatter: nested too deeply") from None
+    except (ValueError, OverflowError) as exc:
+        raise MemoryFileError(f"invalid YAML frontmatter: a value cannot be loaded ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - any loader failure is this file's error, never a crash
+        raise MemoryFileError(
+            f"invalid YAML frontmatter: a value cannot be loaded ({type(exc).__name__})") from None
 
 
 def parse_frontmatter(text: str, lines: list[str]) -> tuple[dict[str, Any], tuple[int, int] | None, int, int]:
     """Return (meta, frontmatter line range, body start line, body start offset).
 
-    Detection follows python-frontmatter (leading whitespace ignored, `---` fences); the
-    YAML is loaded by its handler. Raises MemoryFileError for invalid or non-mapping YAML.
+    SPEC §2 (exact): frontmatter only when the first line (after an optional BOM) is `---`
+    (trailing spaces or tabs allowed) and a later line is too; the lines between are YAML.
+    Raises MemoryFileError for YAML that cannot load or is not a mapping.
     """
-    import yaml
-
-    handler, _ = _parsers()
-    stripped = text.strip()
-    if not handler.detect(stripped):
-        return {}, None, 0, 0
-    fences = list(handler.FM_BOUNDARY.finditer(stripped))
-    if len(fences) < 2 or fences[0].start() != 0:
-        return {}, None, 0, 0  # an opening rule with no closing one is Markdown, not frontmatter
-    lead = len(text) - len(text.lstrip())
-    fm_text = stripped[fences[0].end() : fences[1].start()]
-    try:
-        meta = handler.load(fm_text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at frontmatter line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise MemoryFileError(f"invalid YAML frontmatter{where}: {problem}") from None
+    bom = len(BOM) if text.startswith(BOM) else 0
+    if not lines or not _FENCE_LINE.match(lines[0], bom):
+        return {}, None, 0, bom
+    close = next((i for i in range(1, len(lines)) if _FENCE_LINE.match(lines[i])), None)
+    if close is None:
+        return {}, None, 0, bom  # an opening line with no closing one is Markdown, not frontmatter
+    meta = _load_yaml("".join(lines[1:close]))
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise MemoryFileError(f"frontmatter is a {type(meta).__name__}, not a mapping")
-    starts = []
-    offset = 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line)
-    open_line = _line_index(starts, lead + fences[0].start())
-    close_line = _line_index(starts, lead + fences[1].start())
-    body_offset = lead + fences[1].end()
-    body_line = _line_index(starts, body_offset) if body_offset < len(text) else len(lines)
-    return meta, (open_line + 1, close_line), body_line, body_offset
+    body_offset = sum(len(line) for line in lines[: close + 1])
+    return meta, (1, close), close + 1, body_offset
 
 
 def parse_text(text: str) -> ParsedFile:
     lines = split_lines(text)
     meta, fm_lines, body_line, body_offset = parse_frontmatter(text, lines)
     parsed = ParsedFile(text=text, meta=meta, lines=lines, frontmatter_lines=fm_lines, body_line=body_line,
-                        body_offset=body_offset)
-    body = text[body_offset:]
-    tokens = _parsers()[1].parse(body)
+                        body_offset=body_offset, parsed_from=text)
+    tokens = _parsers()[1].parse(text[body_offset:])
     has_list = any(t.type in LIST_TOKENS and t.level == 0 for t in tokens)
     if "name" in meta or not has_list:
         parsed.entries = _whole_body(parsed, tokens)
@@ -136,8 +176,8 @@ def parse_text(text: str) -> ParsedFile:
     return parsed
 
 
-def _whole_body(parsed: ParsedFile, tokens) -> list[RawEntry]:
-    # body line i is file line body_line + i; line 0 is only what follows the closing fence
+def _whole_body(parsed: ParsedFile, tokens: list[Token]) -> list[RawEntry]:
+    # body line i is file line body_line + i
     body = [strip_eol(line) for line in split_lines(parsed.text[parsed.body_offset :])]
     filled = [i for i, line in enumerate(body) if line.strip()]
     if not filled:
@@ -160,7 +200,29 @@ def _span(parsed: ParsedFile, begin: int, end: int) -> tuple[int, int] | None:
     return (start, stop) if stop > start else None
 
 
-def _split_body(parsed: ParsedFile, tokens) -> list[RawEntry]:
+def _item_head(first_line: str) -> tuple[str, int]:
+    """A list item's marker prefix (indent, marker, following spaces) and its content indent:
+    the prefix's width, or the marker's width plus one when the item's first line is empty."""
+    m = _LIST_MARKER.match(first_line)
+    prefix = m.group(0) if m else ""
+    if not first_line[len(prefix) :].strip():
+        return prefix, len(prefix.rstrip(" \t")) + 1
+    return prefix, len(prefix)
+
+
+def _dedent(line: str, width: int) -> str:
+    spaces = len(line) - len(line.lstrip(" "))
+    return line[min(spaces, width) :]
+
+
+def item_text(lines: Sequence[str]) -> str:
+    """The text of a list item from its source lines (without line ends): the marker removed
+    from the first line, the item's content indent (or what a line has of it) from the others."""
+    prefix, width = _item_head(lines[0])
+    return "\n".join([lines[0][len(prefix) :]] + [_dedent(line, width) for line in lines[1:]]).strip()
+
+
+def _split_body(parsed: ParsedFile, tokens: list[Token]) -> list[RawEntry]:
     entries: list[RawEntry] = []
     section = ""
     for i, tok in enumerate(tokens):
@@ -178,13 +240,18 @@ def _split_body(parsed: ParsedFile, tokens) -> list[RawEntry]:
         span = _span(parsed, tok.map[0], tok.map[1])
         if span is None:
             continue
-        lines = [strip_eol(line) for line in parsed.lines[span[0] : span[1]]]
-        if kind == "item":
-            lines[0] = _LIST_MARKER.sub("", lines[0], count=1)
-        text = "\n".join(lines).strip()
+        lines = [strip_eol(line) for line in _plain_lines(parsed.lines)[span[0] : span[1]]]
+        text = item_text(lines) if kind == "item" else "\n".join(lines).strip()
         if text:
             entries.append(RawEntry(text, section, span[0], span[1], kind))
     return entries
+
+
+def _plain_lines(lines: list[str]) -> list[str]:
+    """The lines with the BOM taken off line 0."""
+    if lines and lines[0].startswith(BOM):
+        return [lines[0][len(BOM) :]] + lines[1:]
+    return list(lines)
 
 
 # ----------------------------------------------------------------------------- fields
@@ -213,10 +280,10 @@ def frontmatter_updated_at(meta: dict[str, Any]) -> float | None:
             return None
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
         return value.timestamp()
     if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc).timestamp()
+        return datetime(value.year, value.month, value.day, tzinfo=UTC).timestamp()
     return None
 
 
@@ -267,53 +334,169 @@ def touch_updated_at(lines: list[str], fm_lines: tuple[int, int] | None, today: 
     return out
 
 
-def _entry_lines(parsed: ParsedFile, entry: RawEntry, new_text: str) -> list[str]:
-    old_first = strip_eol(parsed.lines[entry.line_start])
-    eol = _eol_of(parsed.lines[entry.line_start], _file_eol(parsed.lines))
-    new_lines = new_text.strip("\n").split("\n") if new_text.strip() else []
-    if not new_lines:
+def _fresh(parsed: ParsedFile) -> ParsedFile:
+    """`parsed` itself when its entries were parsed from its text, else a new parse of the text."""
+    if parsed.parsed_from is not None and parsed.parsed_from == parsed.text:
+        return parsed
+    return parse_text(parsed.text)
+
+
+def _locate(parsed: ParsedFile, raw: RawEntry) -> int:
+    for i, entry in enumerate(parsed.entries):
+        if entry.line_start == raw.line_start and entry.text == raw.text:
+            return i
+    raise MemoryFileError("the entry is no longer where it was; reload and try again")
+
+
+def _normalise(text: str) -> list[str]:
+    """An entry text as lines: line ends unified, surrounding whitespace dropped (an entry's
+    text is always read stripped)."""
+    lines = _NEWLINES.sub("\n", text).strip().split("\n")
+    if lines == [""]:
         raise ValueError("an entry cannot be empty; delete it instead")
+    return lines
+
+
+def _render(plain: list[str], entry: RawEntry, new: list[str]) -> list[str]:
+    """The file lines for `entry` holding `new`: a list item keeps its marker and indents its
+    other lines by its content indent; another block keeps the first line's indentation."""
+    old_first = strip_eol(plain[entry.line_start])
     if entry.kind == "item":
-        prefix = _LIST_MARKER.match(old_first)
-        head = prefix.group(0) if prefix else "- "
-        if not head.endswith((" ", "\t")):
-            head += " "
-        indent = " " * len(head)
-        new_lines = [head + new_lines[0]] + [
-            (line if not line.strip() or line.startswith((" ", "\t")) else indent + line) for line in new_lines[1:]
-        ]
+        prefix, _ = _item_head(old_first)
+        head = prefix if prefix.endswith((" ", "\t")) else (prefix or "-") + " "
+        pad = " " * len(head)
+        text_lines = [head + new[0]] + [(pad + line if line else "") for line in new[1:]]
     else:
-        lead = old_first[: len(old_first) - len(old_first.lstrip(" "))]
-        new_lines = [lead + new_lines[0]] + new_lines[1:]
-    last_eol = _eol_of(parsed.lines[entry.line_end - 1], "")
-    out = [line + eol for line in new_lines[:-1]] + [new_lines[-1] + last_eol]
+        lead = old_first[: len(old_first) - len(old_first.lstrip())]
+        text_lines = [lead + new[0]] + new[1:]
+    eol = _eol_of(plain[entry.line_start], _file_eol(plain))
+    last_eol = _eol_of(plain[entry.line_end - 1], "")
+    return [line + eol for line in text_lines[:-1]] + [text_lines[-1] + last_eol]
+
+
+def _with_seams(before: list[str], middle: list[str], after: list[str], eol: str) -> list[list[str]]:
+    """`before + middle + after`, then the same with one blank line at the top seam, at the
+    bottom seam, at both: the order in which they are tried (fewest changes first)."""
+    tops = [False, True] if before or middle else [False]
+    bottoms = [False, True] if after and middle else [False]
+    out = []
+    for top in tops:
+        for bottom in bottoms:
+            out.append(before + ([eol] if top else []) + middle + ([eol] if bottom else []) + after)
+    out.sort(key=lambda lines: len(lines))  # none, one seam, both seams
     return out
 
 
+def _keep_first(before: ParsedFile, candidates: list[list[str]], bom: str, op: str, index: int | None,
+                new_text: str | None) -> str:
+    first_error: EditRefused | None = None
+    # the rest of a file may become one entry only when no placement keeps it as it was
+    for allow_merge in ([False, True] if op == "delete" else [False]):
+        for lines in candidates:
+            text = bom + "".join(lines)
+            try:
+                check_neighbours(before, text, op, index, new_text, allow_merge=allow_merge)
+            except EditRefused as exc:
+                first_error = first_error or exc
+                continue
+            return text
+    raise EditRefused(_refusal_reason(before, op, index, new_text) or str(first_error))
+
+
 def replace_entry(parsed: ParsedFile, entry: RawEntry, new_text: str, today: date) -> str:
-    lines = touch_updated_at(parsed.lines, parsed.frontmatter_lines, today)
-    lines[entry.line_start : entry.line_end] = _entry_lines(parsed, entry, new_text)
-    return "".join(lines)
+    """The file with `entry` holding `new_text`: only its lines change (and `updatedAt`), plus a
+    blank line at a seam where one is needed. Unchanged text changes no byte. Raises
+    EditRefused when the other entries cannot be kept (SPEC §2)."""
+    before = _fresh(parsed)
+    index = _locate(before, entry)
+    entry = before.entries[index]
+    new = _normalise(new_text)
+    target = "\n".join(new)
+    if target == entry.text:
+        return before.text
+    bom = BOM if before.text.startswith(BOM) else ""
+    plain = touch_updated_at(_plain_lines(before.lines), before.frontmatter_lines, today)
+    middle = _render(plain, entry, new)
+    candidates = _with_seams(plain[: entry.line_start], middle, plain[entry.line_end :], _file_eol(plain))
+    return _keep_first(before, candidates, bom, "replace", index, target)
 
 
 def delete_entry(parsed: ParsedFile, entry: RawEntry, today: date) -> str:
-    lines = touch_updated_at(parsed.lines, parsed.frontmatter_lines, today)
-    del lines[entry.line_start : entry.line_end]
-    return "".join(lines)
+    """The file without `entry`'s lines (and `updatedAt` set to today), with a blank line where
+    the lines around it would otherwise join. Raises EditRefused when the other entries cannot
+    be kept; deleting the last top-level list item is allowed (see `delete_merges_rest`)."""
+    before = _fresh(parsed)
+    index = _locate(before, entry)
+    entry = before.entries[index]
+    bom = BOM if before.text.startswith(BOM) else ""
+    plain = touch_updated_at(_plain_lines(before.lines), before.frontmatter_lines, today)
+    head, tail = plain[: entry.line_start], plain[entry.line_end :]
+    candidates = [head + tail]
+    if tail:
+        candidates.append(head + [_file_eol(plain)] + tail)
+    return _keep_first(before, candidates, bom, "delete", index, None)
+
+
+def delete_entries(parsed: ParsedFile, entries: Iterable[RawEntry], today: date) -> str:
+    """Delete several entries of one file, each checked as `delete_entry` checks one."""
+    current = _fresh(parsed)
+    for entry in sorted(entries, key=lambda e: e.line_start, reverse=True):
+        current = parse_text(delete_entry(current, entry, today))
+    return current.text
+
+
+def delete_merges_rest(parsed: ParsedFile, entry: RawEntry) -> bool:
+    """True when deleting `entry` removes the file's last top-level list item while other
+    blocks remain, so the rest of the body becomes one entry (SPEC §2): a confirmation says so."""
+    before = _fresh(parsed)
+    if before.single_entry:
+        return False
+    try:
+        after = parse_text(delete_entry(before, entry, date.today()))
+    except MemoryFileError:
+        return False
+    return after.single_entry
+
+
+def _next_marker(before: ParsedFile) -> str:
+    """`- `, or the marker of the file's last list item when that is `*`, `+` or a number."""
+    last = before.entries[-1] if before.entries else None
+    if last is None or last.kind != "item":
+        return "- "
+    m = re.match(r"[ \t]*([-+*]|(\d{1,9})([.)]))", strip_eol(_plain_lines(before.lines)[last.line_start]))
+    if m is None:
+        return "- "
+    if m.group(2) is None:
+        return m.group(1) + " "
+    number = int(m.group(2)) + 1
+    return f"{number}{m.group(3)} " if number < 10**9 else "- "
 
 
 def append_item(parsed: ParsedFile | None, text: str, today: date, header: str = "") -> str:
-    """Append `- text` (continuation lines indented) at the end of a file, or start a new
-    file with `header` (its frontmatter) when `parsed` is None."""
-    body = text.strip().split("\n")
-    item = ["- " + body[0]] + [("  " + line if line.strip() else "") for line in body[1:]]
+    """Append a list item holding `text` (continuation lines indented) at the end of a file, or
+    start a new file with `header` (its frontmatter) when `parsed` is None. Raises EditRefused
+    when the item would not read back as its own entry or would change another one."""
+    new = _normalise(text)
+    target = "\n".join(new)
     if parsed is None:
-        return header + "\n".join(item) + "\n"
-    lines = touch_updated_at(parsed.lines, parsed.frontmatter_lines, today)
-    eol = _file_eol(lines)
-    if lines and not _EOL.search(lines[-1]):
-        lines[-1] += eol
-    return "".join(lines) + eol.join(item) + eol
+        before = parse_text(header)
+        marker = "- "
+    else:
+        before = _fresh(parsed)
+        marker = _next_marker(before)
+    pad = " " * len(marker)
+    bom = BOM if before.text.startswith(BOM) else ""
+    plain = _plain_lines(before.lines)
+    if parsed is not None:
+        plain = touch_updated_at(plain, before.frontmatter_lines, today)
+    eol = _file_eol(plain)
+    if plain and not _EOL.search(plain[-1]):
+        plain[-1] += eol
+    item = [marker + new[0] + eol] + [(pad + line if line else "") + eol for line in new[1:]]
+    candidates = [plain + item]
+    if plain:
+        candidates.append(plain + [eol] + item)
+    return _keep_first(before, candidates, bom, "append", None, target)
 
 
 def new_file_header(category: str, tags: list[str], today: date) -> str:
@@ -326,3 +509,80 @@ def new_file_header(category: str, tags: list[str], today: date) -> str:
     meta["source"] = "manual"
     dumped = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=None).strip()
     return f"---\n{dumped}\n---\n\n"
+
+
+# ----------------------------------------------------------------------------- the neighbour check
+
+
+def check_neighbours(before: ParsedFile, after_text: str, op: str, index: int | None = None,
+                     new_text: str | None = None, *, allow_merge: bool = False) -> ParsedFile:
+    """SPEC §2, neighbours are kept (exact): re-parse `after_text` and check that every entry of
+    `before` other than the one deleted/replaced (`index`) has the same text, section and order,
+    and that the replaced or appended entry (op "replace" / "append") reads back as `new_text`.
+    The one exception (with `allow_merge`): deleting the file's last top-level list item may
+    turn the rest into one entry.
+    Returns the re-parsed file; raises EditRefused saying why."""
+    try:
+        after = parse_text(after_text)
+    except MemoryFileError as exc:
+        raise EditRefused(f"the file would no longer load ({exc})") from None
+    if after.frontmatter_lines != before.frontmatter_lines:
+        raise EditRefused("the file's first lines would be read as frontmatter")
+    old: list[tuple[str, str | None]] = [(e.text, e.section) for e in before.entries]
+    if op == "delete":
+        assert index is not None
+        items = [e for e in before.entries if e.kind == "item"]
+        if allow_merge and items == [before.entries[index]] and after.single_entry:
+            return after  # the last top-level list item went: the rest is one entry (allowed)
+        del old[index]
+    elif op == "replace":
+        assert index is not None and new_text is not None
+        kind = before.entries[index].kind
+        old[index] = (new_text, None if kind == "whole" else old[index][1])
+    elif op == "append":
+        assert new_text is not None
+        old.append((new_text, None))
+    else:
+        raise ValueError(f"unknown edit {op!r}")
+    got = [(e.text, e.section) for e in after.entries]
+    if len(got) != len(old) or any(
+        text != g_text or (section is not None and section != g_section)
+        for (text, section), (g_text, g_section) in zip(old, got)
+    ):
+        raise EditRefused("the change would alter other entries of the file")
+    return after
+
+
+def _refusal_reason(before: ParsedFile, op: str, index: int | None, new_text: str | None) -> str:
+    """Why a change cannot keep its neighbours, in plain words (best effort)."""
+    if op == "delete":
+        return "deleting this entry would change how the entries around it are read"
+    if op == "append" and before.single_entry:
+        return ("this file is read as one entry (it has a `name` in its frontmatter or no top-level list), "
+                "so an added item would change that entry; add it to another file")
+    assert new_text is not None
+    fences = sum(1 for line in new_text.split("\n") if _CODE_FENCE.match(line))
+    if fences % 2:
+        return "the new text opens a code fence (``` or ~~~) without closing it, so it would take in the lines after it"
+    kind = "item" if op == "append" else before.entries[index].kind  # type: ignore[index]
+    if kind == "whole":
+        return "the new text would split this file into several entries (a top-level list makes each item an entry)"
+    tokens = _parsers()[1].parse(("- " + new_text.replace("\n", "\n  ")) if kind == "item" else new_text)
+    top = [t for t in tokens if t.level == 0 and t.nesting >= 0]
+    if kind == "item":
+        if any(t.type == "hr" for t in top):
+            return "the new text would turn the list item's line into a thematic break (a line like `- ---`)"
+        if op == "append":
+            return "the end of the file would take the new item in (for example a code fence that is never closed)"
+        return "the new text would not stay inside one list item, or would change the entries after it"
+    if any(t.type == "heading_open" for t in top):
+        return ("the new text contains a heading (a `#` line, or a line underlined with === or ---); "
+                "headings title sections, they are not entries")
+    if any(t.type == "hr" for t in top):
+        return "the new text contains a thematic break (a line like `---`), which is not part of any entry"
+    if any(t.type in LIST_TOKENS for t in top):
+        return "the new text is a list, whose items would be read as separate entries"
+    if len([t for t in top if t.type in BLOCK_TOKENS]) > 1:
+        return ("the new text has several blocks (for example paragraphs separated by a blank line), "
+                "which this file would read as separate entries")
+    return "the change would alter how the other entries of the file are read"

@@ -80,7 +80,7 @@ def _frontmatter(fields: dict[str, Any]) -> str:
     return "---\n" + yaml.safe_dump(clean, sort_keys=False, allow_unicode=True, default_flow_style=False) + "---\n\n"
 
 
-def _common_fields(group: list[Memory], origin: str) -> dict[str, Any]:
+def _common_fields(group: list[Memory], origin: str, fmt: str) -> dict[str, Any]:
     first = group[0]
     fields: dict[str, Any] = {}
     if first.name:
@@ -97,9 +97,26 @@ def _common_fields(group: list[Memory], origin: str) -> dict[str, Any]:
     stamps = [m.updated_at for m in group if m.updated_at]
     if stamps:
         fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=timezone.utc).date().isoformat()
-    fields["source"] = "import"
+    sources = {m.source for m in group}
+    # SPEC §9: an imported file says where it came from; a JSON Lines restore keeps the
+    # memory's own `source` (it is the lossless backup) and still names its origin
+    fields["source"] = sources.pop() if fmt == "jsonl" and len(sources) == 1 and first.source else "import"
     fields["origin"] = origin
+    own = {k: v for k, v in first.extra.items() if k not in _NOT_KEPT and _plain(v)}
+    if own and len(group) == 1:
+        fields[fmt] = own  # what only that format knows (Claude Code's type, Cursor's globs), for export
     return fields
+
+
+_NOT_KEPT = {"file", "conversation", "created_at"}
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return True
+    if isinstance(value, list):
+        return all(isinstance(v, (str, int, float, bool)) for v in value)
+    return False
 
 
 def _item(text: str) -> str:
@@ -107,11 +124,11 @@ def _item(text: str) -> str:
     return "- " + lines[0] + "".join("\n" + ("  " + line if line else "") for line in lines[1:]) + "\n"
 
 
-def render_forms(group: list[Memory], origin: str) -> list[str]:
+def render_forms(group: list[Memory], origin: str, fmt: str) -> list[str]:
     """Ways to write `group` as one memory file, most natural first: a single memory as the
     whole body (how a named memory or a file of prose reads), then as list items under
     headings for their sections."""
-    head = _frontmatter(_common_fields(group, origin))
+    head = _frontmatter(_common_fields(group, origin, fmt))
     forms = []
     if len(group) == 1:
         forms.append(head + group[0].text.strip() + "\n")
@@ -141,9 +158,9 @@ def _reads_back(data: str, group: list[Memory]) -> str | None:
     return "would not read back as the same memories (its Markdown structure)"
 
 
-def _first_form(group: list[Memory], origin: str) -> tuple[str | None, str]:
+def _first_form(group: list[Memory], origin: str, fmt: str) -> tuple[str | None, str]:
     why = ""
-    for data in render_forms(group, origin):
+    for data in render_forms(group, origin, fmt):
         problem = _reads_back(data, group)
         if problem is None:
             return data, ""
@@ -189,18 +206,24 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
     taken: set[Path] = set()
     for (target, where), group in groups.items():
         origin = group[0].origin or where
-        data, why = _first_form(group, origin)
+        data, why = _first_form(group, origin, fmt)
         if data is not None:
             _add_file(report, paths.root(target), fmt, target, group, data, taken,
                       preferred=where if fmt == "jsonl" else None)
             continue
         for m in group:  # one file per memory before giving up on any
-            one, why = _first_form([m], m.origin or origin)
+            one, why = _first_form([m], m.origin or origin, fmt)
             if one is None:
-                report.invalid.append((m.origin or origin, why))
+                report.invalid.append((m.origin or origin, f"{_where(m)}: {why}"))
             else:
                 _add_file(report, paths.root(target), fmt, target, [m], one, taken)
     return report
+
+
+def _where(memory: Memory) -> str:
+    """Which memory of its file, without quoting its text."""
+    place = memory.path or Path(memory.origin).name or "memory"
+    return f"{place}, section {memory.section!r}" if memory.section else str(place)
 
 
 def _add_file(report: ImportReport, root: Path, fmt: str, layer: str, group: list[Memory], data: str,
@@ -258,6 +281,17 @@ def apply_import(store: MemoryStore, report: ImportReport) -> ImportReport:
     return report
 
 
+def _with_format_fields(store: MemoryStore, memory: Memory, entry: Entry, fmt: str) -> Memory:
+    """What an earlier import from `fmt` kept of that format (its frontmatter key `fmt`)."""
+    rec = store.file_record(entry.path) if entry.path else None
+    if rec is None:
+        return memory
+    own = rec.parsed.meta.get(fmt)
+    if not isinstance(own, dict):
+        return memory
+    return replace(memory, extra={**own, **memory.extra})
+
+
 def _ensure_conversations(db: MuseDB, report: ImportReport) -> None:
     for memory in report.added:
         if memory.layer != Layer.CONVERSATION or not memory.conversation_id:
@@ -277,7 +311,8 @@ def export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path,
     entries = store.entries(layer)
     if fmt != "jsonl":
         entries = [e for e in entries if e.layer in FILE_LAYERS and not e.archived]
-    memories = [interop.memory_from_entry(e, origin=str(e.path or "")) for e in entries]
+    memories = [_with_format_fields(store, interop.memory_from_entry(e, origin=str(e.path or "")), e, fmt)
+                for e in entries]
     written = interop.write(fmt, memories, dest)
     return dest, written, len(memories)
 

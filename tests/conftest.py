@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
 
 from memtui.core.paths import Paths
+
+# Property tests: a fixed, derandomised profile by default and in CI, so a red build is a real
+# regression; `HYPOTHESIS_PROFILE=explore python -m pytest tests/core/test_neighbours.py` searches
+# far wider with fresh randomness (turn each failure it prints into an `@example`).
+settings.register_profile(
+    "ci", derandomize=True, database=None, deadline=None, max_examples=200, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "explore", max_examples=20000, derandomize=False, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

@@ -330,12 +330,19 @@ def unique_stem(stem: str, used: set[str]) -> str:
     return candidate
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CODE_FENCE = re.compile(r"^(`{3,}|~{3,})")
+
+
 def one_line(text: str) -> str:
-    return " ".join(text.split())
+    """One line of plain text: whitespace runs as one space, control characters dropped."""
+    return " ".join(_CONTROL.sub("", text).split())
 
 
 def first_line(text: str, limit: int = 150) -> str:
-    line = one_line(next((ln for ln in text.splitlines() if ln.strip()), ""))
+    """The first line that says something: no list/heading marker, no code fence opener."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not _CODE_FENCE.match(ln.strip())]
+    line = one_line(lines[0] if lines else "")
     line = line.lstrip("#>-*+ ").strip() or line
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 

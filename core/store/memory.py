@@ -11,16 +11,17 @@ import logging
 import os
 import re
 import threading
+from contextlib import contextmanager
 import uuid
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Callable, Iterable, Iterator
 
 from .. import markdown as md
 from ..fileio import ConflictError
 from ..model import FILE_LAYERS, Entry, Layer
-from ..paths import Paths, Problem, UnsafePathError
+from ..paths import Paths, Problem, UnsafePathError, path_text
 from .edits import Change, ChangeLog, RowChange
 from .index import DatabaseError, MuseDB, now_ms
 from .scan import FileRecord, Scan, conversation_entry
@@ -248,7 +249,8 @@ class MemoryStore:
             return self.get(entry.id)
         rec = self._record_for(entry)
         raw = self._raw_entry(rec, entry)
-        new_data = md.replace_entry(rec.parsed, raw, new_text, date.today()).encode("utf-8")
+        with _naming(rec.path):
+            new_data = md.replace_entry(rec.parsed, raw, new_text, date.today()).encode("utf-8")
         self.log.apply("edit", f"edit {entry.source_ref} {_snippet(entry.text)}", {rec.path: (entry.layer, new_data)}, {rec.path: rec.data})
         self.reload(changed=[rec.path], conversation=False, reason="write")
         return self._entry_at(rec.path, entry.line_start)
@@ -276,7 +278,8 @@ class MemoryStore:
             text = rec.data.decode("utf-8")
             for e in sorted(group, key=lambda x: x.line_start, reverse=True):
                 raw = self._raw_entry(rec, e)
-                text = md.delete_entry(parsed, raw, today)
+                with _naming(path):
+                    text = md.delete_entry(parsed, raw, today)
                 parsed = md.parse_text(text)
             writes[path] = (group[0].layer, text.encode("utf-8"))
             expected[path] = rec.data
@@ -317,9 +320,11 @@ class MemoryStore:
             raise ConflictError(f"{path} exists but is not usable as memory ({reason}); not touched")
         today = date.today()
         if rec is None:
-            data = md.append_item(None, text, today, md.new_file_header(category, tags, today)).encode("utf-8")
+            with _naming(path):
+                data = md.append_item(None, text, today, md.new_file_header(category, tags, today)).encode("utf-8")
         else:
-            data = md.append_item(rec.parsed, text, today).encode("utf-8")
+            with _naming(path):
+                data = md.append_item(rec.parsed, text, today).encode("utf-8")
         self.log.apply("create", f"add {_snippet(text)} to {path.name}", {path: (layer, data)},
                        {path: None if rec is None else rec.data})
         self.reload(changed=[path], conversation=False, reason="write")
@@ -352,6 +357,15 @@ class MemoryStore:
 
     def close(self) -> None:
         self.db.close()
+
+
+@contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """A refused edit (SPEC §2) says which file it would have changed."""
+    try:
+        yield
+    except md.EditRefused as exc:
+        raise md.EditRefused(f"{path_text(str(path))}: {exc}") from None
 
 
 def _index_rows(rec: FileRecord) -> list[dict]:

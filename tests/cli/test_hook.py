@@ -296,17 +296,22 @@ def test_install_command_project_and_invalid_file(ws):
 
 
 def test_history_command(ws):
-    r = memtui("--home", str(ws.home), "history")
+    here = ("--home", str(ws.home), "-w", str(ws.workspace))
+    r = memtui(*here, "history")
     assert r.returncode == 0 and "No injections recorded" in r.stdout
     for _ in range(2):
         run_hook(ws.home, hook_input(ws.workspace))
-    data = json.loads(memtui("--home", str(ws.home), "history", "--json").stdout)
+    data = json.loads(memtui(*here, "history", "--json").stdout)
     assert [rec["count"] for rec in data["records"]] == [4, 4]
     assert data["records"][0]["entries"][0]["source"] == "preferences.md:8"
-    text = memtui("--home", str(ws.home), "history").stdout
+    elsewhere = ws.workspace.parent / "elsewhere"
+    elsewhere.mkdir()
+    assert json.loads(memtui("--home", str(ws.home), "-w", str(elsewhere), "history", "--json").stdout)["records"] == []
+    assert len(json.loads(memtui("--home", str(ws.home), "-w", str(elsewhere), "history", "--all", "--json").stdout)["records"]) == 2
+    text = memtui(*here, "history").stdout
     assert "4 memories" in text and str(ws.workspace) in text and "quokka" not in text
     ws.db_path.write_bytes(b"not a database " * 100)
-    r = memtui("--home", str(ws.home), "history")
+    r = memtui(*here, "history")
     assert r.returncode == 1 and str(ws.db_path) in r.stderr and "Traceback" not in r.stderr
 
 

@@ -137,3 +137,22 @@ def test_an_import_is_one_undoable_change(paths):
     r = cli(paths, "undo")
     assert r.returncode == 0 and "import" in r.stdout, r
     assert memory_bytes(paths) == before
+
+
+def test_format_fields_survive_import_then_export(paths, tmp_path):
+    """Cursor's globs/alwaysApply and Claude Code's type are kept through memtui and back."""
+    rules = FIXTURES / "cursor" / ".cursor" / "rules"
+    assert cli(paths, "import", "cursor", str(rules)).returncode == 0
+    out = tmp_path / "cursor-out"
+    assert cli(paths, "export", "cursor", str(out)).returncode == 0
+    exported = {p.read_text() for p in out.rglob("*.mdc")}
+    assert any("globs: src/**/*.ts, src/**/*.tsx" in t and "alwaysApply: false" in t for t in exported), exported
+
+    source = tmp_path / "claude" / "memory"
+    shutil.copytree(FIXTURES / "claude-code" / "memory", source)
+    types_in = {m.group(1) for p in source.glob("*.md") for m in re.finditer(r"^\s*type: (\w+)", p.read_text(), re.M)}
+    assert cli(paths, "import", "claude-code", str(source)).returncode == 0
+    cc_out = tmp_path / "cc-out"
+    assert cli(paths, "export", "claude-code", str(cc_out)).returncode == 0
+    types_out = {m.group(1) for p in cc_out.glob("*.md") for m in re.finditer(r"^\s*type: (\w+)", p.read_text(), re.M)}
+    assert types_in <= types_out

@@ -47,7 +47,7 @@ async def test_tools_are_listed_with_descriptions_and_schemas(paths):
     for tool in tools.values():
         assert len(tool.description or "") > 60
         assert tool.input_schema["type"] == "object"
-    assert tools["remember"].input_schema["properties"]["scope"]["enum"] == ["user", "project"]
+    assert tools["remember"].input_schema["properties"]["layer"]["enum"] == ["user", "project"]
     assert tools["forget"].input_schema["required"] == ["id"]
 
 
@@ -59,9 +59,9 @@ async def test_preview_remember_search_forget(paths):
         assert preview["text"].startswith("## Memory") and "Use vitest, not jest" in preview["text"]
         assert preview["injected"] == ["preferences.md:1"]
 
-        added = payload(await session.call_tool("remember", {"text": "The API lives in api/server.py", "scope": "project"}))
+        added = payload(await session.call_tool("remember", {"text": "The API lives in api/server.py", "layer": "project"}))
         assert added["added"] is True and added["memory"]["layer"] == "project"
-        again = payload(await session.call_tool("remember", {"text": "the API lives in api/server.py.", "scope": "project"}))
+        again = payload(await session.call_tool("remember", {"text": "the API lives in api/server.py.", "layer": "project"}))
         assert again["added"] is False and again["memory"]["id"] == added["memory"]["id"]
 
         found = payload(await session.call_tool("search_memories", {"query": "where is the API server"}))

@@ -192,3 +192,29 @@ def test_import_keeps_memories_whose_conversation_is_unknown(paths, tmp_path):
     store = MemoryStore(paths)
     store.load()
     assert [(e.id, e.conversation_id) for e in store.entries("conversation")] == [("orphan", "gone")]
+
+
+def test_an_append_between_check_and_rename_is_kept(paths, monkeypatch):
+    """Deterministic form of the race the concurrent-writer test samples: another program
+    appends to the file after memtui checked it and before the rename."""
+    import os as _os
+
+    from memtui.core import fileio
+
+    shared = write(paths.user_root / "shared.md", "- one\n- two\n")
+    store = MemoryStore(paths)
+    store.load()
+    real_replace = _os.replace
+    fired = []
+
+    def append_then_replace(src, dst):
+        if Path(dst) == shared and not fired:
+            fired.append(True)
+            with open(shared, "a", encoding="utf-8") as f:
+                f.write("- appended by Muse\n")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(fileio.os, "replace", append_then_replace)
+    target = next(e for e in store.entries("user") if e.text == "one")
+    store.edit_entry(target, "ONE")
+    assert fired and shared.read_text() == "- ONE\n- two\n- appended by Muse\n"
