@@ -138,8 +138,7 @@ ALIAS_BOMB = ("---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a
               "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
               "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
               "g: [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n---\n- bomb body\n")
-MARKDOWN_PARSING = "lands with the Markdown parsing work (core/markdown.py)"
-SKIPPED = r"YAML|cannot be read"  # reported and skipped; the exact wording is test_frontmatter_reasons's
+SKIPPED = "invalid YAML"
 
 
 def _frontmatter(line: str) -> str:
@@ -183,24 +182,24 @@ def _garbage_db(paths: Paths, tmp: Path) -> tuple[Path, str | None]:
     return paths.db_path, "not a database"
 
 
-CASES: dict[str, tuple[Callable[[Paths, Path], tuple[Path, str | None]], str | None]] = {
-    # name: (make the bad thing, xfail reason while another engineer's fix has not landed)
-    "updatedAt-13-45": (_file("bad.md", _frontmatter("updatedAt: 2026-13-45"), SKIPPED), None),
-    "updatedAt-02-30": (_file("bad.md", _frontmatter("updatedAt: 2026-02-30"), SKIPPED), None),
-    "updatedAt-hour-25": (_file("bad.md", _frontmatter("updatedAt: 2026-01-01T25:00:00"), SKIPPED), None),
-    "int-tag": (_file("bad.md", _frontmatter('x: !!int "abc"'), SKIPPED), None),
-    "float-tag": (_file("bad.md", _frontmatter('x: !!float "abc"'), SKIPPED), None),
-    "timestamp-tag": (_file("bad.md", _frontmatter('x: !!timestamp "nope"'), SKIPPED), None),
-    "alias-bomb": (_file("bad.md", ALIAS_BOMB, None), None),  # reported: see test_frontmatter_reasons
-    "fifo": (_fifo, None),
-    "directory-named-md": (_directory, None),
-    "non-utf8-name": (_bad_name, None),
-    "non-utf8-content": (_file("bad.md", b"- caf\xe9 au lait\n", "not UTF-8"), None),
-    "nul-bytes": (_file("bad.md", b"- before\x00after\n", None), None),
-    "over-1-mib": (_file("bad.md", b"- line\n" * (200 * 1024), "1 MiB"), None),
-    "bom-frontmatter": (_file("bom.md", "\ufeff---\ntype: decision\n---\n- chose sqlite for the cache\n", None), None),
-    "symlink-outside": (_symlink_out, None),
-    "garbage-db": (_garbage_db, None),
+CASES: dict[str, Callable[[Paths, Path], tuple[Path, str | None]]] = {
+    # name: make the bad thing; returns its path and the reason its report must match (None: no report)
+    "updatedAt-13-45": _file("bad.md", _frontmatter("updatedAt: 2026-13-45"), SKIPPED),
+    "updatedAt-02-30": _file("bad.md", _frontmatter("updatedAt: 2026-02-30"), SKIPPED),
+    "updatedAt-hour-25": _file("bad.md", _frontmatter("updatedAt: 2026-01-01T25:00:00"), SKIPPED),
+    "int-tag": _file("bad.md", _frontmatter('x: !!int "abc"'), SKIPPED),
+    "float-tag": _file("bad.md", _frontmatter('x: !!float "abc"'), SKIPPED),
+    "timestamp-tag": _file("bad.md", _frontmatter('x: !!timestamp "nope"'), SKIPPED),
+    "alias-bomb": _file("bad.md", ALIAS_BOMB, "alias"),
+    "fifo": _fifo,
+    "directory-named-md": _directory,
+    "non-utf8-name": _bad_name,
+    "non-utf8-content": _file("bad.md", b"- caf\xe9 au lait\n", "not UTF-8"),
+    "nul-bytes": _file("bad.md", b"- before\x00after\n", None),
+    "over-1-mib": _file("bad.md", b"- line\n" * (200 * 1024), "1 MiB"),
+    "bom-frontmatter": _file("bom.md", "\ufeff---\ntype: decision\n---\n- chose sqlite for the cache\n", None),
+    "symlink-outside": _symlink_out,
+    "garbage-db": _garbage_db,
 }
 COMMANDS = ["list", "list --json", "preview", "status", "remember", "edit", "undo", "delete", "undo", "forget", "undo"]
 
@@ -245,14 +244,13 @@ def _run_all(paths: Paths) -> dict[str, subprocess.CompletedProcess[str]]:
     return out
 
 
-@pytest.mark.parametrize("case", [pytest.param(name, marks=[pytest.mark.xfail(strict=False, reason=why)] if why else [])
-                                  for name, (_, why) in CASES.items()])
+@pytest.mark.parametrize("case", list(CASES))
 def test_every_command_survives_bad_input(case, paths, tmp_path):
     from tests.cli.run import assert_no_traceback
 
     enable(paths)
     good = write(paths.user_root / "good.md", GOOD)
-    make, _ = CASES[case]
+    make = CASES[case]
     bad, reason = make(paths, tmp_path)
     before = _snapshot(bad)
     results = _run_all(paths)
@@ -282,10 +280,10 @@ def test_every_command_survives_bad_input(case, paths, tmp_path):
     assert "a fresh memory about indexes" in paths.default_file("user").read_text()
     assert _snapshot(bad) == before, "the bad input was changed"
     if case == "bom-frontmatter":
-        assert "chose sqlite for the cache" in texts
+        entry = next(e for e in listed["entries"] if e["text"] == "chose sqlite for the cache")
+        assert entry["category"] == "decision" and listed["errors"] == []
 
 
-@pytest.mark.xfail(strict=False, reason=MARKDOWN_PARSING)
 @pytest.mark.parametrize("data,reason", [
     (_frontmatter("updatedAt: 2026-13-45"), "invalid YAML"),
     (_frontmatter("updatedAt: 2026-02-30"), "invalid YAML"),
@@ -305,7 +303,6 @@ def test_frontmatter_reasons(paths, data, reason):
     assert any(e["source"] == str(bad) and reason in e["message"] for e in errors), errors
 
 
-@pytest.mark.xfail(strict=False, reason=MARKDOWN_PARSING)
 def test_bom_before_frontmatter_is_frontmatter(paths):
     from tests.cli.run import entries
 

@@ -70,7 +70,6 @@ def test_edit_reads_the_text_from_stdin_with_a_dash(paths, notes):
     assert listed[-1]["line_start"] == 15 and listed[-1]["line_end"] == 16
 
 
-@pytest.mark.xfail(strict=False, reason="lands with the Markdown parsing work (core/markdown.py)")
 def test_a_multi_line_item_reads_back_without_its_content_indent(paths, notes):
     """SPEC §2: an item's other lines lose the item's content indent, and an edited entry
     reads back as exactly the text given."""
@@ -106,8 +105,6 @@ def test_an_empty_edit_is_refused_and_writes_nothing(paths, notes):
     assert notes.read_text() == NOTES and undo_log(paths) == []
 
 
-@pytest.mark.xfail(strict=False, reason="lands with the Markdown parsing work (core/markdown.py): replace_entry "
-                                        "does not yet check that the edited entry reads back as given")
 def test_an_edit_that_would_break_its_neighbours_is_refused(paths):
     """SPEC §2: two paragraphs in a file of paragraphs would become two entries."""
     prose = write(paths.user_root / "prose.md", "- an item\n\nFirst paragraph.\n\nSecond paragraph.\n")
