@@ -243,15 +243,19 @@ trash = paths.home / "trash"
 real_write = edits.atomic_write_bytes
 real_rows = MuseDB.write_rows
 
+memory_writes = []
+
 def dying_write(path, data, expected="any"):
     if trash not in Path(path).parents:  # a memory file: the pending manifest is already written
-        os._exit(9)
+        memory_writes.append(path)
+        if where == "file" or len(memory_writes) == 2:
+            os._exit(9)
     return real_write(path, data, expected=expected)
 
 def dying_rows(self, changes):
     os._exit(9)
 
-if where == "file":
+if where in ("file", "second-file"):
     edits.atomic_write_bytes = dying_write
 else:
     MuseDB.write_rows = dying_rows
@@ -306,6 +310,19 @@ def test_a_writer_killed_between_the_files_and_the_rows_leaves_undo_working(path
     assert conversation_rows(paths) == rows
     undo_says(memtui(paths, "undo"), real["summary"])
     assert notes.read_bytes() == originals[notes]
+
+
+def test_a_writer_killed_between_two_files_leaves_the_first_undoable(paths):
+    originals = _forget_fixture(paths)
+    rows = conversation_rows(paths)
+    _crash(paths, "second-file", "forget")  # one file was written, the second and the row were not
+    changed = [f for f, data in originals.items() if f.read_bytes() != data]
+    assert len(changed) == 1 and conversation_rows(paths) == rows
+    log = undo_log(paths)
+    assert len(log) == 1 and log[0]["rows"] == []
+    assert [f["rel"] for f in log[0]["files"]] == [changed[0].relative_to(paths.user_root).as_posix()]
+    ok(memtui(paths, "undo"))
+    assert {f: f.read_bytes() for f in originals} == originals and conversation_rows(paths) == rows
 
 
 def test_undo_after_a_restart_in_process(paths):
