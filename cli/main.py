@@ -108,8 +108,9 @@ def preview(obj: Ctx, query: str, as_json: bool) -> None:
     summary on stderr."""
     result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
     if as_json:
-        # compact: the C encoder, as the candidate list can hold tens of thousands of entries
-        _echo_json(result.as_dict(), indent=None)
+        # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
+        text = result.to_json()
+        click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
     else:
         # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`).
         # On a terminal the text is shown escaped (memory text may hold escape sequences);

@@ -6,16 +6,20 @@ to every face: `memtui preview`, the TUI's preview pane, and Muse itself.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
-from collections import Counter
-from itertools import chain
+import json
 import logging
 import math
 import time
 import unicodedata
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from .model import IMPORTANCE_RANK, Entry
 from .paths import Paths, Problem
@@ -23,6 +27,9 @@ from .relevance import score as relevance_score
 from .relevance import terms
 from .secrets import redact
 from .settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from .store.memory import MemoryStore
 
 log = logging.getLogger("memtui.injection")
 
@@ -53,65 +60,79 @@ class LineMaker:
     def __init__(self, max_chars: int, redact_secrets: bool):
         self.max_chars = max_chars
         self.redact_secrets = redact_secrets
+        self.key = (max_chars, bool(redact_secrets))
 
     def __call__(self, text: str) -> tuple[str, bool, int]:
         return make_line(text, self.max_chars, self.redact_secrets)
 
 
+# What a candidate shows of its entry without the entry itself: id, source, importance, updated_at (ISO).
+Shown = tuple[str, str, str, str]
+# A made line: (line, clipped, redacted count, tokens).
+Made = tuple[str, bool, int, int]
+
+
+_STATUS_JSON = {status: f', "status": "{status}' for status in
+                ("included", "below_gate", "max_items", "budget", "archived")}
+
+
 class Candidate:
-    """One entry's fate in an injection. Its line is computed on first use."""
+    """One entry's fate in an injection: its layer's index and position, score and status.
+    The entry, its line and cost are looked up in the index when asked for."""
 
-    __slots__ = ("entry", "score", "status", "_made", "_maker")
+    __slots__ = ("index", "pos", "score", "status", "_maker")
 
-    def __init__(self, entry: Entry, score: float, status: str, maker: LineMaker,
-                 made: tuple[str, bool, int] | None = None):
-        self.entry = entry
+    def __init__(self, index: LayerIndex, pos: int, score: float, status: str, maker: LineMaker):
+        self.index = index
+        self.pos = pos
         self.score = score
         self.status = status
         self._maker = maker
-        self._made = made
 
-    def _line(self) -> tuple[str, bool, int]:
-        if self._made is None:
-            self._made = self._maker(self.entry.text)
-        return self._made
+    @property
+    def entry(self) -> Entry:
+        return self.index.entry(self.pos)
 
     @property
     def line(self) -> str:
-        return self._line()[0]
+        return self.index.made(self.pos, self._maker)[0]
 
     @property
     def clipped(self) -> bool:
-        return self._line()[1]
+        return self.index.made(self.pos, self._maker)[1]
 
     @property
     def redacted(self) -> int:
-        return self._line()[2]
+        return self.index.made(self.pos, self._maker)[2]
 
     @property
     def tokens(self) -> int:
-        return est(self.line)
+        return self.index.made(self.pos, self._maker)[3]
 
     @property
     def layer(self) -> str:
-        return self.entry.layer
+        return self.index.layer
+
+    def json(self) -> str:
+        """`json.dumps(self.as_dict(), ensure_ascii=False)`, from two pieces made once per entry."""
+        head, tail = self.index.fragments(self.pos, self._maker)
+        return f'{head}{self.score!r}, "status": "{self.status}{tail}'
 
     def as_dict(self) -> dict:
-        e = self.entry
+        entry_id, source, importance, updated = self.index.shown(self.pos)
+        line, clipped, _, tokens = self.index.made(self.pos, self._maker)
         return {
-            "id": e.id,
-            "layer": e.layer,
-            "source": e.source_ref,
+            "id": entry_id,
+            "layer": self.index.layer,
+            "source": source,
             "score": self.score,
             "status": self.status,
-            "clipped": self.clipped,
-            "tokens": self.tokens,
-            "line": self.line,
-            "importance": e.importance,
-            "updated_at": e.updated_iso,
+            "clipped": clipped,
+            "tokens": tokens,
+            "line": line,
+            "importance": importance,
+            "updated_at": updated,
         }
-
-
 @dataclass
 class InjectionResult:
     workspace: str
@@ -129,8 +150,9 @@ class InjectionResult:
     errors: list[Problem] = field(default_factory=list)
     enabled_why: str = ""
     included: list[Candidate] = field(default_factory=list)
-    _plan: "_Plan | None" = field(default=None, repr=False)
+    _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
+    _status_counts: dict[str, int] | None = field(default=None, repr=False)
 
     @property
     def injected(self) -> bool:
@@ -150,7 +172,17 @@ class InjectionResult:
             return len(self._candidates)
         if self._plan is None:
             return 0
-        return sum(len(index.active) + len(index.archived) for _, index, _, _ in self._plan.layers)
+        return sum(index.size for _, index, _, _ in self._plan.layers)
+
+    def status_counts(self) -> dict[str, int]:
+        """How many candidates got each status (only those with any), as counting
+        `iter_candidates()` would give, without producing the candidates."""
+        if self._status_counts is None:
+            if self._candidates is not None or self._plan is None:
+                self._status_counts = dict(Counter(c.status for c in self.iter_candidates()))
+            else:
+                self._status_counts = self._plan.status_counts(self.included)
+        return dict(self._status_counts)
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -170,8 +202,8 @@ class InjectionResult:
             parts.append(self.disabled_reason.replace("_", " "))
         return " · ".join(parts)
 
-    def as_dict(self) -> dict:
-        return {
+    def as_dict(self, candidates: bool = True) -> dict:
+        data = {
             "workspace": self.workspace,
             "query": self.query,
             "enabled": self.enabled,
@@ -186,8 +218,32 @@ class InjectionResult:
             "redacted": self.redacted,
             "text": self.text,
             "errors": [p.as_dict() for p in self.errors],
-            "candidates": [c.as_dict() for c in self.iter_candidates()],
         }
+        if candidates:
+            data["candidates"] = [c.as_dict() for c in self.iter_candidates()]
+        return data
+
+    def to_json(self) -> str:
+        """`json.dumps(self.as_dict(), ensure_ascii=False)`, byte for byte, built from each
+        candidate's pre-rendered pieces (tens of thousands of them for `preview --json`)."""
+        head = json.dumps(self.as_dict(candidates=False), ensure_ascii=False)
+        pieces: list[str] = []
+        append = pieces.append
+        reprs: dict[float, str] = {}  # few distinct scores: format each once
+        for c in self.iter_candidates():
+            first, last = c.index.fragments(c.pos, c._maker)
+            score = reprs.get(c.score)
+            if score is None:
+                score = reprs[c.score] = repr(c.score)
+            append(first)
+            append(score)
+            append(_STATUS_JSON[c.status])
+            append(last)
+            append(", ")
+        if pieces:
+            pieces.pop()
+        return head[:-1] + ', "candidates": [' + "".join(pieces) + "]}"
+
 
 
 def make_line(text: str, max_chars: int, redact_secrets: bool) -> tuple[str, bool, int]:
@@ -202,7 +258,7 @@ def make_line(text: str, max_chars: int, redact_secrets: bool) -> tuple[str, boo
     return "- " + one_line, clipped, redacted
 
 
-def base_key(entry: Entry):
+def base_key(entry: Entry) -> tuple:
     """§5 step 6 without the score: importance, updated_at desc, then path + position (or id)."""
     if entry.layer == "conversation":
         place: tuple = (entry.id,)
@@ -211,36 +267,202 @@ def base_key(entry: Entry):
     return (IMPORTANCE_RANK.get(entry.importance, 1), -entry.updated_at, place)
 
 
-class LayerIndex:
-    """A layer's entries in base order with an inverted index from term to position, built
-    once per store change, so a query scores only the entries that share a term with it."""
+# An entry as a plain tuple (for the prepared index): Entry's fields but `terms`, path as a string.
+ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "terms")
+_PATH_AT = ENTRY_FIELDS.index("path")
+_TEXT_AT = ENTRY_FIELDS.index("text")
 
-    def __init__(self, entries: Sequence[Entry]):
-        active = sorted((e for e in entries if not e.archived), key=base_key)
-        self.active = active
-        self.archived = sorted((e for e in entries if e.archived), key=base_key)
-        self.rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in active]
-        self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges in base order
-        for pos, rank in enumerate(self.rank):
-            if self.groups and self.groups[-1][0] == rank:
-                self.groups[-1] = (rank, self.groups[-1][1], pos + 1)
+
+def entry_row(entry: Entry) -> tuple:
+    row = [_plain(getattr(entry, name)) for name in ENTRY_FIELDS]
+    row[_PATH_AT] = None if entry.path is None else str(entry.path)
+    return tuple(row)
+
+
+def _plain(value):
+    """str subclasses (the Layer enum) as plain str, tuples of them too: marshal takes only plain types."""
+    if isinstance(value, str):
+        return str.__str__(value) if type(value) is not str else value
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def shown_of(entry: Entry) -> Shown:
+    return (_plain(entry.id), _plain(entry.source_ref), _plain(entry.importance), entry.updated_iso)
+
+
+def make_fragments(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
+    """The JSON of a candidate (`Candidate.as_dict`, as `json.dumps(..., ensure_ascii=False)`
+    writes it) before its score and after its status."""
+    entry_id, source, importance, updated = shown
+    line, clipped, _, tokens = made
+
+    def d(value: str) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    head = f'{{"id": {d(entry_id)}, "layer": {d(layer)}, "source": {d(source)}, "score": '
+    tail = (f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {d(line)}, '
+            f'"importance": {d(importance)}, "updated_at": {d(updated)}}}')
+    return head, tail
+
+
+# Lines already made, by settings and text: an entry's line is made once per process however
+# often its layer's index is rebuilt (an outside edit rebuilds one layer; its texts mostly stay).
+_MADE: dict[tuple[int, bool], dict[str, Made]] = {}
+_MADE_LIMIT = 400_000
+
+
+def _make(maker: LineMaker, text: str) -> Made:
+    known = _MADE.get(maker.key)
+    if known is None:
+        known = _MADE[maker.key] = {}
+    made = known.get(text)
+    if made is None:
+        line, clipped, redacted = maker(text)
+        made = (line, clipped, redacted, est(line))
+        if len(known) >= _MADE_LIMIT:
+            known.clear()
+        known[text] = made
+    return made
+
+
+class LayerIndex:
+    """A layer's entries in base order (the active ones, then the archived ones), with an
+    inverted index from term to active position, so a query scores only the entries that
+    share a term with it. Built from entries (a store snapshot) or from a saved state (the
+    prepared index of `core.store.prepared`): the walk below is the same for both."""
+
+    def __init__(self, layer: str, n_active: int, rank: list[int], postings: dict[str, list[int]],
+                 archived_terms: list, entries: list[Entry | None], rows: Sequence[tuple] | None = None,
+                 shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
+                 frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None):
+        self.layer = layer
+        self.n_active = n_active
+        self.size = len(entries)
+        self.rank = rank
+        self.postings = postings
+        self._archived_terms = archived_terms
+        self._entries = entries
+        self._rows = rows
+        self._shown = shown
+        self._made = made or {}
+        self._frags = frags or {}
+        self._packed = bool(postings) and isinstance(next(iter(postings.values())), bytes)
+        self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges of active positions
+        for pos in range(n_active):
+            r = rank[pos]
+            if self.groups and self.groups[-1][0] == r:
+                self.groups[-1] = (r, self.groups[-1][1], pos + 1)
             else:
-                self.groups.append((rank, pos, pos + 1))
+                self.groups.append((r, pos, pos + 1))
+
+    @classmethod
+    def from_entries(cls, layer: str, entries: Sequence[Entry]) -> LayerIndex:
+        active = sorted((e for e in entries if not e.archived), key=base_key)
+        archived = sorted((e for e in entries if e.archived), key=base_key)
+        ordered: list[Entry | None] = [*active, *archived]
         postings: dict[str, list[int]] = {}
         for pos, e in enumerate(active):
             for term in e.terms:
                 postings.setdefault(term, []).append(pos)
-        self.postings = postings
+        rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
+        return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered)
 
+    # ------------------------------------------------------------------ saved state
+    def state(self, maker: LineMaker) -> dict:
+        """Everything a later process needs to answer without the entries, as plain values
+        (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
+        shows of it and its line made with `maker`'s settings."""
+        return {
+            "layer": _plain(self.layer), "n_active": self.n_active, "rank": self.rank,
+            "postings": {t: p if isinstance(p, bytes) else array("i", p).tobytes() for t, p in self.postings.items()},
+            "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
+            "rows": [entry_row(self.entry(p)) for p in range(self.size)],
+            "shown": [self.shown(p) for p in range(self.size)],
+            "made": [self.made(p, maker) for p in range(self.size)],
+            "frags": [self.fragments(p, maker) for p in range(self.size)],
+        }
+
+    @classmethod
+    def from_state(cls, core: dict, rows: Sequence[tuple], shown: Sequence[Shown], made: Sequence[Made],
+                   frags: Sequence[tuple[str, str]]) -> LayerIndex:
+        """An index from a saved state; `rows`, `shown`, `made` and `frags` may be lazy sequences."""
+        key = tuple(core["key"])
+        return cls(core["layer"], core["n_active"], core["rank"], core["postings"], core["archived_terms"],
+                   [None] * core["size"], rows, shown, {key: made}, {key: frags})
+
+    # ------------------------------------------------------------------ per position
+    def entry(self, pos: int) -> Entry:
+        e = self._entries[pos]
+        if e is None:
+            assert self._rows is not None
+            fields = dict(zip(ENTRY_FIELDS, self._rows[pos]))
+            if fields["path"] is not None:
+                fields["path"] = Path(fields["path"])
+            fields["tags"] = tuple(fields["tags"])
+            e = self._entries[pos] = Entry(**fields)
+        return e
+
+    def text(self, pos: int) -> str:
+        e = self._entries[pos]
+        if e is None and self._rows is not None:
+            return self._rows[pos][_TEXT_AT]
+        return self.entry(pos).text
+
+    def shown(self, pos: int) -> Shown:
+        if self._shown is not None:
+            return self._shown[pos]
+        return shown_of(self.entry(pos))
+
+    def made(self, pos: int, maker: LineMaker) -> Made:
+        made = self._made.get(maker.key)
+        if made is not None:
+            return made[pos]
+        return _make(maker, self.text(pos))
+
+    def fragments(self, pos: int, maker: LineMaker) -> tuple[str, str]:
+        """A candidate's JSON around its score and status (see `Candidate.json`)."""
+        frags = self._frags.get(maker.key)
+        if frags is not None:
+            return frags[pos]
+        return make_fragments(self.layer, self.shown(pos), self.made(pos, maker))
+
+    def seed_made(self, maker: LineMaker) -> None:
+        """Put this index's saved lines into the made-line cache, by text."""
+        if self._made.get(maker.key) is None or self._rows is None or not hasattr(self._rows, "materialize"):
+            return
+        self.preload(maker)
+        known = _MADE.setdefault(maker.key, {})
+        if len(known) + self.size > _MADE_LIMIT:
+            return
+        for row, made in zip(self._rows.materialize(), self._made[maker.key]):
+            known[row[_TEXT_AT]] = made
+
+    def preload(self, maker: LineMaker) -> None:
+        """Read every saved line and JSON piece at once (before producing every candidate)."""
+        for kept in (self._made, self._frags):
+            seq = kept.get(maker.key)
+            if seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
+                kept[maker.key] = seq.materialize()
+
+    def archived_terms(self, pos: int) -> frozenset[str]:
+        t = self._archived_terms[pos - self.n_active]
+        return t if isinstance(t, frozenset) else frozenset(t)
+
+    # ------------------------------------------------------------------ the query
     def matches(self, q: frozenset[str]) -> dict[int, int]:
         """position -> |Q ∩ M| for every active entry sharing a term with the query."""
         postings = self.postings
-        return Counter(chain.from_iterable(postings[t] for t in q if t in postings))  # counted in C
+        found: Iterable[Iterable[int]] = (postings[t] for t in q if t in postings)
+        if self._packed:  # saved as bytes of native ints: read only the query's terms
+            found = (memoryview(b).cast("i") for b in found)  # type: ignore[arg-type]
+        return Counter(chain.from_iterable(found))  # counted in C
 
     def order(self, counts: dict[int, int], scored_only: bool) -> Iterator[int]:
-        """Positions in §5 order: importance, score desc, then base order. With `scored_only`,
-        only the positions with a score above 0, still in that order. Lazy (a heap): the
-        budget walk usually stops after a few dozen, so the rest is never sorted."""
+        """Active positions in §5 order: importance, score desc, then base order. With
+        `scored_only`, only the positions with a score above 0, still in that order. Lazy (a
+        heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
         rank = self.rank
         heap = [(rank[p], -n, p) for p, n in counts.items()]
         heapq.heapify(heap)
@@ -259,20 +481,22 @@ class LayerIndex:
                     yield pos
 
 
-_INDEXES: dict[int, tuple[Sequence[Entry], LayerIndex]] = {}
+_INDEXES: dict[tuple[str, int], tuple[Sequence[Entry], LayerIndex]] = {}
 
 
-def layer_index(entries: Sequence[Entry]) -> LayerIndex:
+def layer_index(layer: str, entries: Sequence[Entry] | LayerIndex) -> LayerIndex:
     """The index of a layer snapshot; the store's snapshots are tuples, reused until it changes."""
+    if isinstance(entries, LayerIndex):
+        return entries
     if not isinstance(entries, tuple):
-        return LayerIndex(entries)
-    hit = _INDEXES.get(id(entries))
+        return LayerIndex.from_entries(layer, entries)
+    hit = _INDEXES.get((layer, id(entries)))
     if hit is not None and hit[0] is entries:
         return hit[1]
-    index = LayerIndex(entries)
+    index = LayerIndex.from_entries(layer, entries)
     if len(_INDEXES) > 32:
         _INDEXES.clear()
-    _INDEXES[id(entries)] = (entries, index)
+    _INDEXES[(layer, id(entries))] = (entries, index)
     return index
 
 
@@ -302,29 +526,28 @@ class _LayerWalk:
         """Candidates in order. Unless `everything`, entries that can't pass the gate
         (no shared term while the gate is above 0) are skipped, as they change nothing."""
         skip_unscored = not everything and self.gate > 0
-        entries = self.index.active
-        for pos in self.index.order(self.counts, scored_only=skip_unscored):
-            entry, s = entries[pos], self.score(pos)
+        index, maker = self.index, self.maker
+        for pos in index.order(self.counts, scored_only=skip_unscored):
+            s = self.score(pos)
             if s < self.gate:
-                yield Candidate(entry, s, "below_gate", self.maker)
+                yield Candidate(index, pos, s, "below_gate", maker)
                 continue
             self.passed += 1
             if self.limit is not None and self.passed > self.limit:
-                yield Candidate(entry, s, "max_items", self.maker)
+                yield Candidate(index, pos, s, "max_items", maker)
                 continue
             if not self.fits:
-                yield Candidate(entry, s, "budget", self.maker)
+                yield Candidate(index, pos, s, "budget", maker)
                 continue
-            made = self.maker(entry.text)
-            extra = est(made[0]) + (0 if self.included else self.header)
+            extra = index.made(pos, maker)[3] + (0 if self.included else self.header)
             if self.used + extra <= self.allowance:
                 self.used += extra
-                c = Candidate(entry, s, "included", self.maker, made)
+                c = Candidate(index, pos, s, "included", maker)
                 self.included.append(c)
                 yield c
             else:
                 self.fits = False
-                yield Candidate(entry, s, "budget", self.maker, made)
+                yield Candidate(index, pos, s, "budget", maker)
 
     def settle(self) -> bool:
         """Run until nothing later in this layer can be included; True if any candidate got `budget`.
@@ -348,17 +571,43 @@ class _Plan:
         self.layers = layers
         self.maker = maker
 
+    def status_counts(self, included: list[Candidate]) -> dict[str, int]:
+        """The statuses `candidates()` would give, counted from the scores alone: in a layer the
+        passing candidates are those scoring at least the gate; the first `max_items` of them
+        are included or `budget`, the rest `max_items`."""
+        out: Counter[str] = Counter()
+        nq = len(self.q)
+        included_in = Counter(c.layer for c in included)
+        for layer, index, counts, _ in self.layers:
+            gate = self.settings.gate.get(layer, 0.0)
+            limit = self.settings.max_items.get(layer)
+            n = index.n_active
+            if gate <= 0.0:
+                passing = n
+            else:
+                passing = sum(1 for v in counts.values() if v / nq >= gate)
+            capped = passing if limit is None else min(passing, max(limit, 0))
+            out["below_gate"] += n - passing
+            out["max_items"] += passing - capped
+            out["included"] += included_in[layer]
+            out["budget"] += capped - included_in[layer]
+            out["archived"] += index.size - n
+        return {status: k for status, k in out.items() if k}
+
     def candidates(self) -> Iterator[Candidate]:
+        q, maker = self.q, self.maker
         for layer, index, counts, allowance in self.layers:
-            walk = _LayerWalk(layer, index, counts, len(self.q), self.settings, allowance, self.maker)
+            index.preload(maker)
+            walk = _LayerWalk(layer, index, counts, len(q), self.settings, allowance, maker)
             yield from walk.walk(everything=True)
-            scored = [(relevance_score(self.q, e.terms), i, e) for i, e in enumerate(index.archived)]
-            scored.sort(key=lambda t: (IMPORTANCE_RANK.get(t[2].importance, 1), -t[0], t[1]))
-            for s, _, entry in scored:
-                yield Candidate(entry, s, "archived", self.maker)
+            rank = index.rank
+            scored = [(relevance_score(q, index.archived_terms(p)), p) for p in range(index.n_active, index.size)]
+            scored.sort(key=lambda t: (rank[t[1]], -t[0], t[1]))
+            for s, pos in scored:
+                yield Candidate(index, pos, s, "archived", maker)
 
 
-def inject(layers: dict[str, Sequence[Entry]], settings: Settings, query: str, workspace: str = "",
+def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Settings, query: str, workspace: str = "",
            failed_layers: frozenset[str] = frozenset(), errors: list[Problem] | None = None) -> InjectionResult:
     """The injection for `query` over already-loaded layers (SPEC §5 steps 1–12)."""
     started = time.perf_counter()
@@ -378,12 +627,12 @@ def inject(layers: dict[str, Sequence[Entry]], settings: Settings, query: str, w
     any_candidates = any_passing = False
     planned = []
     for layer in LAYER_ORDER:
-        index = layer_index(layers.get(layer, ()))
+        index = layer_index(layer, layers.get(layer, ()))
         counts = index.matches(q)
         gate = settings.gate.get(layer, 0.0)
-        any_candidates |= bool(index.active)
+        any_candidates |= bool(index.n_active)
         best = max(counts.values(), default=0) / len(q) if q else 0.0
-        any_passing |= bool(index.active) and (gate <= 0 or best >= gate)
+        any_passing |= bool(index.n_active) and (gate <= 0 or best >= gate)
         allowance = min(settings.budget.get(layer, 0) + carry, remaining)
         walk = _LayerWalk(layer, index, counts, len(q), settings, allowance, maker)
         result.truncated |= walk.settle()
@@ -422,12 +671,32 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
     return result
 
 
-def inject_from_store(store, settings: Settings, query: str) -> InjectionResult:
+def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
     """The injection over a loaded MemoryStore (the TUI and the CLI both call this)."""
+    key = (settings.max_item_chars, bool(settings.redact_secrets))
+    if key not in _MADE:  # the first time with these settings: take the lines already made
+        _MADE[key] = {}
+        _seed_lines(store.paths, settings)
     layers = {layer: store.snapshot(layer) for layer in LAYER_ORDER}
     errors = list(settings.problems) + store.problems
     return inject(layers, settings, query, workspace=str(store.paths.workspace),
                   failed_layers=frozenset(store.layer_errors), errors=errors)
+
+
+def _seed_lines(paths: Paths, settings: Settings) -> None:
+    """Fill the made-line cache from the prepared index (same memtui and settings, even when
+    the memories changed since: a line depends on its text and the settings alone), so the
+    TUI's first preview redacts none of the lines saved there."""
+    from .store.prepared import load_prepared
+
+    try:
+        prepared = load_prepared(paths, settings, sources=False)  # any saved text -> line pair is right
+        if prepared is not None:
+            maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+            for index in prepared.indexes.values():
+                index.seed_made(maker)
+    except Exception as exc:  # a cache is never required
+        log.info("made lines not taken from the prepared index: %s", exc)
 
 
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
@@ -436,19 +705,28 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
 
     With `record`, a real injection: one record is added to the injection history (§11);
     a failure to record never raises, it is logged and listed in `errors`."""
-    from .store import MemoryStore
+    from .store.prepared import DamagedPreparedIndex, Prepared, load_prepared, prepare
 
     started = time.perf_counter()
     paths = Paths.resolve(home=home, workspace=workspace)
     settings = load_settings(paths)
     if not settings.enabled:
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
-    store = MemoryStore(paths, index=False)
+    def answer(prepared: Prepared) -> InjectionResult:
+        result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
+                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
+        for c in result.included:  # read here what every caller uses, so a damaged section shows now
+            c.entry  # noqa: B018
+        return result
+
+    prepared = load_prepared(paths, settings)
     try:
-        store.load()
-        result = inject_from_store(store, settings, query)
-    finally:
-        store.close()
+        result = answer(prepared) if prepared is not None else None
+    except DamagedPreparedIndex as exc:
+        log.warning("%s", exc)
+        result = None
+    if result is None:
+        result = answer(prepare(paths, settings))
     result.retrieval_ms = (time.perf_counter() - started) * 1000
     if record:
         from .history import record as record_injection

@@ -250,7 +250,7 @@ class MemtuiApp(App[None]):
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def compute_preview(self, query: str, generation: int) -> None:
         result = inject_from_store(self.store, self.settings, query)
-        _ = result.candidates  # produce the full list here, off the event loop (the pane counts reasons)
+        result.status_counts()  # counted here, off the event loop (the pane shows them)
         if not get_current_worker().is_cancelled:
             self.post_message(PreviewReady(query, result, generation))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from collections import Counter
 from itertools import islice
 
 from rich.cells import cell_len
@@ -334,7 +333,8 @@ class PreviewPane(Vertical):
                 out.append(" ".join(c.entry.text.split())[:80] + "\n")
         out.append(f"Left out ({left_total})", style="bold")
         if left_total:
-            by_reason = Counter(c.status for c in result.iter_candidates() if c.status != "included")
+            by_reason = result.status_counts()  # counted without producing every candidate
+            by_reason.pop("included", None)
             out.append("  " + " · ".join(f"{n} {REASONS[s]}" for s, n in sorted(by_reason.items())), style="dim")
         out.append("\n")
         shown = 0

@@ -7,10 +7,31 @@
 - `memory`: `MemoryStore`, which composes them
 """
 
-from .edits import Change, ChangeLog
-from .index import DatabaseError, MuseDB
-from .memory import MemoryStore, StoreChange
-from .scan import FileRecord
-from .snapshot import Snapshot
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .edits import Change, ChangeLog
+    from .index import DatabaseError, MuseDB
+    from .memory import MemoryStore, StoreChange
+    from .scan import FileRecord
+    from .snapshot import Snapshot
+
+# Imported on first use, so that `core.store.prepared` (the hook's warm path) does not pay
+# for the whole store (sqlite_utils among it).
+_WHERE = {"Change": "edits", "ChangeLog": "edits", "DatabaseError": "index", "MuseDB": "index",
+          "MemoryStore": "memory", "StoreChange": "memory", "FileRecord": "scan", "Snapshot": "snapshot"}
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["Change", "ChangeLog", "DatabaseError", "FileRecord", "MemoryStore", "MuseDB", "Snapshot", "StoreChange"]

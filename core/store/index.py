@@ -14,8 +14,12 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:  # imported when a connection is made: `memtui preview` and the hook never need it
+    import sqlite_utils
+
+from .generation import GENERATION_TRIGGERS
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -143,6 +147,8 @@ class MuseDB:
                 self._locked_until = time.monotonic() + BUSY_TIMEOUT_MS / 1000
             raise DatabaseError(f"{self.path}: {exc}") from None
         self._conn = conn
+        import sqlite_utils
+
         self._db = sqlite_utils.Database(conn)
         return self._db
 
@@ -203,6 +209,54 @@ class MuseDB:
             db = self._connect(create=False)
             return db.execute("PRAGMA data_version").fetchone()[0]
 
+    # ------------------------------------------------------------------ change generation (prepared index)
+    def row_generation(self, create: bool = False) -> int | str:
+        """A number that moves whenever a conversation memory or a conversation changes, kept
+        by memtui's own triggers in memtui's own table (Muse's tables are never altered):
+        `absent` (no database), `empty` (no memories table) or `untracked` (the triggers are
+        missing and could not be added: nothing derived from the rows may be trusted).
+        With `create`, the triggers are added when missing, waiting at most briefly for a lock."""
+        with self._lock:
+            if not self.exists():
+                return "absent"
+            try:
+                db = self._connect(create=False)
+                tables = self._tables(db)
+                if "memories" not in tables:
+                    return "empty"
+                if "conversations" not in tables:
+                    return "untracked"
+                if not self._generation_ready(db) and not (create and self._add_generation(db)):
+                    return "untracked"
+                row = db.execute("SELECT value FROM memtui_state WHERE key = 'rows_gen'").fetchone()
+                db.conn.commit()
+                return "untracked" if row is None else int(row[0])
+            except (sqlite3.DatabaseError, DatabaseError):
+                return "untracked"
+
+    @staticmethod
+    def _generation_ready(db: sqlite_utils.Database) -> bool:
+        found = {r[0]: r[1] for r in db.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'memtui_gen_%'")}
+        return all(found.get(name) == sql for name, sql in GENERATION_TRIGGERS.items()) and \
+            "memtui_state" in db.table_names()
+
+    def _add_generation(self, db: sqlite_utils.Database) -> bool:
+        conn = db.conn
+        try:
+            conn.execute("PRAGMA busy_timeout = 100")  # a lock held by Muse: skip, never wait long
+            with conn:
+                conn.execute("CREATE TABLE IF NOT EXISTS memtui_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+                conn.execute("INSERT OR IGNORE INTO memtui_state VALUES ('rows_gen', 0)")
+                for name, sql in GENERATION_TRIGGERS.items():
+                    conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+                    conn.execute(sql)
+            return True
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
     # ------------------------------------------------------------------ conversation layer
     def conversation_rows(self, workspace: Path) -> list[ConversationRow]:
         """Conversation memories of this workspace. Raises DatabaseError when unreadable;
@@ -217,8 +271,15 @@ class MuseDB:
                     return []
                 if "conversations" in tables:
                     # Decide once per conversation (there are far fewer conversations than memories).
-                    mine = [cid for cid, where in db.execute("SELECT id, workspace_path FROM conversations")
-                            if belongs_to(where, workspace)]
+                    # ... and once per distinct workspace path (resolving a path touches the disk)
+                    decided: dict[str | None, bool] = {}
+                    mine = []
+                    for cid, where in db.execute("SELECT id, workspace_path FROM conversations"):
+                        verdict = decided.get(where)
+                        if verdict is None:
+                            verdict = decided[where] = belongs_to(where, workspace)
+                        if verdict:
+                            mine.append(cid)
                     db.execute("DROP TABLE IF EXISTS temp.memtui_mine")
                     db.execute("CREATE TEMP TABLE memtui_mine (id TEXT PRIMARY KEY)")
                     db.conn.executemany("INSERT OR IGNORE INTO temp.memtui_mine VALUES (?)", [(c,) for c in mine])

@@ -13,10 +13,10 @@ import re
 import threading
 from contextlib import contextmanager
 import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from .. import markdown as md
 from ..fileio import ConflictError

@@ -4,6 +4,7 @@ reported problem."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat as stat_mod
@@ -17,7 +18,23 @@ from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
 from .index import ConversationRow
 
-CACHE_VERSION = 4  # bump when entry splitting, fields or terms change
+CACHE_VERSION = 5  # bump when what is cached changes shape
+
+
+def _code_digest() -> str:
+    """The parse cache is also keyed by the code that fills it (parsing, terms, this module):
+    a change to how entries are split or terms made is never served from an older cache."""
+    h = hashlib.sha256(str(CACHE_VERSION).encode())
+    here = Path(__file__).resolve()
+    for source in (here, here.parent.parent / "markdown.py", here.parent.parent / "relevance.py"):
+        try:
+            h.update(source.read_bytes())
+        except OSError:
+            h.update(b"unreadable")
+    return h.hexdigest()[:16]
+
+
+CACHE_KEY = f"{CACHE_VERSION}-{_code_digest()}"
 
 
 @dataclass
@@ -33,6 +50,7 @@ class FileRecord:
     payload: str  # the parsed entries as cached in the index
     _parsed: md.ParsedFile | None = None
     cached: bool = False  # served from the index's cache (so the cache is current)
+    ino: int = 0
 
     @property
     def parsed(self) -> md.ParsedFile:
@@ -73,12 +91,12 @@ def make_payload(layer: str, path: Path, parsed: md.ParsedFile) -> str:
         entries.append([md.entry_id(layer, str(path), raw.text, k), raw.text, raw.section, raw.line_start,
                         raw.line_end, raw.kind,
                         sorted(entry_terms(raw.text, raw.section, fields["name"], fields["description"], tags))])
-    return json.dumps({"v": CACHE_VERSION, "layer": layer, "fields": fields, "entries": entries}, ensure_ascii=False)
+    return json.dumps({"v": CACHE_KEY, "layer": layer, "fields": fields, "entries": entries}, ensure_ascii=False)
 
 
 def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: float) -> tuple[Entry, ...] | None:
     data = json.loads(payload)
-    if data.get("v") != CACHE_VERSION or data.get("layer") != layer:
+    if data.get("v") != CACHE_KEY or data.get("layer") != layer:
         return None
     f = data["fields"]
     common = dict(
@@ -112,7 +130,7 @@ class Scan:
         # what each root must resolve inside (SPEC §1: `.muse/memory` inside the workspace)
         self.within = within or {}
         self.files: dict[Path, FileRecord] = {}
-        self._file_problems: dict[Path, tuple[str, Problem, tuple[int, int] | None]] = {}
+        self._file_problems: dict[Path, tuple[str, Problem, tuple[int, int, int] | None]] = {}
         self._walk_problems: dict[str, list[Problem]] = {}
         self.layer_errors: dict[str, Problem] = {}
 
@@ -127,6 +145,21 @@ class Scan:
         out: list[Entry] = []
         for rec in sorted((r for r in self.files.values() if r.layer == layer), key=lambda r: r.rel):
             out.extend(rec.entries)
+        return out
+
+    def file_states(self, layer: str) -> dict[str, tuple] | None:
+        """path -> (size, mtime_ns, inode, sha256 or "", problem message or "") of every file of
+        the layer as it was read; None when one of them could not be stat-ed (nothing to check
+        a saved state against)."""
+        out: dict[str, tuple] = {}
+        for path, rec in self.files.items():
+            if rec.layer == layer:
+                out[str(path)] = (rec.size, rec.mtime_ns, rec.ino, rec.sha, "")
+        for path, (lay, problem, stat_key) in self._file_problems.items():
+            if lay == layer:
+                if stat_key is None:
+                    return None
+                out[str(path)] = (*stat_key, "", problem.message)
         return out
 
     def problem_of(self, path: Path) -> Problem | None:
@@ -163,9 +196,9 @@ class Scan:
                 if self.files.pop(path, None) is not None:
                     touched.append(str(path))
                 continue
-            stat_key = (st.st_size, st.st_mtime_ns)
+            stat_key = (st.st_size, st.st_mtime_ns, st.st_ino)
             if not full and path not in changed:
-                if rec is not None and (rec.size, rec.mtime_ns) == stat_key:
+                if rec is not None and (rec.size, rec.mtime_ns, rec.ino) == stat_key:
                     continue
                 known = self._file_problems.get(path)
                 if rec is None and known is not None and known[2] == stat_key:
@@ -191,7 +224,7 @@ class Scan:
             dirty = True
         return dirty, reindex
 
-    def _set_problem(self, layer: str, path: Path, message: str, stat_key: tuple[int, int] | None) -> bool:
+    def _set_problem(self, layer: str, path: Path, message: str, stat_key: tuple[int, int, int] | None) -> bool:
         problem = Problem(str(path), message)
         previous = self._file_problems.get(path)
         self._file_problems[path] = (layer, problem, stat_key)
@@ -199,7 +232,7 @@ class Scan:
 
     def _read_file(self, layer: str, root: Path, path: Path, st: os.stat_result,
                    cache: dict[str, tuple[str, str]] | None = None) -> FileRecord | None:
-        stat_key = (st.st_size, st.st_mtime_ns)
+        stat_key = (st.st_size, st.st_mtime_ns, st.st_ino)
         if not stat_mod.S_ISREG(st.st_mode):
             self._set_problem(layer, path, "not a regular file; skipped without opening it", stat_key)
             return None
@@ -221,7 +254,7 @@ class Scan:
             entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime)
             if entries is not None:
                 return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1],
-                                  cached=True)
+                                  cached=True, ino=st.st_ino)
         try:
             text = md.decode(data)
             if "\x00" in text:
@@ -233,4 +266,5 @@ class Scan:
         payload = make_payload(layer, path, parsed)
         entries = entries_from_payload(layer, path, rel, payload, st.st_mtime)
         assert entries is not None
-        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed)
+        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed,
+                          ino=st.st_ino)

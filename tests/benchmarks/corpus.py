@@ -13,8 +13,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtui.core.store.index import MuseDB
 from memtui.core.paths import Paths
+from memtui.core.store.index import MuseDB
 
 EN = ("database pool timeout index query cache deploy pipeline docker image test vitest jest react "
       "component state router server client session cookie auth token migration schema postgres "
@@ -40,6 +40,7 @@ SIZES = {
     "S": Size("S", 10, 10, 10, 5),
     "M": Size("M", 100, 20, 200, 25),
     "L": Size("L", 500, 20, 1000, 50),
+    "XL": Size("XL", 2500, 20, 5000, 50),  # 5× L
 }
 
 

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
+import sqlite3
+import tempfile
+from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.core.store.index import MuseDB
 from memtui.core.injection import build_injection, est, inject
 from memtui.core.model import Entry
+from memtui.core.paths import Paths
 from memtui.core.relevance import entry_terms, terms
-from memtui.core.settings import Settings
+from memtui.core.settings import Settings, load_settings
+from memtui.core.store import prepared as prep
+from memtui.core.store.index import MuseDB
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -319,6 +326,208 @@ def test_inject_equals_the_plain_rule(seed, sizes, total, caps, gates, limits, m
     s.max_item_chars = max_chars
     text, expected, truncated, count = reference_inject(layers, s, query)
     r = inject(layers, s, query)
+    assert r.status_counts() == dict(Counter(status for _, _, status, _ in expected))  # counted, not produced
+    assert r._candidates is None
     assert r.text == text
     assert (r.truncated, r.count) == (truncated, count)
     assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
+
+
+# ---------------------------------------------------------------------- the prepared index
+# `build_injection` answers from a saved state when it still describes the memories. These
+# check that it is the same answer, byte for byte, as a fresh load, across every kind of change.
+
+
+PHRASES = ["database pool timeout", "use vitest not jest", "数据库连接池配置过小", "deploy with token=abcd1234efgh5678",
+           "redis queue retry backoff", "password=hunter22 in the config", "缓存 索引 查询", "release branch review"]
+
+
+def _fresh(paths: Paths, query: str) -> tuple[str, str]:
+    """The answer without any saved state: the store loaded from the files and rows."""
+    settings = load_settings(paths)
+    p = prep.prepare(paths, settings, save=False)
+    r = inject(p.indexes, settings, query, workspace=str(paths.workspace), failed_layers=p.failed_layers,
+               errors=list(settings.problems) + p.problems)
+    assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)  # the pre-rendered JSON is the JSON
+    return r.text, _json(r)
+
+
+def _json(r) -> str:
+    data = json.loads(r.to_json())
+    data.pop("retrieval_ms")
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _built(paths: Paths, query: str) -> tuple[str, str]:
+    r = build_injection(paths.workspace, query, home=paths.home)
+    return r.text, _json(r)
+
+
+def _md(rnd: random.Random, n: int) -> str:
+    head = rnd.choice(["", "---\nimportance: high\n---\n\n", "---\nstatus: archived\n---\n\n", "## Section\n\n"])
+    return head + "".join(f"- {rnd.choice(PHRASES)} {rnd.randint(0, 99)}\n" for _ in range(n))
+
+
+def _corpus_on_disk(base: Path, rnd: random.Random) -> Paths:
+    (base / "home" / "memory").mkdir(parents=True)
+    (base / "ws" / ".muse" / "memory").mkdir(parents=True)
+    paths = Paths((base / "home").resolve(), (base / "ws").resolve())
+    enable(paths, {"maxItemChars": rnd.choice([20, 200])})
+    for i in range(rnd.randint(0, 4)):
+        write(paths.user_root / f"u{i}.md", _md(rnd, rnd.randint(1, 5)))
+    for i in range(rnd.randint(0, 4)):
+        write(paths.project_root / f"p{i}.md", _md(rnd, rnd.randint(1, 5)))
+    db = MuseDB(paths.db_path)
+    db.ensure_conversation("c-here", "here", str(paths.workspace))
+    db.ensure_conversation("c-else", "elsewhere", str(base / "other"))
+    for i in range(rnd.randint(0, 6)):
+        db.add_conversation_memory(f"{rnd.choice(PHRASES)} {i}", conversation_id=rnd.choice(["c-here", "c-else", None]),
+                                   memory_id=f"row{i}", updated_at=1_700_000_000_000 + i)
+    db.close()
+    return paths
+
+
+def _change(paths: Paths, rnd: random.Random, op: str) -> None:
+    files = sorted(paths.user_root.glob("*.md")) + sorted(paths.project_root.glob("*.md"))
+    conn = sqlite3.connect(paths.db_path)
+    try:
+        if op == "edit" and files:
+            f = rnd.choice(files)
+            f.write_text(_md(rnd, rnd.randint(1, 5)), encoding="utf-8")
+        elif op == "same_size_same_mtime" and files:
+            f = rnd.choice(files)  # a same-size edit within one mtime tick: size, mtime and inode unchanged
+            st = f.stat()
+            data = f.read_bytes()
+            swapped = data.replace(b"- ", b"+ ", 1) if b"- " in data else data[::-1]
+            f.write_bytes(swapped)
+            os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+        elif op == "add":
+            root = rnd.choice([paths.user_root, paths.project_root])
+            write(root / f"new{rnd.randint(0, 999)}.md", _md(rnd, rnd.randint(1, 3)))
+        elif op == "delete" and files:
+            rnd.choice(files).unlink()
+        elif op == "bad_file":
+            (paths.user_root / "bad.md").write_bytes(b"\xff\xfe not utf-8 \x00")
+        elif op == "row_add":
+            conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "
+                         "created_at, updated_at) VALUES (?, 'conversation', 'knowledge', ?, '[]', 'auto', 'c-here', NULL, 1, 2)",
+                         [f"w{rnd.randint(0, 10**6)}", rnd.choice(PHRASES)])
+        elif op == "row_change":  # another writer changes the text and keeps updated_at
+            conn.execute("UPDATE memories SET content = ? WHERE rowid = (SELECT min(rowid) FROM memories "
+                         "WHERE type = 'conversation')", [rnd.choice(PHRASES) + " changed"])
+        elif op == "row_delete":
+            conn.execute("DELETE FROM memories WHERE rowid = (SELECT max(rowid) FROM memories WHERE type = 'conversation')")
+        elif op == "move_conversation":
+            conn.execute("UPDATE conversations SET workspace_path = ? WHERE id = 'c-else'", [str(paths.workspace)])
+        elif op == "settings":
+            enable(paths, {"maxItemChars": rnd.choice([10, 30, 500]), "redactSecrets": rnd.random() < 0.5})
+        conn.commit()
+    finally:
+        conn.close()
+
+
+OPS = ["edit", "same_size_same_mtime", "add", "delete", "bad_file", "row_add", "row_change", "row_delete",
+       "move_conversation", "settings", "nothing"]
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000), ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=6),
+       query=st.sampled_from(PHRASES + ["", "zzz"]))
+def test_prepared_index_answers_as_a_fresh_load(seed, ops, query):
+    rnd = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = _corpus_on_disk(Path(tmp), rnd)
+        assert _built(paths, query) == _fresh(paths, query)  # the first run builds and saves it
+        used = 0
+        for op in ops:
+            _change(paths, rnd, op)
+            used += prep.load_prepared(paths, load_settings(paths)) is not None
+            assert _built(paths, query) == _fresh(paths, query), op
+        if "bad_file" not in ops:  # (a bad file that just changed cannot be checked later: never saved)
+            assert prep.load_prepared(paths, load_settings(paths)) is not None  # unchanged since: it is used
+
+
+def test_to_json_is_json_dumps_of_as_dict(worked):
+    r = build_injection(worked.workspace, "帮我优化数据库查询 vitest \"quoted\"", home=worked.home)
+    assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
+    r = build_injection(worked.workspace, "帮我优化数据库查询 vitest \"quoted\"", home=worked.home)  # from the saved state
+    assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
+
+
+def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
+    query = "vitest 数据库"
+    db = MuseDB(worked.db_path)
+    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db.close()
+    first = build_injection(worked.workspace, query, home=worked.home)
+    assert "数据库 in a conversation" in first.text
+    settings = load_settings(worked)
+    assert prep.load_prepared(worked, settings) is not None
+    assert prep.cache_path(worked).parent == worked.home / "cache"
+    # the triggers that count row changes are gone (Muse recreated its table): never trusted
+    conn = sqlite3.connect(worked.db_path)
+    conn.execute("DROP TRIGGER memtui_gen_memories_upd")
+    conn.commit()
+    conn.close()
+    assert prep.load_prepared(worked, settings) is None
+    assert build_injection(worked.workspace, query, home=worked.home).text == first.text
+    assert prep.load_prepared(worked, settings) is not None  # rebuilt, triggers added back
+    # a damaged file is not trusted: its checked header ...
+    path = prep.cache_path(worked)
+    good = path.read_bytes()
+    data = bytearray(good)
+    data[prep.HEADER + 3] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert prep.load_prepared(worked, settings) is None
+    assert build_injection(worked.workspace, query, home=worked.home).text == first.text
+    # ... or a section, checked when first read: the error names the file, which is removed
+    data = bytearray(good)
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    r = build_injection(worked.workspace, query, home=worked.home)
+    assert r.text == first.text
+    with pytest.raises(prep.DamagedPreparedIndex, match="prepared index is damaged"):
+        r.to_json()
+    assert not path.exists()
+    again = build_injection(worked.workspace, query, home=worked.home)
+    assert again.text == first.text and json.loads(again.to_json())["count"] == first.count
+
+
+def test_no_saved_state_without_a_home(tmp_path):
+    paths = Paths(tmp_path / "nohome", tmp_path)
+    r = build_injection(paths.workspace, "anything", home=paths.home)
+    assert r.count == 0 and not paths.home.exists()
+
+
+def test_same_size_edit_within_one_mtime_tick_is_seen(worked):
+    path = worked.user_root / "preferences.md"
+    assert "vitest" in build_injection(worked.workspace, "vitest", home=worked.home).text
+    st = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"vitest", b"mocha!"))  # same size, same inode
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the same mtime, as within one tick
+    assert (path.stat().st_size, path.stat().st_mtime_ns, path.stat().st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+    r = build_injection(worked.workspace, "vitest mocha", home=worked.home)
+    assert "mocha!" in r.text and "vitest" not in r.text
+
+
+def test_the_tui_takes_saved_lines_and_answers_the_same(worked, monkeypatch):
+    from memtui.core import injection
+    from memtui.core.injection import inject_from_store
+    from memtui.core.store import MemoryStore
+
+    write(worked.user_root / "secret.md", "- deploy with password=hunter22 on vitest day\n")
+    query = "vitest 数据库 deploy"
+    saved = build_injection(worked.workspace, query, home=worked.home)  # saves the prepared index
+    store = MemoryStore(worked)
+    store.load()
+    settings = load_settings(worked)
+    monkeypatch.setattr(injection, "_MADE", {})
+
+    def no_redaction(*args):
+        raise AssertionError("a saved line was made again")
+
+    monkeypatch.setattr(injection, "make_line", no_redaction)  # every line must come from the saved state
+    r = inject_from_store(store, settings, query)
+    store.close()
+    assert r.text == saved.text and "[REDACTED]" in r.text
+    assert [(c.entry.id, c.status, c.line) for c in r.candidates] == [(c.entry.id, c.status, c.line) for c in saved.candidates]
