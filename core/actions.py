@@ -338,3 +338,13 @@ def render_export(store: MemoryStore, layer: str | None = None) -> str:
 
 def problems_of(store: MemoryStore, settings: Settings | None = None) -> list[Problem]:
     return list(settings.problems if settings else ()) + store.problems
+
+
+def on_disk_now(store: MemoryStore, entry: Entry) -> Entry | None:
+    """The version of `entry` in the store now: the same id, or else what stands at its place
+    (same file, same first line) — what an edit that met a conflict would overwrite."""
+    same = store.get(entry.id)
+    if same is not None or entry.layer == Layer.CONVERSATION:
+        return same
+    return next((e for e in store.entries(entry.layer)
+                 if e.path == entry.path and e.line_start == entry.line_start), None)

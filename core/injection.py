@@ -150,6 +150,7 @@ class InjectionResult:
     errors: list[Problem] = field(default_factory=list)
     enabled_why: str = ""
     included: list[Candidate] = field(default_factory=list)
+    layer_budget: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # layer: (used, allowance, carry in)
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
     _status_counts: dict[str, int] | None = field(default=None, repr=False)
@@ -640,6 +641,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Setting
         if walk.included:
             blocks += ["", HEADERS[layer], *(c.line for c in walk.included)]
             result.included += walk.included
+        result.layer_budget[layer] = (walk.used, allowance, carry)
         carry = allowance - walk.used
         remaining -= walk.used
     result._plan = _Plan(q, settings, planned, maker)

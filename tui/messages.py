@@ -1,15 +1,18 @@
-"""Messages the app passes between the store, its workers and its widgets."""
+"""Messages between the store, the app's workers and the main screen."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.message import Message
 
+from memtui.core.actions import ActionError
 from memtui.core.injection import InjectionResult
 from memtui.core.store import StoreChange
 
 
 class StoreChanged(Message):
-    """The store reloaded (posted from the watcher's thread)."""
+    """The store reloaded (posted from the watcher's or a writer's thread)."""
 
     def __init__(self, change: StoreChange) -> None:
         super().__init__()
@@ -30,8 +33,20 @@ class StoreLoaded(Message):
 
 
 class PreviewReady(Message):
-    def __init__(self, query: str, result: InjectionResult, generation: int) -> None:
+    def __init__(self, query: str, result: InjectionResult, generation: int, left_out: Any = None) -> None:
         super().__init__()
         self.query = query
         self.result = result
         self.generation = generation
+        self.left_out = left_out  # the preview pane's LeftOut, built in the worker
+
+
+class WriteDone(Message):
+    """A write worker finished: `result` is what the action returned, or `error` why it refused."""
+
+    def __init__(self, job: str, result: Any, error: ActionError | None, context: dict[str, Any]) -> None:
+        super().__init__()
+        self.job = job
+        self.result = result
+        self.error = error
+        self.context = context

@@ -2,18 +2,22 @@
 
     python -m memtui.tui.screenshots [OUT_DIR]     (default: screenshots/)
 
-The same scenes drive the snapshot tests, so the pictures and the tests show one thing.
+Writes `<scene>-<theme>.svg` at 140×45 and `<scene>-<theme>-small.svg` at 80×24. The same
+scenes, themes and sizes drive the snapshot tests, so the pictures and the tests show one thing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import cast
 
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -24,6 +28,8 @@ from .app import MemtuiApp
 from .screens import ConfirmScreen, SettingsScreen
 
 SIZE = (140, 45)
+SMALL = (80, 24)
+THEMES = ("memtui-dark", "memtui-light")
 QUERY = "数据库 slow query"
 
 
@@ -38,7 +44,7 @@ async def wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float
         await pilot.pause(0.05)
 
 
-def still(app) -> None:
+def still(app: App[None]) -> None:
     """No blinking cursors: the picture must not depend on when it is taken."""
     for screen in app.screen_stack:
         for widget in screen.query(Input):
@@ -46,7 +52,8 @@ def still(app) -> None:
 
 
 async def ready(pilot: Pilot) -> None:
-    await wait_until(pilot, lambda: pilot.app.loaded and pilot.app.last_result is not None)
+    app = cast(MemtuiApp, pilot.app)
+    await wait_until(pilot, lambda: app.loaded and app.last_result is not None)
     still(pilot.app)
     await pilot.pause()
 
@@ -59,7 +66,8 @@ async def main_screen(pilot: Pilot) -> None:
 async def expanded_preview(pilot: Pilot) -> None:
     await ready(pilot)
     await pilot.press("p", *QUERY)
-    await wait_until(pilot, lambda: pilot.app.last_result.query == QUERY)
+    app = cast(MemtuiApp, pilot.app)
+    await wait_until(pilot, lambda: app.last_result is not None and app.last_result.query == QUERY)
     await pilot.press("escape", "f")
     await pilot.pause()
 
@@ -85,11 +93,22 @@ SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "settings": settings,
     "delete": delete_confirmation,
 }
+# (scene, theme, size): every scene in both themes at 140×45; the main screens also at 80×24.
+SHOTS: list[tuple[str, str, tuple[int, int]]] = [
+    *[(scene, theme, SIZE) for scene in SCENES for theme in THEMES],
+    *[(scene, theme, SMALL) for scene in ("main", "preview") for theme in THEMES],
+]
+
+
+def shot_name(scene: str, theme: str, size: tuple[int, int]) -> str:
+    return f"{scene}-{theme.removeprefix('memtui-')}{'-small' if size == SMALL else ''}"
 
 
 def demo_at(base: Path) -> Paths:
-    """The demo data at a fixed place (absolute paths appear in the settings screen)."""
-    shutil.rmtree(base, ignore_errors=True)
+    """The demo data under `base` (a fresh copy). The settings screen shows paths under the
+    user's home as `~/…`, so with HOME at `base` the pictures do not depend on where it is."""
+    shutil.rmtree(base / "home", ignore_errors=True)
+    shutil.rmtree(base / "shop-app", ignore_errors=True)
     home, ws = base / "home", base / "shop-app"
     home.mkdir(parents=True)
     ws.mkdir()
@@ -99,16 +118,24 @@ def demo_at(base: Path) -> Paths:
 async def shoot(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, scene in SCENES.items():
-        paths = demo_at(Path(tempfile.gettempdir()) / "memtui-demo")
-        app = MemtuiApp(paths, demo=True, watch=False)
-        async with app.run_test(size=SIZE) as pilot:
-            await scene(pilot)
-            svg = app.export_screenshot(title=f"memtui — {name}")
-        target = out / f"{name}.svg"
-        target.write_text(svg, encoding="utf-8", newline="\n")
-        written.append(target)
+    base = Path(tempfile.mkdtemp(prefix="memtui-shots-"))
+    os.environ["HOME"] = str(base)  # this process only: paths on screen read ~/home/…
+    try:
+        for scene, theme, size in SHOTS:
+            written.append(await shoot_one(out, base, scene, theme, size))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
     return written
+
+
+async def shoot_one(out: Path, base: Path, scene: str, theme: str, size: tuple[int, int]) -> Path:
+    app = MemtuiApp(demo_at(base), demo=True, watch=False, theme=theme)
+    async with app.run_test(size=size) as pilot:
+        await SCENES[scene](pilot)
+        svg = app.export_screenshot(title=f"memtui — {scene}")
+    target = out / f"{shot_name(scene, theme, size)}.svg"
+    target.write_text(svg, encoding="utf-8", newline="\n")
+    return target
 
 
 def main() -> None:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memtui.core.demo import write_demo
-from memtui.tui.screenshots import demo_at, wait_until  # noqa: F401  (used by the tests)
 from memtui.core.paths import Paths
-
-SNAPSHOT_BASE = Path("/tmp/memtui-snapshot-data")
+from memtui.tui.screenshots import demo_at, wait_until  # noqa: F401  (used by the tests)
 
 
 @pytest.fixture
@@ -22,6 +18,24 @@ def demo_paths(tmp_path) -> Paths:
 
 
 @pytest.fixture
-def snapshot_paths() -> Paths:
-    """The demo at a fixed place, so absolute paths shown on screen are the same every run."""
-    return demo_at(SNAPSHOT_BASE)
+def snapshot_paths(tmp_path, monkeypatch) -> Paths:
+    """The demo under a HOME of its own: the screen shows `~/home/…`, the same every run."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return demo_at(tmp_path)
+
+
+def shown(widget, width: int = 200) -> str:
+    """The plain text a Static shows (its content rendered as the screen would, markup and all)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
+    content = widget.content
+    console.print(content if not isinstance(content, str) else content)
+    return console.file.getvalue()
+
+
+def screen_text(app) -> str:
+    """What the terminal shows now, as plain lines."""
+    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())

@@ -8,7 +8,7 @@ from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConfirmScreen, ConflictScreen, EditScreen, SettingsScreen
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import shown, wait_until
 
 
 def fold_title(app) -> str:
@@ -22,7 +22,7 @@ async def started(pilot):
 def select(app, layer: str, predicate) -> None:
     pane = app.query_one(f"#pane-{layer}", EntryPane)
     pane.focus()
-    app._last_layer = layer
+    app.main.last_layer = layer
     entry = next((e for e in pane.entries if predicate(e)), None)
     assert entry is not None and pane.select_id(entry.id), "no such entry"
 
@@ -53,7 +53,7 @@ async def test_typing_a_query_updates_the_fold(demo_paths):
 
         expected = build_injection(demo_paths.workspace, "pnpm", home=demo_paths.home)
         assert fold_title(app).startswith(f"{expected.count} memories injected · {expected.tokens}/2000 tokens")
-        assert str(app.query_one("#injected-text").render()) .startswith("## Memory")
+        assert shown(app.query_one("#injected-text")).startswith("## Memory")
         await pilot.press("escape", "f")
         assert app.query_one("#fold").collapsed is False
 
@@ -83,7 +83,7 @@ async def test_delete_confirm_then_undo_restores_bytes(demo_paths):
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
         await open_delete(pilot, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
-        assert "Use PostgreSQL 16" in str(app.screen.query_one("#confirm-body").render())
+        assert "Use PostgreSQL 16" in shown(app.screen.query_one("#confirm-body"))
         await pilot.press("y")
         await wait_until(pilot, lambda: b"Use PostgreSQL 16" not in path.read_bytes(), message="line deleted")
         assert path.read_bytes().replace(b"updatedAt: 20", b"") .count(b"\n") == original.count(b"\n") - 1
@@ -134,7 +134,7 @@ async def test_invalid_settings_value_is_not_saved(demo_paths):
         await pilot.press("ctrl+s")
         await pilot.pause(0.1)
         assert isinstance(app.screen, SettingsScreen)
-        assert "gate user" in str(app.screen.query_one("#settings-error").render())
+        assert "gate user" in shown(app.screen.query_one("#settings-error"))
     assert demo_paths.global_settings.read_text() == before
 
 
@@ -188,7 +188,7 @@ async def test_conflict_while_editing_is_resolved_by_the_user(demo_paths):
         app.screen.query_one("#editor").text = "Shell is nushell"
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen))
-        assert "Shell is zsh" in str(app.screen.query_one("#theirs").render())
+        assert "Shell is zsh" in shown(app.screen.query_one("#theirs-text"))
         await pilot.press("t")  # take theirs
         await wait_until(pilot, lambda: not isinstance(app.screen, ConflictScreen))
         assert path.read_text() == theirs
@@ -223,7 +223,7 @@ async def test_memory_off_says_so_and_how_to_turn_it_on(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await started(pilot)
         assert "memory is off" in fold_title(app)
-        assert "press t" in str(app.query_one("#left-out").render()).lower()
+        assert "press t" in shown(app.query_one("#left-out")).lower()
         assert "memory OFF" in app.sub_title
 
 

@@ -1,4 +1,5 @@
-"""How the app looks: the README's scenes, from fixed demo data at a fixed size."""
+"""How the app looks: the README's scenes, from fixed demo data, in both themes, at 140×45
+and 80×24 (the same list the screenshots command uses)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,8 @@ from memtui.tui import screenshots
 from memtui.tui.app import MemtuiApp
 
 
-@pytest.mark.parametrize("scene", list(screenshots.SCENES))
-def test_scene(snap_compare, snapshot_paths, scene):
-    app = MemtuiApp(snapshot_paths, watch=False)
-    assert snap_compare(app, terminal_size=screenshots.SIZE, run_before=screenshots.SCENES[scene])
-
-
-def test_main_screen_small_terminal(snap_compare, snapshot_paths):
-    assert snap_compare(MemtuiApp(snapshot_paths, watch=False), terminal_size=(80, 24), run_before=screenshots.ready)
+@pytest.mark.parametrize("scene,theme,size", screenshots.SHOTS,
+                         ids=[screenshots.shot_name(*shot) for shot in screenshots.SHOTS])
+def test_scene(snap_compare, snapshot_paths, scene, theme, size):
+    app = MemtuiApp(snapshot_paths, watch=False, theme=theme)
+    assert snap_compare(app, terminal_size=size, run_before=screenshots.SCENES[scene])

@@ -1,0 +1,323 @@
+"""The main screen: three layer panes with a fuzzy filter, the detail of the selected entry
+and the injection preview. Filtering and the preview run in workers; every store change is
+one refresh of the layers it touched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
+
+from rapidfuzz import fuzz, process, utils
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.events import Resize
+from textual.screen import Screen
+from textual.widgets import Collapsible, Footer, Header, Input, Static
+from textual.worker import get_current_worker
+
+from memtui.core.injection import InjectionResult, inject_from_store
+from memtui.core.model import LAYERS, Entry
+
+from .messages import PreviewReady
+from .text import LAYER_TITLES
+from .widgets import DetailView, EntryPane, PreviewPane
+from .widgets.preview import left_out
+
+if TYPE_CHECKING:
+    from .app import MemtuiApp
+
+FILTER_CUTOFF = 75.0  # rapidfuzz partial_ratio: a typo in a word still matches; unrelated rows score ~50
+COMPACT_WIDTH = 100  # below this many columns: one pane at a time (tabs), detail hidden
+COMPACT_HEIGHT = 30
+# Keys that type a character: not advertised (and not run) while an input has focus.
+TYPING_ACTIONS = {"focus_filter", "focus_query", "new", "edit", "edit_external", "delete", "undo", "undo_log",
+                  "toggle_fold", "toggle_memory", "settings", "focus_pane", "reload", "help", "quit"}
+
+
+class MainScreen(Screen[None]):
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="main.help"),
+        Binding("slash", "focus_filter", "Filter", id="main.filter"),
+        Binding("p", "focus_query", "Preview", show=False, id="main.preview"),
+        Binding("n", "new", "New", id="main.new"),
+        Binding("e", "edit", "Edit", id="main.edit"),
+        Binding("E", "edit_external", "$EDITOR", show=False, id="main.edit_external"),
+        Binding("d", "delete", "Delete", id="main.delete"),
+        Binding("u", "undo", "Undo", id="main.undo"),
+        Binding("U", "undo_log", "Undo log", show=False, id="main.undo_log"),
+        Binding("f", "toggle_fold", "Fold", id="main.fold"),
+        Binding("t", "toggle_memory", "On/off", id="main.toggle"),
+        Binding("s", "settings", "Settings", id="main.settings"),
+        Binding("1", "focus_pane('user')", "User", show=False, id="main.pane_user"),
+        Binding("2", "focus_pane('project')", "Project", show=False, id="main.pane_project"),
+        Binding("3", "focus_pane('conversation')", "Conversation", show=False, id="main.pane_conversation"),
+        Binding("r", "reload", "Reload", show=False, id="main.reload"),
+        Binding("escape", "leave_input", "Leave input", id="main.back"),
+        Binding("q", "quit", "Quit", id="main.quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter_text = ""
+        self.query_text = ""
+        self.last_result: InjectionResult | None = None
+        self.last_layer = "user"
+        self._generation = 0
+        self._filter_generation = 0
+        self._choices: dict[str, tuple[tuple[Entry, ...], list[str]]] = {}  # filter strings per layer snapshot
+        self._pending_keep: dict[str, str] = {}  # entry to select once the next refresh shows it
+
+    @property
+    def memtui(self) -> MemtuiApp:
+        return cast("MemtuiApp", self.app)
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◆")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="/ filter all layers (fuzzy)…", id="filter", compact=True)
+                yield Static(id="layer-tabs", markup=False)
+                for layer in LAYERS:
+                    yield EntryPane(layer)
+            with Vertical(id="right"):
+                yield DetailView(id="detail")
+                yield PreviewPane(id="preview")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for pane in self.query(EntryPane):
+            pane.loading = True
+        self._layout_for(self.app.size.width, self.app.size.height)
+        self.memtui.load_store()  # once the panes exist to show it
+
+    def on_resize(self, event: Resize) -> None:
+        self._layout_for(event.size.width, event.size.height)
+
+    def _layout_for(self, width: int, height: int) -> None:
+        """Small terminals (80×24): the panes become tabs (1/2/3) above the preview."""
+        compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
+        self.set_class(compact, "compact")
+        footer = self.query_one(Footer)
+        footer.compact = compact
+        footer.show_command_palette = not compact  # ctrl+p still works; the keys need the room
+        self._show_tabs()
+
+    def _show_tabs(self) -> None:
+        tabs = Text()
+        for i, pane in enumerate(self.query(EntryPane), start=1):
+            current = pane.memory_layer == self.last_layer
+            pane.set_class(current, "current")
+            label = f" {i} {pane.border_title} "
+            tabs.append(label, style="reverse bold" if current else "dim")
+            tabs.append(" ")
+        try:
+            self.query_one("#layer-tabs", Static).update(tabs)
+        except NoMatches:
+            pass
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While an input has focus, letters and digits type: their bindings are neither shown
+        nor run; Esc is shown only then."""
+        typing = isinstance(self.focused, Input)
+        if action in TYPING_ACTIONS:
+            return not typing
+        if action == "leave_input":
+            return typing
+        return True
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if isinstance(event.widget, EntryPane):
+            self.last_layer = event.widget.memory_layer
+            self._show_tabs()
+            self.show_detail()
+        self.refresh_bindings()
+
+    def on_descendant_blur(self, _event: events.DescendantBlur) -> None:
+        self.refresh_bindings()
+
+    # ------------------------------------------------------------------ store
+    def store_loaded(self) -> None:
+        for pane in self.query(EntryPane):
+            pane.loading = False
+        self.refresh_panes()
+        self.query_one("#pane-user", EntryPane).focus()
+        self.schedule_preview()
+
+    def store_changed(self, layers: Iterable[str]) -> None:
+        self.refresh_panes(layers)
+        self.schedule_preview()
+
+    def select_after_reload(self, layer: str, entry_id: str) -> None:
+        """Select `entry_id` now if it is listed, else once the refresh on its way lists it."""
+        self._pending_keep[layer] = entry_id
+        if self.pane(layer).select_id(entry_id):
+            self._pending_keep.pop(layer, None)
+
+    # ------------------------------------------------------------------ panes
+    def pane(self, layer: str) -> EntryPane:
+        return self.query_one(f"#pane-{layer}", EntryPane)
+
+    def filtered(self, layer: str, text: str) -> tuple[list[Entry], int]:
+        """The layer's entries matching `text`, best first; all when empty. Runs in a worker.
+
+        rapidfuzz's partial_ratio scores the best-aligned part of each row, so a word with a
+        typo still finds it (WRatio scales partial matches down by the length ratio: a word
+        found exactly in a long memory scores only 60)."""
+        snapshot = self.memtui.store.snapshot(layer)
+        query = utils.default_process(text)
+        if not query:
+            return list(snapshot), len(snapshot)
+        cached = self._choices.get(layer)
+        if cached is None or cached[0] is not snapshot:
+            choices = [utils.default_process(f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}")
+                       for e in snapshot]
+            cached = (snapshot, choices)
+            self._choices[layer] = cached
+        hits = process.extract(query, cached[1], scorer=fuzz.partial_ratio, processor=None,
+                               score_cutoff=FILTER_CUTOFF, limit=None)
+        hits.sort(key=lambda h: (-h[1], h[2]))
+        return [snapshot[h[2]] for h in hits], len(snapshot)
+
+    def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
+        layers = tuple(LAYERS if layers is None else layers)
+        self._filter_generation += 1
+        if self.filter_text.strip():
+            self.filter_panes(self.filter_text, layers, self._filter_generation)
+            return
+        self._show_panes({layer: self.filtered(layer, "") for layer in layers})
+
+    def _show_panes(self, results: dict[str, tuple[list[Entry], int]]) -> None:
+        for pane in self.query(EntryPane):
+            if pane.memory_layer in results:
+                shown, total = results[pane.memory_layer]
+                pane.show(shown, total, keep=self._pending_keep.pop(pane.memory_layer, None))
+        self._show_tabs()
+        self.show_detail()
+
+    @work(thread=True, exclusive=True, group="filter", exit_on_error=False)
+    def filter_panes(self, text: str, layers: tuple[str, ...], generation: int) -> None:
+        results = {layer: self.filtered(layer, text) for layer in layers}
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._filtered_ready, results, generation)
+
+    def _filtered_ready(self, results: dict[str, tuple[list[Entry], int]], generation: int) -> None:
+        if generation == self._filter_generation:  # a newer filter or reload is on its way otherwise
+            self._show_panes(results)
+
+    @on(Input.Changed, "#filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        if self.memtui.loaded:
+            self.refresh_panes()
+
+    @on(EntryPane.Highlighted)
+    def highlighted(self, event: EntryPane.Highlighted) -> None:
+        if event.pane.has_focus:
+            self.last_layer = event.pane.memory_layer
+        self.show_detail()
+
+    def current_pane(self) -> EntryPane:
+        return self.pane(self.last_layer)
+
+    def selected_entry(self) -> Entry | None:
+        return self.current_pane().highlighted_entry
+
+    def show_detail(self) -> None:
+        try:
+            self.query_one(DetailView).show(self.selected_entry())
+        except NoMatches:  # the screen is being torn down
+            pass
+
+    # ------------------------------------------------------------------ preview
+    @on(Input.Changed, "#query")
+    def query_changed(self, event: Input.Changed) -> None:
+        self.query_text = event.value
+        self.schedule_preview()
+
+    def schedule_preview(self) -> None:
+        if not self.memtui.loaded:
+            return
+        self._generation += 1
+        self.compute_preview(self.query_text, self._generation)
+
+    @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
+    def compute_preview(self, query: str, generation: int) -> None:
+        result = inject_from_store(self.memtui.store, self.memtui.settings, query)
+        summary = left_out(result) if result.disabled_reason != "switch_off" else None  # off the event loop
+        if not get_current_worker().is_cancelled:
+            self.post_message(PreviewReady(query, result, generation, summary))
+
+    def on_preview_ready(self, message: PreviewReady) -> None:
+        if message.generation != self._generation:
+            return  # a newer query is on its way
+        self.last_result = message.result
+        try:
+            self.query_one(PreviewPane).show(message.result, message.left_out)
+        except NoMatches:
+            pass
+
+    def action_toggle_fold(self) -> None:
+        fold = self.query_one("#fold", Collapsible)
+        fold.collapsed = not fold.collapsed
+
+    # ------------------------------------------------------------------ focus
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_focus_query(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_focus_pane(self, layer: str) -> None:
+        self.last_layer = layer
+        self._show_tabs()
+        self.pane(layer).focus()
+
+    def action_leave_input(self) -> None:
+        """Esc leaves an input; leaving the filter clears it."""
+        focused = self.focused
+        if isinstance(focused, Input):
+            if focused.id == "filter" and focused.value:
+                focused.value = ""
+            self.current_pane().focus()
+
+    # ------------------------------------------------------------------ actions (the app runs the writes)
+    def action_new(self) -> None:
+        self.memtui.new_memory(self.last_layer)
+
+    def action_edit(self) -> None:
+        self.memtui.edit_memory(self.selected_entry())
+
+    def action_edit_external(self) -> None:
+        self.memtui.edit_in_editor(self.selected_entry())
+
+    def action_delete(self) -> None:
+        self.memtui.delete_memory(self.selected_entry())
+
+    def action_undo(self) -> None:
+        self.memtui.undo_last()
+
+    def action_undo_log(self) -> None:
+        self.memtui.show_undo_log()
+
+    def action_toggle_memory(self) -> None:
+        self.memtui.toggle_memory()
+
+    def action_settings(self) -> None:
+        self.memtui.open_settings()
+
+    def action_help(self) -> None:
+        self.memtui.open_help()
+
+    def action_reload(self) -> None:
+        self.memtui.reload_all()
+
+    async def action_quit(self) -> None:
+        self.app.exit()
+
+
+__all__ = ["MainScreen", "LAYER_TITLES"]

@@ -1,0 +1,62 @@
+"""Edit (or create) one memory's text."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, TextArea
+
+from memtui.core.model import Entry
+
+
+class EditScreen(ModalScreen[str | None]):
+    """Dismisses with the text, or None when cancelled. `entry` is None for a new memory."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", id="edit.save"),
+        Binding("escape", "cancel", "Cancel", id="edit.cancel", priority=True),  # the TextArea would take it
+    ]
+
+    def __init__(self, title: str, text: str = "", entry: Entry | None = None, layer: str = "") -> None:
+        super().__init__(classes="dialog-screen")
+        self.title_text = title  # escaped by the caller; shown literally
+        self.initial = text
+        self.entry = entry
+        self.memory_layer = entry.layer if entry is not None else layer
+        self.conflict = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="edit-dialog"):
+            yield Label(Text(self.title_text), classes="dialog-title", markup=False)
+            yield Static("", id="conflict-banner", markup=False)
+            yield TextArea(self.initial, id="editor", soft_wrap=True, tab_behavior="indent")
+            with Horizontal(classes="buttons"):
+                yield Button("Save  ctrl+s", id="save", variant="primary")
+                yield Button("Cancel  esc", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#conflict-banner").display = False
+        editor = self.query_one("#editor", TextArea)
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+
+    def mark_conflict(self, message: str) -> None:
+        self.conflict = True
+        banner = self.query_one("#conflict-banner", Static)
+        banner.update(Text(f"⚠ {message}", style="bold"))
+        banner.display = True
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.action_cancel()
+
+    def action_save(self) -> None:
+        self.dismiss(self.query_one("#editor", TextArea).text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

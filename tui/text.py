@@ -1,0 +1,58 @@
+"""Strings from files and the database, made safe to show (SPEC §8).
+
+Every string that comes from a memory file or muse.db (text, headings, tags, frontmatter
+values, file names, conversation titles) reaches the screen through these helpers: as a
+`rich.text.Text` (never parsed as markup) with control characters shown as visible escapes
+such as `\\x1b` (memtui.core.display).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+
+from memtui.core.display import display_path, escape_name, escape_text
+from memtui.core.model import Entry
+
+LAYER_TITLES = {"user": "User", "project": "Project", "conversation": "Conversation"}
+
+
+def text(value: str, style: str = "") -> Text:
+    """Memory text: literal, with control characters escaped (tab and newline kept)."""
+    return Text(escape_text(value), style=style)
+
+
+def name(value: str, style: str = "") -> Text:
+    """A one-line field (path, tag, section, title): literal and on one line."""
+    return Text(escape_name(value), style=style)
+
+
+def one_line(value: str) -> str:
+    """Memory text collapsed to one line, escaped: for rows, toasts and titles."""
+    return escape_text(" ".join(value.split()))
+
+
+def where(entry: Entry) -> str:
+    """`path:line` for Markdown, the conversation's title for SQLite; escaped."""
+    if entry.layer == "conversation":
+        return f"conversation “{escape_name(entry.conversation_title or entry.conversation_id or 'none')}”"
+    return escape_name(entry.source_ref)
+
+
+def describe(entry: Entry) -> str:
+    """`Project · context.md:12`, escaped: how a toast or a dialog names an entry."""
+    return f"{LAYER_TITLES[entry.layer]} · {where(entry)}"
+
+
+def snippet(value: str, width: int = 60) -> str:
+    line = one_line(value)
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def home_path(path: Path) -> str:
+    """A path as one safe line, `~/…` when it is under the user's home directory."""
+    try:
+        return "~/" + display_path(path.relative_to(Path.home()))
+    except (ValueError, RuntimeError):
+        return display_path(path)

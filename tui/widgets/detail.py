@@ -1,0 +1,72 @@
+"""The selected entry: its full text first, then where it lives and its fields."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from memtui.core.model import Entry
+
+from ..text import LAYER_TITLES, name, text
+
+
+def detail_renderable(entry: Entry) -> Group:
+    """Text first (what people read), metadata below; every value a literal Text."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="bold dim", no_wrap=True)
+    table.add_column()
+
+    def row(label: str, value: str) -> None:
+        table.add_row(label, name(value))
+
+    if entry.layer == "conversation":
+        row("conversation", entry.conversation_title or "(none)")
+        row("conversation id", entry.conversation_id or "— (every workspace)")
+        row("id", entry.id)
+    else:
+        lines = f"line {entry.line}" if entry.line_end <= entry.line else f"lines {entry.line}–{entry.line_end}"
+        table.add_row("file", Text.assemble(name(entry.rel_path), f", {lines}"))
+        if entry.name:
+            row("name", entry.name)
+        if entry.description:
+            row("description", entry.description)
+        if entry.section:
+            row("section", entry.section)
+    row("category", entry.category or "—")
+    row("tags", ", ".join(entry.tags) or "—")
+    row("source", entry.source or "—")
+    row("importance", entry.importance)
+    status = entry.status if not entry.raw_status or entry.raw_status == entry.status else f"{entry.status} ({entry.raw_status})"
+    row("status", status)
+    row("updated", datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    return Group(text(entry.text), Text(""), table)
+
+
+class DetailView(VerticalScroll):
+    """Everything about the selected entry."""
+
+    _shown: object = ()
+
+    def compose(self):
+        yield Static(id="detail-body", markup=False)
+
+    def on_mount(self) -> None:
+        self.border_title = "Detail"
+        self.show(None)
+
+    def show(self, entry: Entry | None) -> None:
+        if entry == self._shown:
+            return  # same entry, same fields: nothing to redraw
+        self._shown = entry
+        body = self.query_one("#detail-body", Static)
+        if entry is None:
+            body.update(Text("Select a memory to see it here.", style="dim"))
+            self.border_title = "Detail"
+            return
+        body.update(detail_renderable(entry))
+        self.border_title = f"Detail · {LAYER_TITLES[entry.layer]}"

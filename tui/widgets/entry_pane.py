@@ -1,0 +1,261 @@
+"""One layer's entries as a virtual list: text first, then section, tags and where it lives."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from memtui.core.display import escape_name
+from memtui.core.model import Entry
+
+from ..text import LAYER_TITLES, one_line
+
+TEXT_SHARE = 0.55  # the text keeps at least this share of a row; the metadata yields first
+
+
+def shorten_left(value: str, room: int) -> str:
+    """`…/notes/tools.md:12`: a path cut at the front, so the file and line stay visible."""
+    if cell_len(value) <= room:
+        return value
+    if room <= 1:
+        return "…"[:room]
+    cut = value
+    while cut and cell_len(cut) > room - 1:
+        cut = cut[1:]
+    return "…" + cut
+
+
+def shorten_path(where: str, room: int) -> str:
+    """`decisions/2026-03-api.md:10` in `room` cells: the folders go first (`…/2026-03-api.md:10`),
+    then the file name is cut from the left; the line number always stays."""
+    if cell_len(where) <= room or "/" not in where:
+        return shorten_left(where, room)
+    short = "…/" + where.rsplit("/", 1)[1]
+    return short if cell_len(short) <= room else shorten_left(where.rsplit("/", 1)[1], room)
+
+
+def entry_prompt(entry: Entry, width: int = 0) -> Text:
+    """One row: the entry's text (cut with … to fit), then section, tags and where it lives,
+    dimmed and aligned right. In a narrow pane the section and tags go first, then the path
+    is shortened from the left: the text is what people scan."""
+    line = one_line(entry.text)
+    status = [escape_name(entry.raw_status or "archived")] if entry.archived else []
+    if entry.layer == "conversation":
+        where = datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d")
+    else:
+        where = escape_name(entry.source_ref)
+    essential = [*status, where]
+    optional = []
+    if entry.section and entry.layer != "conversation":
+        optional.append(f"§ {escape_name(entry.section)}")
+    if entry.tags:
+        optional.append(" ".join(f"#{escape_name(t)}" for t in entry.tags))
+    tail = "  " + "  ".join(optional + essential)
+    if width > 0 and cell_len(line) + cell_len(tail) > width:
+        tail = "  " + "  ".join(essential)
+        room = max(8, int(width * (1 - TEXT_SHARE)))
+        if cell_len(tail) > room:
+            fixed = cell_len("  ".join(status)) + (2 if status else 0)
+            tail = "  " + "  ".join([*status, shorten_path(where, max(room - 2 - fixed, 6))])
+    text = Text(line, style="dim strike" if entry.archived else "", no_wrap=True)
+    if width > 0:
+        room = max(width - cell_len(tail), 1)
+        if cell_len(line) > room:
+            text.truncate(max(room - 1, 0))
+            text.append("…")
+        gap = width - text.cell_len - cell_len(tail)
+        if gap > 0:
+            text.append(" " * gap)
+    text.append(tail, style="dim")
+    if width > 0:
+        text.truncate(width, overflow="ellipsis")
+    return text
+
+
+class EntryPane(ScrollView, can_focus=True):
+    """The entries of one layer; conversation entries grouped under their conversation's title.
+
+    A virtual list: only the rows on screen are rendered, so a layer of tens of thousands of
+    entries costs no more to show (or to refresh after a reload) than one of a dozen."""
+
+    COMPONENT_CLASSES = {"entry-pane--cursor", "entry-pane--cursor-blurred", "entry-pane--group"}
+    DEFAULT_CSS = """
+    EntryPane { overflow-x: hidden; }
+    EntryPane > .entry-pane--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    EntryPane > .entry-pane--cursor-blurred { background: $primary-muted; color: $foreground; }
+    EntryPane > .entry-pane--group { text-style: bold; color: $text-accent; }
+    """
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
+    ]
+
+    class Highlighted(Message):
+        """The highlighted entry changed (it may be None: an empty pane)."""
+
+        def __init__(self, pane: EntryPane, entry: Entry | None) -> None:
+            super().__init__()
+            self.pane = pane
+            self.entry = entry
+
+    def __init__(self, layer: str, **kwargs: Any) -> None:
+        super().__init__(id=f"pane-{layer}", classes="entry-pane", **kwargs)
+        self.memory_layer = layer
+        self.entries: list[Entry] = []
+        self.rows: list[Entry | str] = []  # a str is a conversation's group header (already escaped)
+        self.total = 0
+        self.cursor: int | None = None
+        self._row_of: dict[str, int] = {}
+        self.border_title = LAYER_TITLES[layer]
+
+    # ---------------------------------------------------------------- content
+    def show(self, entries: list[Entry], total: int, keep: str | None = None) -> None:
+        """Replace the listed entries, keeping the highlight on `keep` (an id) or on the
+        highlighted entry; when that one is gone (deleted), on its neighbour: the entry
+        that now holds its row, or the last one."""
+        old_row = self.cursor
+        if keep is None:
+            current = self.highlighted_entry
+            keep = current.id if current else None
+        self.entries = entries
+        self.total = total
+        rows: list[Entry | str] = []
+        if self.memory_layer == "conversation":
+            groups: dict[str, list[Entry]] = {}
+            for e in entries:
+                groups.setdefault(e.conversation_title or "(no conversation)", []).append(e)
+            for title, group in groups.items():
+                rows.append(f"▌{escape_name(title)} ({len(group)})")
+                rows.extend(group)
+        else:
+            rows = list(entries)
+        self.rows = rows
+        self._row_of = {row.id: i for i, row in enumerate(rows) if not isinstance(row, str)}
+        shown = len(entries)
+        title = LAYER_TITLES[self.memory_layer]
+        self.border_title = f"{title} ({total})" if shown == total else f"{title} ({shown} of {total})"
+        size = Size(max(1, self.scrollable_content_region.width), len(rows))
+        if size != self.virtual_size:
+            self.virtual_size = size
+        target = self._row_of.get(keep) if keep is not None else None
+        if target is None and keep is not None and old_row is not None and rows:
+            start = min(old_row, len(rows) - 1)
+            target = self._next_entry_row(start, 1)
+            if target is None:
+                target = self._next_entry_row(start, -1)
+        if target is None:
+            target = self._next_entry_row(0, 1)
+        self._set_cursor(target, force=True)
+        self.refresh()
+
+    @property
+    def highlighted_entry(self) -> Entry | None:
+        if self.cursor is None or self.cursor >= len(self.rows):
+            return None
+        row = self.rows[self.cursor]
+        return None if isinstance(row, str) else row
+
+    def select_id(self, entry_id: str) -> bool:
+        row = self._row_of.get(entry_id)
+        if row is not None:
+            self._set_cursor(row)
+        return row is not None
+
+    # ---------------------------------------------------------------- cursor
+    def _next_entry_row(self, start: int, step: int) -> int | None:
+        i = start
+        while 0 <= i < len(self.rows):
+            if not isinstance(self.rows[i], str):
+                return i
+            i += step
+        return None
+
+    def _set_cursor(self, row: int | None, force: bool = False) -> None:
+        if row == self.cursor and not force:
+            return
+        self.cursor = row
+        if row is not None:
+            height = self.scrollable_content_region.height or 1
+            top = int(self.scroll_offset.y)
+            if row < top:
+                self.scroll_to(y=row, animate=False, immediate=True)
+            elif row >= top + height:
+                self.scroll_to(y=row - height + 1, animate=False, immediate=True)
+        self.refresh()
+        self.post_message(self.Highlighted(self, self.highlighted_entry))
+
+    def action_move(self, step: int) -> None:
+        if self.cursor is None:
+            self._set_cursor(self._next_entry_row(0, 1))
+            return
+        target = self._next_entry_row(self.cursor + step, step)
+        if target is not None:
+            self._set_cursor(target)
+
+    def action_page(self, direction: int) -> None:
+        if not self.rows:
+            return
+        height = max(1, self.scrollable_content_region.height - 1)
+        start = (self.cursor or 0) + direction * height
+        start = min(max(start, 0), len(self.rows) - 1)
+        target = self._next_entry_row(start, direction) or self._next_entry_row(start, -direction)
+        if target is not None:
+            self._set_cursor(target)
+
+    def action_edge(self, end: int) -> None:
+        target = self._next_entry_row(len(self.rows) - 1, -1) if end else self._next_entry_row(0, 1)
+        if target is not None:
+            self._set_cursor(target)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        row = int(self.scroll_offset.y) + offset.y
+        if 0 <= row < len(self.rows) and not isinstance(self.rows[row], str):
+            self._set_cursor(row)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(max(1, self.scrollable_content_region.width), len(self.rows))
+        self.refresh()
+
+    # ---------------------------------------------------------------- rendering
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        row = int(self.scroll_offset.y) + y
+        base = self.rich_style
+        if row >= len(self.rows) or width <= 0:
+            return Strip.blank(width, base)
+        item = self.rows[row]
+        if isinstance(item, str):
+            text = Text(item, no_wrap=True, overflow="ellipsis", style=self.get_component_rich_style("entry-pane--group"))
+            text.truncate(width, overflow="ellipsis")
+        else:
+            text = entry_prompt(item, width)
+        segments = list(text.render(self.app.console, end=""))
+        strip = Strip(Segment.apply_style(segments, base)).adjust_cell_length(width, base)
+        if row == self.cursor:
+            name = "entry-pane--cursor" if self.has_focus else "entry-pane--cursor-blurred"
+            cursor = self.get_component_rich_style(name, partial=True)
+            strip = Strip(Segment.apply_style(strip, post_style=cursor), strip.cell_length)
+        return strip

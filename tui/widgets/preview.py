@@ -1,0 +1,215 @@
+"""The injection preview: a query, the fold with the exact injected text beside one budget
+gauge per layer, and what was left out: near misses first, the rest counted per reason."""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import islice
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.widgets import Collapsible, Input, Static
+
+from memtui.core.display import escape_name, escape_text
+from memtui.core.injection import Candidate, InjectionResult
+from memtui.core.model import LAYERS
+
+from ..text import LAYER_TITLES, one_line
+
+REASONS = {
+    "below_gate": "below the relevance gate",
+    "budget": "over the token budget",
+    "max_items": "past the layer's max items",
+    "archived": "archived",
+}
+SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived"}
+NEAR_MISSES = 8  # listed first: the memories that almost made it
+PER_REASON = 60  # listed under each reason when expanded; every line is re-rendered per query
+GAUGE_CELLS = 4
+SCAN_LIMIT = 5000  # candidates looked at for near misses and the lists; the counts are always exact
+
+
+def injected_renderable(text: str) -> RenderableType:
+    """The exact injected text, control characters shown escaped; a memory's line that
+    wraps hangs under its own text, not under the dash."""
+    if not text:
+        return Text("(nothing would be injected)", style="dim")
+    parts: list[RenderableType] = []
+    items: Table | None = None
+    for line in text.split("\n"):
+        if line.startswith("- "):
+            if items is None:
+                items = Table.grid()
+                items.add_column(width=2, no_wrap=True)
+                items.add_column(ratio=1)
+                parts.append(items)
+            items.add_row("- ", Text(escape_text(line[2:])))
+        else:
+            items = None
+            parts.append(Text(escape_text(line), style="bold" if line.startswith("#") else ""))
+    return Group(*parts)
+
+
+def gauge(used: int, allowance: int) -> Text:
+    filled = 0 if allowance <= 0 else min(GAUGE_CELLS, round(GAUGE_CELLS * used / allowance))
+    bar = Text("█" * filled, style="bold")
+    bar.append("░" * (GAUGE_CELLS - filled), style="dim")
+    return bar
+
+
+def gauges_renderable(result: InjectionResult) -> Text:
+    """One gauge per layer, on one line above the fold: tokens used of the layer's allowance
+    (its budget plus, after +, what the layers before it left unused)."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for i, layer in enumerate(LAYERS):
+        used, allowance, carry = result.layer_budget.get(layer, (0, 0, 0))
+        if i:
+            line.append("  ")
+        line.append(f"{LAYER_TITLES[layer][:4]} ", style="bold")
+        line.append_text(gauge(used, allowance))
+        line.append(f" {used}/{allowance}")
+        if carry:
+            line.append(f"+{carry}", style="dim")
+    return line
+
+
+def near_miss_key(c: Candidate) -> tuple[float, int]:
+    return (-c.score, 0 if c.status == "budget" else 1)
+
+
+def candidate_line(c: Candidate, scored: bool = True) -> Text:
+    """`below gate 0.33  notes.md:4  text…`; the score only when there is a query."""
+    reason = SHORT_REASONS.get(c.status, c.status)
+    if scored and c.status in ("below_gate", "budget"):
+        reason = f"{reason} {c.score:.2f}"
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(f"  {reason:<17}", style="yellow" if c.status == "budget" else "dim")
+    if c.entry.layer == "conversation":
+        where = f"“{escape_name(c.entry.conversation_title or 'no conversation')}”"
+    else:
+        where = escape_name(c.entry.source_ref)
+    out.append(f"{where}  ", style="dim")
+    out.append(one_line(c.entry.text)[:120])
+    return out
+
+
+@dataclass
+class LeftOut:
+    """What the preview lists of the candidates left out: built in the preview worker."""
+
+    total: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # per reason, exact
+    near: list[Candidate] = field(default_factory=list)
+    samples: dict[str, list[Candidate]] = field(default_factory=dict)  # per reason, nearest first
+
+
+def left_out(result: InjectionResult) -> LeftOut:
+    """Near misses (highest score, then over budget) and the first of each reason, from the
+    first SCAN_LIMIT candidates in injection order (each layer's best first); counts from
+    `status_counts()`, so no keystroke produces every candidate of a large store."""
+    counts = result.status_counts()
+    counts.pop("included", None)
+    out = LeftOut(total=sum(counts.values()), counts=counts)
+    seen = [c for c in islice(result.iter_candidates(), SCAN_LIMIT) if c.status != "included"]
+    out.near = heapq.nsmallest(NEAR_MISSES, (c for c in seen if c.status in ("budget", "max_items") or c.score > 0),
+                               key=near_miss_key)
+    shown = {id(c) for c in out.near}
+    rest: dict[str, list[Candidate]] = defaultdict(list)
+    for c in seen:
+        if id(c) not in shown:
+            rest[c.status].append(c)
+    out.samples = {reason: heapq.nsmallest(PER_REASON, group, key=near_miss_key) for reason, group in rest.items()}
+    for c in out.near:
+        out.counts[c.status] -= 1  # the rest, counted per reason
+    return out
+
+
+class PreviewPane(Vertical):
+    """A query, the fold and the gauges, and what was left out and why."""
+
+    def compose(self):
+        yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
+        yield Static(id="gauges", markup=False)
+        with VerticalScroll(id="preview-scroll"):
+            with Collapsible(title="…", collapsed=True, collapsed_symbol="▸", expanded_symbol="▾", id="fold"):
+                yield Static(id="injected-text", markup=False)
+            yield Static(id="problems", markup=False)
+            yield Static(id="left-out", markup=False)
+            for reason in REASONS:
+                with Collapsible(title=reason, collapsed=True, collapsed_symbol="▸", expanded_symbol="▾",
+                                 id=f"left-{reason}", classes="reason"):
+                    yield Static(id=f"left-{reason}-list", markup=False, classes="reason-list")
+
+    def on_mount(self) -> None:
+        self.border_title = "Injection preview"
+
+    def show(self, result: InjectionResult, summary: LeftOut | None = None) -> None:
+        fold = self.query_one("#fold", Collapsible)
+        injected = self.query_one("#injected-text", Static)
+        problems = self.query_one("#problems", Static)
+        left = self.query_one("#left-out", Static)
+        gauges = self.query_one("#gauges", Static)
+        notes = Text()
+        for problem in result.errors:
+            notes.append("⚠ ", style="bold red")
+            notes.append(f"{escape_name(str(problem.source))}: {escape_text(problem.message)}\n", style="red")
+        if result.disabled_reason == "switch_off":
+            fold.title = Content("memory is off for this workspace · nothing injected")  # type: ignore[assignment]  # literal, never markup
+            injected.update(Text.assemble(
+                ("Memory is off", "bold"), f" — {escape_text(result.enabled_why)}.\n",
+                "Press ", ("t", "bold"), " to turn it on for this workspace (or run `memtui enable`)."))
+            gauges.display = False
+            problems.update(notes)
+            problems.display = bool(notes.plain.strip())
+            left.update(Text.assemble(("Memory is off: ", "bold"), "press ", ("t", "bold"), " to turn it on."))
+            for reason in REASONS:
+                self.query_one(f"#left-{reason}", Collapsible).display = False
+            return
+        fold.title = Content(result.summary())  # type: ignore[assignment]
+        injected.update(injected_renderable(result.text))
+        gauges.display = True
+        gauges.update(gauges_renderable(result))
+        if result.redacted:
+            notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
+            notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
+        clipped = [c for c in result.included if c.clipped]
+        if clipped:
+            notes.append(f"Clipped to {len(clipped[0].line) - 2} characters: {len(clipped)}\n", style="dim")
+        notes.rstrip()
+        problems.update(notes)
+        problems.display = bool(notes.plain.strip())
+        self._show_left_out(result, left, summary)
+
+    def _show_left_out(self, result: InjectionResult, left: Static, summary: LeftOut | None) -> None:
+        summary = summary or left_out(result)
+        scored = bool(result.query.strip())
+        body = Text(no_wrap=True, overflow="ellipsis")
+        body.append(f"Left out ({summary.total})", style="bold")
+        if not summary.total:
+            body.append("\n  nothing", style="dim")
+        elif summary.near:
+            body.append("  nearest first", style="dim")
+            for c in summary.near:
+                body.append("\n")
+                body.append_text(candidate_line(c, scored))
+        left.update(body)
+        for reason, label in REASONS.items():
+            fold = self.query_one(f"#left-{reason}", Collapsible)
+            count = summary.counts.get(reason, 0)
+            fold.display = count > 0
+            if not count:
+                continue
+            group = summary.samples.get(reason, [])
+            more = "" if len(group) >= count else f" (first {len(group)}; all: memtui preview --json)"
+            fold.title = Content(f"{count} {'more ' if summary.near else ''}{label}{more}")  # type: ignore[assignment]
+            lines = Text(no_wrap=True, overflow="ellipsis")
+            for i, c in enumerate(group):
+                if i:
+                    lines.append("\n")
+                lines.append_text(candidate_line(c, scored))
+            self.query_one(f"#left-{reason}-list", Static).update(lines)
