@@ -22,10 +22,10 @@ import shutil
 import stat
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterator
 
 from ..fileio import ConflictError, atomic_write_bytes, read_if_exists, sha256
 from ..model import Layer
@@ -80,14 +80,29 @@ class Change:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict, folder: Path) -> "Change":
+    def from_dict(cls, data: dict, folder: Path) -> Change:
+        """A logged change; ValueError/TypeError/KeyError when the record is not one memtui
+        wrote (a field of the wrong type is refused here, not met later as a traceback)."""
+        files_raw, rows_raw = data.get("files", []), data.get("rows", [])
+        if not isinstance(files_raw, list) or not isinstance(rows_raw, list):
+            raise ValueError("files and rows must be lists")
+        files = [FileChange(**f) for f in files_raw]
+        rows = [RowChange(**r) for r in rows_raw]
+        if not all(isinstance(f.layer, str) and isinstance(f.rel, str) and _str_or_none(f.saved)
+                   and _str_or_none(f.after_sha256) for f in files):
+            raise ValueError("a file change has a field of the wrong type")
+        if not all(isinstance(r.id, str) and all(v is None or isinstance(v, dict) for v in (r.before, r.after))
+                   for r in rows):
+            raise ValueError("a row change has a field of the wrong type")
         return cls(
             id=str(data["id"]), time=float(data["time"]), action=str(data["action"]),
             summary=str(data.get("summary", "")), workspace=str(data.get("workspace", "")),
-            files=[FileChange(**f) for f in data.get("files", [])],
-            rows=[RowChange(**r) for r in data.get("rows", [])],
-            state=str(data.get("state", DONE)), folder=folder,
+            files=files, rows=rows, state=str(data.get("state", DONE)), folder=folder,
         )
+
+
+def _str_or_none(value: object) -> bool:
+    return value is None or isinstance(value, str)
 
 
 def new_change_id() -> str:
@@ -128,9 +143,10 @@ def safe_target(paths: Paths, layer: str, rel: str) -> Path:
 class ChangeLog:
     """The writer lock, the trash and the undo log of one Muse home."""
 
-    def __init__(self, paths: Paths):
+    def __init__(self, paths: Paths, db: MuseDB | None = None):
         self.paths = paths
         self.base = paths.home / "trash"
+        self.db = db  # to settle pending row changes (one is opened for that when None)
 
     # ------------------------------------------------------------------ the writer lock
     @contextmanager
@@ -185,21 +201,43 @@ class ChangeLog:
 
     def history(self) -> list[Change]:
         """The log as this workspace sees it, newest first (pending records settled)."""
+        if not self.base.is_dir():  # nothing logged yet: reading the log creates nothing
+            return []
         with self.locked():
             self._settle()
             return [c for c in reversed(self.changes()) if self._mine(c)]
 
     def _settle(self) -> None:
-        """Decide the pending records a killed writer left (call with the lock held)."""
+        """Decide the pending records a killed writer left (call with the lock held): the
+        parts that were written (a file that holds what memtui meant to leave, a row that is
+        as memtui meant to leave it) become an undoable change; the rest never happened and
+        is forgotten, so undo never tries to "restore" what was not changed and is never stuck."""
         for change in self.changes():
             if change.state != PENDING:
                 continue
-            happened = bool(change.files) and all(self._current_sha(f) == f.after_sha256 for f in change.files)
-            if happened:
-                change.state = DONE
-                self._write_manifest(change)
-            else:
+            try:
+                files = [f for f in change.files if self._current_sha(f) == f.after_sha256]
+                rows = [r for r in change.rows if self._row_written(r)]
+            except Exception:  # the database is locked or damaged: decide on a later read
+                continue
+            if not files and not rows:
                 self._drop(change)
+                continue
+            change.files, change.rows, change.state = files, rows, DONE
+            self._write_manifest(change)
+
+    def _row_written(self, row: RowChange) -> bool:
+        if not self.paths.db_path.is_file():
+            return row.after is None
+        db = self.db if self.db is not None else MuseDB(self.paths.db_path)
+        try:
+            db.check_rows_unchanged([row])
+            return True
+        except ConflictError:
+            return False
+        finally:
+            if db is not self.db:
+                db.close()
 
     def _current_sha(self, f: FileChange) -> str | None:
         try:
@@ -252,10 +290,15 @@ class ChangeLog:
             written: list[Path] = []
             try:
                 for path, (_layer, data) in writes.items():
-                    if data is None:
-                        os.unlink(path)
-                    else:
-                        atomic_write_bytes(path, data, expected=expected.get(path))
+                    try:
+                        if data is None:
+                            os.unlink(path)
+                        else:
+                            atomic_write_bytes(path, data, expected=expected.get(path))
+                    except OSError as exc:  # name the memory file, not the temporary one beside it
+                        if exc.filename == str(path) or exc.errno is None:
+                            raise
+                        raise OSError(exc.errno, exc.strerror, str(path)) from None
                     written.append(path)
                 if row_writer is not None and db is not None:
                     change.rows = row_writer(db, change.rows)

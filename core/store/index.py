@@ -114,6 +114,7 @@ class MuseDB:
         self._db: sqlite_utils.Database | None = None
         self._schema_ready = False
         self.backup_path: Path | None = None
+        self._locked_until = 0.0  # monotonic time until which a connection is not tried again
 
     # ------------------------------------------------------------------ connection
     def exists(self) -> bool:
@@ -126,6 +127,11 @@ class MuseDB:
             raise FileNotFoundError(str(self.path))
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        if time.monotonic() < self._locked_until:
+            # it was locked a moment ago, after a whole busy timeout: one command waits once, not
+            # once per step (status under a held lock took 25 s, five timeouts in a row)
+            raise DatabaseError(f"{self.path}: database is locked")
+        conn = None
         try:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -135,6 +141,10 @@ class MuseDB:
             if mode != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
         except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
+            if busy_or_readonly(exc) == "locked":
+                self._locked_until = time.monotonic() + BUSY_TIMEOUT_MS / 1000
             raise DatabaseError(f"{self.path}: {exc}") from None
         self._conn = conn
         import sqlite_utils
@@ -538,7 +548,7 @@ class MuseDB:
         except (sqlite3.DatabaseError, DatabaseError) as exc:
             self.close()
             info["ok"] = False
-            info["state"] = "locked" if "locked" in str(exc) else "damaged"
+            info["state"] = busy_or_readonly(exc) or "damaged"
             info["error"] = str(exc)
         return info
 

@@ -49,7 +49,7 @@ class MemoryStore:
         self.paths = paths
         self.index = index
         self.db = MuseDB(paths.db_path)
-        self.log = ChangeLog(paths)
+        self.log = ChangeLog(paths, self.db)
         self.scan = Scan({Layer.USER: paths.user_root, Layer.PROJECT: paths.project_root},
                          within={layer: paths.container(layer) for layer in FILE_LAYERS})
         self._lock = threading.RLock()

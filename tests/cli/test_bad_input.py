@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from memtui.core.display import path_text
 from memtui.core.paths import Paths
+from memtui.core.store.index import BUSY_TIMEOUT_MS
 from memtui.tui.app import MemtuiApp
 from tests.helpers import enable, write
 from tests.tui.conftest import wait_until
@@ -118,3 +126,336 @@ def test_older_schema_is_backed_up_before_it_is_upgraded(paths):
     assert backup.execute("SELECT id, content FROM memories").fetchall() == [("m", "old sqlite row")]
     preview = json.loads(subprocess.run(cli + ["preview", "sqlite", "--json"], capture_output=True, text=True, timeout=60).stdout)
     assert preview["text"].endswith("- old sqlite row")
+
+
+# ---------------------------------------------------------------------------------------
+# Every command against every kind of bad input, through the real CLI (SPEC §1, §6, §8):
+# each exits normally (0, 1 or 2; never a traceback), reports the bad thing with its path
+# and reason where it reads it, and still serves and changes every other memory.
+
+GOOD = "- a good memory about sqlite\n- another good one about vacuum\n"
+ALIAS_BOMB = ("---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+              "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+              "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+              "g: [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n---\n- bomb body\n")
+SKIPPED = "invalid YAML"
+
+
+def _frontmatter(line: str) -> str:
+    return f"---\ntype: knowledge\n{line}\n---\n- the body of a broken file\n"
+
+
+def _file(name: str, data: bytes | str, reason: str | None):
+    def make(paths: Paths, tmp: Path) -> tuple[Path, str | None]:
+        target = paths.user_root / name
+        target.write_bytes(data if isinstance(data, bytes) else data.encode())
+        return target, reason
+    return make
+
+
+def _fifo(paths: Paths, tmp: Path) -> tuple[Path, str | None]:
+    os.mkfifo(paths.user_root / "x.md")
+    return paths.user_root / "x.md", "not a regular file"
+
+
+def _directory(paths: Paths, tmp: Path) -> tuple[Path, str | None]:
+    (paths.user_root / "y.md").mkdir()
+    write(paths.user_root / "y.md" / "inside.md", "- a memory in a folder named y.md\n")
+    return paths.user_root / "y.md", None  # walked like any folder: no problem, nothing lost
+
+
+def _bad_name(paths: Paths, tmp: Path) -> tuple[Path, str | None]:
+    raw = os.fsencode(paths.user_root) + b"/x\xff.md"
+    with open(raw, "wb") as handle:
+        handle.write(b"- behind a bad name\n")
+    return Path(os.fsdecode(raw)), "not UTF-8"
+
+
+def _symlink_out(paths: Paths, tmp: Path) -> tuple[Path, str | None]:
+    secret = write(tmp / "outside" / "id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    os.symlink(secret, paths.user_root / "key.md")
+    return paths.user_root / "key.md", "outside the memory root"
+
+
+def _garbage_db(paths: Paths, tmp: Path) -> tuple[Path, str | None]:
+    paths.db_path.write_bytes(b"\x00garbage, not SQLite" * 200)
+    return paths.db_path, "not a database"
+
+
+CASES: dict[str, Callable[[Paths, Path], tuple[Path, str | None]]] = {
+    # name: make the bad thing; returns its path and the reason its report must match (None: no report)
+    "updatedAt-13-45": _file("bad.md", _frontmatter("updatedAt: 2026-13-45"), SKIPPED),
+    "updatedAt-02-30": _file("bad.md", _frontmatter("updatedAt: 2026-02-30"), SKIPPED),
+    "updatedAt-hour-25": _file("bad.md", _frontmatter("updatedAt: 2026-01-01T25:00:00"), SKIPPED),
+    "int-tag": _file("bad.md", _frontmatter('x: !!int "abc"'), SKIPPED),
+    "float-tag": _file("bad.md", _frontmatter('x: !!float "abc"'), SKIPPED),
+    "timestamp-tag": _file("bad.md", _frontmatter('x: !!timestamp "nope"'), SKIPPED),
+    "alias-bomb": _file("bad.md", ALIAS_BOMB, "alias"),
+    "fifo": _fifo,
+    "directory-named-md": _directory,
+    "non-utf8-name": _bad_name,
+    "non-utf8-content": _file("bad.md", b"- caf\xe9 au lait\n", "not UTF-8"),
+    "nul-bytes": _file("bad.md", b"- before\x00after\n", None),
+    "over-1-mib": _file("bad.md", b"- line\n" * (200 * 1024), "1 MiB"),
+    "bom-frontmatter": _file("bom.md", "\ufeff---\ntype: decision\n---\n- chose sqlite for the cache\n", None),
+    "symlink-outside": _symlink_out,
+    "garbage-db": _garbage_db,
+}
+COMMANDS = ["list", "list --json", "preview", "status", "remember", "edit", "undo", "delete", "undo", "forget", "undo"]
+
+
+def _snapshot(path: Path) -> tuple | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return (st.st_mode, st.st_ino)
+    return (path.read_bytes(), st.st_ino)
+
+
+def _run_all(paths: Paths) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Run every command once, in an order where each has something to do."""
+    from tests.cli.run import memtui
+
+    out: dict[str, subprocess.CompletedProcess[str]] = {}
+
+    def good_id() -> str | None:
+        listed = json.loads(memtui(paths, "list", "--json").stdout or "{}").get("entries", [])
+        return next((e["id"] for e in listed if e["text"] == "a good memory about sqlite"), None)
+
+    for i, command in enumerate(COMMANDS):
+        if command == "preview":
+            args = ["preview", "sqlite", "--json"]
+        elif command == "status":
+            args = ["status", "--json"]
+        elif command == "remember":
+            args = ["remember", "a fresh memory about indexes"]
+        elif command == "edit":
+            args = ["edit", good_id() or "missing", "-"]
+        elif command == "delete":
+            args = ["delete", good_id() or "missing", "--yes"]
+        elif command == "forget":
+            args = ["forget", "vacuum", "--yes"]
+        else:
+            args = command.split()
+        result = memtui(paths, *args, input="a good memory about sqlite, edited\n" if command == "edit" else None)
+        out[f"{i:02d} {command}"] = result
+    return out
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_command_survives_bad_input(case, paths, tmp_path):
+    from tests.cli.run import assert_no_traceback
+
+    enable(paths)
+    good = write(paths.user_root / "good.md", GOOD)
+    make = CASES[case]
+    bad, reason = make(paths, tmp_path)
+    before = _snapshot(bad)
+    results = _run_all(paths)
+    for label, r in results.items():
+        assert r.returncode in (0, 1, 2), (label, r.returncode, r.stderr)
+        assert_no_traceback(r)
+    codes = {label: r.returncode for label, r in results.items()}
+    assert all(code == 0 for code in codes.values()), {k: (v.returncode, v.stderr) for k, v in results.items()
+                                                      if v.returncode}
+    listed = json.loads(results["01 list --json"].stdout)
+    texts = [e["text"] for e in listed["entries"]]
+    assert "a good memory about sqlite" in texts and "another good one about vacuum" in texts
+    status = json.loads(results["03 status"].stdout)
+    preview = json.loads(results["02 preview"].stdout)
+    assert "- a good memory about sqlite" in preview["text"].split("\n")
+    if reason is not None:
+        for report in (listed["errors"], status["errors"], preview["errors"]):
+            assert any(e["source"] == path_text(str(bad)) and re.search(reason, e["message"]) for e in report), \
+                (reason, report)
+        assert re.search(reason, results["00 list"].stderr), results["00 list"].stderr
+    assert "Remembered" in results["04 remember"].stdout
+    assert "Undoing: edit" in results["06 undo"].stdout
+    assert "Undoing: delete" in results["08 undo"].stdout
+    assert "Deleted 1" in results["09 forget"].stdout and "Undoing: delete" in results["10 undo"].stdout
+    # every change was undone except the remember: the good file is back, byte for byte
+    assert good.read_text() == GOOD
+    assert "a fresh memory about indexes" in paths.default_file("user").read_text()
+    assert _snapshot(bad) == before, "the bad input was changed"
+    if case == "bom-frontmatter":
+        entry = next(e for e in listed["entries"] if e["text"] == "chose sqlite for the cache")
+        assert entry["category"] == "decision" and listed["errors"] == []
+
+
+@pytest.mark.parametrize("data,reason", [
+    (_frontmatter("updatedAt: 2026-13-45"), "invalid YAML"),
+    (_frontmatter("updatedAt: 2026-02-30"), "invalid YAML"),
+    (_frontmatter("updatedAt: 2026-01-01T25:00:00"), "invalid YAML"),
+    (_frontmatter('x: !!int "abc"'), "invalid YAML"),
+    (_frontmatter('x: !!float "abc"'), "invalid YAML"),
+    (_frontmatter('x: !!timestamp "nope"'), "invalid YAML"),
+    (ALIAS_BOMB, "alias"),
+], ids=["month-13", "feb-30", "hour-25", "int-tag", "float-tag", "timestamp-tag", "alias-bomb"])
+def test_frontmatter_reasons(paths, data, reason):
+    """SPEC §1: a value YAML cannot construct, and any anchor or alias, is invalid frontmatter,
+    reported as such (not as an internal error)."""
+    from tests.cli.run import memtui
+
+    bad = write(paths.user_root / "bad.md", data)
+    errors = json.loads(memtui(paths, "list", "--json").stdout)["errors"]
+    assert any(e["source"] == str(bad) and reason in e["message"] for e in errors), errors
+
+
+def test_bom_before_frontmatter_is_frontmatter(paths):
+    from tests.cli.run import entries
+
+    write(paths.user_root / "bom.md", "\ufeff---\ntype: decision\n---\n- chose sqlite for the cache\n")
+    listed = entries(paths)
+    assert [(e["text"], e["category"]) for e in listed] == [("chose sqlite for the cache", "decision")]
+
+
+# ---- the bad inputs that only some commands meet
+
+
+def test_read_only_memory_folder_for_remember_and_forget(paths):
+    from tests.cli.run import assert_no_traceback, memtui
+    from tests.core.test_safety import read_only
+
+    enable(paths)
+    good = write(paths.user_root / "good.md", GOOD)
+    with read_only(paths.user_root):
+        remembered = memtui(paths, "remember", "cannot be written here")
+        forgot = memtui(paths, "forget", "vacuum", "--yes")
+        listed = memtui(paths, "list", "--json")
+        undone = memtui(paths, "undo")
+    for r in (remembered, forgot, listed, undone):
+        assert r.returncode in (0, 1), r
+        assert_no_traceback(r)
+    assert remembered.returncode == 1 and "permission denied" in remembered.stderr
+    assert str(paths.user_root) in remembered.stderr
+    assert forgot.returncode == 1 and "permission denied" in forgot.stderr and str(good) in forgot.stderr
+    assert undone.returncode == 1 and "Nothing to undo" in undone.stderr  # nothing was logged as done
+    assert good.read_text() == GOOD and not paths.default_file("user").exists()
+    assert len(json.loads(listed.stdout)["entries"]) == 2
+
+
+def test_dot_muse_that_is_a_file_for_enable_and_the_rest(paths):
+    from tests.cli.run import assert_no_traceback, memtui
+
+    shutil.rmtree(paths.workspace / ".muse")
+    (paths.workspace / ".muse").write_text("not a folder\n")
+    write(paths.user_root / "good.md", GOOD)
+    r = memtui(paths, "enable")
+    assert r.returncode == 1 and "is a file" in r.stderr
+    assert_no_traceback(r)
+    enable(paths)
+    results = {}
+    for args in (["list", "--json"], ["status", "--json"], ["preview", "sqlite", "--json"],
+                 ["remember", "--project", "project note"], ["remember", "user note"]):
+        r = results[" ".join(args)] = memtui(paths, *args)
+        assert r.returncode in (0, 1), (args, r)
+        assert_no_traceback(r)
+    project = results["remember --project project note"]
+    assert project.returncode == 1 and ".muse is not a directory" in project.stderr
+    assert "- user note" in paths.default_file("user").read_text().splitlines()
+    assert len(json.loads(results["list --json"].stdout)["entries"]) == 2
+    assert "Undoing: add “user note”" in memtui(paths, "undo").stdout
+    assert not paths.default_file("user").exists()
+    assert (paths.workspace / ".muse").read_text() == "not a folder\n"
+
+
+@contextmanager
+def _exclusive(db: Path):
+    """Another process's connection holding the database: `BEGIN EXCLUSIVE`."""
+    conn = sqlite3.connect(db, timeout=1, isolation_level=None)
+    conn.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+def _db_files(paths: Paths) -> dict[str, tuple[int, bytes]]:
+    return {p.name: (p.stat().st_ino, p.read_bytes()) for p in paths.home.iterdir() if p.name.startswith("muse.db")}
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_locked_database_for_status_repair_and_preview(paths, journal):
+    """In WAL mode a `BEGIN EXCLUSIVE` still lets readers read (only writing waits); in
+    rollback-journal mode (a database Muse made) it shuts readers out too."""
+    from tests.cli.run import assert_no_traceback, memtui
+
+    enable(paths)
+    write(paths.user_root / "good.md", GOOD)
+    assert memtui(paths, "list").returncode == 0  # the index exists
+    conn = sqlite3.connect(paths.db_path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute(f"PRAGMA journal_mode={journal}")
+    conn.close()
+    before = _db_files(paths)
+    with _exclusive(paths.db_path):
+        started = time.monotonic()
+        status = memtui(paths, "status", "--json")
+        waited = time.monotonic() - started
+        repaired = memtui(paths, "repair")
+        preview = memtui(paths, "preview", "sqlite", "--json")
+        listed = memtui(paths, "list", "--json")
+    for r in (status, repaired, preview, listed):
+        assert r.returncode in (0, 1), r
+        assert_no_traceback(r)
+    data = json.loads(status.stdout)
+    if journal == "wal":  # readable, so not "locked"; but never called damaged
+        assert data["index"]["state"] == "ok" and "locked" in data["index"]["fts_integrity"], data["index"]
+    else:
+        assert data["index"]["state"] == "locked", data["index"]
+        # one busy timeout (5 s) per command, not one per step: it took 25 s when each of
+        # status's five steps waited in turn
+        assert waited < 4 * BUSY_TIMEOUT_MS / 1000, waited
+    assert repaired.returncode == 1 and "locked" in repaired.stderr and "nothing changed" in repaired.stderr
+    assert "damaged" not in repaired.stderr
+    result = json.loads(preview.stdout)
+    assert "- a good memory about sqlite" in result["text"].split("\n")
+    if journal == "delete":  # the conversation layer could not be read: said, with the file
+        assert any(str(paths.db_path) in e["source"] + e["message"] for e in result["errors"]), result["errors"]
+    assert "a good memory about sqlite" in [e["text"] for e in json.loads(listed.stdout)["entries"]]
+    assert _db_files(paths)["muse.db"] == before["muse.db"]  # same inode, same bytes
+
+
+def test_repair_of_a_read_only_database_changes_nothing(paths):
+    from tests.cli.run import assert_no_traceback, memtui
+    from tests.core.test_safety import read_only
+
+    enable(paths)
+    write(paths.user_root / "good.md", GOOD)
+    assert memtui(paths, "list").returncode == 0
+    conn = sqlite3.connect(paths.db_path)
+    conn.execute("PRAGMA journal_mode=DELETE")  # no -wal/-shm needed: a read-only folder can be read
+    conn.close()
+    before = _db_files(paths)
+    with read_only(paths.home):
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "+i", str(paths.db_path)], check=True)
+        else:
+            paths.db_path.chmod(0o444)
+        try:
+            repaired = memtui(paths, "repair")
+            status = memtui(paths, "status", "--json")
+        finally:
+            if os.geteuid() == 0:
+                subprocess.run(["chattr", "-i", str(paths.db_path)], check=True)
+            else:
+                paths.db_path.chmod(0o644)
+    for r in (repaired, status):
+        assert_no_traceback(r)
+    assert repaired.returncode == 1 and "read-only" in repaired.stderr and "damaged" not in repaired.stderr, repaired
+    assert _db_files(paths) == before
+
+
+def test_repair_of_a_garbage_database_never_replaces_it(paths):
+    from tests.cli.run import assert_no_traceback, memtui
+
+    write(paths.user_root / "good.md", GOOD)
+    paths.db_path.write_bytes(b"\x00garbage" * 1000)
+    before = _db_files(paths)
+    r = memtui(paths, "repair")
+    assert r.returncode == 1 and "damaged" in r.stderr
+    assert_no_traceback(r)
+    assert _db_files(paths) == before
