@@ -308,24 +308,46 @@ def make_fragments(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
     return head, tail
 
 
-# Lines already made, by settings and text: an entry's line is made once per process however
-# often its layer's index is rebuilt (an outside edit rebuilds one layer; its texts mostly stay).
-_MADE: dict[tuple[int, bool], dict[str, Made]] = {}
-_MADE_LIMIT = 400_000
+class LineCache:
+    """What the engine keeps between injections, owned by whoever makes them (a store, the
+    TUI), never by the module: lines already made, by settings and text (an entry's line is
+    made once however often its layer's index is rebuilt: an outside edit rebuilds one layer,
+    whose texts mostly stay), and the indexes of the layer snapshots seen last."""
 
+    LIMIT = 400_000  # lines kept per settings; past it the cache starts again
+    INDEXES = 32  # layer snapshots whose index is kept
 
-def _make(maker: LineMaker, text: str) -> Made:
-    known = _MADE.get(maker.key)
-    if known is None:
-        known = _MADE[maker.key] = {}
-    made = known.get(text)
-    if made is None:
-        line, clipped, redacted = maker(text)
-        made = (line, clipped, redacted, est(line))
-        if len(known) >= _MADE_LIMIT:
-            known.clear()
-        known[text] = made
-    return made
+    def __init__(self) -> None:
+        self.made: dict[tuple[int, bool], dict[str, Made]] = {}
+        self._indexes: dict[tuple[str, int], tuple[Sequence[Entry], LayerIndex]] = {}
+
+    def make(self, maker: LineMaker, text: str) -> Made:
+        known = self.made.get(maker.key)
+        if known is None:
+            known = self.made[maker.key] = {}
+        made = known.get(text)
+        if made is None:
+            line, clipped, redacted = maker(text)
+            made = (line, clipped, redacted, est(line))
+            if len(known) >= self.LIMIT:
+                known.clear()
+            known[text] = made
+        return made
+
+    def layer_index(self, layer: str, entries: Sequence[Entry] | LayerIndex) -> LayerIndex:
+        """The index of a layer snapshot; the store's snapshots are tuples, reused until it changes."""
+        if isinstance(entries, LayerIndex):
+            return entries
+        if not isinstance(entries, tuple):
+            return LayerIndex.from_entries(layer, entries, self)
+        hit = self._indexes.get((layer, id(entries)))
+        if hit is not None and hit[0] is entries:  # the same tuple, not another one at its address
+            return hit[1]
+        index = LayerIndex.from_entries(layer, entries, self)
+        if len(self._indexes) >= self.INDEXES:
+            self._indexes.clear()
+        self._indexes[(layer, id(entries))] = (entries, index)
+        return index
 
 
 class LayerIndex:
@@ -337,8 +359,10 @@ class LayerIndex:
     def __init__(self, layer: str, n_active: int, rank: list[int], postings: dict[str, list[int]],
                  archived_terms: list, entries: list[Entry | None], rows: Sequence[tuple] | None = None,
                  shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
-                 frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None):
+                 frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None,
+                 lines: LineCache | None = None):
         self.layer = layer
+        self.lines = lines if lines is not None else LineCache()
         self.n_active = n_active
         self.size = len(entries)
         self.rank = rank
@@ -359,7 +383,7 @@ class LayerIndex:
                 self.groups.append((r, pos, pos + 1))
 
     @classmethod
-    def from_entries(cls, layer: str, entries: Sequence[Entry]) -> LayerIndex:
+    def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
         active = sorted((e for e in entries if not e.archived), key=base_key)
         archived = sorted((e for e in entries if e.archived), key=base_key)
         ordered: list[Entry | None] = [*active, *archived]
@@ -368,7 +392,7 @@ class LayerIndex:
             for term in e.terms:
                 postings.setdefault(term, []).append(pos)
         rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
-        return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered)
+        return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
     def state(self, maker: LineMaker) -> dict:
@@ -420,7 +444,7 @@ class LayerIndex:
         made = self._made.get(maker.key)
         if made is not None:
             return made[pos]
-        return _make(maker, self.text(pos))
+        return self.lines.make(maker, self.text(pos))
 
     def fragments(self, pos: int, maker: LineMaker) -> tuple[str, str]:
         """A candidate's JSON around its score and status (see `Candidate.json`)."""
@@ -429,13 +453,13 @@ class LayerIndex:
             return frags[pos]
         return make_fragments(self.layer, self.shown(pos), self.made(pos, maker))
 
-    def seed_made(self, maker: LineMaker) -> None:
-        """Put this index's saved lines into the made-line cache, by text."""
+    def seed_made(self, maker: LineMaker, lines: LineCache) -> None:
+        """Put this index's saved lines into `lines`, by text."""
         if self._made.get(maker.key) is None or self._rows is None or not hasattr(self._rows, "materialize"):
             return
         self.preload(maker)
-        known = _MADE.setdefault(maker.key, {})
-        if len(known) + self.size > _MADE_LIMIT:
+        known = lines.made.setdefault(maker.key, {})
+        if len(known) + self.size > lines.LIMIT:
             return
         for row, made in zip(self._rows.materialize(), self._made[maker.key]):
             known[row[_TEXT_AT]] = made
@@ -480,25 +504,6 @@ class LayerIndex:
             for pos in range(start, stop):
                 if pos not in counts:
                     yield pos
-
-
-_INDEXES: dict[tuple[str, int], tuple[Sequence[Entry], LayerIndex]] = {}
-
-
-def layer_index(layer: str, entries: Sequence[Entry] | LayerIndex) -> LayerIndex:
-    """The index of a layer snapshot; the store's snapshots are tuples, reused until it changes."""
-    if isinstance(entries, LayerIndex):
-        return entries
-    if not isinstance(entries, tuple):
-        return LayerIndex.from_entries(layer, entries)
-    hit = _INDEXES.get((layer, id(entries)))
-    if hit is not None and hit[0] is entries:
-        return hit[1]
-    index = LayerIndex.from_entries(layer, entries)
-    if len(_INDEXES) > 32:
-        _INDEXES.clear()
-    _INDEXES[(layer, id(entries))] = (entries, index)
-    return index
 
 
 class _LayerWalk:
@@ -609,8 +614,10 @@ class _Plan:
 
 
 def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Settings, query: str, workspace: str = "",
-           failed_layers: frozenset[str] = frozenset(), errors: list[Problem] | None = None) -> InjectionResult:
-    """The injection for `query` over already-loaded layers (SPEC §5 steps 1–12)."""
+           failed_layers: frozenset[str] = frozenset(), errors: list[Problem] | None = None,
+           lines: LineCache | None = None) -> InjectionResult:
+    """The injection for `query` over already-loaded layers (SPEC §5 steps 1–12). `lines`
+    keeps made lines and layer indexes between calls (the store's; a fresh one otherwise)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -627,8 +634,9 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Setting
     blocks: list[str] = [TITLE]
     any_candidates = any_passing = False
     planned = []
+    lines = lines if lines is not None else LineCache()
     for layer in LAYER_ORDER:
-        index = layer_index(layer, layers.get(layer, ()))
+        index = lines.layer_index(layer, layers.get(layer, ()))
         counts = index.matches(q)
         gate = settings.gate.get(layer, 0.0)
         any_candidates |= bool(index.n_active)
@@ -675,17 +683,18 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
 
 def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
     """The injection over a loaded MemoryStore (the TUI and the CLI both call this)."""
+    lines = store.lines
     key = (settings.max_item_chars, bool(settings.redact_secrets))
-    if key not in _MADE:  # the first time with these settings: take the lines already made
-        _MADE[key] = {}
-        _seed_lines(store.paths, settings)
+    if key not in lines.made:  # the first time with these settings: take the lines already made
+        lines.made[key] = {}
+        _seed_lines(store.paths, settings, lines)
     layers = {layer: store.snapshot(layer) for layer in LAYER_ORDER}
     errors = list(settings.problems) + store.problems
     return inject(layers, settings, query, workspace=str(store.paths.workspace),
-                  failed_layers=frozenset(store.layer_errors), errors=errors)
+                  failed_layers=frozenset(store.layer_errors), errors=errors, lines=lines)
 
 
-def _seed_lines(paths: Paths, settings: Settings) -> None:
+def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
     """Fill the made-line cache from the prepared index (same memtui and settings, even when
     the memories changed since: a line depends on its text and the settings alone), so the
     TUI's first preview redacts none of the lines saved there."""
@@ -696,7 +705,7 @@ def _seed_lines(paths: Paths, settings: Settings) -> None:
         if prepared is not None:
             maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
             for index in prepared.indexes.values():
-                index.seed_made(maker)
+                index.seed_made(maker, lines)
     except Exception as exc:  # a cache is never required
         log.info("made lines not taken from the prepared index: %s", exc)
 

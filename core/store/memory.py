@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .. import markdown as md
 from ..fileio import ConflictError
+from ..injection import LineCache
 from ..model import FILE_LAYERS, Entry, Layer
 from ..paths import Paths, Problem, UnsafePathError, path_text
 from .edits import Change, ChangeLog, RowChange
@@ -60,6 +61,7 @@ class MemoryStore:
         self._data_version: int | None = None
         self._listeners: list[Callable[[StoreChange], None]] = []
         self._snapshot = Snapshot.empty()
+        self.lines = LineCache()  # the injection engine's made lines and layer indexes for this store
         self.loaded = False
 
     # ------------------------------------------------------------------ listeners
