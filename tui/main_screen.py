@@ -57,7 +57,7 @@ class MainScreen(Screen[None]):
         Binding("1", "focus_pane('user')", "User", show=False, id="main.pane_user"),
         Binding("2", "focus_pane('project')", "Project", show=False, id="main.pane_project"),
         Binding("3", "focus_pane('conversation')", "Conversation", show=False, id="main.pane_conversation"),
-        Binding("o", "cycle_order", "Order", id="main.order"),
+        Binding("o", "cycle_order", "Order", show=False, id="main.order"),  # the panes' subtitles say it
         Binding("D", "findings", "Doctor", show=False, id="main.findings"),
         Binding("r", "reload", "Reload", show=False, id="main.reload"),
         Binding("escape", "leave_input", "Leave input", id="main.back"),
@@ -203,6 +203,7 @@ class MainScreen(Screen[None]):
                   for entry_id, found in self.memtui.findings_by_entry.items()}
         for pane in self.query(EntryPane):
             pane.badges = badges
+            pane.border_subtitle = "" if self.order == "file" else f"o: {actions.ORDER_TITLES[self.order]}"
             if pane.memory_layer in results:
                 shown, total = results[pane.memory_layer]
                 shown = actions.sort_entries(shown, self.memtui.history, self.order)
@@ -240,6 +241,8 @@ class MainScreen(Screen[None]):
 
     def insights_changed(self) -> None:
         """New findings or history: badges, detail, and the order when it depends on history."""
+        if not self.is_attached:
+            return  # the app is closing
         if self.order != "file" and self._last_results:
             self._show_panes(self._last_results)
             return
