@@ -20,8 +20,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
-from memtui.core import actions
-from memtui.core import history
+from memtui.core import actions, history
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding, findings
 from memtui.core.injection import InjectionResult
@@ -34,7 +33,16 @@ from memtui.themes import load_themes
 
 from .main_screen import MainScreen
 from .messages import InsightsReady, StoreChanged, StoreLoaded, WriteDone
-from .screens import ConfirmScreen, ConflictScreen, EditScreen, FindingsScreen, HelpScreen, SettingsChoice, SettingsScreen, UndoLogScreen
+from .screens import (
+    ConfirmScreen,
+    ConflictScreen,
+    EditScreen,
+    FindingsScreen,
+    HelpScreen,
+    SettingsChoice,
+    SettingsScreen,
+    UndoLogScreen,
+)
 from .text import LAYER_TITLES, describe, snippet
 
 SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed by `memtui disable` elsewhere)
@@ -157,7 +165,7 @@ class MemtuiApp(App[None]):
     @work(thread=True, group="insights", exit_on_error=False)
     def compute_insights(self) -> None:
         try:
-            found: list[Finding] | None = findings(self.paths)
+            found: list[Finding] = findings(self.paths)
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
             found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
         try:
