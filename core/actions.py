@@ -9,9 +9,10 @@ the entry and says why. A face prints it; it never needs a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer

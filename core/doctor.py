@@ -101,7 +101,6 @@ hs ml clj css scss sass less html htm vue svelte astro xml gradle lock tf hcl do
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 _PATHLIKE = re.compile(r"(?<![\w@:/.\-~])((?:\.{0,2}/)?[A-Za-z0-9_\-.@]+(?:/[A-Za-z0-9_\-.@]+)+/?)")
 _URL = re.compile(r"^[a-z][a-z0-9+.\-]*://|^www\.|^[\w.\-]+\.(?:com|org|net|io|dev|ai)(?:/|$)", re.I)
-_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", "target", ".muse"}
 
 
 @dataclass(frozen=True)
@@ -143,42 +142,27 @@ def _path_candidates(text: str) -> set[str]:
 
 
 class _Workspace:
-    """What exists in the workspace, looked up lazily (file names for bare `name.ext` words)."""
+    """Judges path-looking words against the workspace."""
 
     def __init__(self, root: Path):
         self.root = root
-        self._names: set[str] | None = None
-
-    def names(self) -> set[str]:
-        if self._names is None:
-            names: set[str] = set()
-            count = 0
-            for _folder, dirs, files in os.walk(self.root):
-                dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
-                names.update(files)
-                names.update(dirs)
-                count += len(files)
-                if count > 200_000:
-                    break
-            self._names = names
-        return self._names
 
     def is_stale(self, word: str) -> bool | None:
-        """True: names a workspace path that is not there; False: it is there; None: not a
-        workspace path at all (can't tell)."""
+        """True: names a path of this workspace that is not there; False: it is there; None:
+        not recognisably a path of this workspace, so not judged.
+
+        Only paths with a folder part are judged, and only when their first folder exists in
+        the workspace: a bare `settings.json` or `context.md` could be any file anywhere, and
+        `src/db/pool.ts` in a workspace with no `src/` names another project (or is an
+        example). memtui's own `.muse/` folder is not judged either."""
         rel = word[2:] if word.startswith("./") else word
         rel = rel.rstrip("/")
         if "/" not in rel:
-            return None if rel in ("", ".") else rel not in self.names()
+            return None
         first = rel.split("/", 1)[0]
-        target = self.root / rel
-        if target.exists():
-            return False
-        last = rel.rsplit("/", 1)[-1]
-        has_ext = "." in last[1:] and last.rsplit(".", 1)[-1].lower() in FILE_EXTENSIONS
-        if not has_ext and not (self.root / first).exists():
-            return None  # `and/or`, `client/server`: prose, not a path of this workspace
-        return True
+        if first in ("", ".", "..", ".muse") or not (self.root / first).is_dir():
+            return None
+        return not (self.root / rel).exists()
 
 
 def stale_references(entries: list[Entry], workspace: Path) -> list[Finding]:

@@ -27,9 +27,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..fileio import ConflictError, atomic_write_bytes, read_if_exists, sha256
+from ..fileio import ConflictError, atomic_write_bytes, read_if_exists, read_regular, sha256
 from ..model import Layer
-from ..paths import Paths, UnsafePathError
+from ..paths import MAX_FILE_BYTES, Paths, UnsafePathError
 from .index import MuseDB
 
 MANIFEST = "manifest.json"
@@ -347,7 +347,12 @@ class ChangeLog:
                 previous = None
                 if f.saved is not None:
                     assert change.folder is not None
-                    previous = (change.folder / Path(f.saved).name).read_bytes()
+                    try:  # a saved version is a regular file of the trash, never followed through a link
+                        previous = read_regular(change.folder / Path(f.saved).name, MAX_FILE_BYTES,
+                                                follow_symlinks=False)
+                    except OSError as exc:
+                        raise UndoError(f"the saved version in {change.folder} cannot be used "
+                                        f"({getattr(exc, 'reason', None) or exc.strerror or exc}); not restored") from None
                 targets.append((path, previous))
             if change.rows:
                 db.check_rows_unchanged(change.rows)

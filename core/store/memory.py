@@ -11,9 +11,9 @@ import logging
 import os
 import re
 import threading
-from contextlib import contextmanager
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path

@@ -8,17 +8,17 @@ import random
 import sys
 from pathlib import Path
 
-from memtui.core.store import edits as store_module
+from memtui.core.actions import matching
 from memtui.core.fileio import ConflictError, sha256
 from memtui.core.paths import Paths
-from memtui.core.actions import matching
 from memtui.core.store import MemoryStore
+from memtui.core.store import edits as store_module
 
 
 def main() -> None:
     home, ws, journal_path, seed = sys.argv[1:5]
     rnd = random.Random(int(seed))
-    journal = open(journal_path, "a", encoding="utf-8")
+    journal = open(journal_path, "a", encoding="utf-8")  # noqa: SIM115 - open until the process is killed
     original = store_module.atomic_write_bytes
 
     def journaled(path: Path, data: bytes, expected="any") -> None:

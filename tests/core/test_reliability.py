@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from memtui.core import markdown as md
-from memtui.core.store.index import MuseDB
 from memtui.core.demo import write_demo
 from memtui.core.fileio import ConflictError, sha256
 from memtui.core.paths import Paths, iter_memory_files
 from memtui.core.store import MemoryStore
+from memtui.core.store.index import MuseDB
 from memtui.core.watch import StoreWatcher
 from tests.helpers import enable, write
 

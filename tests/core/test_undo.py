@@ -446,3 +446,28 @@ def test_a_malformed_home_manifest_never_gives_a_traceback(paths, files):
         assert r.returncode in (0, 1), r
         assert_no_traceback(r)
     assert (paths.user_root / "a.md").read_text() == "- fine\n"
+
+
+def test_a_saved_version_that_is_a_symlink_is_not_followed(tmp_path):
+    """Even inside the home's trash, a saved version is never read through a link."""
+    from memtui.core.actions import ActionError, open_store, remember, undo
+    from memtui.core.paths import Paths
+    from memtui.core.store.edits import ChangeLog
+
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (home / "memory").mkdir(parents=True)
+    ws.mkdir()
+    paths = Paths(home, ws)
+    (home / "memory" / "notes.md").write_text("- one\n")
+    store = open_store(paths)
+    remember(store, "two", check_enabled=False)
+    change = ChangeLog(paths).newest()
+    assert change is not None and change.folder is not None
+    saved = change.folder / change.files[0].saved
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY\n")
+    saved.unlink()
+    saved.symlink_to(secret)
+    with pytest.raises(ActionError, match="cannot be used"):
+        undo(store)
+    assert "PRIVATE" not in (home / "memory" / "notes.md").read_text()
