@@ -349,3 +349,18 @@ def on_disk_now(store: MemoryStore, entry: Entry) -> Entry | None:
         return same
     return next((e for e in store.entries(entry.layer)
                  if e.path == entry.path and e.line_start == entry.line_start), None)
+
+
+ENTRY_ORDERS = ("file", "most", "last")  # file order, most injected first, last injected first
+ORDER_TITLES = {"file": "file order", "most": "most injected", "last": "last injected"}
+
+
+def sort_entries(entries: list[Entry], stats: dict[str, tuple[int, int]], order: str) -> list[Entry]:
+    """`entries` in `order` (one of ENTRY_ORDERS) by their injection history `stats`
+    (id -> (count, last_ms)): ties and never-injected entries keep their given order."""
+    if order == "file":
+        return list(entries)
+    if order not in ENTRY_ORDERS:
+        raise ValueError(f"unknown order {order!r}; one of {', '.join(ENTRY_ORDERS)}")
+    slot = 0 if order == "most" else 1
+    return sorted(entries, key=lambda e: -stats.get(e.id, (0, 0))[slot])

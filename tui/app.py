@@ -20,8 +20,9 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
-from memtui.core import actions
+from memtui.core import actions, history
 from memtui.core.display import display_path, escape_name
+from memtui.core.doctor import Finding, findings
 from memtui.core.injection import InjectionResult
 from memtui.core.model import Entry
 from memtui.core.paths import Paths
@@ -31,8 +32,17 @@ from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
 from .main_screen import MainScreen
-from .messages import StoreChanged, StoreLoaded, WriteDone
-from .screens import ConfirmScreen, ConflictScreen, EditScreen, HelpScreen, SettingsChoice, SettingsScreen, UndoLogScreen
+from .messages import InsightsReady, StoreChanged, StoreLoaded, WriteDone
+from .screens import (
+    ConfirmScreen,
+    ConflictScreen,
+    EditScreen,
+    FindingsScreen,
+    HelpScreen,
+    SettingsChoice,
+    SettingsScreen,
+    UndoLogScreen,
+)
 from .text import LAYER_TITLES, describe, snippet
 
 SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed by `memtui disable` elsewhere)
@@ -63,6 +73,12 @@ class MemtuiApp(App[None]):
         wanted = theme or self.settings.theme
         self.theme = wanted if wanted in self.available_themes else "memtui-dark"
         self._theme_override = theme
+        self.findings: list[Finding] | None = None  # the doctor's, once its first run is done
+        self.findings_by_entry: dict[str, tuple[Finding, ...]] = {}
+        self.history: dict[str, tuple[int, int]] = {}  # entry id -> (times injected, last ms)
+        self.insight_runs = 0  # finished doctor + history runs (tests wait on it)
+        self._insights_running = False
+        self._insights_again = False
         self.main = MainScreen()
 
     def get_default_screen(self) -> MainScreen:
@@ -107,6 +123,7 @@ class MemtuiApp(App[None]):
         self.loaded = True
         self.main.store_loaded()
         self.ready.set()
+        self.refresh_insights()
         problems = self.store.problems
         if problems:
             first = problems[0]
@@ -132,6 +149,56 @@ class MemtuiApp(App[None]):
         self.store_changes += 1
         self.main.store_changed(message.change.layers)
         self._check_edit_conflict()
+        self.refresh_insights()
+
+    # ------------------------------------------------------------------ doctor + history
+    def refresh_insights(self) -> None:
+        """Run the doctor and read the injection history again, in a thread. Never two runs at
+        once: changes during a run ask for one more run after it (a burst of changes costs two)."""
+        if self._insights_running:
+            self._insights_again = True
+            return
+        self._insights_running = True
+        self._insights_again = False
+        self.compute_insights()
+
+    @work(thread=True, group="insights", exit_on_error=False)
+    def compute_insights(self) -> None:
+        try:
+            found: list[Finding] = findings(self.paths)
+        except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
+            found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
+        try:
+            stats = history.stats(self.paths.db_path, self.paths.workspace) if self.paths.db_path.is_file() else {}
+        except Exception:  # no history table yet, or a damaged database: nothing to show
+            stats = {}
+        self.post_message(InsightsReady(found, stats))
+
+    def on_insights_ready(self, message: InsightsReady) -> None:
+        self._insights_running = False
+        self.findings = message.findings
+        by_entry: dict[str, list[Finding]] = {}
+        for finding in message.findings or []:
+            if finding.entry_id:
+                by_entry.setdefault(finding.entry_id, []).append(finding)
+        self.findings_by_entry = {k: tuple(v) for k, v in by_entry.items()}
+        self.history = message.stats
+        self.insight_runs += 1
+        self.main.insights_changed()
+        if self._insights_again:
+            self.refresh_insights()
+
+    def show_findings(self) -> None:
+        def chosen(finding: Finding | None) -> None:
+            if finding is None or not finding.entry_id:
+                return
+            entry = self.store.get(finding.entry_id)
+            if entry is None:
+                self.say("That memory is gone since the doctor ran.", severity="warning")
+                return
+            self.main.jump_to(entry)
+
+        self.push_screen(FindingsScreen(self.findings), chosen)
 
     def say(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None:
         """A notification whose text is shown literally (it names entries and files)."""
@@ -414,7 +481,10 @@ class MemtuiApp(App[None]):
     # ------------------------------------------------------------------ help + palette
     def help_rows(self) -> list[tuple[str, str]]:
         names = {"question_mark": "?", "slash": "/", "escape": "esc"}
-        rows = [(names.get(b.key, b.key), b.description) for b in MainScreen.BINDINGS if isinstance(b, Binding)]
+        longer = {"cycle_order": "Sort each pane: file order → most injected → last injected",
+                  "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid"}
+        rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))
+                for b in MainScreen.BINDINGS if isinstance(b, Binding)]
         rows += [("↑/↓ j/k, pgup/pgdn", "Move in a pane"),
                  ("tab / shift+tab", "Move between panes and inputs"),
                  ("r", "Reload every memory file, the database and the settings"),
@@ -442,6 +512,10 @@ class MemtuiApp(App[None]):
         yield SystemCommand("Settings", "Budgets, gates, switches and theme", main.action_settings)
         yield SystemCommand("Preview injection", "Type a message and see what would be injected", main.action_focus_query)
         yield SystemCommand("Filter memories", "Fuzzy filter over all layers", main.action_focus_filter)
+        yield SystemCommand("Doctor findings", "Stale paths, duplicates, unreachable and never-injected memories",
+                            main.action_findings)
+        yield SystemCommand("Sort by injection history", "Cycle file order / most injected / last injected",
+                            main.action_cycle_order)
         yield SystemCommand("Reload", "Re-read every memory file, the database and the settings", main.action_reload)
 
 

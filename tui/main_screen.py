@@ -19,12 +19,14 @@ from textual.screen import Screen
 from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
+from memtui.core import actions
 from memtui.core.injection import InjectionResult, inject_from_store
 from memtui.core.model import LAYERS, Entry
 
 from .messages import PreviewReady
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
+from .widgets.entry_pane import badge_for
 from .widgets.preview import left_out
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ COMPACT_WIDTH = 100  # below this many columns: one pane at a time (tabs), detai
 COMPACT_HEIGHT = 30
 # Keys that type a character: not advertised (and not run) while an input has focus.
 TYPING_ACTIONS = {"focus_filter", "focus_query", "new", "edit", "edit_external", "delete", "undo", "undo_log",
-                  "toggle_fold", "toggle_memory", "settings", "focus_pane", "reload", "help", "quit"}
+                  "toggle_fold", "toggle_memory", "settings", "focus_pane", "reload", "help", "quit", "cycle_order", "findings"}
 
 
 class MainScreen(Screen[None]):
@@ -55,6 +57,8 @@ class MainScreen(Screen[None]):
         Binding("1", "focus_pane('user')", "User", show=False, id="main.pane_user"),
         Binding("2", "focus_pane('project')", "Project", show=False, id="main.pane_project"),
         Binding("3", "focus_pane('conversation')", "Conversation", show=False, id="main.pane_conversation"),
+        Binding("o", "cycle_order", "Order", show=False, id="main.order"),  # the panes' subtitles say it
+        Binding("D", "findings", "Doctor", show=False, id="main.findings"),
         Binding("r", "reload", "Reload", show=False, id="main.reload"),
         Binding("escape", "leave_input", "Leave input", id="main.back"),
         Binding("q", "quit", "Quit", id="main.quit"),
@@ -70,6 +74,8 @@ class MainScreen(Screen[None]):
         self._filter_generation = 0
         self._choices: dict[str, tuple[tuple[Entry, ...], list[str]]] = {}  # filter strings per layer snapshot
         self._pending_keep: dict[str, str] = {}  # entry to select once the next refresh shows it
+        self._last_results: dict[str, tuple[list[Entry], int]] = {}  # each layer's last listing, unsorted
+        self.order = "file"  # actions.ENTRY_ORDERS: how each pane is sorted (o cycles)
 
     @property
     def memtui(self) -> MemtuiApp:
@@ -192,9 +198,15 @@ class MainScreen(Screen[None]):
         self._show_panes({layer: self.filtered(layer, "") for layer in layers})
 
     def _show_panes(self, results: dict[str, tuple[list[Entry], int]]) -> None:
+        self._last_results = {**self._last_results, **results}
+        badges = {entry_id: badge_for([f.kind for f in found])
+                  for entry_id, found in self.memtui.findings_by_entry.items()}
         for pane in self.query(EntryPane):
+            pane.badges = badges
+            pane.border_subtitle = "" if self.order == "file" else f"o: {actions.ORDER_TITLES[self.order]}"
             if pane.memory_layer in results:
                 shown, total = results[pane.memory_layer]
+                shown = actions.sort_entries(shown, self.memtui.history, self.order)
                 pane.show(shown, total, keep=self._pending_keep.pop(pane.memory_layer, None))
         self._show_tabs()
         self.show_detail()
@@ -227,9 +239,43 @@ class MainScreen(Screen[None]):
     def selected_entry(self) -> Entry | None:
         return self.current_pane().highlighted_entry
 
+    def insights_changed(self) -> None:
+        """New findings or history: badges, detail, and the order when it depends on history."""
+        if not self.is_attached:
+            return  # the app is closing
+        if self.order != "file" and self._last_results:
+            self._show_panes(self._last_results)
+            return
+        badges = {entry_id: badge_for([f.kind for f in found])
+                  for entry_id, found in self.memtui.findings_by_entry.items()}
+        for pane in self.query(EntryPane):
+            pane.badges = badges
+            pane.refresh()
+        self.show_detail()
+
+    def action_cycle_order(self) -> None:
+        orders = actions.ENTRY_ORDERS
+        self.order = orders[(orders.index(self.order) + 1) % len(orders)]
+        if self._last_results:
+            self._show_panes(self._last_results)
+        self.memtui.say(f"Sorted by {actions.ORDER_TITLES[self.order]} (o changes it)", title="Order", timeout=3)
+
+    def action_findings(self) -> None:
+        self.memtui.show_findings()
+
+    def jump_to(self, entry: Entry) -> None:
+        """Show `entry` in its pane (clearing a filter that hides it)."""
+        self.action_focus_pane(entry.layer)
+        if not self.pane(entry.layer).select_id(entry.id):
+            self._pending_keep[entry.layer] = entry.id
+            self.query_one("#filter", Input).value = ""
+
     def show_detail(self) -> None:
+        entry = self.selected_entry()
+        app = self.memtui
         try:
-            self.query_one(DetailView).show(self.selected_entry())
+            self.query_one(DetailView).show(entry, app.findings_by_entry.get(entry.id, ()) if entry else (),
+                                            app.history.get(entry.id) if entry else None)
         except NoMatches:  # the screen is being torn down
             pass
 

@@ -50,3 +50,12 @@ class WriteDone(Message):
         self.result = result
         self.error = error
         self.context = context
+
+
+class InsightsReady(Message):
+    """The doctor's findings and the injection history, read in a worker."""
+
+    def __init__(self, findings: list[Any], stats: dict[str, tuple[int, int]]) -> None:
+        super().__init__()
+        self.findings = findings
+        self.stats = stats

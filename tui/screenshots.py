@@ -53,7 +53,7 @@ def still(app: App[None]) -> None:
 
 async def ready(pilot: Pilot) -> None:
     app = cast(MemtuiApp, pilot.app)
-    await wait_until(pilot, lambda: app.loaded and app.last_result is not None)
+    await wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.insight_runs >= 1)
     still(pilot.app)
     await pilot.pause()
 

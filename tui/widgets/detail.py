@@ -10,12 +10,24 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from memtui.core.doctor import Finding
 from memtui.core.model import Entry
 
 from ..text import LAYER_TITLES, name, text
+from .entry_pane import BADGES
 
 
-def detail_renderable(entry: Entry) -> Group:
+def injected_line(stat: tuple[int, int] | None) -> str:
+    """`injected 3 times, last 2026-11-23 10:58 UTC` (or never)."""
+    if not stat or not stat[0]:
+        return "never injected"
+    count, last_ms = stat
+    when = datetime.fromtimestamp(last_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"injected {count} time{'s' if count != 1 else ''}, last {when}"
+
+
+def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
+                      stat: tuple[int, int] | None = None) -> Group:
     """Text first (what people read), metadata below; every value a literal Text."""
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold dim", no_wrap=True)
@@ -44,6 +56,9 @@ def detail_renderable(entry: Entry) -> Group:
     status = entry.status if not entry.raw_status or entry.raw_status == entry.status else f"{entry.status} ({entry.raw_status})"
     row("status", status)
     row("updated", datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    row("history", injected_line(stat))
+    for finding in findings:
+        table.add_row(Text(f"⚑ {BADGES.get(finding.kind, finding.kind)}", style="bold"), name(finding.reason))
     return Group(text(entry.text), Text(""), table)
 
 
@@ -59,14 +74,16 @@ class DetailView(VerticalScroll):
         self.border_title = "Detail"
         self.show(None)
 
-    def show(self, entry: Entry | None) -> None:
-        if entry == self._shown:
+    def show(self, entry: Entry | None, findings: tuple[Finding, ...] = (),
+             stat: tuple[int, int] | None = None) -> None:
+        key = (entry, findings, stat)
+        if key == self._shown:
             return  # same entry, same fields: nothing to redraw
-        self._shown = entry
+        self._shown = key
         body = self.query_one("#detail-body", Static)
         if entry is None:
             body.update(Text("Select a memory to see it here.", style="dim"))
             self.border_title = "Detail"
             return
-        body.update(detail_renderable(entry))
+        body.update(detail_renderable(entry, findings, stat))
         self.border_title = f"Detail · {LAYER_TITLES[entry.layer]}"

@@ -44,7 +44,17 @@ def shorten_path(where: str, room: int) -> str:
     return short if cell_len(short) <= room else shorten_left(where.rsplit("/", 1)[1], room)
 
 
-def entry_prompt(entry: Entry, width: int = 0) -> Text:
+BADGES = {"stale_reference": "stale", "duplicate": "dup", "unreachable": "unreach", "never_injected": "never",
+          "invalid": "invalid", "index": "index"}
+
+
+def badge_for(kinds: list[str]) -> str:
+    """The doctor's findings on one entry as short markers: `⚑stale,dup`."""
+    names = list(dict.fromkeys(BADGES.get(k, k) for k in kinds))
+    return "⚑" + ",".join(names) if names else ""
+
+
+def entry_prompt(entry: Entry, width: int = 0, badge: str = "") -> Text:
     """One row: the entry's text (cut with … to fit), then section, tags and where it lives,
     dimmed and aligned right. In a narrow pane the section and tags go first, then the path
     is shortened from the left: the text is what people scan."""
@@ -54,6 +64,7 @@ def entry_prompt(entry: Entry, width: int = 0) -> Text:
         where = datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d")
     else:
         where = escape_name(entry.source_ref)
+    status = [*status, badge] if badge else status
     essential = [*status, where]
     optional = []
     if entry.section and entry.layer != "conversation":
@@ -120,6 +131,7 @@ class EntryPane(ScrollView, can_focus=True):
         self.total = 0
         self.cursor: int | None = None
         self._row_of: dict[str, int] = {}
+        self.badges: dict[str, str] = {}  # entry id -> the doctor's markers (badge_for)
         self.border_title = LAYER_TITLES[layer]
 
     # ---------------------------------------------------------------- content
@@ -251,7 +263,7 @@ class EntryPane(ScrollView, can_focus=True):
             text = Text(item, no_wrap=True, overflow="ellipsis", style=self.get_component_rich_style("entry-pane--group"))
             text.truncate(width, overflow="ellipsis")
         else:
-            text = entry_prompt(item, width)
+            text = entry_prompt(item, width, self.badges.get(item.id, ""))
         segments = list(text.render(self.app.console, end=""))
         strip = Strip(Segment.apply_style(segments, base)).adjust_cell_length(width, base)
         if row == self.cursor:

@@ -1,0 +1,96 @@
+"""The doctor's findings and the injection history in the TUI (SPEC §10, §11)."""
+
+from __future__ import annotations
+
+from memtui.core.injection import build_injection
+from memtui.core.paths import Paths
+from memtui.tui.app import MemtuiApp
+from memtui.tui.screens import FindingsScreen
+from memtui.tui.widgets import EntryPane
+from tests.tui.conftest import screen_text, shown, wait_until
+
+
+def planted(tmp_path) -> Paths:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (home / "memory").mkdir(parents=True)
+    (ws / ".muse" / "memory").mkdir(parents=True)
+    (ws / ".muse" / "settings.json").write_text('{"memoryEnabled": true}\n')
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("print()\n")
+    (ws / ".muse" / "memory" / "notes.md").write_text(
+        "# Notes\n\n- The pool lives in `src/db/pool.ts`\n- Entry point is `src/app.py`\n"
+        "- Always run the linter before committing\n")
+    (home / "memory" / "prefs.md").write_text("# Prefs\n\n- Always run the linter before committing\n"
+                                              "- Prefer small pull requests\n")
+    (home / "memory" / "broken.md").write_bytes(b"# Bad\n\n- \xff\xfe not utf-8\n")
+    return Paths.resolve(home, ws)
+
+
+async def loaded(pilot) -> None:
+    await wait_until(pilot, lambda: pilot.app.loaded and pilot.app.insight_runs >= 1, message="doctor run")
+
+
+def entry(app, layer: str, start: str):
+    pane = app.query_one(f"#pane-{layer}", EntryPane)
+    return pane, next(e for e in pane.entries if e.text.startswith(start))
+
+
+async def test_badges_detail_and_findings_list(tmp_path):
+    paths = planted(tmp_path)
+    app = MemtuiApp(paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await loaded(pilot)
+        kinds = {f.kind for f in app.findings}
+        assert {"stale_reference", "duplicate", "invalid"} <= kinds
+        text = screen_text(app)
+        assert "⚑stale" in text and "⚑dup" in text
+        assert "The pool lives in" in text  # the badge never hides the text
+        pane, stale = entry(app, "project", "The pool lives")
+        _, fine = entry(app, "project", "Entry point")
+        assert fine.id not in app.findings_by_entry
+        pane.focus()
+        pane.select_id(stale.id)
+        await wait_until(pilot, lambda: "src/db/pool.ts" in shown(app.query_one("#detail-body"))
+                         and "⚑ stale" in shown(app.query_one("#detail-body")), message="reason in the detail")
+        await pilot.press("D")
+        await wait_until(pilot, lambda: isinstance(app.screen, FindingsScreen), message="findings screen")
+        listing = screen_text(app)
+        assert "broken.md" in listing and "invalid" in listing and "dup" in listing
+        findings = app.screen.findings
+        dup = next(i for i, f in enumerate(findings) if f.kind == "duplicate")
+        assert findings[dup].layer == "project"
+        pane.select_id(fine.id)
+        option_list = app.screen.query_one("#findings-list")
+        option_list.highlighted = dup
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, FindingsScreen), message="jump")
+        assert app.main.last_layer == "project"
+        assert app.selected_entry().id == findings[dup].entry_id
+
+
+async def test_history_in_detail_and_sort_by_most_injected(tmp_path):
+    paths = planted(tmp_path)
+    for _ in range(3):
+        result = build_injection(paths.workspace, "small pull requests", home=paths.home, record=True)
+        assert result.count
+    prefs = paths.user_root / "prefs.md"  # a memory written after those runs, first in its file
+    prefs.write_text(prefs.read_text().replace("# Prefs\n\n", "# Prefs\n\n- Brand new, never injected\n"))
+    app = MemtuiApp(paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await loaded(pilot)
+        injected = [eid for eid, (n, _) in app.history.items() if n == 3]
+        assert injected
+        pane = app.query_one("#pane-user", EntryPane)
+        target = next(e for e in pane.entries if e.id in injected and e.text.startswith("Prefer small"))
+        assert pane.entries[0].text.startswith("Brand new")  # file order first
+        pane.focus()
+        pane.select_id(target.id)
+        await wait_until(pilot, lambda: "injected 3 times" in shown(app.query_one("#detail-body")),
+                         message="history in the detail")
+        await pilot.press("o")
+        assert app.main.order == "most"
+        await wait_until(pilot, lambda: pane.entries[-1].text.startswith("Brand new"), message="most injected first")
+        assert app.history[pane.entries[0].id][0] == 3
+        await pilot.press("o", "o")
+        assert app.main.order == "file"
+        assert pane.entries[0].text.startswith("Brand new")
