@@ -49,6 +49,11 @@ SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed 
 
 
 class MemtuiApp(App[None]):
+    """The App: the store and its watcher, themes, the settings watch, the one write worker
+    and the insights worker; screens and widgets render what it posts. It is longer than a
+    screen because every write and background job goes through it, so that none runs on the
+    event loop and each store change refreshes the panes once."""
+
     CSS_PATH = "app.tcss"
     TITLE = "memtui"
 

@@ -41,6 +41,9 @@ TYPING_ACTIONS = {"focus_filter", "focus_query", "new", "edit", "edit_external",
 
 
 class MainScreen(Screen[None]):
+    """The three panes, the filter, the detail view and the injection preview, wired by
+    messages; its length is the key bindings of the main view and their small handlers."""
+
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="main.help"),
         Binding("slash", "focus_filter", "Filter", id="main.filter"),

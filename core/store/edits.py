@@ -141,7 +141,11 @@ def safe_target(paths: Paths, layer: str, rel: str) -> Path:
 
 
 class ChangeLog:
-    """The writer lock, the trash and the undo log of one Muse home."""
+    """The writer lock, the trash and the undo log of one Muse home.
+
+    One class on purpose: a change is checked, saved to the trash, logged pending, written
+    and logged done under the one lock, and undo reads the same records under it; splitting
+    the lock from the log would reopen the windows the lock closes."""
 
     def __init__(self, paths: Paths, db: MuseDB | None = None):
         self.paths = paths

@@ -105,7 +105,12 @@ def belongs_to(workspace_path: str | None, workspace: Path) -> bool:
 
 
 class MuseDB:
-    """One connection to muse.db, used from one thread at a time (guarded by a lock)."""
+    """One connection to muse.db, used from one thread at a time (guarded by a lock).
+
+    Long, on purpose: it is the one place that speaks SQL to a database memtui shares with
+    Muse, so every statement (schema, conversation rows, the derived Markdown rows, logged
+    row changes, health) sits behind the same lock, connection and error translation; its
+    methods are small and each is one statement or transaction."""
 
     def __init__(self, path: Path):
         self.path = path

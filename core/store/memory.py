@@ -44,7 +44,11 @@ class StoreChange:
 
 class MemoryStore:
     """All memories of one home + workspace. Readers get immutable snapshots, lock-free;
-    loads and writes hold the store's lock."""
+    loads and writes hold the store's lock.
+
+    A facade: the jobs themselves live in `scan`, `index`, `edits` and `snapshot`; what is
+    here is the order in which they are called under one lock (read, index, publish a
+    snapshot, tell listeners), which is why it is longer than a screen."""
 
     def __init__(self, paths: Paths, index: bool = True):
         self.paths = paths
