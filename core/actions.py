@@ -18,9 +18,9 @@ from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer
 from .paths import Paths, Problem
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
+from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, MemoryStore
 
-DUPLICATE_SCORE = 90.0  # rapidfuzz ratio (of casefolded, whitespace-collapsed texts) at or above which texts are near-duplicates
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
 
 
@@ -68,25 +68,6 @@ def require_enabled(paths: Paths, settings: Settings | None = None) -> Settings:
 
 
 # ---------------------------------------------------------------------- decisions
-def normalise_for_duplicates(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
-def near_duplicate(entries: Iterable[Entry], text: str) -> Entry | None:
-    """The first of `entries` whose text is a near-duplicate of `text` (rapidfuzz ratio of the
-    casefolded, whitespace-collapsed texts >= DUPLICATE_SCORE), or None. The one rule for
-    `remember`, `n` in the TUI, import, the MCP tool and the doctor."""
-    from rapidfuzz import fuzz, process
-
-    pool = list(entries)
-    if not pool:
-        return None
-    choices = [normalise_for_duplicates(e.text) for e in pool]
-    best = process.extractOne(normalise_for_duplicates(text), choices, scorer=fuzz.ratio,
-                              score_cutoff=DUPLICATE_SCORE)
-    return pool[best[2]] if best else None
-
-
 def matches_keyword(entry: Entry, keyword: str) -> bool:
     """Does `keyword` (case-insensitive substring) occur in the entry's text, section, tags
     or name? The one matcher of `forget`, the MCP search and the CLI."""

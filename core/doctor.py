@@ -186,7 +186,7 @@ def duplicates(entries: list[Entry]) -> list[Finding]:
     the same rule as `remember`'s check. Each later entry is reported against the first."""
     from rapidfuzz import fuzz
 
-    from .actions import DUPLICATE_SCORE, normalise_for_duplicates
+    from .similarity import DUPLICATE_SCORE, normalise_for_duplicates
 
     active = [e for e in entries if not e.archived]
     norm = [normalise_for_duplicates(e.text) for e in active]

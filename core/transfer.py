@@ -171,7 +171,7 @@ def _first_form(group: list[Memory], origin: str, fmt: str) -> tuple[str | None,
 def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | None, user_home: Path,
                 dry_run: bool = False) -> ImportReport:
     """What importing `fmt` from `source` would add (a plan; nothing is written)."""
-    from .actions import near_duplicate
+    from .similarity import near_duplicate
 
     paths = store.paths
     result = interop.read(fmt, source, paths.workspace, user_home)
