@@ -52,6 +52,10 @@ class MemoryFileError(ValueError):
     """A file that cannot be used as memory; the message says why (never its text)."""
 
 
+class FrontmatterAliasError(MemoryFileError):
+    """Frontmatter YAML that uses anchors or aliases (refused: an alias bomb must not cost memory)."""
+
+
 class EditRefused(MemoryFileError):
     """A change that would alter other entries of the file (SPEC §2, neighbours are kept).
     The message says why in plain words; the caller writes nothing."""
@@ -115,7 +119,8 @@ def _load_yaml(fm_text: str) -> Any:
     try:
         for event in yaml.parse(fm_text, Loader=loader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                raise MemoryFileError("invalid YAML frontmatter: anchors and aliases (&name, *name) are not allowed")
+                raise FrontmatterAliasError(
+                    "invalid YAML frontmatter: anchors and aliases (&name, *name) are not allowed")
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:  # libyaml's composer recurses in C: a deep nest would crash it
@@ -140,6 +145,17 @@ def _load_yaml(fm_text: str) -> Any:
             f"invalid YAML frontmatter: a value cannot be loaded ({type(exc).__name__})") from None
 
 
+def load_frontmatter_yaml(fm_text: str) -> dict[str, Any]:
+    """The mapping a frontmatter block holds (empty for an empty block). MemoryFileError for
+    YAML that cannot load (anchors, aliases and deep nests included) or is not a mapping."""
+    meta = _load_yaml(fm_text)
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise MemoryFileError(f"frontmatter is a {type(meta).__name__}, not a mapping")
+    return meta
+
+
 def parse_frontmatter(text: str, lines: list[str]) -> tuple[dict[str, Any], tuple[int, int] | None, int, int]:
     """Return (meta, frontmatter line range, body start line, body start offset).
 
@@ -153,11 +169,7 @@ def parse_frontmatter(text: str, lines: list[str]) -> tuple[dict[str, Any], tupl
     close = next((i for i in range(1, len(lines)) if _FENCE_LINE.match(lines[i])), None)
     if close is None:
         return {}, None, 0, bom  # an opening line with no closing one is Markdown, not frontmatter
-    meta = _load_yaml("".join(lines[1:close]))
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise MemoryFileError(f"frontmatter is a {type(meta).__name__}, not a mapping")
+    meta = load_frontmatter_yaml("".join(lines[1:close]))
     body_offset = sum(len(line) for line in lines[: close + 1])
     return meta, (1, close), close + 1, body_offset
 

@@ -168,35 +168,19 @@ def missing_source(path: Path) -> ImportProblem | None:
 # ----------------------------------------------------------------------------- YAML
 
 
-# libyaml's safe loader when PyYAML has it (same results, several times faster)
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _check_no_alias(yaml_text: str) -> None:
-    for event in yaml.parse(yaml_text, Loader=_LOADER):
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise SourceError("YAML frontmatter uses anchors or aliases, which are not allowed")
-
-
 def load_yaml_mapping(yaml_text: str) -> dict[str, Any]:
-    """Safe-load a frontmatter block; raises SourceError for invalid YAML, aliases or a non-mapping."""
+    """Safe-load a frontmatter block with the memory files' own loader (anchors, aliases and
+    deep nests refused before anything is built); SourceError for invalid YAML or a non-mapping."""
     try:
-        _check_no_alias(yaml_text)
-        meta = yaml.load(yaml_text, Loader=_LOADER)  # a safe loader: plain data only
-    except SourceError:
-        raise
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at frontmatter line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise SourceError(f"invalid YAML frontmatter{where}: {problem}") from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise SourceError(f"invalid YAML frontmatter: {type(exc).__name__}") from None
-    if meta is None:
-        return {}
-    if not isinstance(meta, dict):
-        raise SourceError(f"frontmatter is a {type(meta).__name__}, not a mapping")
-    return meta
+        return md.load_frontmatter_yaml(yaml_text)
+    except md.MemoryFileError as exc:
+        raise _source_error(exc) from None
+
+
+def _source_error(exc: md.MemoryFileError) -> SourceError:
+    if isinstance(exc, md.FrontmatterAliasError):
+        return SourceError("YAML frontmatter uses anchors or aliases, which are not allowed")
+    return SourceError(str(exc))
 
 
 @dataclass
@@ -225,22 +209,13 @@ def frontmatter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def markdown_entries(text: str) -> tuple[dict[str, Any], list[md.RawEntry]]:
-    """The SPEC §2 entries of a Markdown file (via `markdown.parse_text`), frontmatter checked first."""
-    meta, _ = frontmatter(text)
-    # parse_text finds frontmatter its own way; whatever YAML it would load is checked for aliases too.
-    stripped = text.strip()
-    if stripped.startswith("---"):
-        fences = [m for m in re.finditer(r"^-{3,}\s*$", stripped, re.MULTILINE)]
-        if len(fences) >= 2 and fences[0].start() == 0:
-            try:
-                _check_no_alias(stripped[fences[0].end():fences[1].start()])
-            except yaml.YAMLError:
-                pass  # not YAML at all: parse_text decides whether it is frontmatter
+    """The SPEC §2 entries of a Markdown file (via `markdown.parse_text`, whose frontmatter
+    rule and YAML loading are the memory files' own); SourceError for bad frontmatter."""
     try:
         parsed = md.parse_text(text)
     except md.MemoryFileError as exc:
-        raise SourceError(str(exc)) from None
-    return parsed.meta or meta, parsed.entries
+        raise _source_error(exc) from None
+    return parsed.meta, parsed.entries
 
 
 # ----------------------------------------------------------------------------- writing

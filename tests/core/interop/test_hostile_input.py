@@ -23,6 +23,8 @@ HOSTILE = {
     "python-tag": (b"---\nname: !!python/object/apply:os.system ['true']\n---\n\nbody\n", "invalid YAML frontmatter"),
     "bad-date": (b"---\nname: x\nupdatedAt: 2026-13-45\n---\n\nbody\n", "invalid YAML frontmatter"),
     "a-list": (b"---\n- a\n- b\n---\n\nbody\n", "frontmatter is a list, not a mapping"),
+    # a deep nest crashes libyaml's C composer outright: refused before it is built
+    "deep-nest": (("---\nname: " + "[" * 100_000 + "]" * 100_000 + "\n---\n\nbody\n").encode(), "nested more than 100"),
 }
 
 GOOD = {
