@@ -280,13 +280,9 @@ class MemoryStore:
         today = date.today()
         for path, group in by_file.items():
             rec = self._record_for(group[0])
-            parsed = rec.parsed
-            text = rec.data.decode("utf-8")
-            for e in sorted(group, key=lambda x: x.line_start, reverse=True):
-                raw = self._raw_entry(rec, e)
-                with _naming(path):
-                    text = md.delete_entry(parsed, raw, today)
-                parsed = md.parse_text(text)
+            raws = [self._raw_entry(rec, e) for e in group]
+            with _naming(path):
+                text = md.delete_entries(rec.parsed, raws, today)
             writes[path] = (group[0].layer, text.encode("utf-8"))
             expected[path] = rec.data
         change = self.log.apply("delete", _summary("delete", entries), writes, expected, self.db, rows,
