@@ -281,7 +281,7 @@ def index_findings(store: MemoryStore) -> list[Finding]:
         indexed = store.db.indexed_files()
     except Exception as exc:
         return [Finding("index", str(store.paths.db_path), f"index unreadable: {exc}")]
-    files = {str(p): rec.sha for p, rec in store.scan.files.items()}
+    files = store.file_hashes()
     roots = (str(store.paths.user_root) + os.sep, str(store.paths.project_root) + os.sep)
     out = []
     for path, sha in sorted(files.items()):
@@ -293,27 +293,36 @@ def index_findings(store: MemoryStore) -> list[Finding]:
     return out
 
 
-def findings(paths: Paths, kinds: tuple[str, ...] = KINDS) -> list[Finding]:
-    """Everything the doctor finds (SPEC §10). Only reads: never changes a memory."""
+def findings(paths: Paths, kinds: tuple[str, ...] = KINDS, store: MemoryStore | None = None) -> list[Finding]:
+    """Everything the doctor finds (SPEC §10). Only reads: never changes a memory. Given an
+    already loaded `store` (the TUI's), it judges that store's snapshot instead of loading
+    every file again."""
     settings = load_settings(paths)
-    store = MemoryStore(paths, index=False)  # a doctor that reads must not repair as it reads
+    if store is not None:
+        return _findings(paths, settings, store, kinds)
+    own = MemoryStore(paths, index=False)  # a doctor that reads must not repair as it reads
     try:
-        store.load()
-        entries = store.entries()
-        out: list[Finding] = []
-        if "invalid" in kinds:
-            out += [Finding("invalid", p.source, p.message) for p in list(settings.problems) + store.scan.problems]
-            out += [Finding("invalid", p.source, p.message, layer=layer) for layer, p in store.layer_errors.items()]
-        if "index" in kinds:
-            out += index_findings(store)
-        if "stale_reference" in kinds:
-            out += stale_references(entries, paths.workspace)
-        if "duplicate" in kinds:
-            out += duplicates(entries)
-        if "unreachable" in kinds:
-            out += unreachable({layer: store.entries(layer) for layer in LAYERS}, settings)
-        if "never_injected" in kinds:
-            out += never_injected(entries, paths)
-        return out
+        own.load()
+        return _findings(paths, settings, own, kinds)
     finally:
-        store.close()
+        own.close()
+
+
+def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[str, ...]) -> list[Finding]:
+    snapshot = store.current  # one consistent view, even while the store reloads
+    entries = snapshot.entries()
+    out: list[Finding] = []
+    if "invalid" in kinds:
+        out += [Finding("invalid", p.source, p.message) for p in list(settings.problems) + store.file_problems]
+        out += [Finding("invalid", p.source, p.message, layer=layer) for layer, p in store.layer_errors.items()]
+    if "index" in kinds:
+        out += index_findings(store)
+    if "stale_reference" in kinds:
+        out += stale_references(entries, paths.workspace)
+    if "duplicate" in kinds:
+        out += duplicates(entries)
+    if "unreachable" in kinds:
+        out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings)
+    if "never_injected" in kinds:
+        out += never_injected(entries, paths)
+    return out

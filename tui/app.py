@@ -170,7 +170,7 @@ class MemtuiApp(App[None]):
     @work(thread=True, group="insights", exit_on_error=False)
     def compute_insights(self) -> None:
         try:
-            found: list[Finding] = findings(self.paths)
+            found: list[Finding] = findings(self.paths, store=self.store)  # the loaded store, not a reload
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
             found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
         try:

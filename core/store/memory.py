@@ -111,6 +111,17 @@ class MemoryStore:
             errors[Layer.CONVERSATION] = self._conversation_error
         return errors
 
+    @property
+    def file_problems(self) -> list[Problem]:
+        """The files that could not be memory, each with its reason (a consistent copy)."""
+        with self._lock:
+            return list(self.scan.problems)
+
+    def file_hashes(self) -> dict[str, str]:
+        """Every memory file's path and the sha256 of the content loaded (a consistent copy)."""
+        with self._lock:
+            return {str(p): rec.sha for p, rec in self.scan.files.items()}
+
     def file_record(self, path: Path) -> FileRecord | None:
         return self.scan.files.get(path)
 
