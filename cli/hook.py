@@ -59,8 +59,8 @@ def injection_for(raw: bytes, home: str | None = None) -> str:
     """The text to print for this hook input ('' for nothing). Raises on any failure."""
     prompt, cwd = parse_input(raw)
     from memtui.core.history import record
-    from memtui.core.injection import build_injection
     from memtui.core.paths import Paths
+    from memtui.core.serve import build_injection
 
     paths = Paths.resolve(home=home, cwd=cwd)
     result = build_injection(paths.workspace, prompt, home=paths.home)

@@ -17,9 +17,9 @@ import click
 from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
 from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal
-from memtui.core.injection import build_injection
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
+from memtui.core.serve import build_injection
 from memtui.core.store import MemoryStore
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from memtui.core import actions
-from memtui.core.injection import inject_from_store
 from memtui.core.model import Entry, Layer
 from memtui.core.paths import Paths
+from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
 

@@ -20,11 +20,11 @@ from pathlib import Path
 
 from .. import markdown as md
 from ..fileio import ConflictError
-from ..injection import LineCache
 from ..model import FILE_LAYERS, Entry, Layer
 from ..paths import Paths, Problem, UnsafePathError, path_text
 from .edits import Change, ChangeLog, RowChange
 from .index import DatabaseError, MuseDB, now_ms
+from .layer_index import LineCache
 from .scan import FileRecord, Scan, conversation_entry
 from .snapshot import Snapshot
 

@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import sha256
-from ..injection import LAYER_ORDER, LayerIndex, LineMaker
-from ..model import FILE_LAYERS
+from ..injection import LineMaker
+from ..model import FILE_LAYERS, LAYERS
 from ..paths import Paths, Problem
 from ..settings import Settings
 from .generation import GENERATION_TRIGGERS
+from .layer_index import LayerIndex
 
 log = logging.getLogger("memtui.prepared")
 
@@ -51,7 +52,6 @@ class Prepared:
     indexes: dict[str, LayerIndex]
     problems: list[Problem]
     failed_layers: frozenset[str]
-    from_cache: bool = False
 
 
 def cache_path(paths: Paths) -> Path:
@@ -255,12 +255,12 @@ def _check(paths: Paths, settings: Settings, data: dict, sections: _Sections, so
 
 def _prepared(data: dict, sections: _Sections, problems: list[Problem]) -> Prepared:
     indexes: dict[str, LayerIndex] = {}
-    for name, (core, rows, shown, made, frags) in zip(LAYER_ORDER, data["layers"]):
+    for name, (core, rows, shown, made, frags) in zip(LAYERS, data["layers"]):
         size = core["size"]
         indexes[str(name)] = LayerIndex.from_state(core, Chunks(sections, rows, size), Chunks(sections, shown, size),
                                                Chunks(sections, made, size), Chunks(sections, frags, size))
     problems = sorted(set(problems), key=lambda p: (p.source, p.message))
-    return Prepared(indexes, problems, frozenset(), from_cache=True)
+    return Prepared(indexes, problems, frozenset())
 
 
 # ---------------------------------------------------------------------- building
@@ -274,7 +274,7 @@ def prepare(paths: Paths, settings: Settings, save: bool = True) -> Prepared:
     store = MemoryStore(paths, index=False)
     try:
         store.load()
-        indexes = {str(layer): LayerIndex.from_entries(layer, store.snapshot(layer)) for layer in LAYER_ORDER}
+        indexes = {str(layer): LayerIndex.from_entries(layer, store.snapshot(layer)) for layer in LAYERS}
         prepared = Prepared(indexes, store.problems, frozenset(store.layer_errors))
         if save and gen != "untracked" and not store.layer_errors and paths.home.is_dir():
             states = {str(layer): store.scan.file_states(layer) for layer in FILE_LAYERS}
@@ -302,7 +302,7 @@ def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files:
     data = {
         "stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
         "gen": gen, "read_ns": read_ns, "files": files,
-        "layers": [_layer_sections(indexes[layer].state(maker), writer) for layer in LAYER_ORDER],
+        "layers": [_layer_sections(indexes[layer].state(maker), writer) for layer in LAYERS],
     }
     target = cache_path(paths)
     try:

@@ -92,7 +92,7 @@ def test_index_out_of_step_is_found_and_fixed(paths):
 
 
 def test_never_injected_uses_the_history(paths):
-    from memtui.core.injection import build_injection
+    from memtui.core.serve import build_injection
 
     enable(paths, {"memory": {"budget": {"total": 2000, "user": 12, "project": 0, "conversation": 0}}})
     write(paths.user_root / "notes.md", "- alpha beta gamma\n- delta epsilon zeta\n")

@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.core.injection import build_injection, est, inject
+from memtui.core.injection import est, inject
 from memtui.core.model import Entry
 from memtui.core.paths import Paths
 from memtui.core.relevance import entry_terms, terms
+from memtui.core.serve import build_injection
 from memtui.core.settings import Settings, load_settings
 from memtui.core.store import prepared as prep
 from memtui.core.store.index import MuseDB
@@ -333,6 +334,30 @@ def test_inject_equals_the_plain_rule(seed, sizes, total, caps, gates, limits, m
     assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
 
 
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 40)] * 3),
+       total=st.integers(0, 900), caps=st.tuples(*[st.integers(0, 400)] * 3),
+       gates=st.tuples(*[st.sampled_from([0.0, 0.2, 0.5])] * 3),
+       limits=st.tuples(*[st.sampled_from([None, 0, 3])] * 3),
+       query=st.lists(st.sampled_from(WORDS + ["zzz", "数据", "库"]), max_size=5).map(" ".join))
+def test_the_inverted_index_answers_as_the_plain_layer(seed, sizes, total, caps, gates, limits, query):
+    """The rule over `LayerIndex` (postings, a lazy heap, JSON kept ready) gives what it gives
+    over plain entries (every entry scored, every list sorted), candidates and JSON included."""
+    from memtui.core.store.layer_index import LayerIndex
+
+    rnd = random.Random(seed)
+    layers = {name: tuple(_corpus(rnd, n, name)) for name, n in zip(("user", "project", "conversation"), sizes)}
+    s = Settings(enabled=True)
+    s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
+    s.gate = dict(zip(("user", "project", "conversation"), gates))
+    s.max_items = dict(zip(("user", "project", "conversation"), limits))
+    plain = inject(layers, s, query)
+    indexed = inject({name: LayerIndex.from_entries(name, entries) for name, entries in layers.items()}, s, query)
+    assert indexed.text == plain.text and indexed.status_counts() == plain.status_counts()
+    assert _json(indexed) == _json(plain)
+    assert indexed.to_json() == json.dumps(indexed.as_dict(), ensure_ascii=False)
+
+
 # ---------------------------------------------------------------------- the prepared index
 # `build_injection` answers from a saved state when it still describes the memories. These
 # check that it is the same answer, byte for byte, as a fresh load, across every kind of change.
@@ -512,7 +537,7 @@ def test_same_size_edit_within_one_mtime_tick_is_seen(worked):
 
 def test_the_tui_takes_saved_lines_and_answers_the_same(worked, monkeypatch):
     from memtui.core import injection
-    from memtui.core.injection import inject_from_store
+    from memtui.core.serve import inject_from_store
     from memtui.core.store import MemoryStore
 
     write(worked.user_root / "secret.md", "- deploy with password=hunter22 on vitest day\n")

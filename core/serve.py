@@ -1,0 +1,85 @@
+"""The §5 injection answered for a workspace: from the prepared index (`build_injection`:
+`memtui preview`, the hooks) or from a loaded store (`inject_from_store`: the TUI, the MCP
+server). The rule itself is `core.injection.inject`; this module only finds its layers."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .history import record as record_injection
+from .injection import InjectionResult, LineMaker, inject
+from .model import LAYERS
+from .paths import Paths, Problem
+from .settings import Settings, load_settings
+from .store.layer_index import LayerIndex, LineCache
+from .store.prepared import DamagedPreparedIndex, Prepared, load_prepared, prepare
+
+if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
+    from .store.memory import MemoryStore
+
+log = logging.getLogger("memtui.injection")
+
+
+def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
+    """The injection over a loaded MemoryStore (the TUI and the MCP server call this)."""
+    lines = store.lines
+    key = (settings.max_item_chars, bool(settings.redact_secrets))
+    if key not in lines.made:  # the first time with these settings: take the lines already made
+        lines.made[key] = {}
+        _seed_lines(store.paths, settings, lines)
+    layers: dict[str, LayerIndex] = {layer: lines.layer_index(layer, store.snapshot(layer)) for layer in LAYERS}
+    errors = list(settings.problems) + store.problems
+    return inject(layers, settings, query, workspace=str(store.paths.workspace),
+                  failed_layers=frozenset(store.layer_errors), errors=errors)
+
+
+def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
+    """Fill the made-line cache from the prepared index (same memtui and settings, even when
+    the memories changed since: a line depends on its text and the settings alone), so the
+    TUI's first preview redacts none of the lines saved there."""
+    try:
+        prepared = load_prepared(paths, settings, sources=False)  # any saved text -> line pair is right
+        if prepared is not None:
+            maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+            for index in prepared.indexes.values():
+                index.seed_made(maker, lines)
+    except Exception as exc:  # a cache is never required
+        log.info("made lines not taken from the prepared index: %s", exc)
+
+
+def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                    record: bool = False) -> InjectionResult:
+    """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
+
+    With `record`, a real injection: one record is added to the injection history (§11);
+    a failure to record never raises, it is logged and listed in `errors`."""
+    started = time.perf_counter()
+    paths = Paths.resolve(home=home, workspace=workspace)
+    settings = load_settings(paths)
+    if not settings.enabled:
+        return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
+
+    def answer(prepared: Prepared) -> InjectionResult:
+        result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
+                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
+        for c in result.included:  # read here what every caller uses, so a damaged section shows now
+            c.entry  # noqa: B018
+        return result
+
+    prepared = load_prepared(paths, settings)
+    try:
+        result = answer(prepared) if prepared is not None else None
+    except DamagedPreparedIndex as exc:
+        log.warning("%s", exc)
+        result = None
+    if result is None:
+        result = answer(prepare(paths, settings))
+    result.retrieval_ms = (time.perf_counter() - started) * 1000
+    if record:
+        outcome = record_injection(paths.db_path, result, paths.workspace)
+        if outcome.error:
+            result.errors.append(Problem(str(paths.db_path), outcome.error))
+    return result
