@@ -171,15 +171,17 @@ def _first_form(group: list[Memory], origin: str, fmt: str) -> tuple[str | None,
 def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | None, user_home: Path,
                 dry_run: bool = False) -> ImportReport:
     """What importing `fmt` from `source` would add (a plan; nothing is written)."""
-    from .similarity import near_duplicate
+    from .similarity import NearDuplicates
 
     paths = store.paths
     result = interop.read(fmt, source, paths.workspace, user_home)
     origin_root = str(source if source is not None else interop.default_source(fmt, paths.workspace, user_home))
     report = ImportReport(fmt, origin_root, dry_run)
     report.invalid += [(p.path, p.reason) for p in result.problems]
-    pool: dict[str, list[Entry]] = {name: list(store.entries(name)) for name in Layer}
-    planned: dict[str, list[Entry]] = {name: [] for name in Layer}
+    pool: dict[str, NearDuplicates[Entry]] = {name: NearDuplicates() for name in Layer}
+    for entry in store.entries():
+        pool[entry.layer].add(entry, entry.text)
+    planned: dict[str, NearDuplicates[Entry]] = {name: NearDuplicates() for name in Layer}
     accepted: list[Memory] = []
     for memory in result.memories:
         target = layer or memory.layer
@@ -188,11 +190,11 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
         memory = replace(memory, layer=target)
         if not memory.text.strip():
             continue
-        existing = near_duplicate(pool[target], memory.text) or near_duplicate(planned[target], memory.text)
+        existing = pool[target].best(memory.text) or planned[target].best(memory.text)
         if existing is not None:
             report.duplicates.append((memory, existing.source_ref if existing.id else "this import"))
             continue
-        planned[target].append(Entry(id="", layer=target, text=memory.text))
+        planned[target].add(Entry(id="", layer=target, text=memory.text), memory.text)
         accepted.append(memory)
     # group by the file they came from; conversation memories become rows
     groups: dict[tuple[str, str], list[Memory]] = {}
