@@ -15,7 +15,7 @@ from .model import LAYERS
 from .paths import Paths, Problem
 from .settings import Settings, load_settings
 from .store.layer_index import LayerIndex, LineCache
-from .store.prepared import DamagedPreparedIndex, Prepared, load_prepared, prepare
+from .store.prepared import DamagedPreparedIndex, Prepared, load_layers, load_prepared, prepare
 
 if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
     from .store.memory import MemoryStore
@@ -69,13 +69,12 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
             c.entry  # noqa: B018
         return result
 
-    prepared = load_prepared(paths, settings)
+    saved = load_layers(paths, settings)  # the layers still valid; the others are rebuilt alone
     try:
-        result = answer(prepared) if prepared is not None else None
+        result = answer(prepare(paths, settings, have=saved) if len(saved) < len(LAYERS) else
+                        Prepared.of({layer: (s.index, s.problems) for layer, s in saved.items()}))
     except DamagedPreparedIndex as exc:
         log.warning("%s", exc)
-        result = None
-    if result is None:
         result = answer(prepare(paths, settings))
     result.retrieval_ms = (time.perf_counter() - started) * 1000
     if record:

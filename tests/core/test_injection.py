@@ -556,3 +556,26 @@ def test_the_tui_takes_saved_lines_and_answers_the_same(worked, monkeypatch):
     store.close()
     assert r.text == saved.text and "[REDACTED]" in r.text
     assert [(c.entry.id, c.status, c.line) for c in r.candidates] == [(c.entry.id, c.status, c.line) for c in saved.candidates]
+
+
+def test_an_outside_edit_rebuilds_its_layer_alone(worked):
+    """One edited Markdown file invalidates its layer only: the conversation rows and the
+    other layer are kept as saved, byte for byte, and the answer is a fresh load's."""
+    db = MuseDB(worked.db_path)
+    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db.close()
+    query = "vitest 数据库"
+    build_injection(worked.workspace, query, home=worked.home)
+    settings = load_settings(worked)
+    before = prep.load_layers(worked, settings)
+    assert set(before) == {"user", "project", "conversation"}
+    write(worked.user_root / "preferences.md", PREFS.replace("vitest", "mocha 数据库"))
+    assert set(prep.load_layers(worked, settings)) == {"project", "conversation"}
+    assert _built(worked, query) == _fresh(worked, query)
+    after = prep.load_layers(worked, settings)
+    assert set(after) == {"user", "project", "conversation"}
+    for layer in ("project", "conversation"):  # kept as they were: the same saved state and sections
+        assert after[layer].saved["core"] == before[layer].saved["core"]
+        index, was = after[layer].index, before[layer].index
+        assert [index.entry(p) for p in range(index.size)] == [was.entry(p) for p in range(was.size)]
+    assert after["user"].saved["core"] != before["user"].saved["core"]
