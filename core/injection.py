@@ -156,8 +156,8 @@ class LayerCandidates(Protocol):
         """The candidate's JSON before its score and after its status, when kept ready."""
         ...
 
-    def preload(self, maker: LineMaker) -> None:
-        """Get ready to produce every candidate (read what is saved at once)."""
+    def preload(self, maker: LineMaker, as_json: bool) -> None:
+        """Get ready to produce every candidate's JSON (`as_json`) or line: read what is saved at once."""
         ...
 
 
@@ -202,7 +202,7 @@ class EntryLayer:
     def candidate_json(self, pos: int, maker: LineMaker) -> None:
         return None
 
-    def preload(self, maker: LineMaker) -> None:
+    def preload(self, maker: LineMaker, as_json: bool) -> None:
         pass
 
 
@@ -358,19 +358,31 @@ class InjectionResult:
         if self._candidates is not None or self._plan is None:
             for c in self.iter_candidates():
                 append(json.dumps(c.as_dict(), ensure_ascii=False))
+                append(", ")
+            if pieces:
+                pieces.pop()
         else:
             maker = self._plan.maker
             scores: dict[float, str] = {}  # few distinct scores: format each once
+            for view, _, _ in self._plan.layers:
+                view.preload(maker, as_json=True)
             for view, pos, score, status in self._plan.decisions():
                 ready = view.candidate_json(pos, maker)
                 if ready is None:
                     append(json.dumps(Candidate(view, pos, score, status, maker).as_dict(), ensure_ascii=False))
-                    continue
-                shown = scores.get(score)
-                if shown is None:
-                    shown = scores[score] = json.dumps(score)
-                append(ready[0] + shown + ', "status": "' + status + ready[1])
-        return head[:-1] + ', "candidates": [' + ", ".join(pieces) + "]}"
+                else:
+                    shown = scores.get(score)
+                    if shown is None:
+                        shown = scores[score] = json.dumps(score)
+                    append(ready[0])
+                    append(shown)
+                    append(', "status": "')
+                    append(status)
+                    append(ready[1])
+                append(", ")
+            if pieces:
+                pieces.pop()
+        return head[:-1] + ', "candidates": [' + "".join(pieces) + "]}"
 
 
 # ---------------------------------------------------------------------- 10. Budget
@@ -482,7 +494,6 @@ class _Plan:
     def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus]]:
         """Every candidate as (layer, position, score, status), in layer order then sort order."""
         for view, shared, allowance in self.layers:
-            view.preload(self.maker)
             fill = LayerFill(view, shared, len(self.q), self.settings, allowance, self.maker)
             for pos, score, status in fill.walk(everything=True):
                 yield view, pos, score, status

@@ -62,6 +62,17 @@ def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
     return whole[: at + len(', "score": ')], whole[at + len(_SPLIT_AT):]
 
 
+def _groups(rank: Sequence[int], n_active: int) -> list[tuple[int, int, int]]:
+    groups: list[tuple[int, int, int]] = []
+    for pos in range(n_active):
+        r = rank[pos]
+        if groups and groups[-1][0] == r:
+            groups[-1] = (r, groups[-1][1], pos + 1)
+        else:
+            groups.append((r, pos, pos + 1))
+    return groups
+
+
 class LineCache:
     """What the engine keeps between injections, owned by whoever makes them (a store, the
     TUI), never by the module: lines already made, by settings and text (an entry's line is
@@ -107,11 +118,11 @@ class LayerIndex:
     share a term with it. Built from entries (a store snapshot) or from a saved state (the
     prepared index of `core.store.prepared`): the rule reads both the same way."""
 
-    def __init__(self, layer: str, n_active: int, rank: list[int], postings: dict[str, list[int]],
+    def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: dict[str, list[int]],
                  archived_terms: list, entries: list[Entry | None], rows: Sequence[tuple] | None = None,
                  shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
                  frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None,
-                 lines: LineCache | None = None):
+                 lines: LineCache | None = None, groups: list[tuple[int, int, int]] | None = None):
         self.layer = layer
         self.lines = lines if lines is not None else LineCache()
         self.n_active = n_active
@@ -125,13 +136,8 @@ class LayerIndex:
         self._made = made or {}
         self._frags = frags or {}
         self._packed = bool(postings) and isinstance(next(iter(postings.values())), bytes)
-        self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges of active positions
-        for pos in range(n_active):
-            r = rank[pos]
-            if self.groups and self.groups[-1][0] == r:
-                self.groups[-1] = (r, self.groups[-1][1], pos + 1)
-            else:
-                self.groups.append((r, pos, pos + 1))
+        # (rank, start, stop): the ranges of active positions of one importance (saved, or found here)
+        self.groups = groups if groups is not None else _groups(rank, n_active)
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
@@ -151,7 +157,8 @@ class LayerIndex:
         (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
         shows of it and its line made with `maker`'s settings."""
         return {
-            "layer": _plain(self.layer), "n_active": self.n_active, "rank": self.rank,
+            "layer": _plain(self.layer), "n_active": self.n_active, "rank": array("b", self.rank).tobytes(),
+            "groups": [tuple(g) for g in self.groups],
             "postings": {t: p if isinstance(p, bytes) else array("i", p).tobytes() for t, p in self.postings.items()},
             "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
@@ -165,8 +172,9 @@ class LayerIndex:
                    frags: Sequence[tuple[str, str]]) -> LayerIndex:
         """An index from a saved state; `rows`, `shown`, `made` and `frags` may be lazy sequences."""
         key = tuple(core["key"])
-        return cls(core["layer"], core["n_active"], core["rank"], core["postings"], core["archived_terms"],
-                   [None] * core["size"], rows, shown, {key: made}, {key: frags})
+        rank = memoryview(core["rank"]).cast("b")  # read in place: no list of every position's rank
+        return cls(core["layer"], core["n_active"], rank, core["postings"], core["archived_terms"],
+                   [None] * core["size"], rows, shown, {key: made}, {key: frags}, groups=core["groups"])
 
     # ------------------------------------------------------------------ per position
     def entry(self, pos: int) -> Entry:
@@ -218,9 +226,9 @@ class LayerIndex:
         for row, made in zip(self._rows.materialize(), self._made[maker.key]):
             known[row[_TEXT_AT]] = made
 
-    def preload(self, maker: LineMaker) -> None:
-        """Read every saved line and JSON piece at once (before producing every candidate)."""
-        for kept in (self._made, self._frags):
+    def preload(self, maker: LineMaker, as_json: bool = False) -> None:
+        """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""
+        for kept in (self._frags,) if as_json else (self._made,):
             seq = kept.get(maker.key)
             if seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
                 kept[maker.key] = seq.materialize()
