@@ -74,8 +74,6 @@ def measure(paths: Paths, repeats: int) -> dict:
     preview_json = [*base, "preview", QUERY, "--json"]
     preview_text = [*base, "preview", QUERY]
     hook = [memtui, "--home", str(paths.home), "hook", "claude-code"]
-    if os.environ.get("MEMTUI_BENCH_HOOK_MODULE"):  # an installation whose console script loads the full CLI first
-        hook = [sys.executable, "-m", "memtui.cli.hook"]
     hook_input = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": QUERY, "cwd": str(paths.workspace),
                              "session_id": "bench"}).encode()
     files, _ = iter_memory_files(paths.project_root)
