@@ -110,7 +110,9 @@ def measure(paths: Paths, repeats: int) -> dict:
     out["floor_python"] = spawn_times([sys.executable, "-c", "pass"], repeats)
     out["floor_stdlib"] = spawn_times([sys.executable, "-c", "import json, sqlite3, marshal, zlib, hashlib, unicodedata"],
                                       repeats)
-    out["floor_hook_imports"] = spawn_times([sys.executable, "-c", "import memtui.cli.hook, memtui.core.serve"], repeats)
+    out["floor_hook_imports"] = spawn_times(
+        [sys.executable, "-c", "import memtui.cli.hook, memtui.core.injection, memtui.core.history, memtui.core.store.prepared"],
+        repeats)
     out["cold_preview"] = spawn_times(preview_text, max(3, repeats // 3), before=cold)
     subprocess.run(preview_text, capture_output=True, env=child_env())  # warm: the prepared index exists
     out["warm_preview_json"] = spawn_times(preview_json, repeats)
