@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .history import record as record_injection
-from .injection import InjectionResult, LineMaker, inject
+from .injection import InjectionResult, inject
 from .model import LAYERS
 from .paths import Paths, Problem
 from .settings import Settings, load_settings
@@ -37,15 +37,14 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> Inj
 
 
 def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
-    """Fill the made-line cache from the prepared index (same memtui and settings, even when
-    the memories changed since: a line depends on its text and the settings alone), so the
-    TUI's first preview redacts none of the lines saved there."""
+    """Offer the prepared index's layers (same memtui and settings, even when the memories
+    changed since): a layer whose entries the store's snapshot holds exactly is taken as it
+    is, so the TUI's first preview needs no indexing; another one gives its made lines (a
+    line depends on its text and the settings alone), so few are made and redacted again."""
     try:
         prepared = load_prepared(paths, settings, sources=False)  # any saved text -> line pair is right
         if prepared is not None:
-            maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
-            for index in prepared.indexes.values():
-                index.seed_made(maker, lines)
+            lines.saved.update(prepared.indexes)
     except Exception as exc:  # a cache is never required
         log.info("made lines not taken from the prepared index: %s", exc)
 

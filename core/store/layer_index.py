@@ -11,14 +11,18 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import json
+import logging
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
+from operator import attrgetter, itemgetter
 from pathlib import Path
 
 from ..injection import LineMaker, Made, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry
+
+log = logging.getLogger("memtui.injection")
 
 # What a candidate shows of its entry without the entry itself: id, source, importance, updated_at (ISO).
 Shown = tuple[str, str, str, str]
@@ -27,6 +31,9 @@ Shown = tuple[str, str, str, str]
 ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "terms")
 _PATH_AT = ENTRY_FIELDS.index("path")
 _TEXT_AT = ENTRY_FIELDS.index("text")
+_ID_AT = ENTRY_FIELDS.index("id")
+_FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path"))
+_ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
 
 
 def entry_row(entry: Entry) -> tuple:
@@ -85,6 +92,10 @@ class LineCache:
     def __init__(self) -> None:
         self.made: dict[tuple[int, bool], dict[str, Made]] = {}
         self._indexes: dict[tuple[str, int], tuple[Sequence[Entry], LayerIndex]] = {}
+        # the prepared index's layers (as `memtui preview` saved them), taken for a snapshot
+        # that holds exactly their entries instead of indexing it again
+        self.saved: dict[str, LayerIndex] = {}
+        self._taken: dict[str, LayerIndex] = {}  # layers taken from there, whose lines serve the next snapshot
 
     def make(self, maker: LineMaker, text: str) -> Made:
         known = self.made.get(maker.key)
@@ -105,11 +116,34 @@ class LineCache:
         hit = self._indexes.get((layer, id(entries)))
         if hit is not None and hit[0] is entries:  # the same tuple, not another one at its address
             return hit[1]
-        index = LayerIndex.from_entries(layer, entries, self)
+        index = self._adopt(layer, entries)
+        if index is None:
+            index = LayerIndex.from_entries(layer, entries, self)
         if len(self._indexes) >= self.INDEXES:
             self._indexes.clear()
         self._indexes[(layer, id(entries))] = (entries, index)
         return index
+
+
+    def _adopt(self, layer: str, entries: tuple[Entry, ...]) -> LayerIndex | None:
+        taken = self._taken.pop(layer, None)
+        if taken is not None:  # a later snapshot: most of its lines are those of the one taken before
+            try:
+                taken.seed_made(self)
+            except Exception as exc:
+                log.info("saved %s lines not taken: %s", layer, exc)
+        saved = self.saved.pop(layer, None)
+        if saved is None:
+            return None
+        try:
+            if saved.holds(entries):
+                saved.lines = self
+                self._taken[layer] = saved
+                return saved
+            saved.seed_made(self)  # not the same entries: its lines still save making most of them again
+        except Exception as exc:  # a damaged or unreadable saved layer: index the snapshot instead
+            log.info("saved %s layer not taken: %s", layer, exc)
+        return None
 
 
 class LayerIndex:
@@ -176,6 +210,23 @@ class LayerIndex:
         return cls(core["layer"], core["n_active"], rank, core["postings"], core["archived_terms"],
                    [None] * core["size"], rows, shown, {key: made}, {key: frags}, groups=core["groups"])
 
+    def holds(self, entries: Sequence[Entry]) -> bool:
+        """Whether this (saved) index has exactly `entries`, field for field (then it answers
+        for them as an index built from them would)."""
+        if self.size != len(entries) or self._rows is None:
+            return False
+        rows = self._rows.materialize() if hasattr(self._rows, "materialize") else list(self._rows)
+        by_id = {row[_ID_AT]: row for row in rows}
+        if len(by_id) != len(entries):
+            return False
+        for e in entries:  # the fields as saved (`entry_row`), path apart: fields in C, no copy
+            row = by_id.get(e.id)
+            if row is None or _ALL_BUT_PATH(row) != _FIELDS_BUT_PATH(e):
+                return False
+            if row[_PATH_AT] != (None if e.path is None else str(e.path)):
+                return False
+        return True
+
     # ------------------------------------------------------------------ per position
     def entry(self, pos: int) -> Entry:
         e = self._entries[pos]
@@ -215,16 +266,17 @@ class LayerIndex:
         t = self._archived_terms[pos - self.n_active]
         return t if isinstance(t, frozenset) else frozenset(t)
 
-    def seed_made(self, maker: LineMaker, lines: LineCache) -> None:
+    def seed_made(self, lines: LineCache) -> None:
         """Put this index's saved lines into `lines`, by text."""
-        if self._made.get(maker.key) is None or self._rows is None or not hasattr(self._rows, "materialize"):
+        if self._rows is None or not hasattr(self._rows, "materialize"):
             return
-        self.preload(maker)
-        known = lines.made.setdefault(maker.key, {})
-        if len(known) + self.size > lines.LIMIT:
-            return
-        for row, made in zip(self._rows.materialize(), self._made[maker.key]):
-            known[row[_TEXT_AT]] = made
+        for key, made in self._made.items():
+            known = lines.made.setdefault(key, {})
+            if len(known) + self.size > lines.LIMIT:
+                return
+            made = made.materialize() if hasattr(made, "materialize") else made
+            for row, line in zip(self._rows.materialize(), made):
+                known[row[_TEXT_AT]] = line
 
     def preload(self, maker: LineMaker, as_json: bool = False) -> None:
         """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""

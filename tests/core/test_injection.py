@@ -579,3 +579,27 @@ def test_an_outside_edit_rebuilds_its_layer_alone(worked):
         index, was = after[layer].index, before[layer].index
         assert [index.entry(p) for p in range(index.size)] == [was.entry(p) for p in range(was.size)]
     assert after["user"].saved["core"] != before["user"].saved["core"]
+
+
+def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
+    """A store whose snapshot holds exactly a saved layer's entries answers from that layer
+    (no indexing on the first preview); a layer changed since is indexed from the store."""
+    from memtui.core.serve import inject_from_store
+    from memtui.core.store import MemoryStore
+
+    db = MuseDB(worked.db_path)
+    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db.close()
+    query = "vitest 数据库"
+    build_injection(worked.workspace, query, home=worked.home)  # saves the prepared index
+    write(worked.project_root / "context.md", CONTEXT + "- 数据库 added after it was saved\n")
+    store = MemoryStore(worked)
+    store.load()
+    try:
+        r = inject_from_store(store, load_settings(worked), query)
+        taken = {layer: store.lines.layer_index(layer, store.snapshot(layer))._rows is not None
+                 for layer in ("user", "project", "conversation")}
+        assert taken == {"user": True, "project": False, "conversation": True}
+        assert (r.text, _json(r)) == _fresh(worked, query)
+    finally:
+        store.close()
