@@ -89,7 +89,7 @@ def measure(paths: Paths, repeats: int) -> dict:
         n = next(counter)
         conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "
                      "created_at, updated_at) VALUES (?, 'conversation', 'knowledge', ?, '[]', 'auto', 'conv-00001', NULL, 1, 2)",
-                     [f"bench-row-{n}", f"database pool row {n}"])
+                     [f"bench-row-{time.time_ns()}", f"database pool row {n}"])
         conn.commit()
         conn.close()
 
