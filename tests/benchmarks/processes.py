@@ -68,7 +68,7 @@ def memtui_script() -> str:
     return str(Path(sys.executable).parent / "memtui")
 
 
-def measure(paths: Paths, repeats: int) -> dict:
+def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
     memtui = memtui_script()
     base = [memtui, "--home", str(paths.home), "-w", str(paths.workspace)]
     preview_json = [*base, "preview", QUERY, "--json"]
@@ -107,6 +107,16 @@ def measure(paths: Paths, repeats: int) -> dict:
         conn.close()
 
     out: dict = {}
+    if only:  # just these figures (after a warm-up run), e.g. the hook's cost curve over scales
+        subprocess.run(hook, input=hook_input, capture_output=True, env=child_env())
+        subprocess.run(hook, input=hook_input, capture_output=True, env=child_env())
+        commands = {"warm_hook": (hook, hook_input), "warm_preview_json": (preview_json, b""),
+                    "warm_preview_text": (preview_text, b""),
+                    "floor_python": ([sys.executable, "-c", "pass"], b"")}
+        for name in sorted(only):
+            cmd, given = commands[name]
+            out[name] = spawn_times(cmd, repeats, stdin=given)
+        return out
     out["floor_python"] = spawn_times([sys.executable, "-c", "pass"], repeats)
     out["floor_stdlib"] = spawn_times([sys.executable, "-c", "import json, sqlite3, marshal, zlib, hashlib, unicodedata"],
                                       repeats)
@@ -150,6 +160,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--only", action="append", help="just this figure (warm_hook, warm_preview_json, ...)")
     args = parser.parse_args()
     compileall.compile_dir(str(Path(__file__).resolve().parents[2]), quiet=1, workers=1,
                            rx=__import__("re").compile(r"/(\.venv|tests|screenshots)/"))
@@ -160,7 +171,7 @@ def main() -> None:
         else:
             base.mkdir(parents=True, exist_ok=True)
             paths = generate(base, "LARGE", scale=args.scale)
-        results = {"scale": args.scale, "corpus": counts(paths), "figures": measure(paths, args.repeats)}
+        results = {"scale": args.scale, "corpus": counts(paths), "figures": measure(paths, args.repeats, set(args.only or ()))}
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
