@@ -152,11 +152,12 @@ class LayerIndex:
     share a term with it. Built from entries (a store snapshot) or from a saved state (the
     prepared index of `core.store.prepared`): the rule reads both the same way."""
 
-    def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: dict[str, list[int]],
+    def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: Mapping[str, Sequence[int] | bytes],
                  archived_terms: list, entries: list[Entry | None], rows: Sequence[tuple] | None = None,
                  shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
                  frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None,
-                 lines: LineCache | None = None, groups: list[tuple[int, int, int]] | None = None):
+                 lines: LineCache | None = None, groups: list[tuple[int, int, int]] | None = None,
+                 packed: bool = False):
         self.layer = layer
         self.lines = lines if lines is not None else LineCache()
         self.n_active = n_active
@@ -169,7 +170,7 @@ class LayerIndex:
         self._shown = shown
         self._made = made or {}
         self._frags = frags or {}
-        self._packed = bool(postings) and isinstance(next(iter(postings.values())), bytes)
+        self._packed = packed  # postings as bytes of native ints (saved), read per term
         # (rank, start, stop): the ranges of active positions of one importance (saved, or found here)
         self.groups = groups if groups is not None else _groups(rank, n_active)
 
@@ -193,7 +194,8 @@ class LayerIndex:
         return {
             "layer": _plain(self.layer), "n_active": self.n_active, "rank": array("b", self.rank).tobytes(),
             "groups": [tuple(g) for g in self.groups],
-            "postings": {t: p if isinstance(p, bytes) else array("i", p).tobytes() for t, p in self.postings.items()},
+            "postings": {t: p if isinstance(p, bytes) else array("i", p).tobytes()
+                         for t, p in self.postings.items()},
             "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
             "shown": [self.shown(p) for p in range(self.size)],
@@ -203,12 +205,13 @@ class LayerIndex:
 
     @classmethod
     def from_state(cls, core: dict, rows: Sequence[tuple], shown: Sequence[Shown], made: Sequence[Made],
-                   frags: Sequence[tuple[str, str]]) -> LayerIndex:
-        """An index from a saved state; `rows`, `shown`, `made` and `frags` may be lazy sequences."""
+                   frags: Sequence[tuple[str, str]], postings: Mapping[str, bytes]) -> LayerIndex:
+        """An index from a saved state; `rows`, `shown`, `made`, `frags` and `postings` may be
+        lazy (read when first asked for)."""
         key = tuple(core["key"])
         rank = memoryview(core["rank"]).cast("b")  # read in place: no list of every position's rank
-        return cls(core["layer"], core["n_active"], rank, core["postings"], core["archived_terms"],
-                   [None] * core["size"], rows, shown, {key: made}, {key: frags}, groups=core["groups"])
+        return cls(core["layer"], core["n_active"], rank, postings, core["archived_terms"],
+                   [None] * core["size"], rows, shown, {key: made}, {key: frags}, groups=core["groups"], packed=True)
 
     def holds(self, entries: Sequence[Entry]) -> bool:
         """Whether this (saved) index has exactly `entries`, field for field (then it answers

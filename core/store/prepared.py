@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +45,7 @@ from .layer_index import LayerIndex
 
 log = logging.getLogger("memtui.prepared")
 
-FORMAT = 2  # bump when what is saved changes
+FORMAT = 3  # bump when what is saved changes
 MAGIC = b"MEMTUIP2"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 _CORE = Path(__file__).resolve().parent.parent
@@ -163,6 +163,27 @@ class Chunks(Sequence):
         return part[pos - i * CHUNK]
 
 
+class Postings(Mapping):
+    """A saved layer's postings, term -> bytes of positions, each read (and checked) when a
+    query asks for its term: the hook reads the lists of its prompt's terms, not every list."""
+
+    def __init__(self, sections: _Sections, directory: dict[str, tuple[int, int, int]]):
+        self._sections = sections
+        self.directory = directory
+
+    def __getitem__(self, term: str) -> bytes:
+        return self._sections.raw(*self.directory[term])
+
+    def __contains__(self, term: object) -> bool:
+        return term in self.directory
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.directory)
+
+    def __len__(self) -> int:
+        return len(self.directory)
+
+
 class _Writer:
     """Collects the sections after the header: (offset, length, crc32) of each chunk."""
 
@@ -179,6 +200,12 @@ class _Writer:
             self.parts.append(piece)
             self.size += length
         return out
+
+    def raw(self, piece: bytes) -> tuple[int, int, int]:
+        at = (self.size, len(piece), zlib.crc32(piece))
+        self.parts.append(piece)
+        self.size += len(piece)
+        return at
 
     def chunked(self, values: list) -> list[tuple[int, int, int]]:
         out = []
@@ -303,7 +330,7 @@ def _layer_index(saved: dict, sections: _Sections) -> LayerIndex:
     core = saved["core"]
     size = core["size"]
     rows, shown, made, frags = (Chunks(sections, chunks, size) for chunks in saved["sections"])
-    return LayerIndex.from_state(core, rows, shown, made, frags)
+    return LayerIndex.from_state(core, rows, shown, made, frags, Postings(sections, saved["postings"]))
 
 
 # ---------------------------------------------------------------------- building
@@ -360,11 +387,16 @@ def _save(paths: Paths, settings: Settings, built: dict[str, tuple[LayerIndex, d
                 state = index.state(maker)
                 lists = [state.pop(name) for name in ("rows", "shown", "made", "frags")]
                 state["size"] = len(lists[0])
-                layers[str(layer)] = {**info, "core": state, "sections": [writer.chunked(values) for values in lists]}
+                postings = {term: writer.raw(b) for term, b in sorted(state.pop("postings").items())}  # first
+                layers[str(layer)] = {**info, "core": state, "sections": [writer.chunked(values) for values in lists],
+                                      "postings": postings}
             else:
                 saved = kept[layer]
-                layers[str(layer)] = {**saved.saved, "sections": [writer.copied(saved.sections, chunks)
-                                                                  for chunks in saved.saved["sections"]]}
+                directory = saved.saved["postings"]
+                postings = dict(zip(directory, writer.copied(saved.sections, list(directory.values()))))
+                layers[str(layer)] = {**saved.saved, "postings": postings,
+                                      "sections": [writer.copied(saved.sections, chunks)
+                                                   for chunks in saved.saved["sections"]]}
     except DamagedPreparedIndex as exc:  # a kept layer went bad on disk: save nothing, rebuilt next time
         log.info("prepared index not saved: %s", exc)
         return
