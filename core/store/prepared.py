@@ -41,7 +41,7 @@ from ..model import LAYERS, Layer
 from ..paths import Paths, Problem
 from ..settings import Settings
 from .generation import GENERATION_TRIGGERS
-from .layer_index import LayerIndex
+from .layer_index import LayerIndex, LineCache
 
 log = logging.getLogger("memtui.prepared")
 
@@ -343,12 +343,24 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
 
     have = dict(have or {})
     missing: list[str] = [str(layer) for layer in LAYERS if layer not in have]
+    lines = LineCache()  # the lines saved for the layers rebuilt here: most of their texts did not change
+    if have:
+        stale = load_layers(paths, settings, sources=False)
+        try:
+            for layer in missing:
+                if layer in stale:
+                    stale[layer].index.seed_made(lines)
+        except DamagedPreparedIndex:
+            pass
+        finally:
+            for fd in {saved.sections.fd for saved in stale.values()}:
+                os.close(fd)
     gen = _generation(paths, create=save and paths.home.is_dir()) if Layer.CONVERSATION in missing else None
     read_ns = time.time_ns()
     store = MemoryStore(paths, index=False)
     try:
         store.load_layers(missing)
-        built: dict[str, tuple[LayerIndex, list[Problem]]] = {layer: (LayerIndex.from_entries(layer, store.snapshot(layer)), store.layer_problems(layer))
+        built: dict[str, tuple[LayerIndex, list[Problem]]] = {layer: (LayerIndex.from_entries(layer, store.snapshot(layer), lines), store.layer_problems(layer))
                  for layer in missing}
         failed = frozenset(layer for layer in missing if layer in store.layer_errors)
         layers = {layer: (saved.index, saved.problems) for layer, saved in have.items()}
