@@ -110,12 +110,14 @@ def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
     if only:  # just these figures (after a warm-up run), e.g. the hook's cost curve over scales
         subprocess.run(hook, input=hook_input, capture_output=True, env=child_env())
         subprocess.run(hook, input=hook_input, capture_output=True, env=child_env())
-        commands = {"warm_hook": (hook, hook_input), "warm_preview_json": (preview_json, b""),
-                    "warm_preview_text": (preview_text, b""),
-                    "floor_python": ([sys.executable, "-c", "pass"], b"")}
+        commands: dict[str, tuple[list[str], bytes, Callable[[], None] | None]] = {
+            "warm_hook": (hook, hook_input, None), "warm_preview_json": (preview_json, b"", None),
+            "warm_preview_text": (preview_text, b"", None), "floor_python": ([sys.executable, "-c", "pass"], b"", None),
+            "hook_after_edit": (hook, hook_input, outside_edit), "preview_json_after_edit": (preview_json, b"", outside_edit),
+            "hook_after_new_row": (hook, hook_input, new_row), "preview_json_after_new_row": (preview_json, b"", new_row)}
         for name in sorted(only):
-            cmd, given = commands[name]
-            out[name] = spawn_times(cmd, repeats, stdin=given)
+            cmd, given, before = commands[name]
+            out[name] = spawn_times(cmd, repeats, stdin=given, before=before)
         return out
     out["floor_python"] = spawn_times([sys.executable, "-c", "pass"], repeats)
     out["floor_stdlib"] = spawn_times([sys.executable, "-c", "import json, sqlite3, marshal, zlib, hashlib, unicodedata"],
