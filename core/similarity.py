@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 DUPLICATE_SCORE = 90.0
 _SLACK = 1e-6  # bounds rounded outwards: a pair is never dropped by a float's last bits
 _BUCKETS = 32  # a character's bucket: its code point mod 32
-_ROWS = 128  # texts per block
+_ROWS = 32  # texts per block (a block's temporary array: rows × window × buckets)
 
 T = TypeVar("T")
 
