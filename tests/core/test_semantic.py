@@ -24,9 +24,8 @@ TEXTS = ["Use PostgreSQL 16 + pgbouncer", "why is the dashboard query slow in po
 
 
 def test_vectors_are_the_models_own(embedder):
-    from wordllama import WordLlama
-
     import wordllama
+    from wordllama import WordLlama
     model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
     ours = embedder.embed(TEXTS)
     with np.errstate(invalid="ignore", divide="ignore"):
