@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import errno
 import json
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ class Settings:
     max_items: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_MAX_ITEMS))
     max_item_chars: int = DEFAULT_MAX_ITEM_CHARS
     redact_secrets: bool = True
+    retrieval: str = "keyword"  # SPEC §13: keyword | hybrid
+    half_life_days: float | None = None  # SPEC §13 decay; None = off
     theme: str = DEFAULT_THEME
     problems: list[Problem] = field(default_factory=list)
     global_path: Path | None = None
@@ -199,7 +202,36 @@ def load_settings(paths: Paths) -> Settings:
             s.redact_secrets = v
         else:
             s.problems.append(Problem(str(gpath), f"memory.redactSecrets must be true or false, not {v!r}; ignored"))
+    if "retrieval" in memory:
+        v = memory["retrieval"]
+        if v in RETRIEVAL_MODES:
+            s.retrieval = v
+        else:
+            s.problems.append(Problem(str(gpath), f"memory.retrieval must be \"keyword\" or \"hybrid\", not {v!r}; using keyword"))
+    if "decay" in memory:
+        _read_decay(s, memory["decay"], gpath)
     return s
+
+
+RETRIEVAL_MODES = ("keyword", "hybrid")
+
+
+def _read_decay(s: Settings, decay: Any, gpath: Path) -> None:
+    if decay is None:
+        return
+    if not isinstance(decay, dict):
+        s.problems.append(Problem(str(gpath), "memory.decay must be an object; ignored"))
+        return
+    for name in decay:
+        if name != "halfLifeDays":
+            s.problems.append(Problem(str(gpath), f"memory.decay.{name} is not a known key; ignored"))
+    v = decay.get("halfLifeDays")
+    if v is None:
+        return
+    if _is_number(v) and v > 0 and math.isfinite(v):
+        s.half_life_days = float(v)
+    else:
+        s.problems.append(Problem(str(gpath), f"memory.decay.halfLifeDays must be a positive number of days, not {v!r}; decay is off"))
 
 
 def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None) -> None:
