@@ -23,6 +23,7 @@ module; it imports neither (an import-linter contract says so).
 
 from __future__ import annotations
 
+import heapq
 import json
 import logging
 import math
@@ -215,25 +216,98 @@ def archived_order(view: LayerCandidates, q: frozenset[str]) -> list[tuple[float
 
 # ---------------------------------------------------------------------- the result
 def candidate_fields(entry_id: str, layer: str, source: str, score: float | None, status: str,
-                     made: Made, importance: str, updated_at: str) -> dict:
-    """A candidate as `preview --json` prints it (SPEC §5): the one definition."""
+                     made: Made, importance: str, updated_at: str, parts: tuple[float, float] | None = None) -> dict:
+    """A candidate as `preview --json` prints it (SPEC §5): the one definition. In hybrid
+    retrieval (§13) `parts` = (keyword, semantic) follow the score."""
     line, clipped, _, tokens = made
+    if parts is not None:
+        return {"id": entry_id, "layer": layer, "source": source, "score": score, "keyword": parts[0],
+                "semantic": parts[1], "status": status, "clipped": clipped, "tokens": tokens, "line": line,
+                "importance": importance, "updated_at": updated_at}
     return {"id": entry_id, "layer": layer, "source": source, "score": score, "status": status,
             "clipped": clipped, "tokens": tokens, "line": line, "importance": importance, "updated_at": updated_at}
+
+
+# ---------------------------------------------------------------------- §13: scores from outside
+@dataclass(frozen=True)
+class ExtraScores:
+    """SPEC §13 for one layer, computed outside the rule (the model and the injection history
+    are not the rule's): one value per position, the active ones then the archived ones.
+    `semantic`: the rounded clipped cosine (hybrid retrieval), or None; `decay`: the factor
+    `0.5 ** (age / halfLifeDays)` step 6 multiplies the score by, or None."""
+
+    semantic: Sequence[float] | None = None
+    decay: Sequence[float] | None = None
+
+
+class FloatScores:
+    """Steps 4 and 6 of one layer when §13 is on: every position's score as a float
+    (`max(keyword, semantic)`), and the score its order uses (decayed, or the same)."""
+
+    def __init__(self, view: LayerCandidates, shared: Mapping[int, int], q: frozenset[str], extra: ExtraScores):
+        n, nq = view.size, len(q)
+        keyword = [0.0] * n
+        for pos, k in shared.items():
+            keyword[pos] = share(k, nq)
+        for pos in range(view.n_active, n):
+            keyword[pos] = relevance_score(q, view.archived_terms(pos))
+        self.keyword = keyword
+        self.semantic = None if extra.semantic is None else [float(v) for v in extra.semantic]
+        if self.semantic is not None:
+            if len(self.semantic) != n:
+                raise ValueError(f"{view.layer}: {len(self.semantic)} semantic scores for {n} candidates")
+            self.score = [k if k >= s else s for k, s in zip(keyword, self.semantic)]
+        else:
+            self.score = keyword
+        if extra.decay is not None:
+            if len(extra.decay) != n:
+                raise ValueError(f"{view.layer}: {len(extra.decay)} decay factors for {n} candidates")
+            self.order = [s * d for s, d in zip(self.score, extra.decay)]
+        else:
+            self.order = self.score
+        self.n_active = view.n_active
+
+    def parts(self, pos: int) -> tuple[float, float] | None:
+        """(keyword, semantic) of a position in hybrid retrieval, else None."""
+        if self.semantic is None:
+            return None
+        return self.keyword[pos], self.semantic[pos]
+
+    def in_order(self, rank: Sequence[int], scored_only: bool) -> Iterator[int]:
+        """Active positions in step-6 order: importance, the (decayed) score descending, base
+        order; with `scored_only`, only those scoring above 0. Lazy: a heap."""
+        score, order = self.score, self.order
+        positions = range(self.n_active)
+        heap = [(rank[p], -order[p], p) for p in positions if not scored_only or score[p] > 0]
+        heapq.heapify(heap)
+        while heap:
+            yield heapq.heappop(heap)[2]
+
+    def archived_order(self, rank: Sequence[int], size: int) -> list[tuple[float, int]]:
+        ordered = sorted(range(self.n_active, size), key=lambda p: (rank[p], -self.order[p], p))
+        return [(self.score[p], p) for p in ordered]
+
+    def passing(self, gate: float) -> int:
+        return sum(1 for p in range(self.n_active) if passes_gate(self.score[p], gate))
+
+    def best(self) -> float:
+        return max(self.score[: self.n_active], default=0.0)
 
 
 class Candidate:
     """One entry's fate in an injection: where it is in its layer, its score and status. The
     entry, its line and cost are looked up in the layer when asked for."""
 
-    __slots__ = ("view", "pos", "score", "status", "_maker")
+    __slots__ = ("view", "pos", "score", "status", "_maker", "parts")
 
-    def __init__(self, view: LayerCandidates, pos: int, score: float, status: str, maker: LineMaker):
+    def __init__(self, view: LayerCandidates, pos: int, score: float, status: str, maker: LineMaker,
+                 parts: tuple[float, float] | None = None):
         self.view = view
         self.pos = pos
         self.score = score
         self.status = status
         self._maker = maker
+        self.parts = parts  # (keyword, semantic) in hybrid retrieval (§13), else None
 
     @property
     def entry(self) -> Entry:
@@ -262,7 +336,7 @@ class Candidate:
     def as_dict(self) -> dict:
         e = self.entry
         return candidate_fields(e.id, self.view.layer, e.source_ref, self.score, self.status,
-                                self.view.made(self.pos, self._maker), e.importance, e.updated_iso)
+                                self.view.made(self.pos, self._maker), e.importance, e.updated_iso, self.parts)
 
 
 @dataclass
@@ -283,6 +357,8 @@ class InjectionResult:
     enabled_why: str = ""
     included: list[Candidate] = field(default_factory=list)
     layer_budget: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # layer: (used, allowance, carry in)
+    retrieval: dict | None = None  # §13, shown only when hybrid retrieval was asked for
+    now: str | None = None  # §13 decay: the time ages were measured at (ISO), shown only with decay on
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
     _status_counts: dict[str, int] | None = field(default=None, repr=False)
@@ -297,8 +373,8 @@ class InjectionResult:
         if self._candidates is not None:
             yield from self._candidates
         elif self._plan is not None:
-            for view, pos, score, status in self._plan.decisions():
-                yield Candidate(view, pos, score, status, self._plan.maker)
+            for view, pos, score, status, parts in self._plan.decisions():
+                yield Candidate(view, pos, score, status, self._plan.maker, parts)
 
     def status_counts(self) -> dict[str, int]:
         """How many candidates got each status (only those with any), as counting
@@ -345,6 +421,10 @@ class InjectionResult:
             "text": self.text,
             "errors": [p.as_dict() for p in self.errors],
         }
+        if self.retrieval is not None:
+            data["retrieval"] = self.retrieval
+        if self.now is not None:
+            data["now"] = self.now
         if candidates:
             data["candidates"] = [c.as_dict() for c in self.iter_candidates()]
         return data
@@ -366,10 +446,10 @@ class InjectionResult:
             scores: dict[float, str] = {}  # few distinct scores: format each once
             for view, _, _ in self._plan.layers:
                 view.preload(maker, as_json=True)
-            for view, pos, score, status in self._plan.decisions():
-                ready = view.candidate_json(pos, maker)
+            for view, pos, score, status, parts in self._plan.decisions():
+                ready = None if parts is not None else view.candidate_json(pos, maker)
                 if ready is None:
-                    append(json.dumps(Candidate(view, pos, score, status, maker).as_dict(), ensure_ascii=False))
+                    append(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(), ensure_ascii=False))
                 else:
                     shown = scores.get(score)
                     if shown is None:
@@ -406,8 +486,9 @@ class LayerFill:
     """Steps 5, 7, 8, 9 and 10 for one layer, in order, one candidate at a time."""
 
     def __init__(self, view: LayerCandidates, shared: Mapping[int, int], nq: int, settings: Settings,
-                 allowance: int, maker: LineMaker):
+                 allowance: int, maker: LineMaker, floats: FloatScores | None = None):
         self.view = view
+        self.floats = floats
         self.shared = shared
         self.nq = nq
         self.gate = settings.gate.get(view.layer, 0.0)
@@ -424,8 +505,14 @@ class LayerFill:
         """(position, score, status) in order. Unless `everything`, entries that share no term
         while the gate is above 0 are skipped: they are below the gate and change nothing."""
         view, shared, nq, gate = self.view, self.shared, self.nq, self.gate
-        for pos in view.in_order(shared, scored_only=not everything and gate > 0):
-            s = share(shared.get(pos, 0), nq)
+        scored_only = not everything and gate > 0
+        if self.floats is None:
+            walked: Iterator[tuple[int, float]] = ((pos, share(shared.get(pos, 0), nq))
+                                                   for pos in view.in_order(shared, scored_only))
+        else:
+            score = self.floats.score
+            walked = ((pos, score[pos]) for pos in self.floats.in_order(view.rank, scored_only))
+        for pos, s in walked:
             if not passes_gate(s, gate):
                 yield pos, s, BELOW_GATE
                 continue
@@ -440,7 +527,8 @@ class LayerFill:
             extra = view.made(pos, self.maker)[3] + (0 if self.included else self.header)
             if self.used + extra <= self.allowance:
                 self.used += extra
-                self.included.append(Candidate(view, pos, s, INCLUDED, self.maker))
+                self.included.append(Candidate(view, pos, s, INCLUDED, self.maker,
+                                               None if self.floats is None else self.floats.parts(pos)))
                 yield pos, s, INCLUDED
             else:
                 self.fits = False
@@ -462,11 +550,13 @@ class _Plan:
     """What was decided, kept so that every candidate can be produced when asked for."""
 
     def __init__(self, q: frozenset[str], settings: Settings,
-                 layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker):
+                 layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker,
+                 floats: Mapping[str, FloatScores] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
         self.maker = maker
+        self.floats = floats or {}
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
         """The statuses `decisions()` would give, counted from the scores alone: in a layer the
@@ -479,8 +569,11 @@ class _Plan:
             gate = self.settings.gate.get(view.layer, 0.0)
             limit = self.settings.max_items.get(view.layer)
             n = view.n_active
+            floats = self.floats.get(view.layer)
             if gate <= 0.0:
                 passing = n
+            elif floats is not None:
+                passing = floats.passing(gate)
             else:
                 passing = sum(1 for v in shared.values() if passes_gate(share(v, nq), gate))
             capped = passing if limit is None else min(passing, max(limit, 0))
@@ -491,14 +584,22 @@ class _Plan:
             out[ARCHIVED] += view.size - n
         return {status: k for status, k in out.items() if k}
 
-    def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus]]:
-        """Every candidate as (layer, position, score, status), in layer order then sort order."""
+    def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
+        """Every candidate as (layer, position, score, status, (keyword, semantic) in hybrid
+        retrieval or None), in layer order then sort order."""
         for view, shared, allowance in self.layers:
-            fill = LayerFill(view, shared, len(self.q), self.settings, allowance, self.maker)
+            floats = self.floats.get(view.layer)
+            fill = LayerFill(view, shared, len(self.q), self.settings, allowance, self.maker, floats)
+            if floats is None:
+                for pos, score, status in fill.walk(everything=True):
+                    yield view, pos, score, status, None
+                for score, pos in archived_order(view, self.q):
+                    yield view, pos, score, ARCHIVED, None
+                continue
             for pos, score, status in fill.walk(everything=True):
-                yield view, pos, score, status
-            for score, pos in archived_order(view, self.q):
-                yield view, pos, score, ARCHIVED
+                yield view, pos, score, status, floats.parts(pos)
+            for score, pos in floats.archived_order(view.rank, view.size):
+                yield view, pos, score, ARCHIVED, floats.parts(pos)
 
 
 # ---------------------------------------------------------------------- 11. Render
@@ -529,9 +630,10 @@ def disabled_reason(count: int, every_layer_failed: bool, any_candidates: bool, 
 # ---------------------------------------------------------------------- the rule
 def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Settings, query: str,
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
-           errors: list[Problem] | None = None) -> InjectionResult:
+           errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
-    `LayerCandidates` (the prepared index's, the store's)."""
+    `LayerCandidates` (the prepared index's, the store's). `extra`: the §13 semantic scores
+    and decay factors of a layer, computed by the caller (without it, §5 exactly)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -547,14 +649,21 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     blocks: list[tuple[str, list[str]]] = []
     any_candidates = any_passing = False
     planned: list[tuple[LayerCandidates, Mapping[int, int], int]] = []
+    floated: dict[str, FloatScores] = {}
     for layer in LAYERS:
         view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
         shared = view.shared(q)  # 4. Score: |Q ∩ M| of the entries sharing a term
         gate = settings.gate.get(layer, 0.0)
         any_candidates |= bool(view.n_active)
-        any_passing |= bool(view.n_active) and passes_gate(share(max(shared.values(), default=0), len(q)), gate)
+        layer_extra = extra.get(layer) if extra else None
+        floats = None
+        if layer_extra is None:
+            any_passing |= bool(view.n_active) and passes_gate(share(max(shared.values(), default=0), len(q)), gate)
+        else:  # §13: max(keyword, semantic), the order decayed
+            floats = floated[layer] = FloatScores(view, shared, q, layer_extra)
+            any_passing |= bool(view.n_active) and passes_gate(floats.best(), gate)
         allowance = budget.allowance(layer)  # 10. Budget
-        fill = LayerFill(view, shared, len(q), settings, allowance, maker)  # 5–10 for the layer
+        fill = LayerFill(view, shared, len(q), settings, allowance, maker, floats)  # 5–10 for the layer
         result.truncated |= fill.settle()
         planned.append((view, shared, allowance))
         if fill.included:
@@ -562,7 +671,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
             result.included += fill.included
         result.layer_budget[layer] = (fill.used, allowance, budget.carry)
         budget.spend(allowance, fill.used)
-    result._plan = _Plan(q, settings, planned, maker)
+    result._plan = _Plan(q, settings, planned, maker, floated)
 
     result.text = render(blocks)  # 11. Render
     result.count = len(result.included)  # 12. Flags

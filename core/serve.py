@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .history import record as record_injection
-from .injection import InjectionResult, inject
+from .injection import InjectionResult, LayerCandidates, inject
 from .model import LAYERS
 from .paths import Paths, Problem
 from .settings import Settings, load_settings
@@ -23,8 +24,27 @@ if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
 log = logging.getLogger("memtui.injection")
 
 
-def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
-    """The injection over a loaded MemoryStore (the TUI and the MCP server call this)."""
+def _inject(paths: Paths, layers: Mapping[str, LayerCandidates], settings: Settings, query: str,
+            failed_layers: frozenset[str], errors: list[Problem], now: float | None = None,
+            session: Any = None) -> InjectionResult:
+    """`inject`, with the §13 scores when a §13 setting is on (their module, and numpy with
+    it, is imported only then)."""
+    if not (settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None)):
+        return inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
+                      errors=errors)
+    from .retrieval import compute
+
+    extra = compute(paths, settings, layers, query, now=now, session=session)
+    result = inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
+                    errors=errors + extra.problems, extra=extra.extra)
+    result.retrieval = extra.shown
+    result.now = extra.now
+    return result
+
+
+def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: float | None = None) -> InjectionResult:
+    """The injection over a loaded MemoryStore (the TUI and the MCP server call this); the
+    semantic model, when hybrid retrieval is on, is loaded once per store."""
     lines = store.lines
     key = (settings.max_item_chars, bool(settings.redact_secrets))
     if key not in lines.made:  # the first time with these settings: take the lines already made
@@ -32,8 +52,15 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> Inj
         _seed_lines(store.paths, settings, lines)
     layers: dict[str, LayerIndex] = {layer: lines.layer_index(layer, store.snapshot(layer)) for layer in LAYERS}
     errors = list(settings.problems) + store.problems
-    return inject(layers, settings, query, workspace=str(store.paths.workspace),
-                  failed_layers=frozenset(store.layer_errors), errors=errors)
+    session = None
+    if settings.enabled and settings.retrieval == "hybrid":
+        session = lines.semantic
+        if session is None:
+            from .retrieval import SemanticSession
+
+            session = lines.semantic = SemanticSession(store.paths.home)
+    return _inject(store.paths, layers, settings, query, frozenset(store.layer_errors), errors, now=now,
+                   session=session)
 
 
 def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
@@ -50,7 +77,7 @@ def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
 
 
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
-                    record: bool = False) -> InjectionResult:
+                    record: bool = False, now: float | None = None) -> InjectionResult:
     """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
 
     With `record`, a real injection: one record is added to the injection history (§11);
@@ -62,8 +89,8 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
 
     def answer(prepared: Prepared) -> InjectionResult:
-        result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
-                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
+        result = _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
+                         list(settings.problems) + prepared.problems, now=now)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
             c.entry  # noqa: B018
         return result

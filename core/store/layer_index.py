@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
+from typing import Any
 
 from ..injection import LineMaker, Made, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry
@@ -96,6 +97,7 @@ class LineCache:
         # that holds exactly their entries instead of indexing it again
         self.saved: dict[str, LayerIndex] = {}
         self._taken: dict[str, LayerIndex] = {}  # layers taken from there, whose lines serve the next snapshot
+        self.semantic: Any = None  # §13: the model and its vector cache, once hybrid retrieval asked for them
 
     def make(self, maker: LineMaker, text: str) -> Made:
         known = self.made.get(maker.key)
@@ -173,6 +175,7 @@ class LayerIndex:
         self._packed = packed  # postings as bytes of native ints (saved), read per term
         # (rank, start, stop): the ranges of active positions of one importance (saved, or found here)
         self.groups = groups if groups is not None else _groups(rank, n_active)
+        self.semantic_vectors: Any = None  # §13: (model tag, each position's vector), once asked for
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
