@@ -63,7 +63,8 @@ class VectorCache:
 
     def _index(self) -> dict[bytes, int]:
         if self._where is None:
-            self._where = {bytes(key): i for i, key in enumerate(self._rows["key"].tolist())}
+            # NumPy's fixed-width bytes drop trailing NUL bytes when read: pad them back
+            self._where = {bytes(key).ljust(KEY_BYTES, b"\0"): i for i, key in enumerate(self._rows["key"].tolist())}
         return self._where
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:

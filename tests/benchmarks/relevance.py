@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtui.core.injection import build_injection
+from memtui.core.serve import build_injection
 from memtui.core.paths import Paths
 from memtui.core.store.index import MuseDB
 

@@ -82,3 +82,14 @@ def test_a_missing_model_is_a_reason(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wordllama" else real(name, *a))
     with pytest.raises(semantic.ModelUnavailable, match=r"memtui\[semantic\]"):
         semantic.locate()
+
+
+def test_a_text_whose_key_ends_in_a_zero_byte_is_found_again(tmp_path, embedder):
+    """NumPy's fixed-width bytes read back without trailing NUL bytes; the cache pads them."""
+    from memtui.core.store.vectors import VectorCache, text_key
+
+    text = next(t for t in (f"memory {i}" for i in range(100_000)) if text_key(t).endswith(b"\0"))
+    cache = VectorCache(tmp_path, embedder)
+    first = cache.vectors([text, "another"])
+    assert np.array_equal(cache.vectors([text]), first[:1])  # the cache's rows, read back
+    assert np.array_equal(VectorCache(tmp_path, embedder).vectors([text]), first[:1])
