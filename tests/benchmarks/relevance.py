@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtui.core.serve import build_injection
 from memtui.core.paths import Paths
+from memtui.core.serve import build_injection
 from memtui.core.store.index import MuseDB
 
 from .relevance_set import CONVERSATION, PROJECT, QUERIES, USER

@@ -1,0 +1,255 @@
+"""SPEC §13 through the faces: hybrid retrieval finds what keywords miss (`postgres` for
+PostgreSQL) with exact 4-decimal scores, keyword retrieval stays byte for byte what it was,
+decay reorders without changing the gate, `--now` pins the time, and a missing model falls
+back to keyword and says why."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memtui.core import semantic
+from memtui.core.paths import Paths
+from memtui.core.serve import build_injection
+from tests.helpers import enable, write
+
+MEMTUI = str(Path(sys.executable).parent / "memtui")
+HAS_MODEL = importlib.util.find_spec("wordllama") is not None
+needs_model = pytest.mark.skipif(not HAS_MODEL, reason="the semantic extra is not installed")
+POSTGRES = "why is the dashboard query slow in postgres"
+FIXED = 1_767_225_600  # 2026-01-01T00:00:00Z
+
+
+def cli(paths: Paths, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([MEMTUI, "--home", str(paths.home), "--workspace", str(paths.workspace), *args],
+                          capture_output=True, text=True, timeout=120, check=True)
+
+
+def preview_json(paths: Paths, query: str, *args: str) -> dict:
+    return json.loads(cli(paths, "preview", "--json", query, *args).stdout)
+
+
+def set_memory(paths: Paths, **memory: object) -> None:
+    data = json.loads(paths.global_settings.read_text(encoding="utf-8"))
+    data["memory"] = memory
+    paths.global_settings.write_text(json.dumps(data), encoding="utf-8")
+
+
+def demo(base: Path) -> Paths:
+    from memtui.core.demo import write_demo
+
+    return write_demo(base / "home", base / "ws")
+
+
+def corpus_s(base: Path) -> Paths:
+    from tests.benchmarks.corpus import generate
+
+    paths = generate(base, "S")
+    for folder in (paths.user_root, paths.project_root):  # updated_at from mtimes: fixed, so output is too
+        for path in folder.rglob("*.md"):
+            os.utime(path, (FIXED, FIXED))
+    return paths
+
+
+# ---------------------------------------------------------------------- keyword: as before
+def digest(paths: Paths, queries: list[str]) -> str:
+    """The `preview --json` output of each query, hashed: its time left out, the folder named
+    <BASE>, and ids (Markdown ids hash the file's path) numbered as first seen."""
+    h = hashlib.sha256()
+    base = str(paths.home.parent)
+    ids: dict[str, int] = {}
+    for query in queries:
+        data = build_injection(paths.workspace, query, home=paths.home).as_dict()
+        data.pop("retrieval_ms")
+        for c in data["candidates"]:
+            c["id"] = ids.setdefault(c["id"], len(ids))
+        h.update(json.dumps(data, ensure_ascii=False, sort_keys=True).replace(base, "<BASE>").encode())
+    return h.hexdigest()
+
+
+def corpus_queries() -> list[str]:
+    from tests.benchmarks.corpus import queries
+
+    return [POSTGRES, "帮我优化数据库查询 vitest", "", "why", *queries(n=24)]
+
+
+# Computed with the code before hybrid retrieval existed (commit 97fbb62).
+BEFORE = {
+    "demo": "af2332dce068c6070a9d456091e1bc70566b9c5adc69622f2b5bfb61e50a0dc8",
+    "S": "3b3488f810cf5dd4bc6912cd774858af4698d103feeda0435d310f10c421d3c6",
+}
+
+
+@pytest.mark.parametrize("corpus", ["demo", "S"])
+@pytest.mark.parametrize("setting", [None, "keyword"])
+def test_keyword_output_is_byte_identical_to_before(tmp_path, corpus, setting):
+    paths = demo(tmp_path) if corpus == "demo" else corpus_s(tmp_path)
+    if setting:
+        set_memory(paths, retrieval=setting)
+    assert digest(paths, corpus_queries()) == BEFORE[corpus]
+
+
+def test_keyword_json_has_no_hybrid_fields(tmp_path):
+    paths = demo(tmp_path)
+    data = preview_json(paths, POSTGRES)
+    assert "retrieval" not in data and "now" not in data
+    assert all("semantic" not in c and "keyword" not in c for c in data["candidates"])
+    pg = [c for c in data["candidates"] if "PostgreSQL" in c["line"]]
+    assert pg and all(c["score"] == 0 for c in pg)  # the miss hybrid retrieval is for
+
+
+# ---------------------------------------------------------------------- hybrid
+@needs_model
+def test_hybrid_finds_the_postgresql_memories_for_postgres(tmp_path):
+    paths = demo(tmp_path)
+    set_memory(paths, retrieval="hybrid")
+    data = preview_json(paths, POSTGRES)
+    assert data["retrieval"] == {"mode": "hybrid", "model": semantic.locate().info.as_dict()}
+    assert data["retrieval"]["model"]["name"] == "wordllama/l2_supercat_256"
+    pg = {c["line"]: c for c in data["candidates"] if "PostgreSQL" in c["line"]}
+    assert any("PostgreSQL 16" in line for line in pg) and any("Kenji" in line for line in pg)
+    for c in pg.values():
+        assert c["keyword"] == 0 and c["semantic"] > 0.1 and c["score"] == c["semantic"]
+    included = [c for c in data["candidates"] if c["status"] == "included"]
+    # among the project's normal-importance memories, PostgreSQL comes first now
+    project = [c["line"] for c in included if c["layer"] == "project" and c["importance"] == "normal"]
+    assert "PostgreSQL 16" in project[0]
+    assert "PostgreSQL 16" in cli(paths, "preview", POSTGRES).stdout
+    status = json.loads(cli(paths, "status", "--json").stdout)
+    assert status["retrieval"]["mode"] == "hybrid"
+    assert "Retrieval: hybrid (wordllama/l2_supercat_256" in cli(paths, "status").stdout
+
+
+@needs_model
+def test_semantic_scores_are_clipped_rounded_and_max_with_keyword(tmp_path):
+    paths = demo(tmp_path)
+    set_memory(paths, retrieval="hybrid")
+    for query in (POSTGRES, "帮我优化数据库查询 vitest", "vitest"):
+        data = preview_json(paths, query)
+        assert data["candidates"]
+        for c in data["candidates"]:
+            assert 0.0 <= c["semantic"] <= 1.0 and round(c["semantic"], 4) == c["semantic"]
+            assert c["score"] == max(c["keyword"], c["semantic"])
+        # the text is the included lines, in order
+        lines = [c["line"] for c in data["candidates"] if c["status"] == "included"]
+        assert [line for line in data["text"].split("\n") if line.startswith("- ")] == lines
+
+
+@needs_model
+@pytest.mark.parametrize("budget", [None, {"total": 300, "user": 80, "project": 120, "conversation": 100}])
+@pytest.mark.parametrize("half_life", [None, 30])
+def test_status_counts_agree_with_the_candidates_in_hybrid_mode(tmp_path, budget, half_life):
+    paths = demo(tmp_path)
+    memory: dict = {"retrieval": "hybrid", "gate": {"user": 0.15, "project": 0.2, "conversation": 0.25}}
+    if budget:
+        memory["budget"] = budget
+    if half_life:
+        memory["decay"] = {"halfLifeDays": half_life}
+    set_memory(paths, **memory)
+    for query in (POSTGRES, "vitest", "", "部署"):
+        result = build_injection(paths.workspace, query, home=paths.home)
+        counted = dict(Counter(c.status for c in result.iter_candidates()))
+        assert result.status_counts() == counted
+        passing = sum(k for s, k in counted.items() if s not in ("below_gate", "archived"))
+        assert (result.disabled_reason == "low_relevance") == (result.count == 0 and passing == 0 and
+                                                             sum(counted.values()) > counted.get("archived", 0))
+
+
+def test_without_the_model_hybrid_falls_back_to_keyword_and_says_why(tmp_path, monkeypatch):
+    paths = demo(tmp_path)
+    keyword = build_injection(paths.workspace, POSTGRES, home=paths.home)
+
+    def missing() -> semantic.ModelFiles:
+        raise semantic.ModelUnavailable(f"the semantic model is not installed ({semantic.EXTRA_HINT})")
+
+    monkeypatch.setattr(semantic, "locate", missing)
+    set_memory(paths, retrieval="hybrid")
+    result = build_injection(paths.workspace, POSTGRES, home=paths.home)
+    assert result.text == keyword.text
+    assert [c.as_dict() for c in result.iter_candidates()] == [c.as_dict() for c in keyword.iter_candidates()]
+    assert result.retrieval is not None and result.retrieval["mode"] == "keyword"
+    assert "memtui[semantic]" in result.retrieval["reason"]
+    assert any(p.source == "memory.retrieval" and "memtui[semantic]" in p.message for p in result.errors)
+    from memtui.core.doctor import status
+
+    data = status(paths)
+    assert data["retrieval"]["mode"] == "keyword" and "memtui[semantic]" in data["retrieval"]["reason"]
+    assert any(e["source"] == "memory.retrieval" for e in data["errors"])
+
+
+# ---------------------------------------------------------------------- decay
+def decay_store(paths: Paths) -> None:
+    """Two project memories of one importance: the old one matches the query better."""
+    old = write(paths.project_root / "old.md", "- postgres pool size is 40 for the dashboard\n")
+    new = write(paths.project_root / "new.md", "- postgres replicas serve the reports\n")
+    os.utime(old, (FIXED - 400 * 86400, FIXED - 400 * 86400))
+    os.utime(new, (FIXED - 86400, FIXED - 86400))
+    enable(paths)
+
+
+def project_lines(data: dict) -> list[tuple[str, str]]:
+    return [(c["line"], c["status"]) for c in data["candidates"] if c["layer"] == "project"]
+
+
+def test_decay_changes_the_order_but_not_the_gate(paths):
+    decay_store(paths)
+    query = "postgres pool dashboard"
+    set_memory(paths, gate={"project": 0.3})
+    plain = preview_json(paths, query)
+    assert project_lines(plain) == [("- postgres pool size is 40 for the dashboard", "included"),
+                                    ("- postgres replicas serve the reports", "included")]
+    set_memory(paths, gate={"project": 0.3}, decay={"halfLifeDays": 30})
+    decayed = preview_json(paths, query, "--now", "2026-01-01T00:00:00Z")
+    assert decayed["now"] == "2026-01-01T00:00:00+00:00"
+    # 400 days at a 30-day half-life: 1.0 × 2^-13.3 orders after 1/3 × 2^-0.03, yet still passes the gate
+    assert project_lines(decayed) == [("- postgres replicas serve the reports", "included"),
+                                      ("- postgres pool size is 40 for the dashboard", "included")]
+    assert [c["score"] for c in decayed["candidates"] if c["layer"] == "project"] == [1 / 3, 1.0]
+    set_memory(paths, gate={"project": 0.5}, decay={"halfLifeDays": 30})  # the gate reads the undecayed score
+    gated = preview_json(paths, query, "--now", "2026-01-01T00:00:00Z")
+    assert project_lines(gated) == [("- postgres replicas serve the reports", "below_gate"),
+                                    ("- postgres pool size is 40 for the dashboard", "included")]
+
+
+def test_a_recent_injection_counts_as_use(paths):
+    decay_store(paths)
+    set_memory(paths, decay={"halfLifeDays": 30})
+    query = "postgres pool dashboard"
+    build_injection(paths.workspace, query, home=paths.home, record=True)  # both injected, now
+    import time
+
+    now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() + 60))
+    data = preview_json(paths, query, "--now", now)
+    assert data["now"] == now
+    # both were injected a minute ago: equal ages, so the better match is first again
+    assert [line for line, _ in project_lines(data)][0] == "- postgres pool size is 40 for the dashboard"
+
+
+def test_now_pins_the_output_and_is_reported(paths):
+    decay_store(paths)
+    set_memory(paths, decay={"halfLifeDays": 7})
+    first = preview_json(paths, "postgres", "--now", "2026-01-01T12:00:00")
+    second = preview_json(paths, "postgres", "--now", "2026-01-01T12:00:00")
+    first.pop("retrieval_ms"), second.pop("retrieval_ms")
+    assert first == second and first["now"] == "2026-01-01T12:00:00+00:00"
+    unpinned = preview_json(paths, "postgres")
+    assert unpinned["now"] > "2026"
+    bad = subprocess.run([MEMTUI, "--home", str(paths.home), "--workspace", str(paths.workspace), "preview",
+                          "postgres", "--now", "yesterday"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--now" in bad.stderr and "ISO" in bad.stderr
+
+
+def test_decay_off_is_byte_identical(paths):
+    decay_store(paths)
+    before = cli(paths, "preview", "postgres pool").stdout
+    set_memory(paths, decay=None)
+    assert cli(paths, "preview", "postgres pool").stdout == before
+    assert "now" not in preview_json(paths, "postgres pool")
