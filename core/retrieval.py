@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -96,8 +96,10 @@ def active(settings: Settings) -> bool:
 
 
 def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidates], query: str,
-            now: float | None = None, session: SemanticSession | None = None) -> Retrieval:
-    """The §13 scores of every position of `layers` for `query`."""
+            now: float | None = None, session: SemanticSession | None = None,
+            prepared_stamp: tuple[str, str] | None = None) -> Retrieval:
+    """The §13 scores of every position of `layers` for `query`. `prepared_stamp`: (name,
+    state) of the prepared index file the layers were read from, unchanged while they were."""
     out = Retrieval()
     semantic: dict[str, list[float]] = {}
     if settings.retrieval == "hybrid":
@@ -108,7 +110,7 @@ def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidat
             out.problems.append(Problem(SETTING, hybrid_off_reason(out.shown)))
         else:
             out.shown = {"mode": "hybrid", "model": session.info}
-            semantic = _semantic(session, layers, query)
+            semantic = _semantic(session, layers, query, prepared_stamp)
     decay: dict[str, list[float]] = {}
     if settings.half_life_days is not None:
         moment = time.time() if now is None else now
@@ -120,7 +122,8 @@ def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidat
     return out
 
 
-def _semantic(session: SemanticSession, layers: Mapping[str, LayerCandidates], query: str) -> dict[str, list[float]]:
+def _semantic(session: SemanticSession, layers: Mapping[str, LayerCandidates], query: str,
+              prepared_stamp: tuple[str, str] | None = None) -> dict[str, list[float]]:
     """Each position's rounded clipped cosine with the query; entry vectors from the cache
     (embedded once per text), kept on the layer's index while it lives."""
     from .semantic import similarities
@@ -129,28 +132,77 @@ def _semantic(session: SemanticSession, layers: Mapping[str, LayerCandidates], q
     query_vec = cache.embedder.embed([query])[0]
     out: dict[str, list[float]] = {}
     for layer, view in layers.items():
-        matrix = _layer_vectors(cache, view)
+        aligned = None
+        if prepared_stamp:
+            aligned = session.home / "cache" / f"layer-vectors-{cache.embedder.info.tag}-{prepared_stamp[0]}-{layer}.npz"
+        matrix = _layer_vectors(cache, view, aligned, f"{prepared_stamp[1]}:{layer}" if prepared_stamp else "")
         out[layer] = similarities(query_vec, matrix) if view.size else []
     return out
 
 
-def _layer_vectors(cache: Any, view: LayerCandidates) -> Any:
+def _layer_vectors(cache: Any, view: LayerCandidates, aligned: Path | None = None, stamp: str = "") -> Any:
+    """The layer's vectors in position order: kept on its index (the TUI's store), or saved
+    beside the prepared index for exactly that saved state (`aligned`, `stamp`: the hook reads
+    one file instead of every entry's text), or from the vector cache by text."""
     tag = cache.embedder.info.tag
     kept = getattr(view, "semantic_vectors", None)
     if kept is not None and kept[0] == tag:
         return kept[1]
-    from .semantic import entry_text
+    matrix = _read_aligned(aligned, stamp, view.size) if aligned is not None else None
+    if matrix is None:
+        from .semantic import entry_text
 
-    texts = []
-    for pos in range(view.size):
-        e = view.entry(pos)
-        texts.append(entry_text(e.text, e.section, e.name, e.description, e.tags))
-    matrix = cache.vectors(texts)
+        texts = [entry_text(*row) for row in _fields(view, ("text", "section", "name", "description", "tags"))]
+        matrix = cache.vectors(texts)
+        if aligned is not None:
+            _save_aligned(aligned, stamp, matrix)
     try:
         view.semantic_vectors = (tag, matrix)  # type: ignore[attr-defined]
     except AttributeError:  # a view without room for them: computed again next time (from the cache)
         pass
     return matrix
+
+
+def _read_aligned(path: Path, stamp: str, size: int) -> Any:
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            if str(saved["stamp"]) != stamp:
+                return None
+            matrix = saved["vectors"]
+    except (OSError, ValueError, KeyError) as exc:
+        if not isinstance(exc, FileNotFoundError):
+            log.info("layer vectors %s unreadable (%s); computed again", path, exc)
+        return None
+    return matrix if matrix.shape[0] == size else None
+
+
+def _save_aligned(path: Path, stamp: str, matrix: Any) -> None:
+    import io
+
+    import numpy as np
+
+    from .fileio import atomic_write_bytes
+
+    buffer = io.BytesIO()
+    np.savez(buffer, stamp=np.array(stamp), vectors=matrix)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write_bytes(path, buffer.getvalue())
+    except OSError as exc:  # a cache is never required
+        log.info("layer vectors not saved: %s", exc)
+
+
+def _fields(view: LayerCandidates, names: tuple[str, ...]) -> Iterator[tuple]:
+    """Those fields of every position's entry; from the saved rows when the layer has them."""
+    read = getattr(view, "fields", None)
+    for pos in range(view.size):
+        if read is not None:
+            yield read(pos, names)
+        else:
+            e = view.entry(pos)
+            yield tuple(getattr(e, name) for name in names)
 
 
 def _decay(paths: Paths, half_life: float, layers: Mapping[str, LayerCandidates], now: float,
@@ -165,10 +217,9 @@ def _decay(paths: Paths, half_life: float, layers: Mapping[str, LayerCandidates]
     out: dict[str, list[float]] = {}
     for layer, view in layers.items():
         factors = []
-        for pos in range(view.size):
-            e = view.entry(pos)
-            last = e.updated_at
-            hit = injected.get(e.id)
+        for entry_id, updated_at in _fields(view, ("id", "updated_at")):
+            last = updated_at
+            hit = injected.get(entry_id)
             if hit is not None:
                 last = max(last, hit[1] / 1000.0)
             age = max(0.0, now - last) / DAY

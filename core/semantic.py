@@ -31,6 +31,7 @@ MODEL_DIM = 256
 _WEIGHTS = f"weights/{MODEL_CONFIG}_{MODEL_DIM}.safetensors"
 _TOKENIZER = f"tokenizers/{MODEL_CONFIG}_tokenizer_config.json"
 _TENSOR = "embedding.weight"
+_BLOCK = 1024  # rows compared at once
 EXTRA_HINT = "install the optional extra: pip install 'memtui[semantic]'"
 
 
@@ -140,5 +141,9 @@ def similarities(query: np.ndarray, vectors: np.ndarray) -> list[float]:
 
     if vectors.shape[0] == 0:
         return []
-    products = np.asarray(vectors, dtype=np.float64) @ np.asarray(query, dtype=np.float64)
-    return [float(value) for value in np.round(np.clip(products, 0.0, 1.0), 4)]
+    q = np.asarray(query, dtype=np.float64)
+    products = np.empty(vectors.shape[0], dtype=np.float64)
+    for start in range(0, vectors.shape[0], _BLOCK):  # in float64 a block at a time: no copy of the whole matrix
+        stop = start + _BLOCK
+        products[start:stop] = np.asarray(vectors[start:stop], dtype=np.float64) @ q
+    return np.round(np.clip(products, 0.0, 1.0), 4).tolist()

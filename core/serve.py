@@ -16,7 +16,7 @@ from .model import LAYERS
 from .paths import Paths, Problem
 from .settings import Settings, load_settings
 from .store.layer_index import LayerIndex, LineCache
-from .store.prepared import DamagedPreparedIndex, Prepared, load_layers, load_prepared, prepare
+from .store.prepared import DamagedPreparedIndex, Prepared, cache_path, load_layers, load_prepared, prepare
 
 if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
     from .store.memory import MemoryStore
@@ -26,7 +26,7 @@ log = logging.getLogger("memtui.injection")
 
 def _inject(paths: Paths, layers: Mapping[str, LayerCandidates], settings: Settings, query: str,
             failed_layers: frozenset[str], errors: list[Problem], now: float | None = None,
-            session: Any = None) -> InjectionResult:
+            session: Any = None, prepared_stamp: tuple[str, str] | None = None) -> InjectionResult:
     """`inject`, with the §13 scores when a §13 setting is on (their module, and numpy with
     it, is imported only then)."""
     if not (settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None)):
@@ -34,7 +34,7 @@ def _inject(paths: Paths, layers: Mapping[str, LayerCandidates], settings: Setti
                       errors=errors)
     from .retrieval import compute
 
-    extra = compute(paths, settings, layers, query, now=now, session=session)
+    extra = compute(paths, settings, layers, query, now=now, session=session, prepared_stamp=prepared_stamp)
     result = inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
                     errors=errors + extra.problems, extra=extra.extra)
     result.retrieval = extra.shown
@@ -76,6 +76,14 @@ def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
         log.info("made lines not taken from the prepared index: %s", exc)
 
 
+def _file_stamp(paths: Paths) -> str | None:
+    try:
+        st = cache_path(paths).stat()
+    except OSError:
+        return None
+    return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}"
+
+
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
                     record: bool = False, now: float | None = None) -> InjectionResult:
     """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
@@ -88,9 +96,14 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
     if not settings.enabled:
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
 
+    stamp = _file_stamp(paths) if settings.retrieval == "hybrid" else None
+
     def answer(prepared: Prepared) -> InjectionResult:
+        # the layers read from a saved file that did not change meanwhile: §13 keeps their vectors beside it
+        same = stamp is not None and stamp == _file_stamp(paths)
         result = _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
-                         list(settings.problems) + prepared.problems, now=now)
+                         list(settings.problems) + prepared.problems, now=now,
+                         prepared_stamp=(cache_path(paths).stem, stamp) if same and stamp else None)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
             c.entry  # noqa: B018
         return result
