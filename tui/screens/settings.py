@@ -1,4 +1,5 @@
-"""The workspace switch (and the file it lives in), the global default, budgets, gates, theme."""
+"""The workspace switch (and the file it lives in), the global default, budgets, gates,
+retrieval (keyword or hybrid, and the model), theme."""
 
 from __future__ import annotations
 
@@ -46,6 +47,24 @@ def switch_label(title: str, where: str | None = None) -> Label:
     return Label(text, classes="switch-label", markup=False)
 
 
+def retrieval_note(settings: Settings) -> Text:
+    """Which model hybrid retrieval uses, or why there is none (its files are found, not loaded)."""
+    from memtui.core.retrieval import model_status
+    from memtui.core.semantic import ModelUnavailable, locate
+
+    status = model_status(settings)
+    if status.get("model"):
+        model = status["model"]
+        return Text(f"model in use: {model['name']} {model['version']}", style="dim")
+    if status.get("reason"):
+        return Text(f"⚠ hybrid is set but retrieval is keyword: {status['reason']}", style="bold")
+    try:
+        info = locate().info
+    except ModelUnavailable as exc:
+        return Text(f"hybrid not available: {exc}", style="dim")
+    return Text(f"hybrid would use {info.name} {info.version}", style="dim")
+
+
 class SettingsScreen(ModalScreen[SettingsChoice | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="settings.save"),
@@ -87,6 +106,11 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                 yield from field_row("max conversation items", Input(
                     str(s.max_items.get("conversation") or 0), id="max-conversation", type="integer",
                     validators=[Integer(minimum=0, maximum=100_000)], compact=True))
+                yield Label("Retrieval", classes="section-title")
+                yield Select([("keyword", "keyword"), ("hybrid: keywords and a local embedding model", "hybrid")],
+                             value=s.retrieval if s.retrieval in ("keyword", "hybrid") else "keyword",
+                             allow_blank=False, id="retrieval", compact=True)
+                yield Static(retrieval_note(s), id="retrieval-model", markup=False)
                 yield Label("Theme", classes="section-title")
                 yield Select([(t, t) for t in self.themes],
                              value=self.theme_name if self.theme_name in self.themes else self.themes[0],
@@ -155,6 +179,9 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         conv = int(self.query_one("#max-conversation", Input).value)
         if conv != (s.max_items.get("conversation") or 0):
             memory[("memory", "maxItems", "conversation")] = conv
+        retrieval = self.query_one("#retrieval", Select).value
+        if isinstance(retrieval, str) and retrieval != s.retrieval:
+            memory[("memory", "retrieval")] = retrieval
         redact = self.query_one("#redact", Switch).value
         if redact != s.redact_secrets:
             memory[("memory", "redactSecrets")] = redact

@@ -89,6 +89,8 @@ def candidate_line(c: Candidate, scored: bool = True) -> Text:
         reason = f"{reason} {c.score:.2f}"
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"  {reason:<17}", style="yellow" if c.status == "budget" else "dim")
+    if scored and c.parts is not None:  # hybrid retrieval (§13): the score is the larger of the two
+        out.append(f"kw {c.parts[0]:.2f} · sem {c.parts[1]:.4f}  ", style="dim")
     if c.entry.layer == "conversation":
         where = f"“{escape_name(c.entry.conversation_title or 'no conversation')}”"
     else:
@@ -177,6 +179,10 @@ class PreviewPane(Vertical):
         if result.redacted:
             notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
             notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
+        if result.retrieval and result.retrieval.get("model"):  # hybrid retrieval (§13): which model scored
+            model = result.retrieval["model"]
+            notes.append(f"Hybrid retrieval: score = max(keyword, semantic) · {model['name']} {model['version']}\n",
+                         style="dim")
         clipped = [c for c in result.included if c.clipped]
         if clipped:
             notes.append(f"Clipped to {len(clipped[0].line) - 2} characters: {len(clipped)}\n", style="dim")
