@@ -253,3 +253,34 @@ def test_decay_off_is_byte_identical(paths):
     set_memory(paths, decay=None)
     assert cli(paths, "preview", "postgres pool").stdout == before
     assert "now" not in preview_json(paths, "postgres pool")
+
+
+@needs_model
+def test_saved_layer_vectors_follow_the_memories(paths):
+    """The hook keeps each layer's vectors beside the prepared index; they serve only that exact
+    saved state: the same scores as the store's path, and right again after an edit."""
+    from memtui.core.actions import open_store
+    from memtui.core.serve import inject_from_store
+    from memtui.core.settings import load_settings
+
+    memory = paths.project_root / "context.md"
+    write(memory, "- Use PostgreSQL 16 with pgbouncer\n- Releases go out on Tuesdays\n")
+    os.utime(memory, (FIXED, FIXED))
+    enable(paths, {"memory": {"retrieval": "hybrid"}})
+
+    def scores() -> dict[str, tuple]:
+        result = build_injection(paths.workspace, POSTGRES, home=paths.home)
+        return {c.line: (c.score, c.parts, c.status) for c in result.iter_candidates()}
+
+    first, second = scores(), scores()  # the second reads the saved layer vectors
+    assert list((paths.home / "cache").glob("layer-vectors-*-project.npz"))
+    assert first == second
+    store = open_store(paths)
+    try:
+        from_store = inject_from_store(store, load_settings(paths), POSTGRES)
+        assert {c.line: (c.score, c.parts, c.status) for c in from_store.iter_candidates()} == first
+    finally:
+        store.close()
+    write(memory, "- Releases go out on Tuesdays\n- Use PostgreSQL 16 with pgbouncer\n")  # same size, other order
+    os.utime(memory, (FIXED + 60, FIXED + 60))
+    assert scores() == first
