@@ -6,13 +6,16 @@ For each mode it writes the set as memtui's files and Muse's rows in a fresh tem
 workspace, asks `build_injection` for every query, and counts, over all queries: the needed
 memories that are in the injected text (recall), the injected memories that were not needed,
 and, on the paraphrase queries alone, the needed memories that keyword retrieval misses and
-hybrid finds. It also times the hook (`memtui hook claude-code`, a spawned process, warm) per mode.
+hybrid finds. It also times the hook (`memtui hook claude-code`, a spawned process, warm) per mode:
+the median CPU time (user + system) and wall time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -68,12 +71,14 @@ class Tally:
     paraphrase_found: set[tuple[str, str]] = field(default_factory=set)
     paraphrase_needed: int = 0
     hook_ms: float = 0.0
+    hook_cpu_ms: float = 0.0
     model: str = ""
 
     def as_dict(self) -> dict:
         return {"mode": self.mode, "needed": self.needed, "found": self.found, "unneeded_injected": self.unneeded,
                 "injected": self.injected, "paraphrase_needed": self.paraphrase_needed,
-                "paraphrase_found": len(self.paraphrase_found), "hook_ms_median": round(self.hook_ms, 1), "model": self.model}
+                "paraphrase_found": len(self.paraphrase_found), "hook_ms_median": round(self.hook_ms, 1),
+                "hook_cpu_ms_median": round(self.hook_cpu_ms, 1), "model": self.model}
 
 
 def run_mode(retrieval: str, budget: dict | None, hook_runs: int) -> Tally:
@@ -93,22 +98,27 @@ def run_mode(retrieval: str, budget: dict | None, hook_runs: int) -> Tally:
             if paraphrase:
                 tally.paraphrase_needed += len(needed)
                 tally.paraphrase_found |= {(query, k) for k in needed & got}
-        tally.hook_ms = _hook_ms(paths, hook_runs)
+        tally.hook_ms, tally.hook_cpu_ms = _hook_ms(paths, hook_runs)
     return tally
 
 
-def _hook_ms(paths: Paths, runs: int) -> float:
+def _hook_ms(paths: Paths, runs: int) -> tuple[float, float]:
+    """The warm hook's median wall time and median CPU time (user + system), in ms."""
     memtui = shutil.which("memtui", path=str(Path(sys.executable).parent)) or "memtui"
     payload = json.dumps({"prompt": QUERIES[0][0], "cwd": str(paths.workspace), "session_id": "bench",
                           "hook_event_name": "UserPromptSubmit"})
-    times = []
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    times, cpu = [], []
     for i in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         subprocess.run([memtui, "--home", str(paths.home), "hook", "claude-code"], input=payload, text=True,
-                       capture_output=True, check=True, cwd=paths.workspace)
+                       capture_output=True, check=True, cwd=paths.workspace, env=env)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if i:  # the first run warms the caches
             times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times) if times else 0.0
+            cpu.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return (statistics.median(times), statistics.median(cpu)) if times else (0.0, 0.0)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -127,10 +137,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     print(f"budget: {args.budget}; {len(QUERIES)} queries, "
           f"{sum(1 for q in QUERIES if q[2])} of them paraphrases")
-    print(f"{'mode':8} {'recall':>12} {'unneeded injected':>18} {'paraphrase recall':>18} {'hook ms (median)':>17}")
+    print(f"{'mode':8} {'recall':>12} {'unneeded injected':>18} {'paraphrase recall':>18} {'hook ms CPU / wall (median)':>28}")
     for t in tallies:
         print(f"{t.mode:8} {t.found:>4}/{t.needed:<4} ({t.found / t.needed:4.0%}) {t.unneeded:>10}/{t.injected:<6} "
-              f"{len(t.paraphrase_found):>9}/{t.paraphrase_needed:<8} {t.hook_ms:>12.0f}")
+              f"{len(t.paraphrase_found):>9}/{t.paraphrase_needed:<8} {t.hook_cpu_ms:>17.0f} / {t.hook_ms:.0f}")
     print(f"hybrid recovers {recovered} of the {missed} needed memories keyword misses on paraphrases")
     if hybrid.model:
         print(f"note: {hybrid.model}")
