@@ -46,7 +46,7 @@ def status(paths: Paths) -> dict:
             "retrieval": model_status(settings),  # §13: the mode in use and its model, or why keyword
         }
         if hybrid_off_reason(data["retrieval"]):
-            data["errors"].append(Problem("memory.retrieval", hybrid_off_reason(data["retrieval"])).as_dict())
+            data["errors"].append(Problem(str(paths.global_settings), hybrid_off_reason(data["retrieval"])).as_dict())
         if store.db.backup_path:
             data["index"]["backup"] = str(store.db.backup_path)
         return data

@@ -23,7 +23,6 @@ from .settings import Settings
 log = logging.getLogger("memtui.retrieval")
 
 DAY = 86400.0
-SETTING = "memory.retrieval"
 
 
 @dataclass
@@ -75,7 +74,7 @@ def model_status(settings: Settings) -> dict:
 def hybrid_off_reason(status: dict) -> str:
     """The problem `status` lists when hybrid retrieval is set but cannot run, else ''."""
     if status.get("requested") == "hybrid":
-        return f"hybrid retrieval is off: {status.get('reason')}; using keyword"
+        return f"memory.retrieval is \"hybrid\" but {status.get('reason')}; using keyword retrieval"
     return ""
 
 
@@ -107,7 +106,7 @@ def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidat
             session = SemanticSession(paths.home)
         if session.cache is None:
             out.shown = {"mode": "keyword", "requested": "hybrid", "model": None, "reason": session.reason}
-            out.problems.append(Problem(SETTING, hybrid_off_reason(out.shown)))
+            out.problems.append(Problem(str(paths.global_settings), hybrid_off_reason(out.shown)))
         else:
             out.shown = {"mode": "hybrid", "model": session.info}
             semantic = _semantic(session, layers, query, prepared_stamp)

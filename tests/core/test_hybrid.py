@@ -177,12 +177,13 @@ def test_without_the_model_hybrid_falls_back_to_keyword_and_says_why(tmp_path, m
     assert [c.as_dict() for c in result.iter_candidates()] == [c.as_dict() for c in keyword.iter_candidates()]
     assert result.retrieval is not None and result.retrieval["mode"] == "keyword"
     assert "memtui[semantic]" in result.retrieval["reason"]
-    assert any(p.source == "memory.retrieval" and "memtui[semantic]" in p.message for p in result.errors)
+    assert any(p.source == str(paths.global_settings) and "memory.retrieval" in p.message
+               and "memtui[semantic]" in p.message for p in result.errors)
     from memtui.core.doctor import status
 
     data = status(paths)
     assert data["retrieval"]["mode"] == "keyword" and "memtui[semantic]" in data["retrieval"]["reason"]
-    assert any(e["source"] == "memory.retrieval" for e in data["errors"])
+    assert any(e["source"] == str(paths.global_settings) and "memory.retrieval" in e["message"] for e in data["errors"])
 
 
 # ---------------------------------------------------------------------- decay
