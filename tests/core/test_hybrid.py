@@ -285,3 +285,92 @@ def test_saved_layer_vectors_follow_the_memories(paths):
     write(memory, "- Releases go out on Tuesdays\n- Use PostgreSQL 16 with pgbouncer\n")  # same size, other order
     os.utime(memory, (FIXED + 60, FIXED + 60))
     assert scores() == first
+
+
+# ---------------------------------------------------------------------- the rule with §13 scores, property-checked
+def reference_hybrid(layers, s, query: str, semantic: dict, decay: dict):
+    """§5 with §13 written out plainly: score = max(keyword, semantic), gate on it, order on
+    score × decay; the oracle for `inject(..., extra=...)`."""
+    from memtui.core.injection import HEADERS, base_key, est, make_line
+    from memtui.core.relevance import score, terms
+
+    q = terms(query)
+    remaining, carry, out, blocks, count = s.budget["total"] - est("## Memory"), 0, [], ["## Memory"], 0
+    for layer in ("user", "project", "conversation"):
+        entries = sorted(layers[layer], key=lambda e: (e.archived, base_key(e)))  # the positions the rule uses
+        scored = []
+        for pos, e in enumerate(entries):
+            kw, sem = score(q, e.terms), semantic[layer][pos]
+            best = max(kw, sem)
+            scored.append((e, best, best * decay[layer][pos], (kw, sem), pos))
+        key = lambda t: ({"high": 0, "normal": 1, "low": 2}[t[0].importance], -t[2], t[4])  # noqa: E731
+        active = sorted([t for t in scored if not t[0].archived], key=key)
+        archived = sorted([t for t in scored if t[0].archived], key=key)
+        allowance = min(s.budget[layer] + carry, remaining)
+        used, passed, fits, lines = 0, 0, True, []
+        for e, sc, _, parts, _ in active:
+            line = make_line(e.text, s.max_item_chars, s.redact_secrets)[0]
+            if sc < s.gate[layer]:
+                status = "below_gate"
+            else:
+                passed += 1
+                limit = s.max_items.get(layer)
+                cost = est(line) + (0 if lines else est(HEADERS[layer]))
+                if limit is not None and passed > limit:
+                    status = "max_items"
+                elif fits and used + cost <= allowance:
+                    used, status, count = used + cost, "included", count + 1
+                    lines.append(line)
+                else:
+                    fits, status = False, "budget"
+            out.append((e.id, sc, status, parts))
+        out += [(e.id, sc, "archived", parts) for e, sc, _, parts, _ in archived]
+        if lines:
+            blocks += ["", HEADERS[layer], *lines]
+        carry, remaining = allowance - used, remaining - used
+    return ("\n".join(blocks) if count else ""), out
+
+
+def test_the_rule_with_semantic_scores_and_decay_equals_the_plain_rule():
+    from hypothesis import HealthCheck, given
+    from hypothesis import settings as hsettings
+    from hypothesis import strategies as st
+
+    from memtui.core.injection import ExtraScores, inject
+    from memtui.core.settings import Settings
+    from memtui.core.store.layer_index import LayerIndex
+    from tests.core.test_injection import WORDS, _corpus
+
+    @hsettings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    @given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 30)] * 3),
+           total=st.integers(0, 900), caps=st.tuples(*[st.integers(0, 400)] * 3),
+           gates=st.tuples(*[st.sampled_from([0.0, 0.2, 0.34, 0.5])] * 3),
+           limits=st.tuples(*[st.sampled_from([None, 0, 3])] * 3), with_decay=st.booleans(),
+           query=st.lists(st.sampled_from([*WORDS, "zzz", "数据"]), max_size=4).map(" ".join))
+    def check(seed, sizes, total, caps, gates, limits, with_decay, query):
+        import random
+
+        rnd = random.Random(seed)
+        names = ("user", "project", "conversation")
+        layers = {name: tuple(_corpus(rnd, n, name)) for name, n in zip(names, sizes)}
+        semantic = {name: [round(rnd.choice([0.0, rnd.random(), 0.2, 0.5]), 4) for _ in layers[name]] for name in names}
+        decay = {name: [rnd.choice([1.0, 0.5, rnd.random()]) if with_decay else 1.0 for _ in layers[name]]
+                 for name in names}
+        s = Settings(enabled=True)
+        s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
+        s.gate = dict(zip(names, gates))
+        s.max_items = dict(zip(names, limits))
+        extra = {name: ExtraScores(semantic[name], decay[name] if with_decay else None) for name in names}
+        text, expected = reference_hybrid(layers, s, query, semantic, decay)
+        for given_layers in (layers, {n: LayerIndex.from_entries(n, e) for n, e in layers.items()}):
+            r = inject(given_layers, s, query, extra=extra)
+            assert r.text == text
+            got = [(c.entry.id, c.score, c.status, c.parts) for c in r.iter_candidates()]
+            assert got == expected
+            assert r.status_counts() == dict(Counter(status for _, _, status, _ in expected))
+            passing = any(st_ not in ("below_gate", "archived") for _, _, st_, _ in expected)
+            if r.count == 0 and r.disabled_reason in ("low_relevance", "over_budget"):
+                assert (r.disabled_reason == "over_budget") == passing
+            assert json.loads(r.to_json()) == r.as_dict()
+
+    check()
