@@ -447,7 +447,7 @@ class InjectionResult:
             for view, _, _ in self._plan.layers:
                 view.preload(maker, as_json=True)
             for view, pos, score, status, parts in self._plan.decisions():
-                ready = None if parts is not None else view.candidate_json(pos, maker)
+                ready = view.candidate_json(pos, maker)
                 if ready is None:
                     append(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(), ensure_ascii=False))
                 else:
@@ -456,6 +456,11 @@ class InjectionResult:
                         shown = scores[score] = json.dumps(score)
                     append(ready[0])
                     append(shown)
+                    if parts is not None:  # hybrid retrieval: the two scores follow (`candidate_fields`)
+                        append(', "keyword": ')
+                        append(json.dumps(parts[0]))
+                        append(', "semantic": ')
+                        append(json.dumps(parts[1]))
                     append(', "status": "')
                     append(status)
                     append(ready[1])

@@ -371,6 +371,6 @@ def test_the_rule_with_semantic_scores_and_decay_equals_the_plain_rule():
             passing = any(st_ not in ("below_gate", "archived") for _, _, st_, _ in expected)
             if r.count == 0 and r.disabled_reason in ("low_relevance", "over_budget"):
                 assert (r.disabled_reason == "over_budget") == passing
-            assert json.loads(r.to_json()) == r.as_dict()
+            assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
 
     check()
