@@ -374,3 +374,22 @@ def test_the_rule_with_semantic_scores_and_decay_equals_the_plain_rule():
             assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
 
     check()
+
+
+def test_without_the_model_the_cli_says_why(tmp_path):
+    """The installed CLI's code in a process where the model's package cannot be found."""
+    paths = demo(tmp_path)
+    set_memory(paths, retrieval="hybrid")
+    hide = ("import importlib.util, sys; real = importlib.util.find_spec; "
+            "importlib.util.find_spec = lambda name, *a: None if name == 'wordllama' else real(name, *a); "
+            "from memtui.cli.main import main; sys.argv[0] = 'memtui'; main()")
+    base = [sys.executable, "-c", hide, "--home", str(paths.home), "--workspace", str(paths.workspace)]
+    status = subprocess.run([*base, "status"], capture_output=True, text=True, timeout=120)
+    assert status.returncode == 0, status.stderr
+    assert "Retrieval: keyword (hybrid is set but the semantic model is not installed" in status.stdout
+    assert "memtui[semantic]" in status.stdout
+    shown = subprocess.run([*base, "preview", "--json", POSTGRES], capture_output=True, text=True, timeout=120)
+    data = json.loads(shown.stdout)
+    assert data["retrieval"]["mode"] == "keyword" and "memtui[semantic]" in data["retrieval"]["reason"]
+    assert all("semantic" not in c for c in data["candidates"])
+    assert any("memory.retrieval" in e["message"] for e in data["errors"])
