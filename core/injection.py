@@ -15,6 +15,11 @@ The rule alone, in the SPEC's order, one place per step:
  11. Render ......... `render`
  12. Flags .......... `disabled_reason`, the end of `inject`
 
+SPEC §13 (opt-in): `ExtraScores` hands the rule, per layer, semantic scores and decay factors
+computed elsewhere (`core.retrieval`); `FloatScores` then gives steps 4–6 as floats (score =
+max(keyword, semantic), the gate on it, the order on it times the decay). Without them the
+rule is §5 exactly, on the paths above.
+
 How a layer's candidates are found fast (an inverted index over the terms, each line made
 once, the state kept between processes) is not here: `core.store.layer_index` implements
 `LayerCandidates` for that, and `core.serve` answers a workspace from it. Both import this
