@@ -300,7 +300,10 @@ def _merge_gap(out: Merged, ours: list[Token], theirs: list[Token]) -> None:
         chosen, twins = ours, dict(zip(map(id, ours), theirs))
     else:
         ours_entries = {x.key: x for x in ours if x.entry is not None}
-        rest = [x for x in theirs if not (x.entry is not None and x.key in ours_entries)]
+        common = 0  # lines both start with (a blank line, a heading) are written once
+        while common < min(len(ok), len(tk)) and ok[common] == tk[common] and ours[common].entry is None:
+            common += 1
+        rest = [x for x in theirs[common:] if not (x.entry is not None and x.key in ours_entries)]
         if all(x.blank for x in rest):
             rest = []
         chosen, twins = ours + rest, {}
