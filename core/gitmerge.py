@@ -704,8 +704,8 @@ def run_driver(base: Path, ours: Path, theirs: Path) -> DriverResult:
         result = merge_entries(*data)
     except CannotMergeByEntry as exc:
         reason = str(exc)
-    except RecursionError:
-        reason = "the file is nested too deeply"
+    except Exception as exc:  # noqa: BLE001 - a driver that fails must leave the merge to git, never half done
+        reason = f"the entry-wise merge failed ({type(exc).__name__}: {exc})"
     else:
         if result.data != data[1]:
             atomic_write_bytes(ours, result.data)

@@ -181,3 +181,54 @@ def test_appends_on_both_sides_keep_every_memory_once(base_items, ours_new, thei
     out, conflicts = merge(base, ours, theirs)
     assert conflicts == 0
     assert texts(out) == base_items + ours_new + theirs_new  # each side's new memories, once
+
+
+ITEMS = st.lists(st.sampled_from("abcdefghij"), unique=True, max_size=6)
+
+
+@st.composite
+def edited(draw, base: list[str]) -> list[str]:
+    """`base` with some items deleted, changed (`b` → `b2`) and added (new, unique letters)."""
+    out = []
+    for x in base:
+        fate = draw(st.sampled_from(["keep", "keep", "delete", "change"]))
+        if fate == "keep":
+            out.append(x)
+        elif fate == "change":
+            out.append(x + draw(st.sampled_from(["1", "2"])))
+    for new in draw(st.lists(st.sampled_from("klmnopqrst"), unique=True, max_size=3)):
+        out.insert(draw(st.integers(0, len(out))), new)
+    return out
+
+
+def resolve(text: str, side: int) -> str:
+    """The file with every conflict resolved by taking ours (0) or theirs (1)."""
+    out, inside = [], None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("<<<<<<< "):
+            inside = 0
+        elif line.startswith("=======") and inside == 0:
+            inside = 1
+        elif line.startswith(">>>>>>> ") and inside == 1:
+            inside = None
+        elif inside is None or inside == side:
+            out.append(line)
+    return "".join(out)
+
+
+@given(st.data())
+def test_no_memory_is_lost_and_each_resolution_keeps_its_sides_changes(data):
+    base = data.draw(ITEMS)
+    ours, theirs = data.draw(edited(base)), data.draw(edited(base))
+    render = lambda items: FM + "## S\n\n- always\n" + "".join(f"- {x}\n" for x in items)  # noqa: E731
+    out, conflicts = merge(render(base), render(ours), render(theirs))
+    assert (conflicts == 0) == ("<<<<<<<" not in out)
+    both_kept = set(base) & set(ours) & set(theirs) | {"always"}
+    dropped = {x for x in base if (x in ours) != (x in theirs)}  # deleted on one side, untouched on the other
+    for side, mine in ((0, ours), (1, theirs)):
+        got = set(texts(resolve(out, side)))
+        assert both_kept | (set(mine) - set(base)) <= got  # kept on both, and this side's additions and changes
+        assert not dropped & got
+    if not conflicts:
+        got = set(texts(out))
+        assert got == both_kept | (set(ours) - set(base)) | (set(theirs) - set(base))
