@@ -12,7 +12,7 @@ import pytest
 from memtui.core.markdown import parse_text
 from memtui.core.paths import Paths
 
-from .run import memtui, ok
+from .run import entries, memtui, ok
 
 FM = "---\ntype: knowledge\ntags: [team]\nupdatedAt: 2026-01-01\n---\n\n"
 BASE = FM + "## Conventions\n\n- Use pytest\n- Run ruff before committing\n- Deploy on Fridays never\n"
@@ -118,10 +118,10 @@ def outside_conflicts(data: bytes) -> str:
     return "".join(out)
 
 
-def assert_merged_cleanly(repo: Repo, result: subprocess.CompletedProcess[str]) -> None:
+def assert_merged_cleanly(repo: Repo, result: subprocess.CompletedProcess[str], name: str = "context.md") -> None:
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert git(repo.root, "status", "--porcelain").stdout == ""
-    assert "<<<<<<<" not in repo.read().decode()
+    assert "<<<<<<<" not in repo.read(name).decode()
 
 
 # --------------------------------------------------------------------------- install
@@ -171,6 +171,16 @@ def test_both_append(repo):
                           {"context.md": BASE + "- Tag releases\n"})
     assert_merged_cleanly(repo, result)
     assert repo.read().decode() == BASE + "- Prefer small commits\n- Tag releases\n"
+    listed = [e["text"] for e in entries(repo.paths, "--layer", "project")]
+    assert listed == ["Use pytest", "Run ruff before committing", "Deploy on Fridays never", "Prefer small commits",
+                      "Tag releases"]
+
+
+def test_a_path_with_spaces_and_quotes_reaches_the_driver(repo):
+    name = "team's notes/deploy plan.md"
+    result = repo.diverge({name: BASE}, {name: BASE + "- ours\n"}, {name: BASE + "- theirs\n"})
+    assert_merged_cleanly(repo, result, name)
+    assert texts(repo.read(name))[-2:] == ["ours", "theirs"]
 
 
 def test_one_deletes_one_appends(repo):

@@ -232,3 +232,29 @@ def test_no_memory_is_lost_and_each_resolution_keeps_its_sides_changes(data):
     if not conflicts:
         got = set(texts(out))
         assert got == both_kept | (set(ours) - set(base)) | (set(theirs) - set(base))
+
+
+def test_neighbouring_conflicts_share_one_block_and_others_stay_apart():
+    base = FM + "- a\n- b\n- c\n- d\n"
+    out, conflicts = merge(base, FM + "- a1\n- b1\n- c\n- d1\n", FM + "- a2\n- b2\n- c\n- d2\n")
+    assert conflicts == 2
+    assert out == FM + ("<<<<<<< ours\n- a1\n- b1\n=======\n- a2\n- b2\n>>>>>>> theirs\n- c\n"
+                        "<<<<<<< ours\n- d1\n=======\n- d2\n>>>>>>> theirs\n")
+
+
+def test_a_seams_blank_line_next_to_a_conflict_goes_inside_the_side_that_needs_it():
+    base = FM + "- a\n\nA paragraph.\n\n- b\n"
+    ours = FM + "- a\n\nA paragraph, ours.\n\n- b\n"
+    theirs = FM + "- a\n\nA paragraph, theirs.\n\n- b\n- y\n"
+    out, conflicts = merge(base, ours, theirs)
+    assert conflicts == 1
+    assert texts(resolve(out, 0)) == ["a", "A paragraph, ours.", "b", "y"]
+    assert texts(resolve(out, 1)) == ["a", "A paragraph, theirs.", "b", "y"]
+
+
+def test_a_key_removed_on_one_side_and_untouched_on_the_other_is_removed():
+    base = "---\ntype: knowledge\ndescription: old\nupdatedAt: 2026-01-01\n---\n- a\n"
+    ours = base.replace("description: old\n", "")
+    theirs = base.replace("updatedAt: 2026-01-01", "updatedAt: 2026-05-06") + "- b\n"
+    out, conflicts = merge(base, ours, theirs)
+    assert (out, conflicts) == ("---\ntype: knowledge\nupdatedAt: 2026-05-06\n---\n- a\n- b\n", 0)
