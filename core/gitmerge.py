@@ -11,7 +11,8 @@ deleted, one added". Then, per BASE token and per gap between them:
 - kept on both sides → kept; changed or deleted on one side only → that change;
 - changed the same way on both → once; deleted on both → gone;
 - changed differently on both, or changed on one side and deleted on the other → a conflict
-  around that token alone (standard `<<<<<<<` / `=======` / `>>>>>>>` markers);
+  around that token alone (standard `<<<<<<<` / `=======` / `>>>>>>>` markers; conflicting
+  tokens that are neighbours share one block);
 - added in the same gap on both sides → ours first, then theirs (an entry both added is
   kept once).
 
