@@ -13,8 +13,9 @@ deleted, one added". Then, per BASE token and per gap between them:
 - changed differently on both, or changed on one side and deleted on the other → a conflict
   around that token alone (standard `<<<<<<<` / `=======` / `>>>>>>>` markers; conflicting
   tokens that are neighbours share one block);
-- added in the same gap on both sides → ours first, then theirs (an entry both added is
-  kept once).
+- added in the same gap on both sides → ours first, then theirs, each under the heading it
+  was added under (theirs' additions to the current section come before a section ours
+  opened); an entry both added is kept once.
 
 The frontmatter merges as a whole when one side left it alone, else key by key: `tags`
 united (ours, then the ones theirs added; a tag one side removed stays removed), the later
@@ -250,11 +251,21 @@ class Merged:
     origins: dict[int, Origin] = field(default_factory=dict)  # id(token) → origin
     aliases: dict[tuple[Side, int], Token] = field(default_factory=dict)  # a side's token → the merged token
 
+    sources: dict[int, list[tuple[Side, int]]] = field(default_factory=dict)  # id(merged token) → what it stands for
+
     def add(self, token: Token, origin: Origin, *sources: Token | None) -> None:
         self.origins[id(token)] = origin
         for source in sources:
             if source is not None:
-                self.aliases[(source.side, source.index)] = token
+                self.alias(source, token)
+
+    def alias(self, source: Token, token: Token) -> None:
+        self.aliases[(source.side, source.index)] = token
+        self.sources.setdefault(id(token), []).append((source.side, source.index))
+
+    def neighbours(self, a: Token, b: Token) -> bool:
+        """True when `b` followed `a` in some version (through the tokens they stand for)."""
+        return any(self.aliases.get((side, index + 1)) is b for side, index in self.sources.get(id(a), ()))
 
 
 def merge_tokens(base: Version, ours: Version, theirs: Version) -> Merged:
@@ -292,8 +303,20 @@ def merge_tokens(base: Version, ours: Version, theirs: Version) -> Merged:
     return out
 
 
+def _split_at_heading(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
+    """Additions that continue the section they were made in, and the rest: from the first
+    line between entries that is not blank (a heading that opens a new section), with the
+    blank lines before it."""
+    cut = next((i for i, x in enumerate(tokens) if x.entry is None and not x.blank), len(tokens))
+    while cut and tokens[cut - 1].blank and cut < len(tokens):
+        cut -= 1
+    return tokens[:cut], tokens[cut:]
+
+
 def _merge_gap(out: Merged, ours: list[Token], theirs: list[Token]) -> None:
-    """Both sides' additions in one gap: ours first, then theirs; what both added, once."""
+    """Both sides' additions in one gap: ours first, then theirs, each in the section it was
+    added to (theirs' additions to the current section come before a section ours opened);
+    what both added, once."""
     ok, tk = [x.key for x in ours], [x.key for x in theirs]
     if tk[: len(ok)] == ok:  # theirs added what ours did, and maybe more
         chosen, twins = theirs, dict(zip(map(id, theirs), ours))
@@ -301,16 +324,19 @@ def _merge_gap(out: Merged, ours: list[Token], theirs: list[Token]) -> None:
         chosen, twins = ours, dict(zip(map(id, ours), theirs))
     else:
         ours_entries = {x.key: x for x in ours if x.entry is not None}
-        common = 0  # lines both start with (a blank line, a heading) are written once
-        while common < min(len(ok), len(tk)) and ok[common] == tk[common] and ours[common].entry is None:
-            common += 1
-        rest = [x for x in theirs[common:] if not (x.entry is not None and x.key in ours_entries)]
-        if all(x.blank for x in rest):
-            rest = []
-        chosen, twins = ours + rest, {}
+
+        def after(mine: list[Token], other: list[Token]) -> list[Token]:
+            common = 0  # lines both start with (a blank line, a heading) are written once
+            while common < min(len(mine), len(other)) and mine[common].entry is None and mine[common].key == other[common].key:
+                common += 1
+            rest = [x for x in other[common:] if not (x.entry is not None and x.key in ours_entries)]
+            return mine + rest if not all(x.blank for x in rest) else mine
+
+        (o_head, o_tail), (t_head, t_tail) = _split_at_heading(ours), _split_at_heading(theirs)
+        chosen, twins = after(o_head, t_head) + after(o_tail, t_tail), {}
         for x in theirs:  # an entry both added is kept once (ours): theirs' copy is that one
             if x.entry is not None and x.key in ours_entries:
-                out.aliases[(x.side, x.index)] = ours_entries[x.key]
+                out.alias(x, ours_entries[x.key])
     for token in chosen:
         out.pieces.append(token)
         out.add(token, Origin(inserted=token), token, twins.get(id(token)))
@@ -491,12 +517,15 @@ class Seams(Enum):
     ALL = "all"
 
 
-def _neighbours(a: Token, b: Token) -> bool:
-    return a.side is b.side and b.index == a.index + 1
-
-
-def _needs_blank(a: Token | None, b: Token, seams: Seams) -> bool:
-    if a is None or seams is Seams.NONE or a.blank or b.blank or _neighbours(a, b):
+def _needs_blank(a: Token | None, b: Token, seams: Seams, merged: Merged) -> bool:
+    """A blank line between `a` and `b`, which follow each other in the result: never where
+    they were neighbours in a version or one of them is blank; before a heading (or another
+    line between entries) always, for readability; elsewhere as `seams` says."""
+    if a is None or a.blank or b.blank or merged.neighbours(a, b):
+        return False
+    if b.entry is None:
+        return True
+    if seams is Seams.NONE:
         return False
     return not (seams is Seams.UNLESS_ITEMS and a.is_item and b.is_item)
 
@@ -525,7 +554,7 @@ def _push(out: list[str], line: str, eol: str) -> None:
     out.append(line)
 
 
-def render(header: Header, pieces: Sequence[Piece], seams: Seams, eol: str) -> Rendered:
+def render(header: Header, merged: Merged, seams: Seams, eol: str) -> Rendered:
     """The result's lines three ways: with conflict markers, and resolved with ours or theirs.
     A blank line a seam needs next to a conflict goes inside that conflict's side, so that
     taking one side of every conflict gives exactly that side's resolved text."""
@@ -555,14 +584,14 @@ def render(header: Header, pieces: Sequence[Piece], seams: Seams, eol: str) -> R
             _push(marked, line, eol)
         open_sides = None
 
-    for piece in pieces:
+    for piece in merged.pieces:
         if isinstance(piece, Conflict):
             if open_sides is None:
                 open_sides = {Mode.OURS: [], Mode.THEIRS: []}
                 conflicts += 1
             for mode, tokens in ((Mode.OURS, piece.ours), (Mode.THEIRS, piece.theirs)):
                 for token in tokens:
-                    if _needs_blank(prev[mode], token, seams):
+                    if _needs_blank(prev[mode], token, seams, merged):
                         _push(open_sides[mode], eol, eol)
                         _push(res[mode], eol, eol)
                     for line in token.lines:
@@ -570,7 +599,7 @@ def render(header: Header, pieces: Sequence[Piece], seams: Seams, eol: str) -> R
                         _push(res[mode], line, eol)
                     prev[mode] = token
             continue
-        blank = {mode: _needs_blank(prev[mode], piece, seams) for mode in res}
+        blank = {mode: _needs_blank(prev[mode], piece, seams, merged) for mode in res}
         if open_sides is not None:
             for mode in res:
                 if blank[mode]:
@@ -654,7 +683,7 @@ def merge_entries(base_data: bytes, ours_data: bytes, theirs_data: bytes) -> Ent
     sides = {Side.BASE: base, Side.OURS: ours, Side.THEIRS: theirs}
     problem: CannotMergeByEntry | None = None
     for seams in Seams:
-        out = render(header, merged.pieces, seams, eol)
+        out = render(header, merged, seams, eol)
         try:
             ours_text, theirs_text = bom + "".join(out.ours), bom + "".join(out.theirs)
             check(ours_text, header, Mode.OURS, merged.pieces, merged, sides)

@@ -118,11 +118,27 @@ def test_a_heading_renamed_on_one_side_keeps_the_other_sides_addition_under_it()
     assert [e.section for e in parse_text(out).entries] == ["New", "New"]
 
 
-def test_an_addition_that_would_change_section_is_not_merged_by_entry():
-    # ours adds a heading and an item at the end, theirs an item at the end: "ours first" would
-    # put theirs' item under ours' new heading, so git merges this one instead
-    with pytest.raises(CannotMergeByEntry, match="heading"):
-        merge("## A\n\n- a\n", "## A\n\n- a\n\n## N\n\n- x\n", "## A\n\n- a\n- y\n")
+def test_additions_keep_their_sections_when_ours_opens_a_new_one():
+    # theirs' item continues section A; ours' item is under the heading N it added: each stays
+    out, conflicts = merge("## A\n\n- a\n", "## A\n\n- a\n\n## N\n\n- x\n", "## A\n\n- a\n- y\n")
+    assert (out, conflicts) == ("## A\n\n- a\n- y\n\n## N\n\n- x\n", 0)
+    assert [(e.text, e.section) for e in parse_text(out).entries] == [("a", "A"), ("y", "A"), ("x", "N")]
+
+
+def test_both_open_the_same_new_section():
+    out, conflicts = merge("## A\n\n- a\n", "## A\n\n- a\n\n## N\n\n- x\n", "## A\n\n- a\n\n## N\n\n- y\n")
+    assert (out, conflicts) == ("## A\n\n- a\n\n## N\n\n- x\n- y\n", 0)
+
+
+def test_a_heading_gets_a_blank_line_before_it_where_pieces_meet():
+    out, _ = merge("- a\n", "- a\n- x\n\n## N\n\n- n\n", "- a\n- y\n\n## M\n\n- m\n")
+    assert out == "- a\n- x\n- y\n\n## N\n\n- n\n\n## M\n\n- m\n"
+
+
+def test_a_merge_whose_pieces_would_join_is_left_to_git():
+    # ours ends with a code fence it never closes: theirs' item would be read as code
+    with pytest.raises(CannotMergeByEntry, match="would not read back"):
+        merge("- a\n", "- a\n\n```\ncode\n", "- a\n- y\n")
 
 
 @pytest.mark.parametrize("bad", [b"---\nupdatedAt: 2026-13-45\n---\n- a\n", b"- a\n\xff\n", b"- a\n" * 300_000])
