@@ -14,6 +14,7 @@ from typing import NoReturn
 
 import click
 
+from memtui.cli import git as git_commands
 from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
 from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal
@@ -535,6 +536,8 @@ def status(obj: Ctx, as_json: bool) -> None:
         for p in data["errors"]:
             click.echo(f"  {_name(p['source'])}: {_name(p['message'])}")
 
+
+git_commands.register(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
