@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import gate
 from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer
 from .paths import Paths, Problem
@@ -129,6 +130,8 @@ def _guard(call, *args, **kwargs):
         raise Refused(f"not written: {exc}") from None
     except ValueError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # the write gate: a target through a link, or data memtui would not read
+        raise Refused(str(exc)) from None
     except PermissionError as exc:
         raise ActionError(f"cannot write {exc.filename or ''}: permission denied") from None
     except OSError as exc:
@@ -211,17 +214,26 @@ def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
     return None
 
 
-def undo_preview(store: MemoryStore) -> Change | None:
-    """The change `undo` would reverse now, so a face can name it before doing it."""
-    return store.log.newest()
+def undo_preview(store: MemoryStore, name: str | None = None) -> Change | None:
+    """The change `undo` would reverse now (or the one `name` names), so a face can name it
+    before doing it. NotFound when `name` names no change or several."""
+    if name is None:
+        return store.log.newest()
+    log = store.log.history()
+    found = [c for c in log if c.id == name] or ([c for c in log if c.id.startswith(name)] if name else [])
+    if len(found) != 1:
+        raise NotFound(f"no change {name!r} in the log (see `memtui undo --list`)" if not found
+                       else f"{name!r} names {len(found)} changes; give more of the id (`memtui undo --list`)")
+    return found[0]
 
 
-def undo(store: MemoryStore, expected_id: str | None = None) -> Change:
-    """Reverse the newest change not yet undone (SPEC §8)."""
+def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = None) -> Change:
+    """Reverse the newest change not yet undone (SPEC §8), passing over changes marked
+    conflicting, or the change `name` (its id from `undo --list`, or a unique start of it)."""
     try:
-        return store.undo(expected_id)
-    except LookupError:
-        raise NotFound("nothing to undo") from None
+        return store.undo(expected_id, name)
+    except LookupError as exc:
+        raise NotFound(str(exc.args[0]) if exc.args else "nothing to undo") from None
     except ConflictError as exc:
         raise Conflict(str(exc)) from None
     except OSError as exc:

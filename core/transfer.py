@@ -12,6 +12,7 @@ memory that would not read back as exactly itself is skipped as invalid, with th
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from dataclasses import dataclass, field, replace
@@ -21,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from . import interop
+from . import gate, interop
 from . import markdown as md
 from .interop import Memory
 from .model import FILE_LAYERS, Entry, Layer
@@ -308,6 +309,14 @@ def export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path,
     memories for the other formats) to `dest` (default: where that tool reads them)."""
     if dest is None:
         dest = interop.default_source(fmt, store.paths.workspace, user_home)
+    dest = Path(os.path.abspath(dest))
+    workspace = store.paths.workspace
+    if dest == workspace or workspace in dest.parents:
+        # a folder of the repository (`.cursor/rules`, `memory-bank`) must not link out of it
+        try:
+            gate.target(dest, workspace, root_itself=True)
+        except gate.Refused as exc:
+            raise interop.WriteRefused(str(exc), [dest]) from None
     entries = store.entries(layer)
     if fmt != "jsonl":
         entries = [e for e in entries if e.layer in FILE_LAYERS and not e.archived]

@@ -417,6 +417,13 @@ class MuseDB:
                     raise ConflictError(f"conversation memory {change.id} changed since memtui wrote it; "
                                         "not restored")
 
+    def rows_match(self, changes: list, side: str) -> bool:
+        """Is every row of `changes` as it was `before` the change (side "before") or as
+        memtui left it (side "after")? None on that side means the row is absent."""
+        with self._lock:
+            db = self.ensure_schema()
+            return all(self._row_is(db, change.id, getattr(change, side)) for change in changes)
+
     def restore_rows(self, changes: list) -> None:
         """Put every row back as it was before the change (None: remove it)."""
         with self._lock:

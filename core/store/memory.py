@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from .. import gate
 from .. import markdown as md
 from ..fileio import ConflictError
 from ..injection import LineCache
@@ -134,7 +135,8 @@ class MemoryStore:
         self.loaded = True
         if self.index:
             try:
-                self.log.remove_stale_temp_files([self.paths.user_root, self.paths.project_root], _TEMP_FILE)
+                self.log.remove_stale_temp_files(
+                    [(self.paths.root(layer), self.paths.container(layer)) for layer in FILE_LAYERS], _TEMP_FILE)
             except OSError as exc:
                 log.warning("stale temp files not removed: %s", exc)
         return change
@@ -247,8 +249,9 @@ class MemoryStore:
         raise ConflictError(f"{rec.path}: the entry is no longer where it was; reload and try again")
 
     def edit_entry(self, entry: Entry, new_text: str) -> Entry | None:
-        """Replace one entry's text. Markdown: only its lines change (and `updatedAt`)."""
-        new_text = new_text.strip()
+        """Replace one entry's text. Markdown: only its lines change (and `updatedAt`).
+        Text with a NUL or another control character is refused (gate.TextRefused)."""
+        new_text = gate.clean_text(new_text)
         if not new_text:
             raise ValueError("an entry cannot be empty; delete it instead")
         if new_text == entry.text:
@@ -303,7 +306,7 @@ class MemoryStore:
 
     def create_entry(self, layer: str, text: str, category: str = "", tags: Iterable[str] = (),
                      conversation_id: str | None = None) -> Entry | None:
-        text = text.strip()
+        text = gate.clean_text(text)
         if not text:
             raise ValueError("a memory cannot be empty")
         tags = [t for t in tags if t]
@@ -348,10 +351,11 @@ class MemoryStore:
     def workspace_conversation_id(self) -> str:
         return "memtui-" + hashlib.sha1(str(self.paths.workspace).encode()).hexdigest()[:12]
 
-    def undo(self, expected_id: str | None = None) -> Change:
-        """Reverse the newest change not yet undone (see ChangeLog.undo). Raises LookupError
-        when there is nothing to undo, ConflictError when it cannot be undone safely."""
-        change, restored = self.log.undo(self.db, expected_id)
+    def undo(self, expected_id: str | None = None, name: str | None = None) -> Change:
+        """Reverse the newest change not yet undone, or the change `name` (see ChangeLog.undo).
+        Raises LookupError when there is nothing to undo, ConflictError when it cannot be
+        undone safely."""
+        change, restored = self.log.undo(self.db, expected_id, name)
         self.reload(changed=restored, conversation=bool(change.rows), reason="undo")
         return change
 

@@ -234,13 +234,13 @@ import os, sys
 from pathlib import Path
 from memtui.core import actions
 from memtui.core.paths import Paths
-from memtui.core.store import edits
+from memtui.core import fileio
 from memtui.core.store.index import MuseDB
 
 home, ws, where, what = sys.argv[1:5]
 paths = Paths(Path(home), Path(ws))
 trash = paths.home / "trash"
-real_write = edits.atomic_write_bytes
+real_write = fileio.atomic_write_bytes
 real_rows = MuseDB.write_rows
 
 memory_writes = []
@@ -256,7 +256,7 @@ def dying_rows(self, changes):
     os._exit(9)
 
 if where in ("file", "second-file"):
-    edits.atomic_write_bytes = dying_write
+    fileio.atomic_write_bytes = dying_write
 else:
     MuseDB.write_rows = dying_rows
 store = actions.open_store(paths)
