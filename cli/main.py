@@ -347,7 +347,7 @@ def import_(obj: Ctx, fmt: str, path: str | None, target: str | None, dry_run: b
     click.echo(f"{verb} {len(report.added)} memories from {_name(report.source)}; skipped {len(report.duplicates)} "
                f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid.")
     for f in report.files:
-        click.echo(f"  {'would write' if dry_run else 'wrote'} {_name(f.path)} ({len(f.memories)})")
+        click.echo(f"  {'would write' if dry_run else 'wrote'} {_name(f.real)} ({len(f.memories)})")
     if report.rows:
         click.echo(f"  {'would add' if dry_run else 'added'} {len(report.rows)} conversation memories")
     for where, reason in report.invalid:

@@ -305,6 +305,8 @@ def import_memories(store: MemoryStore, fmt: str, source: Path | None = None, la
         report = transfer.plan_import(store, fmt, source, layer, user_home or Path.home(), dry_run)
     except interop.InteropError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # a planned file would be written through a link or out of its root
+        raise Refused(f"import refused: {exc}") from None
     return _guard(transfer.apply_import, store, report)
 
 

@@ -81,7 +81,8 @@ def clean_text(text: str, what: str = "the text") -> str:
     return text
 
 
-def _check_data(path: Path, data: bytes, kind: Kind) -> None:
+def check_data(path: Path, data: bytes, kind: Kind) -> None:
+    """The data checks of `write` alone (Refused naming `path`)."""
     if kind is Kind.DATA:
         return
     if kind in (Kind.MEMORY, Kind.SETTINGS) and len(data) > MAX_MEMORY_BYTES:
@@ -155,7 +156,7 @@ def check(path: Path, data: bytes | None, *, root: Path, kind: Kind, container: 
     several files is refused whole before any of them is touched."""
     checked = target(path, root, container)
     if data is not None:
-        _check_data(checked, data, kind)
+        check_data(checked, data, kind)
     return checked
 
 
@@ -164,7 +165,7 @@ def write(path: Path, data: bytes, *, root: Path, kind: Kind, container: Path | 
     """Write `data` to `path` atomically (temporary file, fsync, rename) after the checks;
     `expected` as in `fileio.atomic_write_bytes` (ConflictError when the file changed)."""
     checked = target(path, root, container)
-    _check_data(checked, data, kind)
+    check_data(checked, data, kind)
     fileio.atomic_write_bytes(checked, data, expected=expected)
 
 
@@ -172,7 +173,7 @@ def create(path: Path, data: bytes, *, root: Path, kind: Kind, container: Path |
     """Create `path` with `data`; FileExistsError when something is already there (never
     replaced, checked at the final link)."""
     checked = target(path, root, container)
-    _check_data(checked, data, kind)
+    check_data(checked, data, kind)
     fileio.create_new_bytes(checked, data)
 
 

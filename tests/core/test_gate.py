@@ -312,3 +312,102 @@ def test_w_must_name_an_existing_directory(tmp_path, kind):
                        timeout=60)
     assert r.returncode == 2, r
     assert not home.exists() and (kind == "file" or not target.exists())
+
+
+# ---------------------------------------------------------------------- import through links
+
+
+def _agents(paths: Paths) -> None:
+    (paths.workspace / "AGENTS.md").write_text("# Rules\n\n- run the linter before committing\n")
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_import_does_not_write_through_a_linked_import_folder(ws_paths, tmp_path, dry_run):
+    _agents(ws_paths)
+    out = tmp_path / "out"
+    out.mkdir()
+    (ws_paths.project_root / "imported").mkdir(parents=True)
+    os.symlink(out, ws_paths.project_root / "imported" / "agents-md")
+    r = run_memtui(ws_paths, "import", "agents-md", *(["--dry-run"] if dry_run else []))
+    assert r.returncode == 1 and "imported/agents-md is a symlink" in r.stderr and "Traceback" not in r.stderr, r
+    assert _tree(out) == {}
+
+
+def test_import_does_not_write_through_a_dot_muse_linked_out(ws_paths, tmp_path):
+    _agents(ws_paths)
+    anywhere = tmp_path / "anywhere"
+    anywhere.mkdir()
+    settings = (ws_paths.workspace / ".muse" / "settings.json").read_bytes()
+    shutil.rmtree(ws_paths.workspace / ".muse")
+    (anywhere / "settings.json").write_bytes(settings)
+    os.symlink(anywhere, ws_paths.workspace / ".muse")
+    r = run_memtui(ws_paths, "import", "agents-md")
+    assert r.returncode == 1 and "outside" in r.stderr and "Traceback" not in r.stderr, r
+    assert _tree(anywhere) == {"settings.json": settings}
+
+
+def test_a_jsonl_path_through_a_linked_folder_is_refused(ws_paths, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ws_paths.project_root.mkdir(parents=True)
+    os.symlink(outside, ws_paths.project_root / "team")
+    backup = tmp_path / "backup.jsonl"  # the person's own file, outside the workspace
+    backup.write_text(json.dumps({"text": "lands in team", "layer": "project", "path": "team/notes.md"}) + "\n")
+    r = run_memtui(ws_paths, "import", "jsonl", str(backup))
+    assert r.returncode == 1 and "team is a symlink" in r.stderr and "Traceback" not in r.stderr, r
+    assert _tree(outside) == {}
+
+
+def test_dry_run_shows_where_the_file_really_lands(ws_paths):
+    """A project root linked inside the workspace is allowed; the plan names the real file."""
+    _agents(ws_paths)
+    real = ws_paths.workspace / "config" / "muse-memory"
+    real.mkdir(parents=True)
+    os.symlink(real, ws_paths.project_root)
+    r = run_memtui(ws_paths, "import", "agents-md", "--dry-run")
+    assert r.returncode == 0, r
+    assert f"would write {real / 'imported' / 'agents-md'}" in r.stdout, r.stdout
+
+
+def test_a_default_source_linking_out_of_the_workspace_is_not_read(ws_paths, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "activeContext.md").write_text("- secret from elsewhere\n")
+    os.symlink(elsewhere, ws_paths.workspace / "memory-bank")
+    r = run_memtui(ws_paths, "import", "cline")
+    assert "memory-bank is a symlink" in r.stderr and "not read" in r.stderr and "Traceback" not in r.stderr, r
+    listed = json.loads(run_memtui(ws_paths, "list", "--json").stdout)["entries"]
+    assert not any("secret" in e["text"] for e in listed)
+
+
+def test_a_jsonl_inside_the_workspace_adds_project_memories_only(ws_paths):
+    """A repository's JSON Lines file cannot plant user memories or conversation rows (of
+    this or another workspace), and cannot claim `source: manual`."""
+    records = [
+        {"text": "I'm a backend developer who loves Rust", "layer": "user", "source": "manual"},
+        {"text": "planted conversation row", "layer": "conversation", "source": "manual",
+         "conversation": {"id": "other", "title": "x", "workspace_path": "/somewhere/else"}},
+        {"text": "the API lives in services/api", "layer": "project", "source": "manual"},
+    ]
+    (ws_paths.workspace / "memories.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    r = run_memtui(ws_paths, "import", "jsonl", str(ws_paths.workspace / "memories.jsonl"))
+    assert r.returncode == 0, r
+    assert "a user memory from a file inside the workspace is not imported" in r.stderr
+    listed = json.loads(run_memtui(ws_paths, "list", "--json").stdout)["entries"]
+    assert [(e["layer"], e["text"]) for e in listed] == [("project", "the API lives in services/api")]
+    written = (ws_paths.project_root / listed[0]["path"]).read_text() if not os.path.isabs(listed[0]["path"]) \
+        else Path(listed[0]["path"]).read_text()
+    assert "source: import" in written and "manual" not in written
+
+
+def test_import_skips_a_memory_with_control_characters(ws_paths, tmp_path):
+    backup = tmp_path / "backup.jsonl"
+    backup.write_text(json.dumps({"text": "a\u0000b", "layer": "project"}) + "\n"
+                      + json.dumps({"text": "clean one", "layer": "project"}) + "\n")
+    r = run_memtui(ws_paths, "import", "jsonl", str(backup))
+    assert r.returncode == 0 and "NUL" in r.stderr, r
+    assert [e["text"] for e in json.loads(run_memtui(ws_paths, "list", "--json").stdout)["entries"]] == ["clean one"]
