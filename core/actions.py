@@ -9,6 +9,7 @@ the entry and says why. A face prints it; it never needs a traceback.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from .paths import Paths, Problem
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, MemoryStore
+from .store.index import DatabaseError
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
 
@@ -132,11 +134,24 @@ def _guard(call, *args, **kwargs):
         raise Refused(str(exc)) from None
     except gate.Refused as exc:  # the write gate: a target through a link, or data memtui would not read
         raise Refused(str(exc)) from None
+    except (sqlite3.Error, DatabaseError) as exc:  # muse.db locked by Muse, read-only or damaged
+        raise ActionError(_database_message(exc)) from exc
     except PermissionError as exc:
         raise ActionError(f"cannot write {exc.filename or ''}: permission denied") from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise ActionError(f"cannot write: {where}{exc.strerror or exc}") from None
+
+
+def _database_message(exc: Exception) -> str:
+    from .store.index import busy_or_readonly
+
+    why = busy_or_readonly(exc)
+    if why == "locked":
+        return "muse.db is locked by another program (Muse?); nothing was changed. Try again in a moment."
+    if why == "read-only":
+        return "muse.db is read-only; nothing was changed"
+    return f"muse.db cannot be used ({exc}); nothing was changed"
 
 
 def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: str = "",

@@ -336,16 +336,24 @@ class ChangeLog:
     def apply(self, action: str, summary: str, writes: dict[Path, tuple[str, bytes | None]],
               expected: dict[Path, bytes | None], db: MuseDB | None = None,
               rows: list[RowChange] | None = None,
-              row_writer: Callable[[MuseDB, list[RowChange]], list[RowChange]] | None = None) -> Change:
+              row_writer: Callable[[MuseDB, list[RowChange]], list[RowChange]] | None = None,
+              build: Callable[[], tuple[dict[Path, tuple[str, bytes | None]], dict[Path, bytes | None]]] | None = None,
+              ) -> Change:
         """Make one change: files in `writes` (path -> (layer, new bytes or None to remove)),
         each of which must still hold `expected[path]`, and conversation rows through
         `row_writer` (which checks each row and returns the rows as it left them). Logged
         and undoable; raises ConflictError, leaving everything as it was, when something
-        changed since it was read, and gate.Refused when a target or its data is refused."""
-        for path, (layer, data) in writes.items():  # every target and its data, before anything
-            gate.check(path, data, root=self.paths.root(layer), container=self.paths.container(layer),
-                       kind=gate.Kind.MEMORY)
+        changed since it was read, and gate.Refused when a target or its data is refused.
+
+        With `build`, the writes and what they expect are made under the writer lock from
+        the files as they are then (an append re-reads its file there, so another memtui
+        writer can never make it lose the race over and over)."""
+        if build is None:
+            self._check_all(writes)
         with self.locked():
+            if build is not None:
+                writes, expected = build()
+                self._check_all(writes)
             for path, before in expected.items():
                 if read_if_exists(path) != before:
                     raise ConflictError(f"{path} changed on disk since it was read; not overwritten")
@@ -389,6 +397,11 @@ class ChangeLog:
             self._write_manifest(change)
             self._prune()
             return change
+
+    def _check_all(self, writes: dict[Path, tuple[str, bytes | None]]) -> None:
+        for path, (layer, data) in writes.items():  # every target and its data, before anything
+            gate.check(path, data, root=self.paths.root(layer), container=self.paths.container(layer),
+                       kind=gate.Kind.MEMORY)
 
     def _put_back(self, path: Path, layer: str, data: bytes | None) -> None:
         try:

@@ -396,6 +396,9 @@ class MuseDB:
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
+                # the write lock first (waiting out a busy writer): a read that became a write
+                # inside a deferred transaction fails at once when another connection wrote
+                db.conn.execute("BEGIN IMMEDIATE")
                 for change in changes:
                     if not self._row_is(db, change.id, change.before):
                         raise ConflictError(f"conversation memory {change.id} was changed by another writer; "
@@ -429,6 +432,7 @@ class MuseDB:
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
+                db.conn.execute("BEGIN IMMEDIATE")
                 for change in changes:
                     if change.before is None:
                         db.execute("DELETE FROM memories WHERE id = ?", [change.id])

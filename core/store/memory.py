@@ -20,10 +20,10 @@ from pathlib import Path
 
 from .. import gate
 from .. import markdown as md
-from ..fileio import ConflictError
+from ..fileio import ConflictError, read_regular_if_exists
 from ..injection import LineCache
 from ..model import FILE_LAYERS, Entry, Layer
-from ..paths import Paths, Problem, UnsafePathError, path_text
+from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError, path_text
 from .edits import Change, ChangeLog, RowChange
 from .index import DatabaseError, MuseDB, now_ms
 from .scan import FileRecord, Scan, conversation_entry
@@ -335,14 +335,23 @@ class MemoryStore:
             reason = problem.message if problem else "it could not be read"
             raise ConflictError(f"{path} exists but is not usable as memory ({reason}); not touched")
         today = date.today()
-        if rec is None:
+
+        def build() -> tuple[dict[Path, tuple[str, bytes | None]], dict[Path, bytes | None]]:
+            """The append, made under the writer lock from the file as it is then."""
+            try:
+                current = read_regular_if_exists(path, MAX_FILE_BYTES)
+                parsed = None if current is None else md.parse_text(md.decode(current))
+            except (OSError, md.MemoryFileError) as exc:
+                reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+                raise ConflictError(f"{path} is not usable as memory ({reason}); not touched") from None
             with _naming(path):
-                data = md.append_item(None, text, today, md.new_file_header(category, tags, today)).encode("utf-8")
-        else:
-            with _naming(path):
-                data = md.append_item(rec.parsed, text, today).encode("utf-8")
-        self.log.apply("create", f"add {_snippet(text)} to {path.name}", {path: (layer, data)},
-                       {path: None if rec is None else rec.data})
+                if parsed is None:
+                    data = md.append_item(None, text, today, md.new_file_header(category, tags, today))
+                else:
+                    data = md.append_item(parsed, text, today)
+            return {path: (layer, data.encode("utf-8"))}, {path: current}
+
+        self.log.apply("create", f"add {_snippet(text)} to {path.name}", {}, {}, build=build)
         self.reload(changed=[path], conversation=False, reason="write")
         with self._lock:
             new = self.scan.files.get(path)
