@@ -115,12 +115,14 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
 def preview(obj: Ctx, query: str, as_json: bool) -> None:
     """Show exactly what would be injected for QUERY: the text on stdout, a one-line
     summary on stderr."""
-    result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
     if as_json:
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
-        text = result.to_json()
+        from memtui.core.injection import injection_json
+
+        text = injection_json(obj.paths.workspace, query, home=obj.paths.home)
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
     else:
+        result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
         # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`).
         # On a terminal the text is shown escaped (memory text may hold escape sequences);
         # to a pipe it is the exact injection (color=True: click must not strip ANSI codes).

@@ -180,11 +180,11 @@ OTHER_WORKSPACE: tuple[str, str, list[tuple[str, list[str]]]] = ("conv-other", "
 
 def write_demo(home: Path, workspace: Path) -> Paths:
     """Write the sample set into `home` and `workspace` (both created) and turn memory on."""
-    for base, root, files in ((home, home / "memory", USER_FILES), (workspace, workspace / ".muse" / "memory", PROJECT_FILES)):
+    for owner, root, files in ((home, home / "memory", USER_FILES), (workspace, workspace / ".muse" / "memory", PROJECT_FILES)):
         for rel, text in files.items():
             path = root / rel
-            gate.make_dir(path.parent, root=base)
-            gate.write(path, text.encode("utf-8"), root=base, kind=gate.Kind.MEMORY)
+            gate.make_dir(path.parent, root=owner)
+            gate.write(path, text.encode("utf-8"), root=owner, kind=gate.Kind.MEMORY)
             os.utime(path, (FIXED_MTIME, FIXED_MTIME))
     gate.write(home / "settings.json", (json.dumps(
         {"memoryEnabled": True, "theme": "muse-classic", "memtui": {"theme": "memtui-dark"}}, indent=2) + "\n"

@@ -243,7 +243,12 @@ def _check(paths: Paths, settings: Settings, data: dict, sections: _Sections, so
             st = os.stat(path)
             if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
                 return None
-            if sha and mtime_ns >= data["read_ns"] - FRESH_NS:
+            # a write within one mtime tick, or one that put the mtime back, changes neither size
+            # nor mtime, but always the ctime (which no one can set back): hashed again then
+            fresh = data["read_ns"] - FRESH_NS
+            if mtime_ns >= fresh or st.st_ctime_ns >= fresh:
+                if not sha:
+                    return None
                 with open(path, "rb") as fh:
                     if sha256(fh.read()) != sha:
                         return None

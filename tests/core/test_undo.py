@@ -613,3 +613,43 @@ def test_an_undo_killed_then_a_file_changed_is_rolled_back_whole(paths):
         assert f.read_bytes() == (meanwhile if f == victim else forgotten[f])
     r = memtui(paths, "undo")
     assert r.returncode == 1 and "Traceback" not in r.stderr
+
+
+ORPHAN_KILLER = r"""
+import os, sys
+from pathlib import Path
+from memtui.core import actions, fileio
+from memtui.core.paths import Paths
+
+paths = Paths(Path(sys.argv[1]), Path(sys.argv[2]))
+real_write = fileio.atomic_write_bytes
+
+def dying_write(path, data, expected="any"):
+    if Path(path).name == "manifest.json":  # the change's folder and saved version exist; its record does not
+        os._exit(9)
+    return real_write(path, data, expected=expected)
+
+fileio.atomic_write_bytes = dying_write
+store = actions.open_store(paths)
+actions.edit(store, next(e for e in store.entries() if e.text == "keep me"), "edited then killed")
+"""
+
+
+def test_a_writer_killed_before_its_record_leaves_no_orphan_folder(paths):
+    """Killed after the change's folder and saved version were made but before its record:
+    the next run removes that folder (it names no change), and undo still works."""
+    enable(paths)
+    write(paths.user_root / "notes.md", "- keep me\n")
+    ok(memtui(paths, "remember", "an older change"))
+    before = (paths.user_root / "notes.md").read_bytes()
+    child = subprocess.run([sys.executable, "-c", ORPHAN_KILLER, str(paths.home), str(paths.workspace)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert child.returncode == 9, (child.stdout, child.stderr)
+    trash = paths.home / "trash"
+    orphans = [d for d in trash.iterdir() if d.is_dir() and not (d / "manifest.json").exists()]
+    assert len(orphans) == 1
+    assert (paths.user_root / "notes.md").read_bytes() == before
+    ok(memtui(paths, "list"))  # any run that loads the store settles the trash
+    assert [d for d in trash.iterdir() if d.is_dir() and not (d / "manifest.json").exists()] == []
+    assert not [p for p in trash.rglob("*.tmp")]
+    assert len(undo_log(paths)) == 1
