@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fileio import ConflictError, atomic_write_bytes, read_if_exists
+from . import gate
+from .fileio import ConflictError, read_if_exists
 
 EVENT = "UserPromptSubmit"
 TIMEOUT_SECONDS = 10  # the hook answers in well under a second; a stuck one must not hold the prompt
@@ -94,12 +95,23 @@ def is_memtui_hook(command: object) -> bool:
 
 
 # ---------------------------------------------------------------------- reading and writing
-def _target(path: Path) -> Path:
-    """Write through a symlinked settings.json (dotfile managers link it), never over the link."""
+def _target(path: Path, root: Path | None) -> tuple[Path, Path]:
+    """The file to write and the root the write gate holds it to.
+
+    Without `root` (the person's own `~/.claude/settings.json`): a symlinked settings.json
+    (dotfile managers link it) is written where it leads, never over the link. With `root`
+    (a project's `.claude/settings.json`, `root` its workspace): the repository decides what
+    is there, so no part of the path below the workspace may be a symlink."""
+    if root is not None:
+        try:
+            return gate.target(path, root), root
+        except gate.Refused as exc:
+            raise HookSettingsError(f"{exc.path}: {exc.reason}; not changed") from None
     try:
-        return path.resolve(strict=True) if path.is_symlink() else path
+        real = path.resolve(strict=True) if path.is_symlink() else path
     except (OSError, RuntimeError) as exc:
         raise HookSettingsError(f"{path}: broken symlink or symlink loop ({exc}); not changed") from None
+    return real, real.parent
 
 
 def _read(path: Path) -> tuple[bytes | None, dict | None]:
@@ -136,9 +148,12 @@ def _dump(data: dict) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _write(path: Path, data: bytes, expected: bytes | None) -> None:
+def _write(path: Path, root: Path, data: bytes, expected: bytes | None) -> None:
     try:
-        atomic_write_bytes(path, data, expected=expected)
+        gate.make_dir(path.parent, root=root)
+        gate.write(path, data, root=root, kind=gate.Kind.SETTINGS, expected=expected)
+    except gate.Refused as exc:
+        raise HookSettingsError(f"{exc.path}: {exc.reason}; not changed") from None
     except ConflictError as exc:
         raise HookSettingsError(str(exc)) from None
     except OSError as exc:
@@ -194,17 +209,19 @@ def _save_receipts(path: Path | None, receipts: dict) -> None:
     if path is None:
         return
     try:
-        atomic_write_bytes(path, _dump(receipts))
+        gate.write(path, _dump(receipts), root=path.parent, kind=gate.Kind.DATA)
     except OSError:
         pass  # without a receipt uninstall keeps the (empty) containers: safe, only less tidy
 
 
 # ---------------------------------------------------------------------- install / uninstall
 def install(settings_path: str | os.PathLike[str], command: str | None = None,
-            receipts: str | os.PathLike[str] | None = None, timeout: int = TIMEOUT_SECONDS) -> HookChange:
-    """Add the hook to `settings_path` once; a memtui hook already there is updated in place."""
+            receipts: str | os.PathLike[str] | None = None, timeout: int = TIMEOUT_SECONDS,
+            root: str | os.PathLike[str] | None = None) -> HookChange:
+    """Add the hook to `settings_path` once; a memtui hook already there is updated in place.
+    `root`: the workspace a project's settings file must stay in (see `_target`)."""
     shown = Path(settings_path)
-    path = _target(shown)
+    path, within = _target(shown, Path(root) if root is not None else None)
     command = command or hook_command()
     raw, data = _read(path)
     made = [] if raw is not None else ["file"]
@@ -220,10 +237,10 @@ def install(settings_path: str | os.PathLike[str], command: str | None = None,
         if handler.get("command") == command:
             return HookChange(shown, False, f"The memtui hook is already in {shown}.")
         handler["command"] = command
-        _write(path, _dump(data), raw)
+        _write(path, within, _dump(data), raw)
         return HookChange(shown, True, f"Updated the memtui hook in {shown} to run: {command}")
     groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
-    _write(path, _dump(data), raw)
+    _write(path, within, _dump(data), raw)
     receipt_file = Path(receipts) if receipts is not None else None
     book = _load_receipts(receipt_file)
     book[str(path)] = {"created": made}
@@ -232,11 +249,11 @@ def install(settings_path: str | os.PathLike[str], command: str | None = None,
 
 
 def uninstall(settings_path: str | os.PathLike[str],
-              receipts: str | os.PathLike[str] | None = None) -> HookChange:
+              receipts: str | os.PathLike[str] | None = None, root: str | os.PathLike[str] | None = None) -> HookChange:
     """Remove every memtui hook handler from `settings_path`, and the containers install made
     for it once they are empty; everything else stays as it is."""
     shown = Path(settings_path)
-    path = _target(shown)
+    path, within = _target(shown, Path(root) if root is not None else None)
     raw, data = _read(path)
     if data is None:
         return HookChange(shown, False, f"No memtui hook in {shown} (no such file).")
@@ -262,16 +279,18 @@ def uninstall(settings_path: str | os.PathLike[str],
         try:
             if read_if_exists(path) != raw:
                 raise HookSettingsError(f"{path} changed on disk since it was read; not overwritten")
-            path.unlink()
+            gate.remove(path, root=within, missing_ok=False)
+        except gate.Refused as exc:
+            raise HookSettingsError(f"{exc.path}: {exc.reason}; not changed") from None
         except OSError as exc:
             raise HookSettingsError(f"{path}: cannot remove ({exc.strerror or exc})") from None
         if "dir" in made:
             try:
-                path.parent.rmdir()  # only when empty
+                gate.remove_dir(path.parent, root=within)  # only when empty
             except OSError:
                 pass
     else:
-        _write(path, _dump(data), raw)
+        _write(path, within, _dump(data), raw)
     if str(path) in book:
         del book[str(path)]
         _save_receipts(receipt_file, book)

@@ -746,3 +746,16 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         if outcome.error:
             result.errors.append(Problem(str(paths.db_path), outcome.error))
     return result
+
+
+def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None) -> str:
+    """`build_injection(...).to_json()` (what `preview --json` prints). A section of the
+    prepared index that turns out damaged while the candidates are rendered is removed when
+    it is read; the answer is then built again from the files, never a traceback."""
+    from .store.prepared import DamagedPreparedIndex
+
+    try:
+        return build_injection(workspace, query, home=home).to_json()
+    except DamagedPreparedIndex as exc:
+        log.warning("%s", exc)
+        return build_injection(workspace, query, home=home).to_json()

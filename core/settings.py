@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 import errno
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import gate
 from .display import path_text
-from .fileio import RefusedFileError, atomic_write_bytes, read_regular_if_exists
+from .fileio import RefusedFileError, read_regular_if_exists
 from .paths import Paths, Problem, escapes
 
 MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file must be a regular file of at most 1 MiB (SPEC §8)
@@ -202,17 +202,22 @@ def load_settings(paths: Paths) -> Settings:
     return s
 
 
-def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None) -> None:
+def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None,
+                     root: Path | None = None) -> None:
     """Set each key path in `changes` (a value of `...` deletes it), keeping every other key
     and value. Refuses (SettingsError, naming the file and the reason) when the file exists
     but is not a JSON object, is not a regular file of at most 1 MiB, leads outside `within`
     through a symlink, or cannot be written (read-only folder, a parent that is a file).
-    A ConflictError when the file changed while it was being updated."""
+    A ConflictError when the file changed while it was being updated.
+
+    The write passes the write gate with `root` (default: the file's folder) inside `within`:
+    nothing below `root` may be a symlink."""
     shown = path_text(str(path))
     if within is not None:
         reason = escapes(path, within)
         if reason is not None:
             raise SettingsError(f"{shown}: {reason}; not written")
+    root = root if root is not None else path.parent
     try:
         raw = read_settings_bytes(path)
     except RefusedFileError as exc:
@@ -237,7 +242,9 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
             node[keys[-1]] = value
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     try:
-        os.makedirs(path.parent, exist_ok=True)
+        gate.make_dir(path.parent, root=root, container=within)
+    except gate.Refused as exc:
+        raise SettingsError(str(exc)) from None
     except OSError as exc:
         if isinstance(exc, FileExistsError):
             reason = f"{path_text(str(path.parent))} is a file, not a folder"
@@ -246,7 +253,9 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
         raise SettingsError(f"{shown}: cannot create its folder: {reason}; not written") from None
     try:
         # refused if the file changed after it was read above: another writer's keys are never lost
-        atomic_write_bytes(path, text.encode("utf-8"), expected=raw)
+        gate.write(path, text.encode("utf-8"), root=root, container=within, kind=gate.Kind.SETTINGS, expected=raw)
+    except gate.Refused as exc:
+        raise SettingsError(str(exc)) from None
     except OSError as exc:
         raise SettingsError(f"{shown}: cannot write it: {_os_reason(exc, path)}; not written") from None
 
@@ -254,12 +263,19 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
 def set_workspace_enabled(paths: Paths, enabled: bool) -> Path:
     """Set `memoryEnabled` in the workspace settings; SettingsError (file + reason) when that
     file is invalid, not a regular file, leads out of the workspace, or cannot be written."""
-    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled}, within=paths.workspace)
+    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled}, within=paths.workspace,
+                     root=paths.workspace_settings.parent)
     return paths.workspace_settings
 
 
 def set_global(paths: Paths, changes: dict[tuple[str, ...], Any]) -> Path:
-    update_json_file(paths.global_settings, changes)
+    path = paths.global_settings
+    if path.is_symlink():  # the person's own file, e.g. linked from their dotfiles: written where it leads
+        try:
+            path = path.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise SettingsError(f"{path_text(str(path))}: broken symlink or symlink loop ({exc}); not written") from None
+    update_json_file(path, changes)
     return paths.global_settings
 
 
