@@ -25,7 +25,7 @@ from .model import IMPORTANCE_RANK, Entry
 from .paths import Paths, Problem
 from .relevance import score as relevance_score
 from .relevance import terms
-from .secrets import redact
+from .outbound import redact_line as redact
 from .settings import Settings, load_settings
 
 if TYPE_CHECKING:
