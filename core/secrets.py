@@ -11,7 +11,13 @@ replaced: `password=hunter2` becomes `password=[REDACTED]`, `postgres://u:p@h/db
 Deliberately *not* used: the entropy-only plugins (Base64/Hex high-entropy strings), which
 flag git SHAs, UUIDs and content hashes that memories mention all the time, and the public-IP
 plugin (an address is not a credential). A few formats the library lacks or matches only in
-part are added in `_own_rules()` below, each with the issuer's documented shape.
+part are added in `_own_rules()` below, each with the issuer's documented shape, and the
+assignment forms it misses (spaced or full-width separators, Chinese and Japanese keys,
+passwords said in prose). Values that are code rather than literals (`settings.API_KEY`,
+`expected_token`, `str`) are left alone. tests/core/secrets_corpus.py measures recall and
+false positives; every rule here is there for an entry of it.
+
+Callers outside this module go through `memtui.core.outbound`, the one gate for what leaves.
 
 Speed: importing detect-secrets costs ~0.1 s (it pulls in `requests` and its scan machinery),
 so it is imported on the first line that might hold a secret. A line passes that pre-filter
