@@ -225,38 +225,38 @@ def main(home: str | None = None, problem: str | None = None) -> int:
 
 def hook_argv(argv: Sequence[str]) -> tuple[str | None, str | None] | None:
     """For `memtui [--home H] [-w W] hook claude-code ...`: (home, problem), `problem` saying
-    what is wrong with the options (the hook still runs and exits 0). None for any other
-    command, and for help (click shows it)."""
+    what is wrong with the options (the hook still reads its input and exits 0). None for any
+    other command (the first word that is not an option is not `hook`), and for help."""
     args = list(argv)
-    if "hook" not in args or any(a in _HELP for a in args):
-        return None
-    at = args.index("hook")
-    if at + 1 >= len(args) or args[at + 1] not in TARGETS:
+    if any(a in _HELP for a in args):
         return None
     home: str | None = None
     problems: list[str] = []
     i = 0
-    while i < at:
+    while i < len(args) and args[i] != "hook":
         arg = args[i]
+        if not arg.startswith("-"):
+            return None  # another command: remember, list, ...
         name, eq, value = arg.partition("=")
-        if _GLOBAL_OPTIONS.get(name) and not eq:  # --home H, -w W
-            if i + 1 >= at:
+        if name in _GLOBAL_OPTIONS and not eq:  # --home H, -w W
+            if i + 1 < len(args) and args[i + 1] != "hook":
+                i += 1
+                value = args[i]
+            else:
                 problems.append(f"option {arg} needs a value")
-                break
-            i += 1
-            value = args[i]
-        elif _GLOBAL_OPTIONS.get(name):  # --home=H
-            pass
-        elif arg.startswith("-w") and len(arg) > 2:  # -wW
-            name, value = "-w", arg[2:]
-        else:
-            problems.append(f"unknown option or argument {arg!r} before 'hook'")
+        elif name not in _GLOBAL_OPTIONS:
+            if arg.startswith("-w") and not arg.startswith("--"):  # -wDIR
+                name, value = "-w", arg[2:]
+            else:
+                problems.append(f"unknown option {arg!r} before 'hook'")
         if name == "--home":
             home = value
         i += 1
-    extra = args[at + 2:]
+    if i + 1 >= len(args) or args[i + 1] not in TARGETS:
+        return None  # not a hook run (or `hook install`, `hook uninstall`)
+    extra = args[i + 2:]
     if extra:
-        problems.append(f"unexpected argument {extra[0]!r} after 'hook {args[at + 1]}'")
+        problems.append(f"unexpected argument {extra[0]!r} after 'hook {args[i + 1]}'")
     if home == "":
         problems.append("--home is empty")
     return home, "; ".join(problems) or None

@@ -358,6 +358,7 @@ def hook_shell(ws, script: str, stdin: bytes | None = None) -> subprocess.Comple
     ("home-is-a-file", 'exec "$MEMTUI" --home "$HOME_DIR/settings.json" hook claude-code', "not a directory"),
     ("unknown-option-after", 'exec "$MEMTUI" hook claude-code --verbose', "'--verbose'"),
     ("unknown-option-before", 'exec "$MEMTUI" --quiet hook claude-code', "'--quiet'"),
+    ("home-is-empty", 'exec "$MEMTUI" --home= hook claude-code', "--home is empty"),
     ("option-without-value", 'exec "$MEMTUI" --home hook claude-code', "--home needs a value"),
     ("extra-argument", 'exec "$MEMTUI" --home "$HOME_DIR" hook claude-code now', "'now'"),
 ])
@@ -376,6 +377,17 @@ def test_a_vanished_current_directory_does_not_matter(ws, tmp_path, command):
     r = hook_shell(ws, f'cd "{gone}" && rmdir "{gone}" && exec {command}', hook_input(ws.workspace))
     assert (r.returncode, r.stderr) == (0, b"")
     assert r.stdout == preview(ws).stdout and r.stdout.startswith(b"## Memory")
+
+
+def test_only_a_hook_run_is_taken_before_click():
+    from memtui.cli.hook import hook_argv
+
+    assert hook_argv(["--home", "/h", "-w", "/w", "hook", "claude-code"]) == ("/h", None)
+    assert hook_argv(["--home=/h", "-w/w", "hook", "claude-code"]) == ("/h", None)
+    assert hook_argv(["hook", "claude-code"]) == (None, None)
+    for other in (["remember", "hook", "claude-code"], ["hook", "install", "claude-code"], ["list"], [],
+                  ["hook", "claude-code", "--help"], ["-w", "/w", "search", "hook"], ["--home", "hook"]):
+        assert hook_argv(other) is None, other
 
 
 def test_a_closed_stdout_is_not_a_failure(ws):
