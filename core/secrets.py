@@ -295,7 +295,14 @@ _NAMED = re.compile(r"[A-Za-z_]*(?:_|[a-z][A-Z])[A-Za-z_]*")
 _NAMING_WORDS = ("password", "passwd", "pwd", "token", "secret", "key", "pass")
 # A password said in prose is one word that looks like one: a digit, a symbol or an inner capital
 # ("is hunter2", "is Winter-Sky"), not "is stored", "is required".
-_PASSWORD_LIKE = re.compile(r"\d|[^A-Za-z0-9]|.[A-Z]")
+_PASSWORD_LIKE = re.compile(r"\d|[^A-Za-z0-9'’-]|.[A-Z]")
+_MEASURE = re.compile(r"\d+[+]?(?:-?[a-z]+)*")  # "128-bit", "16+", "12chars": a size, not a password
+# "password: same as staging", "token: rotate weekly": a lower-case word after a colon that the
+# sentence goes on from is prose, not a YAML value.
+_PROSE_WORD = re.compile(r"[a-z]+")
+_GOES_ON = re.compile(r"(?:['’][a-z]+)?[ \t]+\w")
+_COLON_BEFORE = re.compile(r"[:：][ \t]*$")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # `GITHUB_TOKEN` in backticks names a variable
 
 
 def _is_code(value: str) -> bool:
@@ -315,7 +322,7 @@ def _prose_value(text: str, m: re.Match) -> tuple[int, int] | None:
     value = text[start:end]
     if not quoted:
         value = value.rstrip(".,;:!?)」")
-        if value.lower() in _NOT_SECRETS or not _PASSWORD_LIKE.search(value):
+        if value.lower() in _NOT_SECRETS or not _PASSWORD_LIKE.search(value) or _MEASURE.fullmatch(value):
             return None
     lib = _library()
     if not value or REDACTED in value or lib.templated(value) or lib.dollar(value):
@@ -378,6 +385,11 @@ def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, in
     if not _ASCII_ALNUM.search(value) or (not quoted and _is_code(value)):  # "********", "请向管理员索取"
         return None
     if not quoted and _ANNOTATED.match(text, end):  # `PASSWORD: str = "x"`: a type, the value follows
+        return None
+    if (not quoted and _PROSE_WORD.fullmatch(value) and _GOES_ON.match(text, end)
+            and _COLON_BEFORE.search(text, max(0, start - 8), start)):
+        return None
+    if quoted and text[start - 1] == "`" and _ENV_NAME.fullmatch(value):
         return None
     token_start = max(text.rfind(c, 0, m.start()) for c in " \t\"'`") + 1
     if text.startswith(("arn:", "ARN:"), token_start):  # an AWS ARN names a secret (…:secret:prod/db)
