@@ -137,22 +137,13 @@ def build_server(paths: Paths) -> Any:
         s = fresh()
         try:
             entry = actions.get_entry(s, id)
-            if not serves(entry):
-                raise actions.Refused(f"{id!r} is a user memory: the person deletes those "
-                                      "(`memtui delete` or the TUI), not an assistant")
+            refusal = outbound.why_not_forget(entry, paths)
+            if refusal:
+                raise actions.Refused(refusal)
             actions.delete(s, [entry])
         except actions.ActionError as exc:
             raise fail(exc) from None
         return {"deleted": _entry(entry), "undo": "memtui undo"}
-
-    def serves(entry: Entry) -> bool:
-        """Is `entry` one of the workspace's own: a project memory under its memory root, or
-        a conversation memory (the store holds only this workspace's conversations)?"""
-        if entry.layer == Layer.CONVERSATION:
-            return True
-        if entry.layer != Layer.PROJECT or entry.path is None:
-            return False
-        return entry.path.resolve().is_relative_to(paths.project_root.resolve())
 
     return server
 

@@ -34,6 +34,8 @@ API:
 - `injection_text(result) -> str`: the injection text a hook may hand on ('' while memory is off).
 - `Outbound`: one per long-lived face (the MCP server); remembers what it redacted by text, so
   each entry's text is redacted once, not on every call.
+- `why_not_forget(entry, paths) -> str | None`: what a model may delete (SPEC §11): only the
+  served workspace's own memories, project and conversation; None when it may.
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ from .secrets import REDACTED, redact
 
 if TYPE_CHECKING:
     from .injection import InjectionResult
+    from .model import Entry
+    from .paths import Paths
     from .settings import Settings
 
 __all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "redact_line", "redact_name",
-           "redact_text"]
+           "redact_text", "why_not_forget"]
 
 MEMORY_OFF = "memory is off"
 NAME_MARK = "redacted"
@@ -99,6 +103,26 @@ def injection_text(result: InjectionResult) -> str:
     if not result.enabled or result.disabled_reason == "switch_off":
         return ""
     return result.text
+
+
+def why_not_forget(entry: Entry, paths: Paths) -> str | None:
+    """Why a model may not delete `entry` through MCP, or None when it may: a project memory
+    under this workspace's memory root, or a conversation memory (the store holds only this
+    workspace's conversations). User memories follow the person everywhere: theirs to delete."""
+    from .model import Layer
+
+    if entry.layer == Layer.CONVERSATION:
+        return None
+    if entry.layer == Layer.USER:
+        return (f"{entry.id!r} is a user memory: the person deletes those (`memtui delete` or the TUI), "
+                "not an assistant")
+    if entry.layer == Layer.PROJECT and entry.path is not None:
+        try:
+            if entry.path.resolve().is_relative_to(paths.project_root.resolve()):
+                return None
+        except (OSError, RuntimeError):
+            pass
+    return f"{entry.id!r} is not a memory of this workspace"
 
 
 class Outbound:
