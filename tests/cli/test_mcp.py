@@ -166,3 +166,22 @@ async def test_no_tool_returns_unredacted_secrets(paths):
     for secret in SECRETS:
         assert secret not in text
     assert len(listed["memories"]) == 5  # 4 seeded, 1 remembered (the other a duplicate)
+
+
+async def test_no_secret_of_the_corpus_leaves_through_list_or_search(paths):
+    from tests.core.secrets_corpus import SECRETS
+
+    enable(paths)
+    lines = [marked.replace("⟦", "").replace("⟧", "") for marked in SECRETS.values()]
+    write(paths.project_root / "secrets.md", "".join(f"- {line}\n" for line in lines))
+    async with session_for(paths) as session:
+        listed = await session.call_tool("list_memories", {"limit": 500})
+        found = await session.call_tool("search_memories", {"query": "password token key secret", "limit": 200})
+    listed_text = listed.content[0].text
+    assert json.loads(listed_text)["total"] == len(lines)
+    out = listed_text + found.content[0].text + json.dumps([listed.structured_content, found.structured_content])
+    for name, marked in SECRETS.items():
+        for part in marked.split("⟦")[1:]:
+            secret = part.split("⟧")[0]
+            if len(secret) >= 6:  # shorter ones ("x", "xyz") occur in ordinary words
+                assert secret not in out and json.dumps(secret)[1:-1] not in out, name
