@@ -127,7 +127,7 @@ def _own_rules() -> tuple[_Rule, ...]:
         # A Twilio auth token is 32 bare hex characters: taken when the line says Twilio and auth
         # or token, or holds an Account SID (AC + 32 hex) before it.
         _Rule(re.compile(r"(?i:twilio.{0,60}?(?:auth|token)|\bAC[0-9a-f]{32}\b).{0,80}?(?<![0-9A-Za-z])([0-9a-f]{32})"
-                         r"(?![0-9A-Za-z])"), group=1, needs=("twilio",)),
+                         r"(?![0-9A-Za-z])"), group=1, needs=("twilio", "ac")),
         # PKCS#8 encrypted private keys (RFC 5958), which the library's list lacks.
         _Rule(re.compile(r"BEGIN ENCRYPTED PRIVATE KEY"), kind="pem", needs=("private key",)),
         # curl -u / --user user:password (the credential, both halves).
