@@ -32,8 +32,8 @@ EVENT = "UserPromptSubmit"
 LIMIT = 1 << 20  # bytes of stdin kept (SPEC §8)
 _CHUNK = 1 << 16
 TARGETS = ("claude-code",)
-# memtui's global options (cli/main.py) that may come before `hook`, and whether they take a value
-_GLOBAL_OPTIONS = {"--home": True, "-w": True, "--workspace": True}
+# memtui's global options (cli/main.py) that may come before `hook`; each takes a value
+_GLOBAL_OPTIONS = frozenset({"--home", "-w", "--workspace"})
 _HELP = {"-h", "--help", "--version"}
 
 
