@@ -25,8 +25,10 @@ memtui holds the memories of the Muse coding assistant in three layers: `user` (
 follow the person everywhere), `project` (knowledge about this workspace) and `conversation`
 (notes kept from chats). Search or list them before asking the person something they may have told
 you already; remember durable preferences and project facts (one short, self-contained sentence
-each); forget by the exact id a search or list returned. `preview_injection` shows exactly what
-would be added to the system prompt for a message."""
+each); forget by the exact id a search or list returned (project and conversation memories of this
+workspace only). `preview_injection` shows exactly what would be added to the system prompt for a
+message. Secrets in memories are shown as [REDACTED]; while memory is off for the workspace every
+tool answers only "memory is off"."""
 
 LayerName = Literal["user", "project", "conversation"]
 
