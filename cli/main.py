@@ -80,7 +80,20 @@ def _ref(e: Entry) -> str:
     return _name(e.source_ref)
 
 
-@click.group(invoke_without_command=True, context_settings=CONTEXT)
+class _Main(click.Group):
+    """`memtui ... hook claude-code` is run before click parses anything: a hook's bad option
+    must not end in a usage error (exit 2 blocks the prompt in Claude Code, SPEC §8)."""
+
+    def main(self, args=None, *rest, **kwargs):
+        from memtui.cli.hook import run_argv
+
+        code = run_argv(sys.argv[1:] if args is None else args)
+        if code is not None:
+            sys.exit(code)
+        return super().main(args, *rest, **kwargs)
+
+
+@click.group(cls=_Main, invoke_without_command=True, context_settings=CONTEXT)
 @click.option("--home", type=click.Path(file_okay=False), envvar=None, help="Muse home (default $MUSE_HOME or ~/.muse).")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), help="Workspace directory (default: found from the current directory).")
 @click.option("--demo", is_flag=True, help="Open the TUI on a bundled sample set in a temporary home.")

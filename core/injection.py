@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .model import IMPORTANCE_RANK, Entry
+from .outbound import redact_line as redact
 from .paths import Paths, Problem
 from .relevance import score as relevance_score
 from .relevance import terms
-from .secrets import redact
 from .settings import Settings, load_settings
 
 if TYPE_CHECKING:
