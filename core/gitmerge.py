@@ -43,8 +43,8 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
-from . import markdown
-from .fileio import atomic_write_bytes, read_if_exists
+from . import gate, markdown
+from .fileio import read_if_exists
 from .markdown import BOM, MemoryFileError, RawEntry, frontmatter_updated_at, parse_text, strip_eol, tags_of
 from .paths import MAX_FILE_BYTES
 
@@ -738,13 +738,20 @@ def run_driver(base: Path, ours: Path, theirs: Path) -> DriverResult:
         reason = f"the entry-wise merge failed ({type(exc).__name__}: {exc})"
     else:
         if result.data != data[1]:
-            atomic_write_bytes(ours, result.data)
+            _write_ours(ours, result.data)
         return DriverResult(result.conflicts, True)
     conflicts, merged, error = merge_with_git(base, ours, theirs)
     if merged is None:
         return DriverResult(1, False, reason, error)
-    atomic_write_bytes(ours, merged)
+    _write_ours(ours, merged)
     return DriverResult(conflicts, False, reason)
+
+
+def _write_ours(ours: Path, data: bytes) -> None:
+    """The result goes where git asked for it (%A, the file git made for `ours`), through the write
+    gate like every write: never through a link put in its place."""
+    ours = Path(ours).absolute()
+    gate.write(ours, data, root=ours.parent, kind=gate.Kind.DATA)
 
 
 # ----------------------------------------------------------------------------- install
@@ -795,7 +802,8 @@ def install(workspace: Path, command: str) -> SetupReport:
         eol = _file_eol(current)
         if current and current[-1] == strip_eol(current[-1]):
             current[-1] += eol
-        atomic_write_bytes(path, "".join([*current, ATTRIBUTE_LINE + eol]).encode("utf-8"), expected=old)
+        gate.write(path, "".join([*current, ATTRIBUTE_LINE + eol]).encode("utf-8"), root=workspace, kind=gate.Kind.TEXT,
+                   expected=old)
         lines.append(f"{path}: added `{ATTRIBUTE_LINE}` (commit it, so your team's clones use it too)")
     driver = f"{command} merge-driver %O %A %B %P"
     for key, value in ((f"merge.{DRIVER}.name", DRIVER_NAME), (f"merge.{DRIVER}.driver", driver)):
@@ -817,10 +825,10 @@ def uninstall(workspace: Path) -> SetupReport:
     if old is None or kept == current:
         lines.append(f"{path}: has no `{ATTRIBUTE_LINE}` line")
     elif not "".join(kept).strip():
-        path.unlink()
+        gate.remove(path, root=workspace)
         lines.append(f"{path}: removed (it held only `{ATTRIBUTE_LINE}`)")
     else:
-        atomic_write_bytes(path, "".join(kept).encode("utf-8"), expected=old)
+        gate.write(path, "".join(kept).encode("utf-8"), root=workspace, kind=gate.Kind.TEXT, expected=old)
         lines.append(f"{path}: removed `{ATTRIBUTE_LINE}`")
     present = _git(workspace, "config", "--local", "--get-regexp", rf"^merge\.{DRIVER}\.").returncode == 0
     if present:

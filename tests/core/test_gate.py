@@ -52,7 +52,8 @@ ALLOWED = {
     ("core/demo.py", "tempfile.mkdtemp"): "a fresh private temporary folder for the demo (then the gate's root)",
     ("tui/app.py", "tempfile.NamedTemporaryFile"): "the private temporary file handed to $EDITOR",
     ("tui/app.py", "os.unlink"): "removing that temporary file again",
-    ("cli/hook.py", "os.open+write"): "/dev/null opened to stand in for a closed stdout; nothing is written to a file",
+    ("cli/hook.py", "open"): "/dev/null opened to stand in for a closed stdout; nothing is written to a file",
+    ("cli/hook.py", "os.open+write"): "/dev/null opened again when Claude Code stops reading; nothing is written to a file",
     ("tui/screenshots.py", "*"): "the developer tool that renders screenshots/ (not part of any face)",
 }
 
