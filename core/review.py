@@ -103,7 +103,7 @@ def provenance(store: MemoryStore, entry: Entry) -> Provenance:
     if rec is not None and entry.source.strip().casefold() == "import":
         value = rec.parsed.meta.get("origin")
         origin = value.strip() if isinstance(value, str) else ""
-    where = f"{entry.layer} {entry.source_ref}"
+    where = entry.source_ref
     path = str(entry.path or "")
     if origin:
         return Provenance("import", f"imported from {origin} · {where}", time, origin=origin, path=path, line=entry.line)

@@ -84,7 +84,7 @@ def test_auto_rows_and_files_await_review_newest_first_with_their_provenance(lea
     newest = found[0]["provenance"]
     assert newest["kind"] == "conversation" and newest["conversation_title"] == "Fixing the build"
     assert newest["time"].startswith("2026-09-21")
-    assert found[1]["provenance"] == {"kind": "file", "label": "user learned.md:9 · 2026-04-01 00:00",
+    assert found[1]["provenance"] == {"kind": "file", "label": "learned.md:9 · 2026-04-01 00:00",
                                       "time": "2026-04-01T00:00:00+00:00", "path": str(learned.user_root / "learned.md"),
                                       "line": 9}
     text = ok(memtui(learned, "review")).stdout
