@@ -124,7 +124,7 @@ class Pending:
 
 
 def _newest_first(entries: Iterable[Entry]) -> list[Entry]:
-    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    rank: dict[str, int] = {layer: i for i, layer in enumerate(LAYERS)}
     return sorted(entries, key=lambda e: (-e.updated_at, rank.get(e.layer, 9), e.rel_path, e.line_start, e.id))
 
 

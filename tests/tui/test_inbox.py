@@ -135,5 +135,5 @@ async def test_require_review_lists_unreviewed_entries_among_the_left_out(demo_p
         assert DESTRUCTIVE not in app.last_result.text
         fold = app.query_one("#left-unreviewed")
         assert fold.display and str(fold.title).startswith("3 ")
-        screen = await open_inbox(pilot)
+        await open_inbox(pilot)
         assert "not injected (memory.requireReview is on)" in screen_text(app)
