@@ -609,7 +609,7 @@ class _Plan:
             out["max_items"] += passing - capped
             out["included"] += included_in[layer]
             out["budget"] += capped - included_in[layer]
-            out["archived"] += index.size - n
+            out["archived"] += index.size - index.n_active
         return {status: k for status, k in out.items() if k}
 
     def candidates(self) -> Iterator[Candidate]:
