@@ -137,3 +137,25 @@ async def test_require_review_lists_unreviewed_entries_among_the_left_out(demo_p
         assert fold.display and str(fold.title).startswith("3 ")
         await open_inbox(pilot)
         assert "not injected (memory.requireReview is on)" in screen_text(app)
+
+
+async def test_the_settings_switch_turns_require_review_on_and_keeps_other_keys(demo_paths):
+    from memtui.tui.screens import SettingsScreen
+
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.loaded and app.last_result is not None, message="the preview")
+        assert "unreviewed" not in app.last_result.status_counts()
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), message="the settings")
+        await pilot.press("tab", "tab", "tab")
+        assert app.screen.focused.id == "require-review"
+        await pilot.press("space", "ctrl+s")
+
+        def saved() -> bool:
+            return json.loads(demo_paths.global_settings.read_text()).get("memory", {}).get("requireReview") is True
+
+        await wait_until(pilot, saved, message="requireReview saved")
+        await wait_until(pilot, lambda: app.last_result.status_counts().get("unreviewed") == 3,
+                         message="the preview holding them back")
+    assert json.loads(demo_paths.global_settings.read_text())["theme"] == "muse-classic"  # Muse's key kept
