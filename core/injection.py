@@ -603,7 +603,9 @@ class _Plan:
             if gate <= 0.0:
                 passing = n
             else:
-                passing = sum(1 for p, v in counts.items() if v / nq >= gate and p not in held)
+                passing = sum(1 for v in counts.values() if v / nq >= gate)
+                if held:
+                    passing -= sum(1 for p in held if counts.get(p, 0) / nq >= gate)
             capped = passing if limit is None else min(passing, max(limit, 0))
             out["below_gate"] += n - passing
             out["max_items"] += passing - capped
