@@ -272,6 +272,8 @@ def base_key(entry: Entry) -> tuple:
 ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "terms")
 _PATH_AT = ENTRY_FIELDS.index("path")
 _TEXT_AT = ENTRY_FIELDS.index("text")
+_ID_AT = ENTRY_FIELDS.index("id")
+_SOURCE_AT = ENTRY_FIELDS.index("source")
 
 
 def entry_row(entry: Entry) -> tuple:
@@ -471,6 +473,15 @@ class LayerIndex:
             if seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
                 kept[maker.key] = seq.materialize()
 
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
+        e = self._entries[pos]
+        if e is None and self._rows is not None:
+            row = self._rows[pos]
+            return self.layer, row[_ID_AT], row[_TEXT_AT], row[_SOURCE_AT]
+        e = self.entry(pos)
+        return self.layer, e.id, e.text, e.source
+
     def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
         """The active positions whose entry id is in `ids` (archived entries stay archived)."""
         if self._shown is not None:
@@ -604,7 +615,7 @@ class _Plan:
                 passing = n
             else:
                 passing = sum(1 for v in counts.values() if v / nq >= gate)
-                if held:
+                if held and nq:
                     passing -= sum(1 for p in held if counts.get(p, 0) / nq >= gate)
             capped = passing if limit is None else min(passing, max(limit, 0))
             out["below_gate"] += n - passing
@@ -741,13 +752,8 @@ def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
 def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset[str]:
     """`memory.requireReview`: the ids of the prepared entries still awaiting review."""
     from .review import held_back
-    from .store.index import MuseDB
 
-    db = MuseDB(paths.db_path)
-    try:
-        return held_back(db, (index.entry(p) for index in indexes.values() for p in range(index.size)))
-    finally:
-        db.close()
+    return held_back(paths.db_path, (index.review_fields(p) for index in indexes.values() for p in range(index.n_active)))
 
 
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,

@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .model import LAYERS, Entry, Layer
@@ -32,31 +33,63 @@ log = logging.getLogger("memtui.review")
 REVIEW_SOURCES = frozenset({"auto", "import"})  # who wrote it: the assistant, or another tool through import
 
 
+def from_assistant(source: str) -> bool:
+    """Was it written by the assistant or an import (and so waits for a person)?"""
+    return source.strip().casefold() in REVIEW_SOURCES
+
+
 def needs_review(entry: Entry) -> bool:
-    """Does this entry come from the assistant or an import (and so wait for a person)?"""
-    return entry.source.strip().casefold() in REVIEW_SOURCES
+    return from_assistant(entry.source)
+
+
+def key_of(layer: str, entry_id: str, text: str) -> str:
+    """What an accept records: an entry's layer, id and exact text, hashed."""
+    return hashlib.sha256(f"{layer}\0{entry_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def review_key(entry: Entry) -> str:
-    """What an accept records: the entry's layer, id and exact text."""
-    raw = f"{entry.layer}\0{entry.id}\0{entry.text}".encode("utf-8", "surrogatepass")
-    return hashlib.sha256(raw).hexdigest()
+    return key_of(entry.layer, entry.id, entry.text)
 
 
 def unreviewed_among(entries: Iterable[Entry], reviewed: set[str]) -> list[Entry]:
     return [e for e in entries if needs_review(e) and review_key(e) not in reviewed]
 
 
-def held_back(db: MuseDB, entries: Iterable[Entry]) -> frozenset[str]:
-    """The ids of the unreviewed entries among `entries`, for `memory.requireReview`. When the
+def read_reviewed(db_path: Path) -> set[str]:
+    """The accepted keys, read with the standard library alone (the hook's path); an empty set
+    when there is no database or no review table. Creates nothing."""
+    if not db_path.is_file():
+        return set()
+    conn = sqlite3.connect(db_path, timeout=5)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memtui_reviewed'").fetchone():
+            return {r[0] for r in conn.execute("SELECT key FROM memtui_reviewed")}
+        return set()
+    finally:
+        conn.close()
+
+
+# (layer, id, text, source) of an entry: what deciding its review needs, without the entry itself
+ReviewFields = tuple[str, str, str, str]
+
+
+def held_back(db: MuseDB | Path, entries: Iterable[Entry] | Iterable[ReviewFields]) -> frozenset[str]:
+    """The ids of the unreviewed entries among `entries` (entries, or their ReviewFields), for
+    `memory.requireReview`. `db`: the store's database, or the path of muse.db. When the
     review state cannot be read, every auto or import entry counts as unreviewed (the setting
     asks to send nothing unjudged)."""
     try:
-        reviewed = db.reviewed_keys()
+        reviewed = read_reviewed(db) if isinstance(db, Path) else db.reviewed_keys()
     except Exception as exc:  # a locked or damaged database: fail closed
         log.warning("review state unreadable, holding back every auto/import memory: %s", exc)
         reviewed = set()
-    return frozenset(e.id for e in unreviewed_among(entries, reviewed))
+    held = set()
+    for item in entries:
+        layer, entry_id, text, source = ((item.layer, item.id, item.text, item.source) if isinstance(item, Entry)
+                                         else item)
+        if from_assistant(source) and key_of(layer, entry_id, text) not in reviewed:
+            held.add(entry_id)
+    return frozenset(held)
 
 
 # ---------------------------------------------------------------------- where an entry came from

@@ -93,8 +93,9 @@ def test_everything_held_back_is_an_empty_result(paths):
 def test_an_unreadable_review_state_holds_back_every_auto_entry(store, tmp_path):
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"not a database at all" * 100)
-    held = review.held_back(MuseDB(broken), store.entries())
-    assert held == {e.id for e in store.entries() if review.needs_review(e)}
+    expected = {e.id for e in store.entries() if review.needs_review(e)}
+    assert review.held_back(MuseDB(broken), store.entries()) == expected
+    assert review.held_back(broken, store.entries()) == expected  # the hook's reader
 
 
 def test_require_review_must_be_a_boolean(paths):
