@@ -159,3 +159,16 @@ async def test_the_settings_switch_turns_require_review_on_and_keeps_other_keys(
         await wait_until(pilot, lambda: app.last_result.status_counts().get("unreviewed") == 3,
                          message="the preview holding them back")
     assert json.loads(demo_paths.global_settings.read_text())["theme"] == "muse-classic"  # Muse's key kept
+
+
+async def test_a_file_the_extractor_writes_while_the_app_runs_arrives_in_the_inbox(demo_paths):
+    app = MemtuiApp(demo_paths, watch=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_inbox(pilot)
+        (demo_paths.project_root / "learned.md").write_text(
+            "---\nsource: auto\nupdatedAt: 2026-06-01\n---\n\n- The checkout service retries payments three times\n",
+            encoding="utf-8")
+        await wait_until(pilot, lambda: listed(screen)[:1] == ["The checkout service retries payments three times"],
+                         message="the new auto memory listed first (newest)")
+        assert screen.sub_title == "Inbox · 4 awaiting review"
+        assert screen.selected().entry.text == DESTRUCTIVE  # the selection stays where it was
