@@ -570,5 +570,9 @@ def status(obj: Ctx, as_json: bool) -> None:
 
 git_commands.register(main)
 
+from memtui.cli.review import review_ as _review  # noqa: E402  (its own module: a group of three commands)
+
+main.add_command(_review)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -88,7 +88,7 @@ def repair(paths: Paths) -> RepairReport:
 
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
-KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index")
+KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "unreviewed")
 NEVER_INJECTED_DAYS = 30
 
 # Extensions of files people name in memories (source, config, docs). A dotted word with any
@@ -325,4 +325,17 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings)
     if "never_injected" in kinds:
         out += never_injected(entries, paths)
+    if "unreviewed" in kinds and settings.require_review:
+        out += unreviewed(store, entries)
     return out
+
+
+def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
+    """With `memory.requireReview` on: every entry awaiting review, which no injection sends
+    until the person accepts it (SPEC §12)."""
+    from .review import held_back
+
+    held = held_back(store.db, entries)
+    return [Finding("unreviewed", e.source_ref, "awaiting review: left out of every injection while "
+                    "memory.requireReview is on (`memtui review`)", e.id, e.layer)
+            for e in entries if e.id in held]
