@@ -435,3 +435,15 @@ def test_mcp_remember_refuses_a_nul(ws_paths):
     result = anyio.run(_mcp_remember, ws_paths, "x\u0000y")
     assert result.is_error and "NUL" in result.content[0].text, result.content
     assert _notes(ws_paths) is None
+
+
+def test_export_does_not_write_through_a_linked_folder_of_the_repository(ws_paths, tmp_path):
+    """`memtui export cursor` writes `.cursor/rules` in the repository: a `.cursor -> elsewhere`
+    link shipped with it is refused, and nothing lands elsewhere."""
+    assert run_memtui(ws_paths, "remember", "--project", "run the linter first").returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, ws_paths.workspace / ".cursor")
+    r = run_memtui(ws_paths, "export", "cursor")
+    assert r.returncode == 1 and ".cursor is a symlink" in r.stderr and "Traceback" not in r.stderr, r
+    assert _tree(elsewhere) == {}
