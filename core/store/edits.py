@@ -422,6 +422,8 @@ class ChangeLog:
 
         A change that cannot be undone because something changed since memtui wrote it is
         marked conflicting (kept in the log) and UndoError says how to go on."""
+        if not self.base.is_dir():  # nothing logged yet: undoing creates nothing
+            raise LookupError("nothing to undo" if name is None else f"no change {name!r} in the log")
         with self.locked():
             self._settle()
             mine = [c for c in reversed(self.changes()) if self._mine(c)]
