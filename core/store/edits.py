@@ -258,6 +258,8 @@ class ChangeLog:
         written) is removed, with the temporary files of killed writes."""
         self._remove_orphans()
         for change in self.changes():
+            if not self._mine(change):
+                continue  # its project files are another workspace's: settled by a run there
             if change.state == UNDOING:
                 try:
                     self._settle_undo(change)
