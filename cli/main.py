@@ -298,7 +298,7 @@ def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> N
             click.echo("No changes logged.")
         for c in log:
             when = datetime.fromtimestamp(c.time).strftime("%Y-%m-%d %H:%M:%S")
-            flag = "" if c.status == "done" else f"  ({c.status})"
+            flag = f"  ({c.status})"
             click.echo(f"{c.id}  {when}  {_name(c.summary)}{flag}")
         return
     try:
