@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 from memtui.core import doctor
 from memtui.core.paths import Paths
@@ -14,8 +13,10 @@ from ..helpers import enable, write
 
 
 def cli(paths: Paths, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    """memtui in a process of its own (a forked entry point: tests/cli/run.py)."""
+    from tests.cli.run import memtui
+
+    return memtui(paths, *args)
 
 
 def memory_bytes(paths: Paths) -> dict[str, bytes]:
