@@ -39,26 +39,41 @@ def field_row(label: str, widget: Input) -> ComposeResult:
         yield Static("", id=f"{widget.id}-error", classes="field-error", markup=False)
 
 
-def switch_text(title: str, value: bool, where: str | None = None) -> Text:
-    """`on  Memory for this workspace`: the state in words, so it reads without colour; the
-    file on a line of its own (a path is never broken inside a word)."""
+def fit_path(path: str, width: int) -> str:
+    """`path`, or its end after `…` (from a `/`) when it is wider than `width`: a path is
+    shortened from the left, never wrapped inside a name."""
+    if len(path) <= width:
+        return path
+    tail = path[-max(1, width - 1):]
+    cut = tail.find("/")
+    return "…" + (tail[cut:] if 0 <= cut < len(tail) - 1 else tail)
+
+
+def switch_text(title: str, value: bool, where: str | None = None, width: int = 0) -> Text:
+    """`on   Memory for this workspace`: the state in words, so it reads without colour; the
+    file on a line of its own, fitted to `width` from the left."""
     text = Text.assemble(("on " if value else "off", "bold"), "  ", title)
     if where:
-        text.append(f"\n     stored in {where}", style="dim")
+        prefix = "     stored in "
+        text.append("\n" + prefix + (fit_path(where, width - len(prefix)) if width else where), style="dim")
     return text
 
 
-class SwitchLabel(Label):
+class SwitchLabel(Static):
     """The words beside a switch; they follow its state."""
 
     def __init__(self, title: str, value: bool, switch_id: str, where: str | None = None) -> None:
-        super().__init__(switch_text(title, value, where), classes="switch-label", id=f"{switch_id}-label",
-                         markup=False)
+        super().__init__(classes="switch-label", id=f"{switch_id}-label", markup=False)
         self.switch_title = title
         self.where = where
+        self.value = value
+
+    def render(self) -> Text:
+        return switch_text(self.switch_title, self.value, self.where, self.content_region.width)
 
     def show_state(self, value: bool) -> None:
-        self.update(switch_text(self.switch_title, value, self.where))
+        self.value = value
+        self.refresh()
 
 
 class SettingsScreen(ModalScreen[SettingsChoice | None]):
