@@ -46,7 +46,7 @@ async def test_at_80x24_the_new_dialog_fills_the_screen_and_its_footer_shows_its
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await started(pilot)
-        assert "q Quit" in screen_text(app).splitlines()[-1]
+        await wait_until(pilot, lambda: "q Quit" in screen_text(app).splitlines()[-1], message="q Quit in the footer")
         await pilot.press("n")
         await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), message="the editor")
         await pilot.pause()
