@@ -17,7 +17,7 @@ from memtui.core.display import escape_name, escape_text
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
 
-from ..text import home_path
+from ..text import fit_path, home_path
 
 BUDGET_KEYS = ("total", "user", "project", "conversation")
 GATE_KEYS = ("user", "project", "conversation")
@@ -37,16 +37,6 @@ def field_row(label: str, widget: Input) -> ComposeResult:
         yield Label(label, classes="field-label")
         yield widget
         yield Static("", id=f"{widget.id}-error", classes="field-error", markup=False)
-
-
-def fit_path(path: str, width: int) -> str:
-    """`path`, or its end after `…` (from a `/`) when it is wider than `width`: a path is
-    shortened from the left, never wrapped inside a name."""
-    if len(path) <= width:
-        return path
-    tail = path[-max(1, width - 1):]
-    cut = tail.find("/")
-    return "…" + (tail[cut:] if 0 <= cut < len(tail) - 1 else tail)
 
 
 def switch_text(title: str, value: bool, where: str | None = None, width: int = 0) -> Text:
