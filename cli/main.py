@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -78,6 +79,24 @@ def _one_line(e: Entry) -> str:
 
 def _ref(e: Entry) -> str:
     return _name(e.source_ref)
+
+
+class _TextCommand(click.Command):
+    """A command whose argument is free text: text that starts with `-` reads as an unknown
+    option, so the usage error says how to pass it (after `--`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        known = {opt for param in self.params for opt in (*param.opts, *param.secondary_opts)}
+        given = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            text = next((a for a in given if a.startswith("-") and a != "--" and a.split("=")[0] not in known),
+                        exc.option_name)
+            before = "REF " if ctx.info_name == "edit" else ""
+            exc.message = (f"{exc.message.rstrip('.')}. Text that starts with '-' goes after '--', as in: "
+                           f"memtui {ctx.info_name} {before}-- {shlex.quote(text)}")
+            raise
 
 
 class _Main(click.Group):
@@ -153,7 +172,8 @@ def preview(obj: Ctx, query: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
 @click.pass_obj
 def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
-    """List the memories (Muse's /memories)."""
+    """List the memories (Muse's /memories): each with its id and source, either of which
+    names it to `edit` and `delete`."""
     store = actions.open_store(obj.paths)
     entries = store.entries(layer)
     if as_json:
@@ -169,13 +189,13 @@ def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
             click.echo(click.style(f"{current.capitalize()} ({c['active']}{extra})", bold=True))
         tags = f"  [{', '.join(_name(t) for t in e.tags)}]" if e.tags else ""
         flag = "  (archived)" if e.archived else ""
-        click.echo(f"  {_ref(e)}  {_one_line(e)}{tags}{flag}")
+        click.echo(f"  {_name(e.id)}  {_ref(e)}  {_one_line(e)}{tags}{flag}")
     if not entries:
         click.echo("No memories." if layer is None else f"No {layer} memories.")
     _report_problems(store)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, cls=_TextCommand)
 @click.argument("text")
 @click.option("--project", is_flag=True, help="Remember for this workspace (.muse/memory/context.md).")
 @click.option("--category", default="", help="Category for a new file: preference, knowledge, decision, pattern…")
@@ -199,7 +219,8 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
         click.echo(f"note: {_name(note)}", err=True)
     where = done.entry.source_ref if done.entry else (done.path.name if done.path else "")
     shown = display_path(done.path) if done.path else "muse.db"
-    click.echo(f"Remembered in {shown} ({_name(where)}).")
+    new_id = f", id {_name(done.entry.id)}" if done.entry else ""
+    click.echo(f"Remembered in {shown} ({_name(where)}{new_id}).")
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -212,7 +233,7 @@ def _confirm(question: str, yes: bool) -> None:
         sys.exit(1)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, cls=_TextCommand)
 @click.argument("keyword")
 @click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]), help="Only this layer.")
 @click.option("--yes", "-y", is_flag=True, help="Delete without asking.")
@@ -238,33 +259,43 @@ def forget(obj: Ctx, keyword: str, layer: str | None, yes: bool) -> None:
     click.echo(f"Deleted {len(matches)}. Undo with `memtui undo`.")
 
 
-@main.command(context_settings=CONTEXT)
-@click.argument("entry_id", metavar="ID")
+_REF_HELP = ("REF is the entry's id or its source label (`notes.md:6`), both shown by `memtui list`. "
+             "Text that starts with `-` goes after `--`.")
+_LAYER = click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]),
+                      help="The layer REF is in (when two layers have that source label).")
+
+
+@main.command(context_settings=CONTEXT, epilog=_REF_HELP, cls=_TextCommand)
+@click.argument("ref", metavar="REF")
 @click.argument("text")
+@_LAYER
 @click.pass_obj
-def edit(obj: Ctx, entry_id: str, text: str) -> None:
-    """Replace the text of the entry ID (from `list --json`); TEXT `-` reads it from stdin.
-    Only that entry's lines change."""
+def edit(obj: Ctx, ref: str, text: str, layer: str | None) -> None:
+    """Replace the text of the entry REF; TEXT `-` reads it from stdin. Only that entry's
+    lines change; prints the entry's new id."""
     if text == "-":
         text = sys.stdin.read()
     store = actions.open_store(obj.paths)
     try:
-        entry = actions.edit(store, entry_id, text)
+        entry = actions.edit(store, ref, text, layer)
     except ActionError as exc:
         _fail_on(exc)
-    where = entry.source_ref if entry else entry_id
-    click.echo(f"Edited {_name(where)}. Undo with `memtui undo`.")
+    if entry is None:
+        click.echo(f"Edited {_name(ref)}. Undo with `memtui undo`.")
+    else:
+        click.echo(f"Edited {_ref(entry)}, now id {_name(entry.id)}. Undo with `memtui undo`.")
 
 
-@main.command(context_settings=CONTEXT)
-@click.argument("entry_id", metavar="ID")
+@main.command(context_settings=CONTEXT, epilog=_REF_HELP)
+@click.argument("ref", metavar="REF")
 @click.option("--yes", "-y", is_flag=True, help="Delete without asking.")
+@_LAYER
 @click.pass_obj
-def delete(obj: Ctx, entry_id: str, yes: bool) -> None:
-    """Delete the one entry ID (ids from `list --json`), after asking."""
+def delete(obj: Ctx, ref: str, yes: bool, layer: str | None) -> None:
+    """Delete the one entry REF, after asking."""
     store = actions.open_store(obj.paths)
     try:
-        entry = actions.get_entry(store, entry_id)
+        entry = actions.get_entry(store, ref, layer)
     except ActionError as exc:
         _fail_on(exc)
     click.echo(f"[{entry.layer}] {_ref(entry)}  {_one_line(entry)}")
@@ -342,23 +373,30 @@ def export_(obj: Ctx, fmt: str, dest: str | None, layer: str | None) -> None:
 @main.command("import", context_settings=CONTEXT)
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("path", required=False, type=click.Path())
-@click.option("--project", "target", flag_value="project", help="Put every imported memory in the project layer.")
-@click.option("--user", "target", flag_value="user", help="Put every imported memory in the user layer.")
+@click.option("--project", "to_project", is_flag=True, help="Put every imported memory in the project layer.")
+@click.option("--user", "to_user", is_flag=True, help="Put every imported memory in the user layer.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.pass_obj
-def import_(obj: Ctx, fmt: str, path: str | None, target: str | None, dry_run: bool, as_json: bool) -> None:
+def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: bool, dry_run: bool,
+            as_json: bool) -> None:
     """Bring memories in from FORMAT (claude-code, agents-md, cursor, cline, jsonl), read from
     PATH or from where that tool keeps them. Near-duplicates of memories already there are
-    skipped, so importing twice adds nothing; nothing is ever overwritten."""
+    skipped, so importing twice adds nothing; nothing is ever overwritten. Exit 1 when
+    nothing was read (PATH missing, no memories there, or every record invalid)."""
+    if to_project and to_user:
+        raise click.UsageError("--project and --user cannot be given together: pick the one layer to import into")
+    target = "project" if to_project else "user" if to_user else None
     store = actions.open_store(obj.paths)
     try:
         report = actions.import_memories(store, fmt, Path(path) if path else None, target, dry_run)
     except ActionError as exc:
         _fail_on(exc)
+    # nothing read at all (a missing source, no memories there, every record invalid): exit 1
+    read_nothing = not report.added and not report.duplicates and not report.rows
     if as_json:
         _echo_json(report.as_dict())
-        return
+        sys.exit(1 if read_nothing else 0)
     verb = "Would import" if dry_run else "Imported"
     click.echo(f"{verb} {len(report.added)} memories from {_name(report.source)}; skipped {len(report.duplicates)} "
                f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid.")
@@ -370,6 +408,15 @@ def import_(obj: Ctx, fmt: str, path: str | None, target: str | None, dry_run: b
         click.echo(f"warning: {_name(where)}: {_name(reason)}", err=True)
     if not dry_run and report.change_id:
         click.echo("Undo with `memtui undo`.")
+    if read_nothing:
+        where = path or _name(report.source)
+        if path is not None and not os.path.lexists(path):
+            why = f"{_name(path)} does not exist"
+        elif report.invalid:
+            why = f"every record in {_name(where)} was invalid (see the warnings above)"
+        else:
+            why = f"found no {fmt} memories in {_name(where)}"
+        _fail(f"error: nothing imported: {why}.")
 
 
 @main.command(context_settings=CONTEXT)
@@ -393,19 +440,30 @@ def doctor_(obj: Ctx, as_json: bool, fix: bool) -> None:
     index out of step. Only reads; exit 0 when nothing is found, 1 otherwise."""
     found = doctor.findings(obj.paths)
     fixed: list[str] = []
-    if fix and any(f.kind == "index" for f in found):
+    said: list[tuple[str, bool]] = []  # what --fix did, for a person: (line, is it an error)
+    index_findings = sum(1 for f in found if f.kind == "index")
+    if fix and index_findings:
         report = doctor.repair(obj.paths)
         fixed = report.lines
         if report.ok:
             found = [f for f in found if f.kind != "index"] + [
                 f for f in doctor.findings(obj.paths, ("index",))]
+            left = sum(1 for f in found if f.kind == "index")
+            said.append((f"Fixed {index_findings - left} of {index_findings} index finding"
+                         f"{'s' if index_findings != 1 else ''}: {' '.join(report.lines)}", False))
+        else:
+            said += [(f"Not fixed: {line}", True) for line in report.lines]
+    elif fix:
+        said.append(("Nothing to fix: --fix rebuilds the search index, which is in step; the doctor never "
+                     "changes a memory" + (", so the findings below are yours to edit or delete." if found else "."),
+                     False))
     if as_json:
         counts = {kind: sum(1 for f in found if f.kind == kind) for kind in doctor.KINDS}
         _echo_json({"workspace": str(obj.paths.workspace), "findings": [f.as_dict() for f in found],
                     "counts": counts, "fixed": fixed})
     else:
-        for line in fixed:
-            click.echo(_name(line))
+        for line, is_error in said:
+            click.echo(_name(line), err=is_error)
         for f in found:
             click.echo(f"{f.kind:<16} {_name(f.source)}  {_name(f.reason)}")
         if not found:

@@ -49,6 +49,13 @@ class Refused(ActionError):
     """The change would break the file or is not allowed; nothing was written."""
 
 
+class UsageRefused(Refused):
+    """What was asked cannot be done as asked (a flag that would not apply, a REF that names
+    more than one entry); nothing was written. A usage error: exit 2."""
+
+    exit_code = 2
+
+
 # ---------------------------------------------------------------------- opening
 def open_store(paths: Paths) -> MemoryStore:
     """A loaded store. With no Muse home yet (a fresh machine) it reads what there is and
@@ -168,25 +175,30 @@ def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: s
         return Remembered(None, similar.path, duplicate_of=similar)
     from . import markdown as md
 
-    notes = []
     tags = list(tags)
     path = store.paths.default_file(layer) if layer in FILE_LAYERS else None
     rec = store.file_record(path) if path is not None else None
     if path is not None and rec is not None and (category or tags):
         # type and tags are frontmatter: they belong to the whole file, so an existing file keeps its own
+        # type and tags are frontmatter: they belong to the whole file, so a flag the existing
+        # file does not already satisfy is refused rather than dropped (SPEC §6)
         have = str(rec.parsed.meta.get("type", "") or "")
         have_tags = set(md.tags_of(rec.parsed.meta))
+        wrong = []
         if category and category != have:
-            notes.append(f"{path.name} has type {have or '(none)'}; the new entry takes the file's type, "
-                         f"not {category!r}")
+            wrong.append(f"its type is {have or '(none)'}, not {category!r}")
         missing = [t for t in tags if t not in have_tags]
         if missing:
-            notes.append(f"{path.name}'s tags ({', '.join(sorted(have_tags)) or 'none'}) apply to every entry in it; "
-                         f"{', '.join(missing)} not added")
+            wrong.append(f"its tags ({', '.join(sorted(have_tags)) or 'none'}) lack {', '.join(missing)}")
+        if wrong:
+            raise UsageRefused(
+                f"{path}: {'; '.join(wrong)}. A file's type and tags apply to every entry in it, so "
+                "--category and --tag only set them when the file is created; nothing was written. "
+                "Leave the flags out, or change the file's frontmatter first")
     for attempt in range(WRITE_RETRIES):
         try:
             entry = _guard(store.create_entry, layer, text, category=category, tags=list(tags))
-            return Remembered(entry, path, notes=notes)
+            return Remembered(entry, path)
         except Conflict:
             if attempt == WRITE_RETRIES - 1:
                 raise
@@ -194,19 +206,36 @@ def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: s
     raise AssertionError("unreachable")
 
 
-def get_entry(store: MemoryStore, entry_id: str) -> Entry:
-    entry = store.get(entry_id)
-    if entry is None:
-        raise NotFound(f"no memory has the id {entry_id!r} (ids: `memtui list --json`)")
-    return entry
+def get_entry(store: MemoryStore, ref: str, layer: str | None = None) -> Entry:
+    """The one entry REF names (SPEC §6): its id, or the source label every face prints
+    (`notes.md:6`, relative to its layer root; any line of a multi-line entry names it too).
+    A label two layers share needs `layer`."""
+    entry = store.get(ref)
+    if entry is not None and (layer is None or entry.layer == layer):
+        return entry
+    entries = store.entries(layer)
+    found = [e for e in entries if e.source_ref == ref]
+    if not found and ":" in ref:
+        rel, _, line = ref.rpartition(":")
+        if line.isdigit():
+            n = int(line) - 1
+            found = [e for e in entries if e.layer != Layer.CONVERSATION and e.rel_path == rel
+                     and e.line_start <= n < max(e.line_end, e.line_start + 1)]
+    if len(found) > 1:
+        layers = ", ".join(sorted({str(e.layer) for e in found}))
+        raise UsageRefused(f"{ref} names an entry in more than one layer ({layers}); say which with --layer")
+    if not found:
+        where = f" in the {layer} layer" if layer else ""
+        raise NotFound(f"no memory has the id or source {ref!r}{where} (both are shown by `memtui list`)")
+    return found[0]
 
 
-def edit(store: MemoryStore, entry: Entry | str, text: str) -> Entry | None:
-    """Replace one entry's text (given the entry or its id), line-exact (SPEC §2)."""
+def edit(store: MemoryStore, entry: Entry | str, text: str, layer: str | None = None) -> Entry | None:
+    """Replace one entry's text (given the entry, its id or its source label), line-exact (SPEC §2)."""
     from . import review
 
     if isinstance(entry, str):
-        entry = get_entry(store, entry)
+        entry = get_entry(store, entry, layer)
     new = _guard(store.edit_entry, entry, text)
     review.edited(store, new)  # an edit is a review (SPEC §12)
     return new

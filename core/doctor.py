@@ -263,13 +263,15 @@ def never_injected(entries: list[Entry], paths: Paths) -> list[Finding]:
         return []
     if not stats:
         return []
-    cutoff_ms = (time.time() - NEVER_INJECTED_DAYS * 86400) * 1000
-    recent = {eid for eid, (_count, last_ms) in stats.items() if last_ms >= cutoff_ms}
+    cutoff = time.time() - NEVER_INJECTED_DAYS * 86400
+    recent = {eid for eid, (_count, last_ms) in stats.items() if last_ms >= cutoff * 1000}
     if not recent:
         return []
+    # only entries older than the window: one written (or last changed) within it has not had
+    # its 30 days yet, so a memory made yesterday is not "never injected"
     return [Finding("never_injected", e.source_ref, f"not injected in the last {NEVER_INJECTED_DAYS} days",
                     e.id, e.layer)
-            for e in entries if not e.archived and e.id not in recent]
+            for e in entries if not e.archived and e.id not in recent and e.updated_at < cutoff]
 
 
 def index_findings(store: MemoryStore) -> list[Finding]:

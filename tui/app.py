@@ -319,7 +319,11 @@ class MemtuiApp(App[None]):
                 self.write("remember", lambda: actions.remember(self.store, text, layer, check_enabled=False),
                            layer=layer)
 
-        self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer), done)
+        off = None if self.settings.enabled else (
+            "Memory is off for this workspace: this memory is saved, but Muse won't use it until you turn "
+            "memory on (t).")
+        self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer, note=off),
+                         done)
 
     def _remember_done(self, done: actions.Remembered | None, error: actions.ActionError | None, layer: str) -> None:
         if error is not None:
@@ -330,7 +334,11 @@ class MemtuiApp(App[None]):
                      title="Not added", severity="warning", timeout=8)
         elif done is not None and done.entry is not None:
             self.main.select_after_reload(layer, done.entry.id)
-            self.say(f"Added to {describe(done.entry)}", title="Saved")
+            if self.settings.enabled:
+                self.say(f"Added to {describe(done.entry)}", title="Saved")
+            else:
+                self.say(f"Added to {describe(done.entry)}. Memory is off for this workspace: Muse won't use it "
+                         "until you turn memory on (t).", title="Saved · memory off", severity="warning", timeout=8)
 
     # -- edit
     def edit_memory(self, entry: Entry | None, text: str | None = None) -> None:
@@ -434,9 +442,15 @@ class MemtuiApp(App[None]):
         if entry is None:
             self.say("Select a memory first.", severity="warning")
             return
+        # what the confirmation must add (a parse of the file) is worked out off the event loop
+        self.write("delete_warning", lambda: actions.delete_warning(self.store, entry), entry=entry)
+
+    def _delete_warning_done(self, warning: str | None, error: actions.ActionError | None, entry: Entry) -> None:
+        if error is not None:
+            self._refused(error, "Cannot delete")
+            return
         body = Text.assemble(("This memory will be deleted:\n\n", ""), (snippet(entry.text, 400), "bold"),
                              (f"\n\nfrom {describe(entry)}. You can undo with u.", "dim"))
-        warning = actions.delete_warning(self.store, entry)
         if warning:
             body.append(f"\n\n⚠ {escape_name(warning)}", style="bold")
 
@@ -528,21 +542,36 @@ class MemtuiApp(App[None]):
 
     def reload_all(self) -> None:
         self.reload_settings()
-        self.run_worker(lambda: self.store.reload(full=True), thread=True, group="reload", exclusive=True,
-                        exit_on_error=False)
+        self.say("Reloading every memory file, the database and the settings…", title="Reload", timeout=2)
+
+        def job() -> dict[str, dict[str, int]]:
+            self.store.reload(full=True)
+            return actions.layer_counts(self.store.entries())
+
+        self.write("reload", job)
+
+    def _reload_done(self, counts: dict[str, dict[str, int]] | None, error: actions.ActionError | None) -> None:
+        if error is not None:
+            self._refused(error, "Reload failed")
+            return
+        assert counts is not None
+        shown = ", ".join(f"{counts[layer]['total']} {layer}" for layer in counts)
+        problems = len(self.store.problems)
+        extra = f"; {problems} file{'s' if problems != 1 else ''} skipped (see D)" if problems else ""
+        self.say(f"Reloaded: {shown} memories{extra}.", title="Reload", timeout=4)
 
     # ------------------------------------------------------------------ help + palette
     def help_rows(self) -> list[tuple[str, str]]:
         names = {"question_mark": "?", "slash": "/", "escape": "esc"}
         longer = {"cycle_order": "Sort each pane: file order → most injected → last injected",
                   "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid",
-                  "inbox": "Inbox: what the assistant learned, to accept (a), edit (e) or reject (x)"}
+                  "inbox": "Inbox: what the assistant learned, to accept (a), edit (e) or reject (x)",
+                  "reload": "Reload every memory file, the database and the settings",
+                  "undo_log": "Undo log: memtui's changes, newest first"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))
                 for b in MainScreen.BINDINGS if isinstance(b, Binding)]
         rows += [("↑/↓ j/k, pgup/pgdn", "Move in a pane"),
                  ("tab / shift+tab", "Move between panes and inputs"),
-                 ("r", "Reload every memory file, the database and the settings"),
-                 ("U", "Undo log: memtui's changes, newest first"),
                  ("enter (on the fold)", "Expand or collapse the injected text (also f)"),
                  ("enter (on a reason)", "List the memories left out for that reason"),
                  ("ctrl+s (in dialogs)", "Save"), ("ctrl+p", "Command palette (themes are remembered)")]

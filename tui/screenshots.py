@@ -19,13 +19,13 @@ from typing import cast
 
 from textual.app import App
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from memtui.core.demo import write_demo
 from memtui.core.paths import Paths
 
 from .app import MemtuiApp
-from .screens import ConfirmScreen, SettingsScreen
+from .screens import ConfirmScreen, EditScreen, SettingsScreen
 from .screens.inbox import InboxScreen
 
 SIZE = (140, 45)
@@ -50,6 +50,8 @@ def still(app: App[None]) -> None:
     for screen in app.screen_stack:
         for widget in screen.query(Input):
             widget.cursor_blink = False
+        for area in screen.query(TextArea):
+            area.cursor_blink = False
 
 
 async def ready(pilot: Pilot) -> None:
@@ -93,6 +95,13 @@ async def inbox(pilot: Pilot) -> None:
     await ready(pilot)
     await pilot.press("i")
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, InboxScreen))
+
+
+async def new_memory(pilot: Pilot) -> None:
+    await ready(pilot)
+    await pilot.press("n", *"Webhooks are verified with the signing secret")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditScreen))
+    still(pilot.app)
     await pilot.pause()
 
 
@@ -102,11 +111,12 @@ SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "settings": settings,
     "delete": delete_confirmation,
     "inbox": inbox,
+    "new": new_memory,
 }
-# (scene, theme, size): every scene in both themes at 140×45; the main screens also at 80×24.
+# (scene, theme, size): every scene in both themes, at 140×45 and at 80×24.
 SHOTS: list[tuple[str, str, tuple[int, int]]] = [
     *[(scene, theme, SIZE) for scene in SCENES for theme in THEMES],
-    *[(scene, theme, SMALL) for scene in ("main", "preview", "inbox") for theme in THEMES],
+    *[(scene, theme, SMALL) for scene in SCENES for theme in THEMES],
 ]
 
 

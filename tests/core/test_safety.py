@@ -40,14 +40,10 @@ TIMEOUT = 30  # seconds; a hang (a FIFO opened for reading) fails the test inste
 
 
 def memtui(paths: Paths, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The real console script in a subprocess, with a timeout so a hang is a failure."""
-    exe = shutil.which("memtui", path=str(Path(sys.executable).parent))
-    assert exe, "the memtui console script is not installed next to this Python"
-    return subprocess.run(
-        [exe, "--home", str(paths.home), "-w", str(paths.workspace), *args],
-        check=False, capture_output=True, text=True, timeout=TIMEOUT, input=input,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    )
+    """memtui in a process of its own (tests/cli/run.py), with a timeout so a hang is a failure."""
+    from tests.cli.run import memtui as run
+
+    return run(paths, *args, input=input, timeout=TIMEOUT)
 
 
 def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:

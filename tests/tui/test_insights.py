@@ -54,6 +54,9 @@ async def test_badges_detail_and_findings_list(tmp_path):
                          and "⚑ stale" in shown(app.query_one("#detail-body")), message="reason in the detail")
         await pilot.press("D")
         await wait_until(pilot, lambda: isinstance(app.screen, FindingsScreen), message="findings screen")
+        # drawn, with the file's name whole however long its folder is (it wrapped inside
+        # `broken.md` under a longer temporary folder)
+        await wait_until(pilot, lambda: "broken.md" in screen_text(app), message="the findings drawn")
         listing = screen_text(app)
         assert "broken.md" in listing and "invalid" in listing and "dup" in listing
         findings = app.screen.findings

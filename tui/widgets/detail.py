@@ -57,8 +57,14 @@ def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
     row("status", status)
     row("updated", datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC"))
     row("history", injected_line(stat))
+    # the doctor's reasons come right under the text, so a short pane shows them before the fields
+    flags = Table.grid(padding=(0, 1))
+    flags.add_column(style="bold", no_wrap=True)
+    flags.add_column()
     for finding in findings:
-        table.add_row(Text(f"⚑ {BADGES.get(finding.kind, finding.kind)}", style="bold"), name(finding.reason))
+        flags.add_row(Text(f"⚑ {BADGES.get(finding.kind, finding.kind)}", style="bold"), name(finding.reason))
+    if findings:
+        return Group(text(entry.text), Text(""), flags, Text(""), table)
     return Group(text(entry.text), Text(""), table)
 
 

@@ -66,18 +66,31 @@ def gauge(used: int, allowance: int) -> Text:
 
 def gauges_renderable(result: InjectionResult) -> Text:
     """One gauge per layer, on one line above the fold: tokens used of the layer's allowance
-    (its budget plus, after +, what the layers before it left unused)."""
+    (its budget plus what the layers before it left unused; `Proj 212/1264` is 212 of 1264)."""
     line = Text(no_wrap=True, overflow="ellipsis")
     for i, layer in enumerate(LAYERS):
-        used, allowance, carry = result.layer_budget.get(layer, (0, 0, 0))
+        used, allowance, _carry = result.layer_budget.get(layer, (0, 0, 0))
         if i:
             line.append("  ")
         line.append(f"{LAYER_TITLES[layer][:4]} ", style="bold")
         line.append_text(gauge(used, allowance))
         line.append(f" {used}/{allowance}")
-        if carry:
-            line.append(f"+{carry}", style="dim")
     return line
+
+
+def fold_title(result: InjectionResult, summary: LeftOut) -> str:
+    """`33 memories injected · 834/2000 tokens · truncated · 1 clipped`: "truncated" only when
+    memories were left out for the budget, "N clipped" when injected ones were shortened."""
+    noun = "memory" if result.count == 1 else "memories"
+    parts = [f"{result.count} {noun} injected", f"{result.tokens}/{result.budget.get('total', 0)} tokens"]
+    if summary.over_budget:
+        parts.append("truncated")
+    clipped = sum(1 for c in result.included if c.clipped)
+    if clipped:
+        parts.append(f"{clipped} clipped")
+    if result.count == 0 and result.disabled_reason:
+        parts.append(result.disabled_reason.replace("_", " "))
+    return " · ".join(parts)
 
 
 def near_miss_key(c: Candidate) -> tuple[float, int]:
@@ -108,6 +121,7 @@ class LeftOut:
     counts: dict[str, int] = field(default_factory=dict)  # per reason, exact
     near: list[Candidate] = field(default_factory=list)
     samples: dict[str, list[Candidate]] = field(default_factory=dict)  # per reason, nearest first
+    over_budget: int = 0  # left out because the budget was spent (near misses included)
 
 
 def left_out(result: InjectionResult) -> LeftOut:
@@ -116,7 +130,7 @@ def left_out(result: InjectionResult) -> LeftOut:
     `status_counts()`, so no keystroke produces every candidate of a large store."""
     counts = result.status_counts()
     counts.pop("included", None)
-    out = LeftOut(total=sum(counts.values()), counts=counts)
+    out = LeftOut(total=sum(counts.values()), counts=counts, over_budget=counts.get("budget", 0))
     seen = [c for c in islice(result.iter_candidates(), SCAN_LIMIT) if c.status != "included"]
     out.near = heapq.nsmallest(NEAR_MISSES, (c for c in seen if c.status in ("budget", "max_items") or c.score > 0),
                                key=near_miss_key)
@@ -172,7 +186,8 @@ class PreviewPane(Vertical):
             for reason in REASONS:
                 self.query_one(f"#left-{reason}", Collapsible).display = False
             return
-        fold.title = Content(result.summary())  # type: ignore[assignment]
+        summary = summary or left_out(result)
+        fold.title = Content(fold_title(result, summary))  # type: ignore[assignment]
         injected.update(injected_renderable(result.text))
         gauges.display = True
         gauges.update(gauges_renderable(result))
