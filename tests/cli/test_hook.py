@@ -15,16 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtui.core import history
-from memtui.core.hook_settings import (
-    HookSettingsError,
-    hook_command,
-    install,
-    is_memtui_hook,
-    project_settings_path,
-    receipts_path,
-    uninstall,
-    user_settings_path,
-)
+from memtui.core.assistants import claude_code, hook_files
+from memtui.core.assistants.files import ConfigError as HookSettingsError
+from memtui.core.assistants.files import Receipts, receipts_path
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -32,6 +25,22 @@ CONTEXT = "- 数据库连接池 zebracorn 配置过小\n- Use PostgreSQL + pgbou
 PROMPT = "帮我优化数据库查询 vitest quokkaprompt"
 MEMTUI = str(Path(sys.executable).parent / "memtui")  # this installation's console script
 HOOK = [sys.executable, "-m", "memtui.cli.hook"]
+
+
+def hook_command(program: str) -> str:
+    return hook_files.hook_command("claude-code", program)
+
+
+def install(path, command: str, receipts=None):
+    return hook_files.install(claude_code.FILES, "claude-code", path, command, Receipts(receipts))
+
+
+def uninstall(path, receipts=None):
+    return hook_files.uninstall(claude_code.FILES, "claude-code", path, Receipts(receipts))
+
+
+def is_memtui_hook(command) -> bool:
+    return hook_files.is_memtui_hook(command, "claude-code")
 
 
 @pytest.fixture
@@ -228,8 +237,8 @@ def test_a_stale_memtui_hook_is_updated_not_duplicated(tmp_path):
 
 
 @pytest.mark.parametrize("content, reason", [
-    (b'{"model": "opus",', "not valid JSON"),
-    (b'["a"]', "not a JSON object"),
+    (b'{"model": "opus",', "invalid JSON"),
+    (b'["a"]', "must be a JSON object"),
     (b'{"hooks": []}', '"hooks" is not a JSON object'),
     (b'{"hooks": {"UserPromptSubmit": {}}}', '"hooks.UserPromptSubmit" is not a JSON array'),
     (b'\xff\xfe{}', "not UTF-8"),
@@ -258,8 +267,10 @@ def test_a_symlinked_settings_file_is_written_through(tmp_path):
 
 
 def test_settings_paths(tmp_path):
-    assert user_settings_path(tmp_path) == tmp_path / ".claude" / "settings.json"
-    assert project_settings_path(tmp_path / "ws") == tmp_path / "ws" / ".claude" / "settings.json"
+    files = claude_code.FILES
+    assert files.user(tmp_path) == tmp_path / ".claude" / "settings.json"
+    assert files.shared_project(tmp_path / "ws") == tmp_path / "ws" / ".claude" / "settings.json"
+    assert files.personal_project and files.personal_project(tmp_path / "ws") == tmp_path / "ws" / ".claude" / "settings.local.json"
     assert receipts_path(tmp_path).parent == tmp_path
     assert is_memtui_hook(f"{shlex.quote(sys.executable)} -m memtui.cli.hook")
     assert not is_memtui_hook("memtui-other hook claude-code") and not is_memtui_hook("echo 'unclosed")
@@ -283,7 +294,7 @@ def test_install_command_writes_a_hook_claude_code_can_run(ws):
 
 
 def test_install_command_project_and_invalid_file(ws):
-    settings = ws.workspace / ".claude" / "settings.json"
+    settings = ws.workspace / ".claude" / "settings.local.json"  # --project: the personal, uncommitted file
     r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "install", "claude-code", "--project")
     assert r.returncode == 0 and our_handlers(json.loads(settings.read_text()))
     r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "uninstall", "claude-code", "--project")
@@ -291,7 +302,7 @@ def test_install_command_project_and_invalid_file(ws):
     settings.parent.mkdir(exist_ok=True)
     settings.write_text("{oops", encoding="utf-8")
     r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "install", "claude-code", "--project")
-    assert r.returncode == 1 and str(settings) in r.stderr and "not valid JSON" in r.stderr
+    assert r.returncode == 1 and str(settings) in r.stderr and "invalid JSON" in r.stderr
     assert "Traceback" not in r.stderr and settings.read_text() == "{oops"
 
 
