@@ -155,7 +155,7 @@ class _Doc:
             raise ConfigError(f"{shown(self.path)}: \"{self.spec.key}\" is not a table of servers; not changed")
         return found
 
-    def entry(self, program: str) -> Any:
+    def entry(self, program: str, among: MutableMapping) -> Any:
         value = self.spec.entry(program)
         if self.spec.toml:
             import tomlkit
@@ -163,6 +163,8 @@ class _Doc:
             table = tomlkit.table()
             for k, v in value.items():
                 table[k] = v
+            if any(k != NAME for k in among):
+                table.add(tomlkit.nl())  # a blank line before the next server's table, as between the others
             return table
         return value
 
@@ -209,7 +211,7 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
     if current is not None and not is_memtui_entry(current):
         raise ConfigError(f"{shown(given)}: a server named \"memtui\" that memtui did not write is already there; not changed")
     verb = "Updated" if current is not None else "Registered"
-    servers[NAME] = doc.entry(program)
+    servers[NAME] = doc.entry(program, servers)
     after = doc.text()
     message = f"{verb} the memtui MCP server with {spec.name} in {shown(given)}: {program} {' '.join(ARGS)}"
     change = Change(given, True, message, before=doc.before(), after=after)
@@ -237,10 +239,13 @@ def uninstall(client: Client | str, path: Path, receipts: Receipts | None = None
     del servers[NAME]
     book = receipts or Receipts(None)
     made = book.made(path, PURPOSE)
-    if spec.key in made and not servers:
+    dropped = spec.key in made and not servers
+    if dropped:
         del doc.data[spec.key]
     gone = FILE in made and not doc.data
     after = "" if gone else doc.text()
+    if dropped and spec.toml and after.endswith("\n\n"):
+        after = after.rstrip("\n") + "\n"  # the blank line tomlkit put before the table it added
     change = Change(given, True, f"Removed the memtui MCP server from {shown(given)}.", before=doc.before(), after=after)
     if dry_run:
         return change
