@@ -363,3 +363,43 @@ def test_mcp_install_refuses_a_file_it_cannot_keep_whole(ws, content, reason):
 def test_mcp_install_claude_desktop_has_no_project_file(ws):
     r = memtui(ws, "mcp", "install", "claude-desktop", "--project")
     assert r.returncode == 1 and "no project config" in r.stderr
+
+
+# ---------------------------------------------------------------------- doctor
+def test_doctor_reports_a_memory_an_instructions_file_already_gives(ws):
+    write(ws.workspace / "CLAUDE.md", "# Project rules\n\n- Use PostgreSQL + pgbouncer.\n- Run `make test` before pushing\n")
+    write(ws.workspace / ".github" / "copilot-instructions.md", "Always answer in English. 数据库连接池 zebracorn 配置过小\n")
+    write(ws.workspace / "AGENTS.md", "Prefer small commits.\n")
+    r = memtui(ws, "doctor", "--json")
+    found = [(f["kind"], f["source"], f["reason"]) for f in json.loads(r.stdout)["findings"] if f["kind"] == "already_loaded"]
+    assert r.returncode == 1
+    assert sorted(found) == [
+        ("already_loaded", "context.md:1", "repeats .github/copilot-instructions.md, which the assistant already loads in this workspace"),
+        ("already_loaded", "context.md:2", "repeats CLAUDE.md, which the assistant already loads in this workspace"),
+    ]
+
+
+def test_doctor_reads_no_instructions_file_through_a_link_out_of_the_workspace(ws, tmp_path):
+    outside = write(tmp_path / "outside.md", "- Use PostgreSQL + pgbouncer\n")
+    (ws.workspace / "GEMINI.md").symlink_to(outside)
+    found = json.loads(memtui(ws, "doctor", "--json").stdout)["findings"]
+    assert [f for f in found if f["kind"] == "already_loaded"] == []
+
+
+def test_doctor_reports_a_budget_that_can_give_an_assistant_more_than_it_keeps(paths):
+    write(paths.project_root / "notes.md", "".join(f"- Note {i:03d} on the quokka deploy: {'y' * 90}\n" for i in range(300)))
+    enable(paths, {"memory": {"budget": {"total": 8000, "user": 600, "project": 8000, "conversation": 600}}})
+    found = [f for f in json.loads(memtui(paths, "doctor", "--json").stdout)["findings"] if f["kind"] == "over_limit"]
+    assert [f["source"] for f in found] == [str(paths.global_settings)] * 2
+    claude, codex = found
+    assert "Claude Code keeps 10000" in claude["reason"] and "Codex keeps 10000" in codex["reason"]
+    fits = int(claude["reason"].rsplit("a total of ", 1)[1].split()[0])
+    assert 1500 < fits < 8000
+    # the promise holds: with that budget no query gives Claude Code more than it keeps
+    enable(paths, {"memory": {"budget": {"total": fits, "user": 600, "project": fits, "conversation": 600}}})
+    assert [f for f in json.loads(memtui(paths, "doctor", "--json").stdout)["findings"] if f["kind"] == "over_limit"
+            and "Claude Code" in f["reason"]] == []
+    text = build_injection(paths.workspace, "quokka deploy", home=paths.home).text
+    assert len(text) + 1 <= 10_000
+    enable(paths)  # the default budget: nothing to report
+    assert [f for f in json.loads(memtui(paths, "doctor", "--json").stdout)["findings"] if f["kind"] == "over_limit"] == []
