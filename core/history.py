@@ -242,10 +242,11 @@ def records(db_path: str | Path, limit: int | None = None,
     ]
 
 
-def stats(db_path: str | Path, workspace: str | Path | None = None,
-          since_ms: int | None = None) -> dict[str, tuple[int, int]]:
+def stats(db_path: str | Path, workspace: str | Path | None = None, since_ms: int | None = None,
+          by_target: bool = False) -> dict[str, tuple]:
     """entry id -> (times injected, time of the last injection in ms), over `workspace`'s
-    records (all when None) since `since_ms` (all when None)."""
+    records (all when None) since `since_ms` (all when None). With `by_target`, a third
+    item: ((assistant, times), ...) most first, `muse` for injections Muse recorded."""
     clauses, args = ["h.count > 0"], list[object]()
     if workspace is not None:
         clauses.append("h.workspace = ?")
@@ -253,7 +254,18 @@ def stats(db_path: str | Path, workspace: str | Path | None = None,
     if since_ms is not None:
         clauses.append("h.time >= ?")
         args.append(int(since_ms))
-    sql = (f"SELECT json_extract(e.value, '$.id') AS entry_id, count(DISTINCT h.id), max(h.time) "
+    target = "{target}" if by_target else "NULL"  # json_each has no column of that name
+    sql = (f"SELECT json_extract(e.value, '$.id') AS entry_id, {target} AS tgt, count(DISTINCT h.id), max(h.time) "
            f"FROM {TABLE} AS h, json_each(CASE WHEN json_valid(h.entries) THEN h.entries ELSE '[]' END) AS e "
-           f"WHERE {' AND '.join(clauses)} AND e.type = 'object' GROUP BY entry_id HAVING entry_id IS NOT NULL")
-    return {str(entry_id): (n, last) for entry_id, n, last in _read(db_path, sql, args)}
+           f"WHERE {' AND '.join(clauses)} AND e.type = 'object' GROUP BY entry_id, tgt HAVING entry_id IS NOT NULL")
+    out: dict[str, tuple] = {}
+    per_target: dict[str, dict[str, int]] = {}
+    for entry_id, tgt, n, last in _read(db_path, sql, args):
+        key = str(entry_id)
+        count, newest = out.get(key, (0, 0))[:2]
+        out[key] = (count + n, max(newest, last))
+        per_target.setdefault(key, {})[tgt or "muse"] = n
+    if by_target:
+        out = {key: (*value, tuple(sorted(per_target[key].items(), key=lambda kv: (-kv[1], kv[0]))))
+               for key, value in out.items()}
+    return out

@@ -80,7 +80,7 @@ class MemtuiApp(App[None]):
         self._theme_override = theme
         self.findings: list[Finding] | None = None  # the doctor's, once its first run is done
         self.findings_by_entry: dict[str, tuple[Finding, ...]] = {}
-        self.history: dict[str, tuple[int, int]] = {}  # entry id -> (times injected, last ms)
+        self.history: dict[str, tuple] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
         self.insight_runs = 0  # finished doctor + history runs (tests wait on it)
         self._insights_running = False
         self._insights_again = False
@@ -174,7 +174,8 @@ class MemtuiApp(App[None]):
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
             found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
         try:
-            stats = history.stats(self.paths.db_path, self.paths.workspace) if self.paths.db_path.is_file() else {}
+            stats = (history.stats(self.paths.db_path, self.paths.workspace, by_target=True)
+                     if self.paths.db_path.is_file() else {})
         except Exception:  # no history table yet, or a damaged database: nothing to show
             stats = {}
         self.post_message(InsightsReady(found, stats))
