@@ -169,6 +169,9 @@ def _register(obj: Any, client: str, install: bool, project: bool, dry_run: bool
         else:
             change = mcp_clients.uninstall(client, path, receipts, within, dry_run)
     except ConfigError as exc:
+        if client == "claude-code" and not project and install:  # ~/.claude.json is Claude Code's own, often large
+            exc = ConfigError(f"{exc}\nClaude Code can register it itself: claude mcp add --scope user memtui -- "
+                              f"{find_memtui() or 'memtui'} mcp")
         fail(str(exc))
         return
     if dry_run:

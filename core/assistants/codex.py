@@ -11,7 +11,7 @@ and nothing else; an empty stdout is "nothing to add". Codex keeps 2,500 of its
 approximate tokens (a token per 4 bytes of UTF-8) of a hook's text, so at most 10,000
 bytes. Exit 2 would block the prompt: never used.
 
-Hooks live in `hooks.json` (`~/.codex/hooks.json`, or `<repo>/.codex/hooks.json`, which
+Hooks live in `hooks.json` (`~/.codex/hooks.json` — `$CODEX_HOME` when set — or `<repo>/.codex/hooks.json`, which
 is committed and loads once the project is trusted) in the same shape as Claude Code's:
 `hooks.UserPromptSubmit[].hooks[]` with `type`, `command`, `timeout` in seconds.
 """
@@ -19,6 +19,8 @@ is committed and loads once the project is trusted) in the same shape as Claude 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from . import Target
 from .hook_files import HookFiles
@@ -41,13 +43,18 @@ PROTOCOL = HookProtocol(target=Target.CODEX, name="Codex", event=EVENT, render=_
                         limit=OUTPUT_LIMIT, unit="UTF-8 bytes", measure=_measure)
 
 
+def codex_home(user_home: Path) -> Path:
+    """Where Codex keeps the person's config: `$CODEX_HOME`, else `~/.codex`."""
+    return Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else user_home / ".codex"
+
+
 def _handler(command: str) -> dict:
     return {"type": "command", "command": command, "timeout": 10}
 
 
 FILES = HookFiles(
     event=EVENT,
-    user=lambda home: home / ".codex" / "hooks.json",
+    user=lambda home: codex_home(home) / "hooks.json",
     personal_project=None,
     shared_project=lambda ws: ws / ".codex" / "hooks.json",
     handler=_handler,

@@ -9,7 +9,7 @@ program to start and its arguments:
 | claude-code    | `~/.claude.json` (user scope); `<project>/.mcp.json`             | `mcpServers`  |
 | cursor         | `~/.cursor/mcp.json`; `<project>/.cursor/mcp.json`               | `mcpServers`  |
 | vscode         | `mcp.json` in VS Code's user folder; `<project>/.vscode/mcp.json`| `servers` (`"type": "stdio"`) |
-| codex          | `~/.codex/config.toml`; `<project>/.codex/config.toml`           | `[mcp_servers.memtui]` |
+| codex          | `$CODEX_HOME/config.toml` (`~/.codex`); `<project>/.codex/config.toml`           | `[mcp_servers.memtui]` |
 | gemini         | `~/.gemini/settings.json`; `<project>/.gemini/settings.json`     | `mcpServers`  |
 
 The server is registered as `memtui` with the absolute path of the running `memtui` (an
@@ -34,6 +34,7 @@ from typing import Any
 
 from ..fileio import RefusedFileError
 from ..settings import dump_json_object, parse_json_object, read_settings_bytes
+from .codex import codex_home
 from .files import DIR, FILE, Change, ConfigError, Receipts, remove_file, shown, write_bytes, write_target
 
 NAME = "memtui"
@@ -92,7 +93,7 @@ CONFIGS = {
                              lambda h: _app_config(h, "Code", "User", "mcp.json"), lambda ws: ws / ".vscode" / "mcp.json",
                              _typed_stdio),
     Client.CODEX: McpClient(Client.CODEX, "Codex", "mcp_servers",
-                            lambda h: h / ".codex" / "config.toml", lambda ws: ws / ".codex" / "config.toml", _stdio,
+                            lambda h: codex_home(h) / "config.toml", lambda ws: ws / ".codex" / "config.toml", _stdio,
                             toml=True),
     Client.GEMINI: McpClient(Client.GEMINI, "Gemini CLI", "mcpServers",
                              lambda h: h / ".gemini" / "settings.json", lambda ws: ws / ".gemini" / "settings.json", _stdio),

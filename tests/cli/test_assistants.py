@@ -336,6 +336,16 @@ def test_mcp_install_codex_keeps_the_toml_byte_for_byte(ws, args, where):
     assert path.read_text(encoding="utf-8") == appended
 
 
+def test_codex_home_is_where_codex_keeps_the_persons_files(ws, tmp_path, monkeypatch):
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    assert memtui(ws, "mcp", "install", "codex").returncode == 0
+    assert memtui(ws, "hook", "install", "codex").returncode == 0
+    assert sorted(p.name for p in home.iterdir()) == ["config.toml", "hooks.json"]
+    assert not (user_home() / ".codex").exists()
+
+
 def test_mcp_install_into_nothing_then_uninstall_leaves_nothing(ws):
     for client, folder in (("codex", ".codex"), ("vscode", ".vscode"), ("cursor", ".cursor")):
         assert memtui(ws, "mcp", "install", client, "--project").returncode == 0
