@@ -82,7 +82,7 @@ def fit(result: InjectionResult, protocol: HookProtocol) -> InjectionResult:
     text = result.text
     if not text or protocol.fits(text):
         return result
-    from ..injection import block_cost
+    from ..injection import Candidate, block_cost
 
     lines = text.split("\n")
     kept = sum(1 for line in lines if line.startswith(ENTRY_PREFIX))
@@ -94,9 +94,14 @@ def fit(result: InjectionResult, protocol: HookProtocol) -> InjectionResult:
     if kept <= 0 or lines in ([], [MEMORY_HEADER]):
         lines, kept = [], 0
     new_text = "\n".join(lines)
-    included = [c for c in result.included if c.status == "included"][:kept]
+    included = [c for c in result.included if c.status == "included"]
+    dropped = {(id(c.index), c.pos) for c in included[kept:]}
+    # every candidate again, those cut here marked `budget` (new objects: the result's own stay as they are)
+    candidates = [c if (id(c.index), c.pos) not in dropped else Candidate(c.index, c.pos, c.score, "budget", c._maker)
+                  for c in result.iter_candidates()]
     return dataclasses.replace(
         result, text=new_text, count=kept, chars=len(new_text), tokens=block_cost(new_text) if new_text else 0,
-        truncated=True, included=included,
+        truncated=True, included=[c for c in candidates if c.status == "included"],
         disabled_reason=result.disabled_reason if kept else "over_budget",
+        _candidates=candidates, _status_counts=None,
     )

@@ -160,6 +160,10 @@ def test_a_budget_past_the_limit_is_cut_to_whole_entries_the_assistant_keeps(pat
         assert text.endswith("x\n") and text.count("\n- ") < 400  # whole entries only
         rec = history.records(paths.db_path, limit=1)[0]
         assert rec.target == str(target) and rec.truncated and rec.count == text.count("\n- ")
+    as_json = json.loads(memtui(paths, "preview", "quokka", "--json", "--target", "claude-code").stdout)
+    statuses = [c["status"] for c in as_json["candidates"]]
+    assert statuses.count("included") == as_json["count"] < 400 and statuses.count("budget") == 400 - as_json["count"]
+    assert as_json["text"] + "\n" == preview_text(paths, Target.CLAUDE_CODE, "quokka") and as_json["truncated"]
     gemini = context_of(Target.GEMINI, run_hook(paths.home, Target.GEMINI, hook_input(Target.GEMINI, paths.workspace, "quokka")).stdout)
     assert gemini == full.text + "\n"  # no documented limit: the whole injection
 
@@ -413,3 +417,12 @@ def test_doctor_reports_a_budget_that_can_give_an_assistant_more_than_it_keeps(p
     assert len(text) + 1 <= 10_000
     enable(paths)  # the default budget: nothing to report
     assert [f for f in json.loads(memtui(paths, "doctor", "--json").stdout)["findings"] if f["kind"] == "over_limit"] == []
+
+
+def test_the_hook_module_runs_each_target_without_the_console_script(ws):
+    for target in Target:
+        ran = subprocess.run([sys.executable, "-m", "memtui.cli.hook", str(target)], input=hook_input(target, ws.workspace),
+                             capture_output=True, timeout=60, env={**os.environ, "MUSE_HOME": str(ws.home)})
+        assert ran.returncode == 0 and context_of(target, ran.stdout) == preview_text(ws, target)
+    ran = subprocess.run([sys.executable, "-m", "memtui.cli.hook", "copilot"], input=b"{}", capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stdout) == (0, b"") and b"unknown target" in ran.stderr
