@@ -84,13 +84,22 @@ def fit(result: InjectionResult, protocol: HookProtocol) -> InjectionResult:
         return result
     from ..injection import Candidate, block_cost
 
+    assert protocol.limit is not None
     lines = text.split("\n")
     kept = sum(1 for line in lines if line.startswith(ENTRY_PREFIX))
-    while lines and not protocol.fits("\n".join(lines)):
-        if lines.pop().startswith(ENTRY_PREFIX):
+    size, empty = protocol.measure(text), protocol.measure("")
+
+    def pop() -> str:  # the last line, and its size with the newline before it taken off `size`
+        nonlocal size
+        line = lines.pop()
+        size -= protocol.measure(line + "\n") - empty
+        return line
+
+    while lines and size > protocol.limit:
+        if pop().startswith(ENTRY_PREFIX):
             kept -= 1
         while lines and (lines[-1].startswith(LAYER_HEADER) or lines[-1] == ""):
-            lines.pop()  # a header whose entries are all gone, and the blank line before it
+            pop()  # a header whose entries are all gone, and the blank line before it
     if kept <= 0 or lines in ([], [MEMORY_HEADER]):
         lines, kept = [], 0
     new_text = "\n".join(lines)

@@ -4,6 +4,7 @@ schema, kept in tests/cli/schemas/), and every installer round-tripping a real f
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -14,12 +15,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 import tomlkit
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memtui.core import history
 from memtui.core.assistants import Target
 from memtui.core.assistants.delivery import protocol
 from memtui.core.assistants.protocol import fit
-from memtui.core.injection import build_injection
+from memtui.core.injection import InjectionResult, build_injection
 from tests.helpers import enable, write
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -176,6 +179,25 @@ def test_fit_drops_entries_from_the_end_and_empty_layer_headers(ws):
     assert cut.text == "## Memory\n\n### User Preferences\n- Use vitest, not jest"
     assert cut.count == 1 and cut.truncated and [c.entry.text for c in cut.included] == ["Use vitest, not jest"]
     assert fit(result, proto) is result  # within the limit: unchanged
+
+
+HEADERS = ("### User Preferences", "### Project Knowledge", "### Relevant Context")
+LINE_TEXT = st.text(alphabet="aé€数 ", min_size=1, max_size=60).filter(lambda t: t.strip() == t and t)
+
+
+@given(layers=st.tuples(*(st.lists(LINE_TEXT, max_size=6) for _ in HEADERS)).filter(any),
+       limit=st.integers(min_value=1, max_value=1500), target=st.sampled_from([Target.CLAUDE_CODE, Target.CODEX]))
+def test_fit_keeps_the_longest_prefix_of_whole_entries_within_the_limit(layers, limit, target):
+    text = "## Memory" + "".join(f"\n\n{h}" + "".join(f"\n- {line}" for line in lines) for h, lines in zip(HEADERS, layers) if lines)
+    proto = dataclasses.replace(protocol(target), limit=limit)
+    out = fit(InjectionResult(workspace="w", query="q", enabled=True, text=text, count=sum(map(len, layers))), proto)
+    entries = [line for line in text.split("\n") if line.startswith("- ")]
+    assert out.count == out.text.count("\n- ") and out.text.count("\n- ") <= len(entries)
+    if out.text:
+        assert proto.measure(out.text) <= limit and text.startswith(out.text) and out.text.split("\n")[-1].startswith("- ")
+    if out.count < len(entries):  # nothing more would have fitted: the next entry (with its header) overflows
+        longer = text[:text.index(entries[out.count], len(out.text)) + len(entries[out.count])]
+        assert not proto.fits(longer)
 
 
 def test_history_names_the_assistant_and_an_old_table_gains_the_column(ws):
