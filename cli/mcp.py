@@ -176,7 +176,7 @@ def _register(obj: Any, client: str, install: bool, project: bool, dry_run: bool
         return
     if dry_run:
         click.echo(escape_text(change.diff()) if change.changed else "", nl=False)
-        click.echo(escape_text(("Would do: " + change.message) if change.changed else change.message))
+        click.echo(escape_text(change.message))
     else:
         click.echo(escape_text(change.message))
 

@@ -210,12 +210,11 @@ def place(files: HookFiles, name: str, workspace: Path, project: bool, shared: b
     `--project`, the project's personal (uncommitted) file when the tool has one; with
     `--shared`, or for a tool whose project file is always committed, the shared file with
     a command that does not depend on one person's installation."""
-    portable = ("it runs plain `memtui`, so memtui must be on PATH for everyone who uses "
-                "the project (e.g. installed with pipx)")
     if shared or (project and files.personal_project is None):
-        note = f"{name} reads this project file for everyone (it is committed): {portable}."
+        note = ("This file is shared with everyone on the project (committed), so the hook runs plain `memtui`: "
+                "memtui must be on everyone's PATH (e.g. installed with pipx).")
         if not shared:
-            note = f"{name} has no personal project file; " + note
+            note = f"{name} has no personal project file. " + note
         return HookPlace(files.shared_project(workspace), True, workspace, note)
     if project:
         assert files.personal_project is not None

@@ -211,7 +211,8 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
         return Change(given, False, f"memtui is already registered with {spec.name} in {shown(given)}.")
     if current is not None and not is_memtui_entry(current):
         raise ConfigError(f"{shown(given)}: a server named \"memtui\" that memtui did not write is already there; not changed")
-    verb = "Updated" if current is not None else "Registered"
+    verb = {(False, False): "Registered", (True, False): "Updated", (False, True): "Would register",
+            (True, True): "Would update"}[(current is not None, dry_run)]
     servers[NAME] = doc.entry(program, servers)
     after = doc.text()
     message = f"{verb} the memtui MCP server with {spec.name} in {shown(given)}: {program} {' '.join(ARGS)}"
@@ -247,7 +248,8 @@ def uninstall(client: Client | str, path: Path, receipts: Receipts | None = None
     after = "" if gone else doc.text()
     if dropped and spec.toml and after.endswith("\n\n"):
         after = after.rstrip("\n") + "\n"  # the blank line tomlkit put before the table it added
-    change = Change(given, True, f"Removed the memtui MCP server from {shown(given)}.", before=doc.before(), after=after)
+    change = Change(given, True, f"{'Would remove' if dry_run else 'Removed'} the memtui MCP server from {shown(given)}.",
+                    before=doc.before(), after=after)
     if dry_run:
         return change
     if gone:
