@@ -448,3 +448,20 @@ def test_the_hook_module_runs_each_target_without_the_console_script(ws):
         assert ran.returncode == 0 and context_of(target, ran.stdout) == preview_text(ws, target)
     ran = subprocess.run([sys.executable, "-m", "memtui.cli.hook", "copilot"], input=b"{}", capture_output=True, timeout=60)
     assert (ran.returncode, ran.stdout) == (0, b"") and b"unknown target" in ran.stderr
+
+
+@pytest.mark.parametrize("name, bad", [
+    # a Claude-only field inside Codex's hookSpecificOutput, an extra top-level field, a block without a reason
+    ("codex-user-prompt-submit.output", {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "x",
+                                                                "suppressOriginalPrompt": True}}),
+    ("codex-user-prompt-submit.output", {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit"}, "additionalContext": "x"}),
+    ("codex-user-prompt-submit.output", {"decision": "block", "reason": " "}),
+    ("codex-user-prompt-submit.output", {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "x"}}),
+    ("gemini-before-agent.output", {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "x"}}),
+    ("gemini-before-agent.output", {"additionalContext": "x"}),
+    ("codex-user-prompt-submit.input", {"cwd": "/", "hook_event_name": "UserPromptSubmit", "prompt": "x"}),
+])
+def test_the_schema_fixtures_are_valid_and_reject_what_the_tools_reject(name, bad):
+    jsonschema.Draft7Validator.check_schema(schema(name))
+    with pytest.raises(jsonschema.ValidationError):
+        validate(bad, name)
