@@ -9,7 +9,7 @@ from typing import Any, Literal
 import click
 
 from memtui.core import actions
-from memtui.core.assistants.mcp_clients import CLIENTS
+from memtui.core.assistants import CLIENTS
 from memtui.core.injection import inject_from_store
 from memtui.core.model import Entry, Layer
 from memtui.core.paths import Paths

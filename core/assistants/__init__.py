@@ -23,3 +23,17 @@ class Target(StrEnum):
 
 
 TARGETS = tuple(Target)
+
+
+class Client(StrEnum):
+    """An MCP client `memtui mcp install CLIENT` registers the server with."""
+
+    CLAUDE_DESKTOP = "claude-desktop"
+    CLAUDE_CODE = "claude-code"
+    CURSOR = "cursor"
+    VSCODE = "vscode"
+    CODEX = "codex"
+    GEMINI = "gemini"
+
+
+CLIENTS = tuple(Client)

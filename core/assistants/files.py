@@ -14,7 +14,6 @@ below the workspace is a symlink leading out of it (a cloned repository's
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from dataclasses import dataclass, field
@@ -44,6 +43,8 @@ class Change:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def diff(self) -> str:
+        import difflib  # only a dry run needs it
+
         return "".join(difflib.unified_diff(self.before.splitlines(keepends=True), self.after.splitlines(keepends=True),
                                             fromfile=f"{self.path} (now)", tofile=f"{self.path} (after)"))
 

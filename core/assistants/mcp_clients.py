@@ -28,30 +28,18 @@ import os
 import sys
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from ..fileio import RefusedFileError
 from ..settings import dump_json_object, parse_json_object, read_settings_bytes
+from . import Client
 from .codex import codex_home
 from .files import DIR, FILE, Change, ConfigError, Receipts, remove_file, shown, write_bytes, write_target
 
 NAME = "memtui"
 ARGS = ("mcp",)
 PURPOSE = "mcp"
-
-
-class Client(StrEnum):
-    CLAUDE_DESKTOP = "claude-desktop"
-    CLAUDE_CODE = "claude-code"
-    CURSOR = "cursor"
-    VSCODE = "vscode"
-    CODEX = "codex"
-    GEMINI = "gemini"
-
-
-CLIENTS = tuple(Client)
 
 
 def _app_config(home: Path, *parts: str) -> Path:
