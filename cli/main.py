@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import NoReturn
 
 import click
 
+from memtui.cli import git as git_commands
 from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
 from memtui.core.assistants import TARGETS
@@ -29,7 +29,17 @@ TARGET_NAMES = [str(t) for t in TARGETS]
 
 class Ctx:
     def __init__(self, home: str | None, workspace: str | None):
-        self.paths = Paths.resolve(home=home, workspace=workspace)
+        self.paths = _resolve(home, workspace)
+
+
+def _resolve(home: str | None, workspace: str | None) -> Paths:
+    """The paths, or a usage error (exit 2, nothing created) when the workspace cannot be one."""
+    from memtui.core.paths import WorkspaceError
+
+    try:
+        return Paths.resolve(home=home, workspace=workspace)
+    except WorkspaceError as exc:
+        raise click.UsageError(escape_name(str(exc))) from None
 
 
 def _echo_json(data: object, indent: int | None = 2) -> None:
@@ -72,7 +82,20 @@ def _ref(e: Entry) -> str:
     return _name(e.source_ref)
 
 
-@click.group(invoke_without_command=True, context_settings=CONTEXT)
+class _Main(click.Group):
+    """`memtui ... hook claude-code|codex|gemini` is run before click parses anything: a hook's
+    bad option must not end in a usage error (exit 2 blocks the prompt in each assistant, SPEC §8)."""
+
+    def main(self, args=None, *rest, **kwargs):
+        from memtui.cli.hook import run_argv
+
+        code = run_argv(sys.argv[1:] if args is None else args)
+        if code is not None:
+            sys.exit(code)
+        return super().main(args, *rest, **kwargs)
+
+
+@click.group(cls=_Main, invoke_without_command=True, context_settings=CONTEXT)
 @click.option("--home", type=click.Path(file_okay=False), envvar=None, help="Muse home (default $MUSE_HOME or ~/.muse).")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), help="Workspace directory (default: found from the current directory).")
 @click.option("--demo", is_flag=True, help="Open the TUI on a bundled sample set in a temporary home.")
@@ -90,15 +113,15 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
     from memtui.tui.app import run  # the one place the CLI starts the TUI: Textual loads only here
 
     if demo:
-        from memtui.core.demo import make_demo
+        from memtui.core.demo import make_demo, remove_demo
 
         demo_paths = make_demo()
         try:
             run(demo_paths, demo=True)
         finally:  # the sample set lives in a temporary folder: leave nothing behind
-            shutil.rmtree(demo_paths.home.parent, ignore_errors=True)
+            remove_demo(demo_paths)
     else:
-        run(Paths.resolve(home=home, workspace=workspace))
+        run(_resolve(home, workspace))
 
 
 @main.command(context_settings=CONTEXT)
@@ -110,16 +133,18 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
 def preview(obj: Ctx, query: str, as_json: bool, target: str | None) -> None:
     """Show exactly what would be injected for QUERY: the text on stdout, a one-line
     summary on stderr."""
-    result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
-    if target is not None:
-        from memtui.core.assistants.delivery import for_target
-
-        result = for_target(result, target)
     if as_json:
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
-        text = result.to_json()
+        from memtui.core.injection import injection_json
+
+        text = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target)
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
     else:
+        result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
+        if target is not None:
+            from memtui.core.assistants.delivery import for_target
+
+            result = for_target(result, target)
         # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`).
         # On a terminal the text is shown escaped (memory text may hold escape sequences);
         # to a pipe it is the exact injection (color=True: click must not strip ANSI codes).
@@ -263,12 +288,14 @@ def delete(obj: Ctx, entry_id: str, yes: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
+@click.argument("change_name", metavar="[CHANGE]", required=False)
 @click.option("--list", "show_list", is_flag=True, help="Show the log of changes instead (newest first).")
 @click.option("--json", "as_json", is_flag=True, help="With --list: print the log as JSON.")
 @click.pass_obj
-def undo(obj: Ctx, show_list: bool, as_json: bool) -> None:
-    """Undo the newest change memtui made (restores the exact previous bytes); it says
-    which change before undoing it."""
+def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> None:
+    """Undo the newest change memtui made (restores the exact previous bytes), or the change
+    CHANGE (its id from `undo --list`); it says which change before undoing it. A change
+    that conflicts stays in the log marked conflicting and is passed over from then on."""
     store = actions.open_store(obj.paths)
     if show_list:
         log = actions.undo_log(store)
@@ -279,15 +306,18 @@ def undo(obj: Ctx, show_list: bool, as_json: bool) -> None:
             click.echo("No changes logged.")
         for c in log:
             when = datetime.fromtimestamp(c.time).strftime("%Y-%m-%d %H:%M:%S")
-            flag = "  (undone)" if c.undone else ""
-            click.echo(f"{when}  {_name(c.summary)}{flag}")
+            flag = "" if c.status == "done" else f"  ({c.status})"
+            click.echo(f"{c.id}  {when}  {_name(c.summary)}{flag}")
         return
-    pending = actions.undo_preview(store)
-    if pending is None:
-        _fail("Nothing to undo.")
-    click.echo(f"Undoing: {_name(pending.summary)}")
     try:
-        change = actions.undo(store, expected_id=pending.id)
+        pending = actions.undo_preview(store, change_name)
+        if pending is None:
+            actions.undo(store)  # nothing to undo: says why (and how to go on past a conflicting change)
+            _fail("Nothing to undo.")
+        click.echo(f"Undoing: {_name(pending.summary)}")
+        change = actions.undo(store, expected_id=pending.id, name=change_name)
+    except actions.NotFound as exc:
+        _fail("Nothing to undo." if str(exc) == "nothing to undo" else f"error: {_name(exc)}")
     except ActionError as exc:
         _fail_on(exc)
     click.echo(f"Undone: {_name(change.summary)}")
@@ -341,7 +371,7 @@ def import_(obj: Ctx, fmt: str, path: str | None, target: str | None, dry_run: b
     click.echo(f"{verb} {len(report.added)} memories from {_name(report.source)}; skipped {len(report.duplicates)} "
                f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid.")
     for f in report.files:
-        click.echo(f"  {'would write' if dry_run else 'wrote'} {_name(f.path)} ({len(f.memories)})")
+        click.echo(f"  {'would write' if dry_run else 'wrote'} {_name(f.real)} ({len(f.memories)})")
     if report.rows:
         click.echo(f"  {'would add' if dry_run else 'added'} {len(report.rows)} conversation memories")
     for where, reason in report.invalid:
@@ -492,7 +522,7 @@ from memtui.cli.mcp import mcp_group  # noqa: E402
 
 main.add_command(hook_group)
 main.add_command(mcp_group)
-
+git_commands.register(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

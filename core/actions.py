@@ -9,17 +9,20 @@ the entry and says why. A face prints it; it never needs a traceback.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import gate
 from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer
 from .paths import Paths, Problem
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, MemoryStore
+from .store.index import DatabaseError
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
 
@@ -129,11 +132,26 @@ def _guard(call, *args, **kwargs):
         raise Refused(f"not written: {exc}") from None
     except ValueError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # the write gate: a target through a link, or data memtui would not read
+        raise Refused(str(exc)) from None
+    except (sqlite3.Error, DatabaseError) as exc:  # muse.db locked by Muse, read-only or damaged
+        raise ActionError(_database_message(exc)) from exc
     except PermissionError as exc:
         raise ActionError(f"cannot write {exc.filename or ''}: permission denied") from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise ActionError(f"cannot write: {where}{exc.strerror or exc}") from None
+
+
+def _database_message(exc: Exception) -> str:
+    from .store.index import busy_or_readonly
+
+    why = busy_or_readonly(exc)
+    if why == "locked":
+        return "muse.db is locked by another program (Muse?); nothing was changed. Try again in a moment."
+    if why == "read-only":
+        return "muse.db is read-only; nothing was changed"
+    return f"muse.db cannot be used ({exc}); nothing was changed"
 
 
 def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: str = "",
@@ -211,17 +229,26 @@ def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
     return None
 
 
-def undo_preview(store: MemoryStore) -> Change | None:
-    """The change `undo` would reverse now, so a face can name it before doing it."""
-    return store.log.newest()
+def undo_preview(store: MemoryStore, name: str | None = None) -> Change | None:
+    """The change `undo` would reverse now (or the one `name` names), so a face can name it
+    before doing it. NotFound when `name` names no change or several."""
+    if name is None:
+        return store.log.newest()
+    log = store.log.history()
+    found = [c for c in log if c.id == name] or ([c for c in log if c.id.startswith(name)] if name else [])
+    if len(found) != 1:
+        raise NotFound(f"no change {name!r} in the log (see `memtui undo --list`)" if not found
+                       else f"{name!r} names {len(found)} changes; give more of the id (`memtui undo --list`)")
+    return found[0]
 
 
-def undo(store: MemoryStore, expected_id: str | None = None) -> Change:
-    """Reverse the newest change not yet undone (SPEC §8)."""
+def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = None) -> Change:
+    """Reverse the newest change not yet undone (SPEC §8), passing over changes marked
+    conflicting, or the change `name` (its id from `undo --list`, or a unique start of it)."""
     try:
-        return store.undo(expected_id)
-    except LookupError:
-        raise NotFound("nothing to undo") from None
+        return store.undo(expected_id, name)
+    except LookupError as exc:
+        raise NotFound(str(exc.args[0]) if exc.args else "nothing to undo") from None
     except ConflictError as exc:
         raise Conflict(str(exc)) from None
     except OSError as exc:
@@ -293,6 +320,8 @@ def import_memories(store: MemoryStore, fmt: str, source: Path | None = None, la
         report = transfer.plan_import(store, fmt, source, layer, user_home or Path.home(), dry_run)
     except interop.InteropError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # a planned file would be written through a link or out of its root
+        raise Refused(f"import refused: {exc}") from None
     return _guard(transfer.apply_import, store, report)
 
 

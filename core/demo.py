@@ -9,6 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from . import gate
 from .paths import Paths
 from .store.index import MuseDB
 
@@ -179,17 +180,17 @@ OTHER_WORKSPACE: tuple[str, str, list[tuple[str, list[str]]]] = ("conv-other", "
 
 def write_demo(home: Path, workspace: Path) -> Paths:
     """Write the sample set into `home` and `workspace` (both created) and turn memory on."""
-    for root, files in ((home / "memory", USER_FILES), (workspace / ".muse" / "memory", PROJECT_FILES)):
+    for owner, root, files in ((home, home / "memory", USER_FILES), (workspace, workspace / ".muse" / "memory", PROJECT_FILES)):
         for rel, text in files.items():
             path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            gate.make_dir(path.parent, root=owner)
+            gate.write(path, text.encode("utf-8"), root=owner, kind=gate.Kind.MEMORY)
             os.utime(path, (FIXED_MTIME, FIXED_MTIME))
-    (home / "settings.json").write_text(
-        json.dumps({"memoryEnabled": True, "theme": "muse-classic", "memtui": {"theme": "memtui-dark"}}, indent=2) + "\n",
-        encoding="utf-8",
-    )
-    (workspace / ".muse" / "settings.json").write_text(json.dumps({"memoryEnabled": True}, indent=2) + "\n", encoding="utf-8")
+    gate.write(home / "settings.json", (json.dumps(
+        {"memoryEnabled": True, "theme": "muse-classic", "memtui": {"theme": "memtui-dark"}}, indent=2) + "\n"
+    ).encode("utf-8"), root=home, kind=gate.Kind.SETTINGS)
+    gate.write(workspace / ".muse" / "settings.json", (json.dumps({"memoryEnabled": True}, indent=2) + "\n").encode("utf-8"),
+               root=workspace, kind=gate.Kind.SETTINGS)
     db = MuseDB(home / "muse.db")
     base = FIXED_MTIME * 1000
     n = 0
@@ -214,7 +215,12 @@ def make_demo(parent: Path | None = None) -> Paths:
     base = Path(tempfile.mkdtemp(prefix="memtui-demo-", dir=parent))
     home = base / "home"
     workspace = base / "shop-app"
-    home.mkdir()
-    workspace.mkdir()
-    (workspace / ".git").mkdir()
+    for folder in (home, workspace, workspace / ".git"):
+        gate.make_dir(folder, root=base)
     return write_demo(home, workspace)
+
+
+def remove_demo(paths: Paths) -> None:
+    """Remove the temporary folder `make_demo` made (the parent of its home)."""
+    base = paths.home.parent
+    gate.remove_tree(base, root=base.parent)

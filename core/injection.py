@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .model import IMPORTANCE_RANK, Entry
+from .outbound import redact_line as redact
 from .paths import Paths, Problem
 from .relevance import score as relevance_score
 from .relevance import terms
-from .secrets import redact
 from .settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -746,3 +746,19 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         if outcome.error:
             result.errors.append(Problem(str(paths.db_path), outcome.error))
     return result
+
+
+def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                   target: str | None = None) -> str:
+    """`build_injection(...).to_json()` (what `preview --json` prints), as the assistant
+    `target` receives it when given (`assistants.delivery.for_target`). A section of the
+    prepared index that turns out damaged while the candidates are rendered is removed when
+    it is read; the answer is then built again from the files, never a traceback."""
+    from .assistants.delivery import for_target
+    from .store.prepared import DamagedPreparedIndex
+
+    try:
+        return for_target(build_injection(workspace, query, home=home), target).to_json()
+    except DamagedPreparedIndex as exc:
+        log.warning("%s", exc)
+        return for_target(build_injection(workspace, query, home=home), target).to_json()

@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 import errno
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import gate
 from .display import path_text
-from .fileio import RefusedFileError, atomic_write_bytes, read_regular_if_exists
+from .fileio import RefusedFileError, read_regular_if_exists
 from .paths import Paths, Problem, escapes
 
 MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file must be a regular file of at most 1 MiB (SPEC §8)
@@ -233,13 +233,20 @@ def dump_json_object(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def write_json_object(path: Path, data: dict[str, Any], expected: bytes | None) -> None:
+def write_json_object(path: Path, data: dict[str, Any], expected: bytes | None, root: Path | None = None,
+                      container: Path | None = None) -> None:
     """Write `data` to `path` (its folder made when missing), refused with ConflictError when
     the file is no longer `expected` (what was read): another writer's keys are never lost.
-    SettingsError (file and reason) when it cannot be written."""
+    SettingsError (file and reason) when it cannot be written.
+
+    The folder and the file pass the write gate with `root` (default: the file's folder)
+    inside `container`: nothing below `root` may be a symlink."""
     shown = path_text(str(path))
+    root = root if root is not None else path.parent
     try:
-        os.makedirs(path.parent, exist_ok=True)
+        gate.make_dir(path.parent, root=root, container=container)
+    except gate.Refused as exc:
+        raise SettingsError(str(exc)) from None
     except OSError as exc:
         if isinstance(exc, FileExistsError):
             reason = f"{path_text(str(path.parent))} is a file, not a folder"
@@ -247,17 +254,25 @@ def write_json_object(path: Path, data: dict[str, Any], expected: bytes | None) 
             reason = _os_reason(exc, path.parent)
         raise SettingsError(f"{shown}: cannot create its folder: {reason}; not written") from None
     try:
-        atomic_write_bytes(path, dump_json_object(data), expected=expected)
+        # refused if the file changed after it was read: another writer's keys are never lost
+        gate.write(path, dump_json_object(data), root=root, container=container, kind=gate.Kind.SETTINGS,
+                   expected=expected)
+    except gate.Refused as exc:
+        raise SettingsError(str(exc)) from None
     except OSError as exc:
         raise SettingsError(f"{shown}: cannot write it: {_os_reason(exc, path)}; not written") from None
 
 
-def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None) -> None:
+def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None,
+                     root: Path | None = None) -> None:
     """Set each key path in `changes` (a value of `...` deletes it), keeping every other key
     and value. Refuses (SettingsError, naming the file and the reason) when the file exists
     but is not a JSON object, is not a regular file of at most 1 MiB, leads outside `within`
     through a symlink, or cannot be written (read-only folder, a parent that is a file).
-    A ConflictError when the file changed while it was being updated."""
+    A ConflictError when the file changed while it was being updated.
+
+    The write passes the write gate with `root` (default: the file's folder) inside `within`:
+    nothing below `root` may be a symlink."""
     raw, data = read_json_for_update(path, within)
     for keys, value in changes.items():
         node = data
@@ -271,18 +286,25 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
             node.pop(keys[-1], None)
         else:
             node[keys[-1]] = value
-    write_json_object(path, data, raw)
+    write_json_object(path, data, raw, root=root, container=within)
 
 
 def set_workspace_enabled(paths: Paths, enabled: bool) -> Path:
     """Set `memoryEnabled` in the workspace settings; SettingsError (file + reason) when that
     file is invalid, not a regular file, leads out of the workspace, or cannot be written."""
-    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled}, within=paths.workspace)
+    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled}, within=paths.workspace,
+                     root=paths.workspace_settings.parent)
     return paths.workspace_settings
 
 
 def set_global(paths: Paths, changes: dict[tuple[str, ...], Any]) -> Path:
-    update_json_file(paths.global_settings, changes)
+    path = paths.global_settings
+    if path.is_symlink():  # the person's own file, e.g. linked from their dotfiles: written where it leads
+        try:
+            path = path.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise SettingsError(f"{path_text(str(path))}: broken symlink or symlink loop ({exc}); not written") from None
+    update_json_file(path, changes)
     return paths.global_settings
 
 

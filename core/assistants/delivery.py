@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import Target
-from .protocol import HookProtocol, fit, parse_input
+from .protocol import HookInputError, HookProtocol, fit, parse_input
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..injection import InjectionResult
@@ -45,16 +45,20 @@ def for_target(result: InjectionResult, target: Target | str | None) -> Injectio
     return result if target is None else fit(result, protocol(target))
 
 
-def answer(target: Target | str, raw: bytes, home: str | None = None) -> bytes:
-    """The bytes to print for this hook input. Raises on any failure (the face prints the
-    target's `nothing` instead and says why on stderr)."""
+def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool = False) -> bytes:
+    """The bytes to print for this hook input (`cut`: only the input's first bytes, the rest
+    not kept). Raises on any failure (the face prints the target's `nothing` instead and says
+    why on stderr)."""
     proto = protocol(target)
-    prompt, cwd = parse_input(raw, proto.event)
+    prompt, cwd = parse_input(raw, proto.event, cut)
+    from .. import outbound
     from ..history import record
     from ..injection import build_injection
     from ..paths import Paths
 
     paths = Paths.resolve(home=home, cwd=cwd)
+    if paths.home.exists() and not paths.home.is_dir():
+        raise HookInputError(f"the Muse home {paths.home} is not a directory")
     result = build_injection(paths.workspace, prompt, home=paths.home)
     if result.disabled_reason == "switch_off":
         return proto.nothing
@@ -65,4 +69,5 @@ def answer(target: Target | str, raw: bytes, home: str | None = None) -> bytes:
     outcome = record(paths.db_path, delivered, paths.workspace, target=str(proto.target))
     if not outcome.ok:
         raise RuntimeError(f"{paths.db_path}: {outcome.error}")
-    return proto.render(delivered.text) if delivered.text else proto.nothing
+    text = outbound.injection_text(delivered)  # what leaves passes the outbound gate (SPEC §8)
+    return proto.render(text) if text else proto.nothing

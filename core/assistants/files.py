@@ -3,13 +3,14 @@ receipts that let uninstall take out exactly what install made.
 
 JSON files are read and written by `settings.read_json_for_update` /
 `settings.write_json_object` (one reader and writer for every JSON file memtui changes),
-TOML by `mcp_clients` with tomlkit; every write goes through `fileio.atomic_write_bytes`
-with the bytes that were read, so a file changed meanwhile is never overwritten.
+TOML by `mcp_clients` with tomlkit; every write, removal and folder passes the write gate
+(`core/gate.py`) with the root it is meant for, and a file is written only if it still holds
+the bytes that were read, so a file changed meanwhile is never overwritten.
 
 A person's own file (`~/.claude/settings.json`, often a dotfile manager's symlink) is
-written through its symlink. A file inside a workspace is refused when any component
-below the workspace is a symlink leading out of it (a cloned repository's
-`.claude -> elsewhere` must not make memtui write elsewhere).
+written through its symlink, its folder the gate's root. A file inside a workspace has the
+workspace as its root: it is refused when any component below the workspace is a symlink
+(a cloned repository's `.claude -> elsewhere` must not make memtui write elsewhere).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import gate
 from ..display import path_text
-from ..fileio import ConflictError, atomic_write_bytes, read_if_exists
-from ..paths import escapes
+from ..fileio import ConflictError, read_if_exists
 
 RECEIPTS_NAME = "assistant-config.json"
 FILE, DIR = "file", "dir"  # containers a receipt can name besides key paths
@@ -53,42 +54,55 @@ def shown(path: Path) -> str:
     return path_text(str(path))
 
 
-def write_target(path: Path, within: Path | None) -> Path:
-    """Where to write `path`: inside a workspace (`within`), the path itself once no
-    component below the workspace leads out through a symlink; a person's own file, the
-    file its symlink names (never the link replaced by a copy)."""
+def refused(exc: gate.Refused) -> ConfigError:
+    return ConfigError(f"{shown(exc.path)}: {exc.reason}; not changed")
+
+
+def write_target(path: Path, within: Path | None) -> tuple[Path, Path]:
+    """Where to write `path`, and the root the write gate holds it to. Inside a workspace
+    (`within`): the path itself, the workspace its root, so no component below the workspace
+    may be a symlink (a repository decides what is there). A person's own file: the file its
+    symlink names (never the link replaced by a copy), its folder the root."""
     if within is not None:
-        reason = escapes(path, within)
-        if reason is not None:
-            raise ConfigError(f"{shown(path)}: {reason}; not written")
-        return path
+        try:
+            return gate.target(path, within), within
+        except gate.Refused as exc:
+            raise refused(exc) from None
     try:
-        return path.resolve(strict=True) if path.is_symlink() else path
+        real = path.resolve(strict=True) if path.is_symlink() else path
     except (OSError, RuntimeError) as exc:
         raise ConfigError(f"{shown(path)}: broken symlink or symlink loop ({exc}); not changed") from None
+    return real, real.parent
 
 
-def write_bytes(path: Path, data: bytes, expected: bytes | None) -> None:
+def write_bytes(path: Path, root: Path, data: bytes, expected: bytes | None) -> None:
+    """Write a config file (its folder made when missing) through the gate, only if it still
+    holds `expected`."""
     try:
-        atomic_write_bytes(path, data, expected=expected)
+        gate.make_dir(path.parent, root=root)
+        gate.write(path, data, root=root, kind=gate.Kind.SETTINGS, expected=expected)
+    except gate.Refused as exc:
+        raise refused(exc) from None
     except ConflictError as exc:
         raise ConfigError(str(exc)) from None
     except OSError as exc:
         raise ConfigError(f"{shown(path)}: cannot write ({exc.strerror or exc}); not changed") from None
 
 
-def remove_file(path: Path, expected: bytes | None, made_dir: bool) -> None:
+def remove_file(path: Path, root: Path, expected: bytes | None, made_dir: bool) -> None:
     """Remove a file install made once nothing of anyone else's is left in it (and its
-    folder, when install made it and it is empty)."""
+    folder, when install made it and it is empty), through the gate."""
     try:
         if read_if_exists(path) != expected:
             raise ConfigError(f"{shown(path)} changed on disk since it was read; not overwritten")
-        path.unlink()
+        gate.remove(path, root=root, missing_ok=False)
+    except gate.Refused as exc:
+        raise refused(exc) from None
     except OSError as exc:
         raise ConfigError(f"{shown(path)}: cannot remove ({exc.strerror or exc})") from None
     if made_dir:
         try:
-            path.parent.rmdir()  # only when empty
+            gate.remove_dir(path.parent, root=root)  # only when empty
         except OSError:
             pass
 
@@ -113,7 +127,8 @@ class Receipts:
         if self.path is None:
             return
         try:
-            atomic_write_bytes(self.path, (json.dumps(book, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+            gate.write(self.path, (json.dumps(book, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
+                       root=self.path.parent, kind=gate.Kind.DATA)
         except OSError:
             pass  # without a receipt uninstall keeps the (empty) containers: safe, only less tidy
 

@@ -124,7 +124,7 @@ def install(files: HookFiles, target: str, settings_path: str | os.PathLike[str]
             receipts: Receipts | None = None, within: Path | None = None) -> Change:
     """Add the hook to `settings_path` once; a memtui hook already there gets `command`."""
     given = Path(settings_path)
-    path = write_target(given, within)
+    path, root = write_target(given, within)
     raw, data = _read(path, within)
     made = [] if raw is not None else [FILE]
     if raw is None and not path.parent.is_dir():
@@ -138,18 +138,18 @@ def install(files: HookFiles, target: str, settings_path: str | os.PathLike[str]
         if handler.get("command") == command:
             return Change(given, False, f"The memtui hook is already in {shown(given)}.")
         handler["command"] = command
-        _write(path, data, raw)
+        _write(path, root, data, raw)
         return Change(given, True, f"Updated the memtui hook in {shown(given)} to run: {command}")
     groups.append({"hooks": [files.handler(command)]})
-    _write(path, data, raw)
+    _write(path, root, data, raw)
     if receipts is not None:
         receipts.keep(path, f"hook:{target}", made)
     return Change(given, True, f"Added the memtui hook ({files.event}) to {shown(given)}: {command}")
 
 
-def _write(path: Path, data: dict, raw: bytes | None) -> None:
+def _write(path: Path, root: Path, data: dict, raw: bytes | None) -> None:
     try:
-        write_json_object(path, data, raw)
+        write_json_object(path, data, raw, root=root)
     except SettingsError as exc:
         raise ConfigError(str(exc)) from None
     except OSError as exc:  # ConflictError is not one; it names the file already
@@ -163,7 +163,7 @@ def uninstall(files: HookFiles, target: str, settings_path: str | os.PathLike[st
     """Remove every memtui hook handler of `target` from `settings_path`, and the
     containers install made for it once they are empty; everything else stays."""
     given = Path(settings_path)
-    path = write_target(given, within)
+    path, root = write_target(given, within)
     raw, data = _read(path, within)
     if raw is None:
         return Change(given, False, f"No memtui hook in {shown(given)} (no such file).")
@@ -185,9 +185,9 @@ def uninstall(files: HookFiles, target: str, settings_path: str | os.PathLike[st
     if "hooks" in made and not hooks:
         del data["hooks"]
     if FILE in made and not data:
-        remove_file(path, raw, DIR in made)
+        remove_file(path, root, raw, DIR in made)
     else:
-        _write(path, data, raw)
+        _write(path, root, data, raw)
     book.drop(path, f"hook:{target}")
     return Change(given, True, f"Removed the memtui hook from {shown(given)}.")
 

@@ -184,7 +184,8 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
             within: Path | None = None, dry_run: bool = False) -> Change:
     """Register `program mcp` as the server `memtui` in `path` (every other key kept)."""
     spec = CONFIGS[Client(client)]
-    given, path = path, write_target(path, within)
+    given = path
+    path, root = write_target(given, within)
     doc = _Doc(spec, path)
     made = [] if doc.raw is not None else [FILE]
     if doc.raw is None and not path.parent.is_dir():
@@ -207,7 +208,7 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
     change = Change(given, True, message, before=doc.before(), after=after)
     if dry_run:
         return change
-    write_bytes(path, after.encode("utf-8"), doc.raw)
+    write_bytes(path, root, after.encode("utf-8"), doc.raw)
     if receipts is not None and current is None:
         receipts.keep(path, PURPOSE, made)
     return change
@@ -217,7 +218,8 @@ def uninstall(client: Client | str, path: Path, receipts: Receipts | None = None
               within: Path | None = None, dry_run: bool = False) -> Change:
     """Take the `memtui` server out of `path`, and the containers install made once empty."""
     spec = CONFIGS[Client(client)]
-    given, path = path, write_target(path, within)
+    given = path
+    path, root = write_target(given, within)
     doc = _Doc(spec, path)
     if doc.raw is None:
         return Change(given, False, f"memtui is not registered with {spec.name} in {shown(given)} (no such file).")
@@ -241,9 +243,9 @@ def uninstall(client: Client | str, path: Path, receipts: Receipts | None = None
     if dry_run:
         return change
     if gone:
-        remove_file(path, doc.raw, DIR in made)
+        remove_file(path, root, doc.raw, DIR in made)
     else:
-        write_bytes(path, after.encode("utf-8"), doc.raw)
+        write_bytes(path, root, after.encode("utf-8"), doc.raw)
     book.drop(path, PURPOSE)
     return change
 

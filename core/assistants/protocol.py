@@ -11,11 +11,13 @@ shows.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in the stubs
 from typing import TYPE_CHECKING
 
 from . import Target
@@ -49,11 +51,61 @@ class HookProtocol:
         return self.limit is None or self.measure(text) <= self.limit
 
 
-def parse_input(raw: bytes, event: str) -> tuple[str, str]:
-    """(prompt, cwd) from a hook's stdin, or HookInputError saying what is wrong. Every
-    target sends one JSON object with at least `prompt` and `cwd` (and `hook_event_name`)."""
+def _cut_string(fragment: str) -> str:
+    """A JSON string's content cut off anywhere (perhaps inside an escape), decoded."""
+    for trim in range(7):  # the longest escape, \uXXXX, is 6 characters
+        try:
+            value = json.loads('"' + fragment[: len(fragment) - trim] + '"')
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(value, str):
+            return ""
+        # a \uD83D of a surrogate pair whose second half was cut off is left out too
+        return value[:-1] if value and "\ud800" <= value[-1] <= "\udbff" else value
+    return ""
+
+
+def _salvage(text: str) -> dict:
+    """The members of a JSON object that was cut off: every whole member, and a string member
+    cut in the middle (the prompt, which every assistant sends after `cwd`) up to the cut."""
+    decoder = json.JSONDecoder()
+    ws = " \t\r\n"
+    i, n = 0, len(text)
+    out: dict[str, object] = {}
+    while i < n and text[i] in ws:
+        i += 1
+    if not text.startswith("{", i):
+        raise HookInputError("hook input is not a JSON object")
+    i += 1
+    while True:
+        while i < n and text[i] in ws + ",":
+            i += 1
+        if i >= n or text[i] != '"':
+            return out
+        try:
+            key, i = scanstring(text, i + 1)
+        except json.JSONDecodeError:
+            return out
+        while i < n and text[i] in ws + ":":
+            i += 1
+        try:
+            value, i = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            if text.startswith('"', i):
+                out[key] = _cut_string(text[i + 1:])
+            return out
+        out[key] = value
+
+
+def parse_input(raw: bytes, event: str, cut: bool = False) -> tuple[str, str]:
+    """(prompt, cwd) from a hook's stdin (`cut`: only its first bytes, the rest not kept), or
+    HookInputError saying what is wrong. Every target sends one JSON object with at least
+    `prompt` and `cwd` (and `hook_event_name`)."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        if cut:  # a character cut in two at the end is left out
+            data = _salvage(codecs.getincrementaldecoder("utf-8")().decode(raw, final=False))
+        else:
+            data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise HookInputError("hook input is not UTF-8") from None
     except json.JSONDecodeError as exc:

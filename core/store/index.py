@@ -396,6 +396,9 @@ class MuseDB:
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
+                # the write lock first (waiting out a busy writer): a read that became a write
+                # inside a deferred transaction fails at once when another connection wrote
+                db.conn.execute("BEGIN IMMEDIATE")
                 for change in changes:
                     if not self._row_is(db, change.id, change.before):
                         raise ConflictError(f"conversation memory {change.id} was changed by another writer; "
@@ -417,11 +420,19 @@ class MuseDB:
                     raise ConflictError(f"conversation memory {change.id} changed since memtui wrote it; "
                                         "not restored")
 
+    def rows_match(self, changes: list, side: str) -> bool:
+        """Is every row of `changes` as it was `before` the change (side "before") or as
+        memtui left it (side "after")? None on that side means the row is absent."""
+        with self._lock:
+            db = self.ensure_schema()
+            return all(self._row_is(db, change.id, getattr(change, side)) for change in changes)
+
     def restore_rows(self, changes: list) -> None:
         """Put every row back as it was before the change (None: remove it)."""
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
+                db.conn.execute("BEGIN IMMEDIATE")
                 for change in changes:
                     if change.before is None:
                         db.execute("DELETE FROM memories WHERE id = ?", [change.id])

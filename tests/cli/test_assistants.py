@@ -274,13 +274,52 @@ def test_hook_install_into_nothing_and_uninstall_leaves_nothing(ws):
         assert not (ws.workspace / folder).exists()
 
 
-def test_a_project_hook_is_never_written_through_a_link_out_of_the_workspace(ws, tmp_path):
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (ws.workspace / ".claude").symlink_to(elsewhere)
-    r = memtui(ws, "hook", "install", "claude-code", "--project")
-    assert r.returncode == 1 and "symlink" in r.stderr and "Traceback" not in r.stderr
-    assert list(elsewhere.iterdir()) == []
+PROJECT_INSTALLS = [
+    (("hook", "install", "claude-code", "--project"), ".claude"),
+    (("hook", "install", "claude-code", "--shared"), ".claude"),
+    (("hook", "install", "codex", "--project"), ".codex"),
+    (("hook", "install", "gemini", "--project"), ".gemini"),
+    (("mcp", "install", "cursor", "--project"), ".cursor"),
+    (("mcp", "install", "vscode", "--project"), ".vscode"),
+    (("mcp", "install", "codex", "--project"), ".codex"),
+    (("mcp", "install", "gemini", "--project"), ".gemini"),
+]
+
+
+@pytest.mark.parametrize("args, folder", PROJECT_INSTALLS)
+@pytest.mark.parametrize("inside", [False, True], ids=["link-out", "link-inside"])
+def test_a_project_file_is_never_written_through_a_link(ws, tmp_path, args, folder, inside):
+    """The write gate: no component below the workspace may be a symlink, whether it leads
+    out of the workspace (a cloned `.claude -> ~`) or to another folder inside it."""
+    dest = ws.workspace / "linked" if inside else tmp_path / "elsewhere"
+    dest.mkdir()
+    (ws.workspace / folder).symlink_to(dest)
+    r = memtui(ws, *args)
+    assert r.returncode == 1 and "symlink" in r.stderr and "Traceback" not in r.stderr, r
+    assert list(dest.iterdir()) == []
+
+
+def test_a_project_file_at_the_workspace_root_is_never_written_through_a_link(ws, tmp_path):
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}\n", encoding="utf-8")
+    (ws.workspace / ".mcp.json").symlink_to(outside)
+    r = memtui(ws, "mcp", "install", "claude-code", "--project")
+    assert r.returncode == 1 and "symlink" in r.stderr and "Traceback" not in r.stderr, r
+    assert outside.read_text(encoding="utf-8") == "{}\n"
+
+
+@pytest.mark.parametrize("args, folder", [(("hook", "codex", "--project"), ".codex"),
+                                          (("mcp", "cursor", "--project"), ".cursor")])
+def test_uninstall_never_writes_or_removes_through_a_link(ws, tmp_path, args, folder):
+    group, client, *rest = args
+    assert memtui(ws, group, "install", client, *rest).returncode == 0
+    moved = tmp_path / "moved"
+    (ws.workspace / folder).rename(moved)
+    (ws.workspace / folder).symlink_to(moved)
+    before = {p.name: p.read_bytes() for p in moved.iterdir()}
+    r = memtui(ws, group, "uninstall", client, *rest)
+    assert r.returncode == 1 and "symlink" in r.stderr and "Traceback" not in r.stderr, r
+    assert {p.name: p.read_bytes() for p in moved.iterdir()} == before
 
 
 # ---------------------------------------------------------------------- mcp install

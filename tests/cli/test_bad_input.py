@@ -459,3 +459,27 @@ def test_repair_of_a_garbage_database_never_replaces_it(paths):
     assert r.returncode == 1 and "damaged" in r.stderr
     assert_no_traceback(r)
     assert _db_files(paths) == before
+
+
+def test_deleting_a_conversation_memory_while_muse_db_is_locked_is_a_clear_error(paths):
+    """`delete` of a conversation memory and `forget --layer conversation` under another
+    program's lock: a message that says so, no sqlite3 traceback, nothing changed."""
+    from memtui.core.store.index import MuseDB
+    from tests.cli.run import assert_no_traceback, memtui
+
+    enable(paths)
+    db = MuseDB(paths.db_path)
+    db.ensure_conversation("c1", "chat", str(paths.workspace))
+    db.add_conversation_memory("the kiwi service runs on port 8080", memory_id="m1", conversation_id="c1")
+    db.close()
+    assert memtui(paths, "list").returncode == 0
+    with _exclusive(paths.db_path):
+        deleted = memtui(paths, "delete", "m1", "--yes")
+        forgot = memtui(paths, "forget", "kiwi", "--layer", "conversation", "--yes")
+    for r in (deleted, forgot):
+        assert r.returncode == 1, r
+        assert_no_traceback(r)
+        assert "locked" in r.stderr and "muse.db" in r.stderr, r.stderr
+    conn = sqlite3.connect(paths.db_path)
+    assert conn.execute("SELECT count(*) FROM memories WHERE id = 'm1'").fetchone() == (1,)
+    conn.close()
