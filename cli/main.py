@@ -306,7 +306,7 @@ def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> N
             click.echo("No changes logged.")
         for c in log:
             when = datetime.fromtimestamp(c.time).strftime("%Y-%m-%d %H:%M:%S")
-            flag = "" if c.status == "done" else f"  ({c.status})"
+            flag = f"  ({c.status})"
             click.echo(f"{c.id}  {when}  {_name(c.summary)}{flag}")
         return
     try:
@@ -523,6 +523,10 @@ from memtui.cli.mcp import mcp_group  # noqa: E402
 main.add_command(hook_group)
 main.add_command(mcp_group)
 git_commands.register(main)
+
+from memtui.cli.review import review_ as _review  # noqa: E402  (its own module: a group of three commands)
+
+main.add_command(_review)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -203,9 +203,13 @@ def get_entry(store: MemoryStore, entry_id: str) -> Entry:
 
 def edit(store: MemoryStore, entry: Entry | str, text: str) -> Entry | None:
     """Replace one entry's text (given the entry or its id), line-exact (SPEC §2)."""
+    from . import review
+
     if isinstance(entry, str):
         entry = get_entry(store, entry)
-    return _guard(store.edit_entry, entry, text)
+    new = _guard(store.edit_entry, entry, text)
+    review.edited(store, new)  # an edit is a review (SPEC §12)
+    return new
 
 
 def delete(store: MemoryStore, entries: Iterable[Entry]) -> Change | None:

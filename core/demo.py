@@ -174,6 +174,14 @@ CONVERSATIONS = [
     ]),
 ]
 
+# Memories the assistant wrote that the person has not judged yet (the inbox shows them); every
+# other `source: auto` memory of the demo counts as accepted.
+AWAITING_REVIEW = (
+    "When a command is destructive (rm -rf, force push, DROP TABLE), say so plainly and ask before running it",
+    "Vitest fake timers do not advance timers scheduled inside promises unless you await vi.runAllTimersAsync()",
+    "部署流水线在构建镜像时缓存失效，原因是 pnpm store 路径每次都变",
+)
+
 UNFILED = [("Kenji prefers questions about the database in the #db channel, not in DMs", ["people"])]
 OTHER_WORKSPACE: tuple[str, str, list[tuple[str, list[str]]]] = ("conv-other", "Another project", [("This memory belongs to another workspace and is never shown here", [])])
 
@@ -207,7 +215,22 @@ def write_demo(home: Path, workspace: Path) -> Paths:
         db.add_conversation_memory(text, tags=tags, source="manual", memory_id=f"unfiled-{n:02d}",
                                    created_at=base + n * 60_000, updated_at=base + n * 60_000)
     db.close()
-    return Paths(home.resolve(), workspace.resolve())
+    paths = Paths(home.resolve(), workspace.resolve())
+    _accept_reviewed(paths)
+    return paths
+
+
+def _accept_reviewed(paths: Paths) -> None:
+    """Record the demo's auto memories as accepted, but for AWAITING_REVIEW."""
+    from . import review
+    from .store.memory import MemoryStore
+
+    store = MemoryStore(paths, index=False)
+    try:
+        store.load()
+        review.accept(store, [e for e in store.entries() if e.text not in AWAITING_REVIEW])
+    finally:
+        store.close()
 
 
 def make_demo(parent: Path | None = None) -> Paths:

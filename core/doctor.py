@@ -89,7 +89,7 @@ def repair(paths: Paths) -> RepairReport:
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
 KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "already_loaded",
-         "over_limit")
+         "over_limit", "unreviewed")
 NEVER_INJECTED_DAYS = 30
 
 # Extensions of files people name in memories (source, config, docs). A dotted word with any
@@ -330,6 +330,8 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += already_loaded(entries, paths.workspace)
     if "over_limit" in kinds:
         out += over_limit(entries, settings, paths)
+    if "unreviewed" in kinds and settings.require_review:
+        out += unreviewed(store, entries)
     return out
 
 
@@ -440,3 +442,14 @@ def over_limit(entries: list[Entry], settings: Settings, paths: Paths) -> list[F
                            f"{proto.name} keeps {proto.limit} (the hook drops the last entries); "
                            f"a total of {low} or less always fits"))
     return out
+
+
+def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
+    """With `memory.requireReview` on: every entry awaiting review, which no injection sends
+    until the person accepts it (SPEC §12)."""
+    from .review import held_back
+
+    held = held_back(store.db, entries)
+    return [Finding("unreviewed", e.source_ref, "awaiting review: left out of every injection while "
+                    "memory.requireReview is on (`memtui review`)", e.id, e.layer)
+            for e in entries if e.id in held]

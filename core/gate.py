@@ -97,8 +97,8 @@ def check_data(path: Path, data: bytes, kind: Kind) -> None:
     if kind is Kind.MEMORY:
         from . import markdown as md
 
-        try:
-            md.parse_text(text)
+        try:  # the body always parses; the frontmatter is what can make memtui skip a file
+            md.parse_frontmatter(text, md.split_lines(text))
         except md.MemoryFileError as exc:
             raise Refused(path, f"the result would not read as a memory file ({exc})") from None
 

@@ -59,6 +59,7 @@ class Settings:
     max_items: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_MAX_ITEMS))
     max_item_chars: int = DEFAULT_MAX_ITEM_CHARS
     redact_secrets: bool = True
+    require_review: bool = False  # memory.requireReview (SPEC §12): unreviewed entries are left out
     theme: str = DEFAULT_THEME
     problems: list[Problem] = field(default_factory=list)
     global_path: Path | None = None
@@ -201,6 +202,12 @@ def load_settings(paths: Paths) -> Settings:
             s.redact_secrets = v
         else:
             s.problems.append(Problem(str(gpath), f"memory.redactSecrets must be true or false, not {v!r}; ignored"))
+    if "requireReview" in memory:
+        v = memory["requireReview"]
+        if isinstance(v, bool):
+            s.require_review = v
+        else:
+            s.problems.append(Problem(str(gpath), f"memory.requireReview must be true or false, not {v!r}; ignored"))
     return s
 
 

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
-from memtui.core import actions, history
+from memtui.core import actions, history, review
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding, findings
 from memtui.core.injection import InjectionResult
@@ -32,7 +32,7 @@ from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
 from .main_screen import MainScreen
-from .messages import InsightsReady, StoreChanged, StoreLoaded, WriteDone
+from .messages import InboxReady, InsightsReady, StoreChanged, StoreLoaded, WriteDone
 from .screens import (
     ConfirmScreen,
     ConflictScreen,
@@ -43,6 +43,7 @@ from .screens import (
     SettingsScreen,
     UndoLogScreen,
 )
+from .screens.inbox import InboxScreen
 from .text import LAYER_TITLES, describe, snippet
 
 SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed by `memtui disable` elsewhere)
@@ -84,6 +85,8 @@ class MemtuiApp(App[None]):
         self.insight_runs = 0  # finished doctor + history runs (tests wait on it)
         self._insights_running = False
         self._insights_again = False
+        self.inbox: list[review.Pending] = []  # the entries awaiting review (SPEC §12), newest first
+        self.inbox_runs = 0  # finished inbox reads (tests wait on it)
         self.main = MainScreen()
 
     def get_default_screen(self) -> MainScreen:
@@ -129,6 +132,7 @@ class MemtuiApp(App[None]):
         self.main.store_loaded()
         self.ready.set()
         self.refresh_insights()
+        self.refresh_inbox()
         problems = self.store.problems
         if problems:
             first = problems[0]
@@ -155,6 +159,7 @@ class MemtuiApp(App[None]):
         self.main.store_changed(message.change.layers)
         self._check_edit_conflict()
         self.refresh_insights()
+        self.refresh_inbox()
 
     # ------------------------------------------------------------------ doctor + history
     def refresh_insights(self) -> None:
@@ -193,6 +198,48 @@ class MemtuiApp(App[None]):
         self.main.insights_changed()
         if self._insights_again:
             self.refresh_insights()
+
+    # ------------------------------------------------------------------ the inbox (SPEC §12)
+    @work(thread=True, exclusive=True, group="inbox", exit_on_error=False)
+    def refresh_inbox(self) -> None:
+        """Read what awaits review (the store's entries against memtui's review table)."""
+        try:
+            items = review.inbox(self.store)
+        except actions.ActionError as exc:
+            self.call_from_thread(self.say, escape_name(str(exc)), title="Inbox", severity="warning")
+            items = []
+        self.post_message(InboxReady(items))
+
+    def on_inbox_ready(self, message: InboxReady) -> None:
+        self.inbox = message.items
+        self.inbox_runs += 1
+        self._update_subtitle()
+        for screen in self.screen_stack:
+            if isinstance(screen, InboxScreen):
+                screen.show(self.inbox)
+
+    def open_inbox(self) -> None:
+        self.push_screen(InboxScreen())
+
+    def accept_memories(self, entries: list[Entry]) -> None:
+        self.write("accept", lambda: review.accept(self.store, entries))
+
+    def _accept_done(self, accepted: list[Entry] | None, error: actions.ActionError | None) -> None:
+        if error is not None:
+            self._refused(error, "Not accepted")
+        elif accepted:
+            what = describe(accepted[0]) if len(accepted) == 1 else f"{len(accepted)} memories"
+            self.say(f"Accepted {what}", title="Inbox")
+        self.refresh_inbox()
+
+    def reject_memory(self, entry: Entry) -> None:
+        self.write("reject", lambda: review.reject(self.store, [entry]), entry=entry)
+
+    def _reject_done(self, change: Change | None, error: actions.ActionError | None, entry: Entry) -> None:
+        if error is not None:
+            self._refused(error, "Not rejected")
+        elif change is not None:
+            self.say(f"Rejected and deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Inbox")
 
     def show_findings(self) -> None:
         def chosen(finding: Finding | None) -> None:
@@ -236,7 +283,8 @@ class MemtuiApp(App[None]):
     def _update_subtitle(self) -> None:
         state = "memory on" if self.settings.enabled else "memory OFF"
         demo = " · demo" if self.demo else ""
-        self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}"
+        waiting = f" · {len(self.inbox)} to review (i)" if self.inbox else ""
+        self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}{waiting}"
 
     def _theme_changed(self, theme: Theme) -> None:
         """A theme chosen in the command palette is remembered (the settings screen saves its own)."""
@@ -488,7 +536,8 @@ class MemtuiApp(App[None]):
     def help_rows(self) -> list[tuple[str, str]]:
         names = {"question_mark": "?", "slash": "/", "escape": "esc"}
         longer = {"cycle_order": "Sort each pane: file order → most injected → last injected",
-                  "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid"}
+                  "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid",
+                  "inbox": "Inbox: what the assistant learned, to accept (a), edit (e) or reject (x)"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))
                 for b in MainScreen.BINDINGS if isinstance(b, Binding)]
         rows += [("↑/↓ j/k, pgup/pgdn", "Move in a pane"),
@@ -514,6 +563,7 @@ class MemtuiApp(App[None]):
         yield SystemCommand("Delete memory", "Delete the selected memory (asks first)", main.action_delete)
         yield SystemCommand("Undo", "Undo the last change (says which)", main.action_undo)
         yield SystemCommand("Undo log", "memtui's changes, newest first", main.action_undo_log)
+        yield SystemCommand("Inbox", "Review what the assistant learned: accept, edit or reject", main.action_inbox)
         yield SystemCommand("Toggle memory", "Turn memory on or off for this workspace", main.action_toggle_memory)
         yield SystemCommand("Settings", "Budgets, gates, switches and theme", main.action_settings)
         yield SystemCommand("Preview injection", "Type a message and see what would be injected", main.action_focus_query)

@@ -26,6 +26,7 @@ from memtui.core.paths import Paths
 
 from .app import MemtuiApp
 from .screens import ConfirmScreen, SettingsScreen
+from .screens.inbox import InboxScreen
 
 SIZE = (140, 45)
 SMALL = (80, 24)
@@ -53,7 +54,8 @@ def still(app: App[None]) -> None:
 
 async def ready(pilot: Pilot) -> None:
     app = cast(MemtuiApp, pilot.app)
-    await wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.insight_runs >= 1)
+    await wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.insight_runs >= 1
+                     and app.inbox_runs >= 1)
     still(pilot.app)
     await pilot.pause()
 
@@ -87,16 +89,24 @@ async def delete_confirmation(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def inbox(pilot: Pilot) -> None:
+    await ready(pilot)
+    await pilot.press("i")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, InboxScreen))
+    await pilot.pause()
+
+
 SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "main": main_screen,
     "preview": expanded_preview,
     "settings": settings,
     "delete": delete_confirmation,
+    "inbox": inbox,
 }
 # (scene, theme, size): every scene in both themes at 140×45; the main screens also at 80×24.
 SHOTS: list[tuple[str, str, tuple[int, int]]] = [
     *[(scene, theme, SIZE) for scene in SCENES for theme in THEMES],
-    *[(scene, theme, SMALL) for scene in ("main", "preview") for theme in THEMES],
+    *[(scene, theme, SMALL) for scene in ("main", "preview", "inbox") for theme in THEMES],
 ]
 
 

@@ -246,20 +246,19 @@ def write_new(path: Path, data: bytes, root: Path | None = None) -> None:
 
 
 def write_all(files: dict[Path, str]) -> list[Path]:
-    """Write every file (UTF-8) after checking that none exists; returns them in order. The
-    files' common folder is the root the gate holds them to (the caller checked that folder)."""
+    """Write every file (UTF-8) after checking that none exists; returns them in order. Each
+    is created through the write gate in its folder (the caller checked that folder)."""
     targets = list(files)
     refuse_existing(targets)
-    root = Path(os.path.commonpath([str(p.parent) for p in targets])) if targets else None
     written: list[Path] = []
     try:
         for path, text in files.items():
-            write_new(path, text.encode("utf-8"), root)
+            write_new(path, text.encode("utf-8"))
             written.append(path)
     except BaseException:
         for path in written:  # all or nothing: remove what this call created
             try:
-                gate.remove(path, root=root or path.parent)
+                gate.remove(path, root=path.parent)
             except OSError:
                 pass
         raise

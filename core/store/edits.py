@@ -258,6 +258,8 @@ class ChangeLog:
         written) is removed, with the temporary files of killed writes."""
         self._remove_orphans()
         for change in self.changes():
+            if not self._mine(change):
+                continue  # its project files are another workspace's: settled by a run there
             if change.state == UNDOING:
                 try:
                     self._settle_undo(change)
@@ -422,6 +424,8 @@ class ChangeLog:
 
         A change that cannot be undone because something changed since memtui wrote it is
         marked conflicting (kept in the log) and UndoError says how to go on."""
+        if not self.base.is_dir():  # nothing logged yet: undoing creates nothing
+            raise LookupError("nothing to undo" if name is None else f"no change {name!r} in the log")
         with self.locked():
             self._settle()
             mine = [c for c in reversed(self.changes()) if self._mine(c)]

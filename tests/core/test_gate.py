@@ -414,3 +414,39 @@ def test_import_skips_a_memory_with_control_characters(ws_paths, tmp_path):
     r = run_memtui(ws_paths, "import", "jsonl", str(backup))
     assert r.returncode == 0 and "NUL" in r.stderr, r
     assert [e["text"] for e in json.loads(run_memtui(ws_paths, "list", "--json").stdout)["entries"]] == ["clean one"]
+
+
+async def _mcp_remember(paths: Paths, text: str):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), "mcp"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(paths.home.parent)},
+    )
+    async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
+        await session.initialize()
+        return await session.call_tool("remember", {"text": text, "layer": "user"})
+
+
+def test_mcp_remember_refuses_a_nul(ws_paths):
+    """MCP `remember {"text": "x\\u0000y"}` through the real client: refused with the reason,
+    nothing written (it used to write the NUL and make memtui skip the whole file)."""
+    import anyio
+
+    result = anyio.run(_mcp_remember, ws_paths, "x\u0000y")
+    assert result.is_error and "NUL" in result.content[0].text, result.content
+    assert _notes(ws_paths) is None
+
+
+def test_export_does_not_write_through_a_linked_folder_of_the_repository(ws_paths, tmp_path):
+    """`memtui export cursor` writes `.cursor/rules` in the repository: a `.cursor -> elsewhere`
+    link shipped with it is refused, and nothing lands elsewhere."""
+    assert run_memtui(ws_paths, "remember", "--project", "run the linter first").returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, ws_paths.workspace / ".cursor")
+    r = run_memtui(ws_paths, "export", "cursor")
+    assert r.returncode == 1 and ".cursor is a symlink" in r.stderr and "Traceback" not in r.stderr, r
+    assert _tree(elsewhere) == {}

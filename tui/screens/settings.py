@@ -73,6 +73,9 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                 with Horizontal(classes="setting-row"):
                     yield Switch(value=s.redact_secrets, id="redact")
                     yield switch_label("Redact secrets before injection")
+                with Horizontal(classes="setting-row"):
+                    yield Switch(value=s.require_review, id="require-review")
+                    yield switch_label("Inject the assistant's memories only once reviewed (i: the inbox)")
                 yield Label("Budgets (tokens)", classes="section-title")
                 for key in BUDGET_KEYS:
                     yield from field_row(key, Input(str(s.budget[key]), id=f"budget-{key}", type="integer",
@@ -158,6 +161,9 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         redact = self.query_one("#redact", Switch).value
         if redact != s.redact_secrets:
             memory[("memory", "redactSecrets")] = redact
+        require = self.query_one("#require-review", Switch).value
+        if require != s.require_review:
+            memory[("memory", "requireReview")] = require
         self.dismiss(SettingsChoice(
             workspace_enabled=self.query_one("#ws-enabled", Switch).value,
             global_enabled=self.query_one("#global-enabled", Switch).value,

@@ -45,7 +45,7 @@ def shorten_path(where: str, room: int) -> str:
 
 
 BADGES = {"stale_reference": "stale", "duplicate": "dup", "unreachable": "unreach", "never_injected": "never",
-          "invalid": "invalid", "index": "index"}
+          "invalid": "invalid", "index": "index", "unreviewed": "review"}
 
 
 def badge_for(kinds: list[str]) -> str:

@@ -29,8 +29,10 @@ REASONS = {
     "budget": "over the token budget",
     "max_items": "past the layer's max items",
     "archived": "archived",
+    "unreviewed": "awaiting review (memory.requireReview; i opens the inbox)",
 }
-SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived"}
+SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived",
+                 "unreviewed": "unreviewed"}
 NEAR_MISSES = 8  # listed first: the memories that almost made it
 PER_REASON = 60  # listed under each reason when expanded; every line is re-rendered per query
 GAUGE_CELLS = 4
