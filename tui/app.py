@@ -546,6 +546,8 @@ class MemtuiApp(App[None]):
                  ("U", "Undo log: memtui's changes, newest first"),
                  ("enter (on the fold)", "Expand or collapse the injected text (also f)"),
                  ("enter (on a reason)", "List the memories left out for that reason"),
+                 ("ctrl+t (in the preview)", "Show the injection as Claude Code, Codex or Gemini CLI receives it "
+                                             "(cut to what each keeps), then as Muse's own again"),
                  ("ctrl+s (in dialogs)", "Save"), ("ctrl+p", "Command palette (themes are remembered)")]
         return rows
 

@@ -65,3 +65,24 @@ async def test_the_detail_says_which_assistants_received_an_entry(paths):
         await wait_until(pilot, lambda: "injected 3 times" in shown(app.query_one("#detail-body"), width=300),
                          message="the detail's history row")
         assert "injected 3 times (codex 2, gemini 1)" in shown(app.query_one("#detail-body"), width=300)
+
+
+async def test_ctrl_t_is_in_the_help_and_in_the_footer_while_in_the_preview(paths):
+    """Discoverable at 80×24: the help screen lists ctrl+t, and the footer shows it once the
+    preview has focus (it works only there), beside Esc."""
+    from memtui.tui.screens import HelpScreen
+    from tests.tui.conftest import screen_text
+
+    write(paths.project_root / "notes.md", "- Deploy with the quokka script\n")
+    enable(paths)
+    app = MemtuiApp(paths, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        assert "^t" not in screen_text(app).splitlines()[-1]  # not in the panes, where it does nothing
+        await pilot.press("p")
+        await wait_until(pilot, lambda: "^t Assistant" in screen_text(app).splitlines()[-1], message="the footer")
+        assert "esc Leave input" in screen_text(app).splitlines()[-1]
+        await pilot.press("escape", "question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), message="the help screen")
+        rows = dict(app.screen.rows)
+        assert "Codex" in rows["ctrl+t (in the preview)"]

@@ -139,7 +139,7 @@ class PreviewPane(Vertical):
     an assistant's hook delivers it (Claude Code, Codex, Gemini CLI: cut to what each keeps),
     then as Muse injects it again; the title says which."""
 
-    BINDINGS = [Binding("ctrl+t", "cycle_target", "Assistant", show=False, id="preview.target")]
+    BINDINGS = [Binding("ctrl+t", "cycle_target", "Assistant", id="preview.target")]  # in the footer while in the preview
     TARGET_CYCLE: tuple[Target | None, ...] = (None, *TARGETS)
     target: Target | None = None
     _last: tuple[InjectionResult, LeftOut | None] | None = None
