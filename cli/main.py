@@ -17,6 +17,7 @@ import click
 from memtui.cli import git as git_commands
 from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
+from memtui.core.assistants import TARGETS
 from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal
 from memtui.core.injection import build_injection
 from memtui.core.model import LAYERS, Entry, Layer
@@ -24,6 +25,7 @@ from memtui.core.paths import Paths
 from memtui.core.store import MemoryStore
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+TARGET_NAMES = [str(t) for t in TARGETS]
 
 
 class Ctx:
@@ -100,8 +102,8 @@ class _TextCommand(click.Command):
 
 
 class _Main(click.Group):
-    """`memtui ... hook claude-code` is run before click parses anything: a hook's bad option
-    must not end in a usage error (exit 2 blocks the prompt in Claude Code, SPEC §8)."""
+    """`memtui ... hook claude-code|codex|gemini` is run before click parses anything: a hook's
+    bad option must not end in a usage error (exit 2 blocks the prompt in each assistant, SPEC §8)."""
 
     def main(self, args=None, *rest, **kwargs):
         from memtui.cli.hook import run_argv
@@ -144,18 +146,24 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
 @main.command(context_settings=CONTEXT)
 @click.argument("query")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result (every candidate) as one JSON object.")
+@click.option("--target", type=click.Choice(TARGET_NAMES),
+              help="What this assistant's hook gives it (cut to what the assistant keeps).")
 @click.pass_obj
-def preview(obj: Ctx, query: str, as_json: bool) -> None:
+def preview(obj: Ctx, query: str, as_json: bool, target: str | None) -> None:
     """Show exactly what would be injected for QUERY: the text on stdout, a one-line
     summary on stderr."""
     if as_json:
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
         from memtui.core.injection import injection_json
 
-        text = injection_json(obj.paths.workspace, query, home=obj.paths.home)
+        text = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target)
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
     else:
         result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
+        if target is not None:
+            from memtui.core.assistants.delivery import for_target
+
+            result = for_target(result, target)
         # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`).
         # On a terminal the text is shown escaped (memory text may hold escape sequences);
         # to a pipe it is the exact injection (color=True: click must not strip ANSI codes).
@@ -473,66 +481,6 @@ def doctor_(obj: Ctx, as_json: bool, fix: bool) -> None:
     sys.exit(1 if found else 0)
 
 
-@main.command("mcp", context_settings=CONTEXT)
-@click.pass_obj
-def mcp_(obj: Ctx) -> None:
-    """Serve the memories over the Model Context Protocol on stdio (tools: search_memories,
-    list_memories, preview_injection, remember, forget)."""
-    from memtui.cli.mcp import serve
-
-    serve(obj.paths)
-
-
-@main.group("hook", context_settings=CONTEXT)
-def hook_() -> None:
-    """Claude Code's UserPromptSubmit hook: run it, install it, uninstall it."""
-
-
-@hook_.command("claude-code", context_settings=CONTEXT)
-@click.pass_obj
-def hook_claude_code(obj: Ctx) -> None:
-    """Run as Claude Code's hook: its JSON on stdin, the injection on stdout. Always exits 0."""
-    from memtui.cli.hook import main as run_hook
-
-    sys.exit(run_hook(home=str(obj.paths.home)))
-
-
-def _hook_settings(obj: Ctx, install: bool, project: bool) -> None:
-    from memtui.core import hook_settings as hs
-
-    path = hs.project_settings_path(obj.paths.workspace) if project else hs.user_settings_path()
-    receipts = hs.receipts_path(obj.paths.home)
-    try:
-        root = obj.paths.workspace if project else None  # a repository's .claude must not link out
-        change = (hs.install(path, receipts=receipts, root=root) if install
-                  else hs.uninstall(path, receipts=receipts, root=root))
-    except hs.HookSettingsError as exc:
-        _fail(f"error: {exc}")
-    click.echo(change.message)
-
-
-_PROJECT = click.option("--project", is_flag=True, help="The project's .claude/settings.json instead of ~/.claude/settings.json.")
-_TARGET = click.argument("target", type=click.Choice(["claude-code"]))
-
-
-@hook_.command("install", context_settings=CONTEXT)
-@_TARGET
-@_PROJECT
-@click.pass_obj
-def hook_install(obj: Ctx, target: str, project: bool) -> None:
-    """Add the hook to Claude Code's settings.json (every other setting is kept)."""
-    _hook_settings(obj, True, project)
-
-
-@hook_.command("uninstall", context_settings=CONTEXT)
-@_TARGET
-@_PROJECT
-@click.pass_obj
-def hook_uninstall(obj: Ctx, target: str, project: bool) -> None:
-    """Remove the hook from Claude Code's settings.json."""
-    _hook_settings(obj, False, project)
-
-
 @main.command("history", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the newest N records.")
@@ -551,7 +499,7 @@ def history_(obj: Ctx, as_json: bool, limit: int | None, every: bool) -> None:
         _echo_json({"records": [r.as_dict() for r in records]})
         return
     if not records:
-        click.echo("No injections recorded yet (the Claude Code hook and Muse record them; preview does not).")
+        click.echo("No injections recorded yet (the assistants' hooks and Muse record them; preview does not).")
     for r in records:
         when = datetime.fromtimestamp(r.time_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
         what = f"{r.count} {'memory' if r.count == 1 else 'memories'} · {r.tokens} tokens"
@@ -559,7 +507,8 @@ def history_(obj: Ctx, as_json: bool, limit: int | None, every: bool) -> None:
             what += " · truncated"
         if r.disabled_reason:
             what += f" · {r.disabled_reason.replace('_', ' ')}"
-        click.echo(f"{when}  {what} · {r.retrieval_ms:.1f} ms  {printable(r.workspace)}")
+        to = f"{printable(r.target)} · " if r.target else ""
+        click.echo(f"{when}  {to}{what} · {r.retrieval_ms:.1f} ms  {printable(r.workspace)}")
 
 
 def _set_enabled(paths: Paths, value: bool) -> None:
@@ -626,6 +575,11 @@ def status(obj: Ctx, as_json: bool) -> None:
             click.echo(f"  {_name(p['source'])}: {_name(p['message'])}")
 
 
+from memtui.cli.assistants import hook_group  # noqa: E402  (groups in their own modules, registered here)
+from memtui.cli.mcp import mcp_group  # noqa: E402
+
+main.add_command(hook_group)
+main.add_command(mcp_group)
 git_commands.register(main)
 
 from memtui.cli.review import review_ as _review  # noqa: E402  (its own module: a group of three commands)

@@ -13,7 +13,10 @@ import functools
 from collections.abc import Callable
 from typing import Any, Literal
 
+import click
+
 from memtui.core import actions, outbound
+from memtui.core.assistants import CLIENTS
 from memtui.core.injection import inject_from_store
 from memtui.core.model import Entry, Layer
 from memtui.core.paths import Paths
@@ -152,3 +155,86 @@ def build_server(paths: Paths) -> Any:
 
 def serve(paths: Paths) -> None:
     build_server(paths).run("stdio")
+
+
+# ---------------------------------------------------------------------- the `memtui mcp` group
+_CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group("mcp", invoke_without_command=True, context_settings=_CONTEXT)
+@click.pass_context
+def mcp_group(ctx: click.Context) -> None:
+    """Serve the memories over the Model Context Protocol on stdio (tools: search_memories,
+    list_memories, preview_injection, remember, forget). `memtui mcp install CLIENT`
+    registers this server with an MCP client."""
+    if ctx.invoked_subcommand is None:
+        serve(ctx.obj.paths)
+
+
+@mcp_group.command("serve", context_settings=_CONTEXT)
+@click.pass_obj
+def mcp_serve(obj: Any) -> None:
+    """Serve over stdio (what plain `memtui mcp` does)."""
+    serve(obj.paths)
+
+
+def _register(obj: Any, client: str, install: bool, project: bool, dry_run: bool) -> None:
+    from memtui.core.assistants import mcp_clients
+    from memtui.core.assistants.files import ConfigError, Receipts, receipts_path
+    from memtui.core.assistants.hook_files import find_memtui
+    from memtui.core.display import escape_text
+
+    def fail(message: str) -> None:
+        click.echo(escape_text(f"error: {message}"), err=True)
+        raise SystemExit(1)
+
+    receipts = Receipts(receipts_path(obj.paths.home))
+    within = obj.paths.workspace if project else None
+    try:
+        path = mcp_clients.config_path(client, project, obj.paths.workspace)
+        if install:
+            program = find_memtui()
+            if program is None:
+                fail("cannot find the memtui program to register (no `memtui` next to this Python or on PATH)")
+                return
+            change = mcp_clients.install(client, path, program, receipts, within, dry_run)
+        else:
+            change = mcp_clients.uninstall(client, path, receipts, within, dry_run)
+    except ConfigError as exc:
+        if client == "claude-code" and not project and install:  # ~/.claude.json is Claude Code's own, often large
+            exc = ConfigError(f"{exc}\nClaude Code can register it itself: claude mcp add --scope user memtui -- "
+                              f"{find_memtui() or 'memtui'} mcp")
+        fail(str(exc))
+        return
+    if dry_run:
+        click.echo(escape_text(change.diff()) if change.changed else "", nl=False)
+        click.echo(escape_text(change.message))
+    else:
+        click.echo(escape_text(change.message))
+
+
+_CLIENT = click.argument("client", type=click.Choice([str(c) for c in CLIENTS]))
+_MCP_PROJECT = click.option("--project", is_flag=True, help="The project's config file (.mcp.json, .cursor/mcp.json, "
+                            ".vscode/mcp.json, .codex/config.toml, .gemini/settings.json) instead of your own.")
+_DRY_RUN = click.option("--dry-run", is_flag=True, help="Show the change as a diff; write nothing.")
+
+
+@mcp_group.command("install", context_settings=_CONTEXT)
+@_CLIENT
+@_MCP_PROJECT
+@_DRY_RUN
+@click.pass_obj
+def mcp_install(obj: Any, client: str, project: bool, dry_run: bool) -> None:
+    """Register this memtui's MCP server (by its absolute path) with CLIENT; every other
+    key of the client's config is kept, and running it again changes nothing."""
+    _register(obj, client, True, project, dry_run)
+
+
+@mcp_group.command("uninstall", context_settings=_CONTEXT)
+@_CLIENT
+@_MCP_PROJECT
+@_DRY_RUN
+@click.pass_obj
+def mcp_uninstall(obj: Any, client: str, project: bool, dry_run: bool) -> None:
+    """Remove memtui's MCP server from CLIENT's config."""
+    _register(obj, client, False, project, dry_run)

@@ -796,14 +796,17 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
     return result
 
 
-def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None) -> str:
-    """`build_injection(...).to_json()` (what `preview --json` prints). A section of the
+def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                   target: str | None = None) -> str:
+    """`build_injection(...).to_json()` (what `preview --json` prints), as the assistant
+    `target` receives it when given (`assistants.delivery.for_target`). A section of the
     prepared index that turns out damaged while the candidates are rendered is removed when
     it is read; the answer is then built again from the files, never a traceback."""
+    from .assistants.delivery import for_target
     from .store.prepared import DamagedPreparedIndex
 
     try:
-        return build_injection(workspace, query, home=home).to_json()
+        return for_target(build_injection(workspace, query, home=home), target).to_json()
     except DamagedPreparedIndex as exc:
         log.warning("%s", exc)
-        return build_injection(workspace, query, home=home).to_json()
+        return for_target(build_injection(workspace, query, home=home), target).to_json()

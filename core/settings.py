@@ -94,20 +94,22 @@ def read_json_object(path: Path) -> tuple[dict[str, Any] | None, Problem | None]
     return parse_json_object(path, raw)
 
 
-def parse_json_object(path: Path, raw: bytes | None) -> tuple[dict[str, Any] | None, Problem | None]:
-    """`raw` (the bytes of `path`, None if missing) as a JSON object, or the Problem with it."""
+def parse_json_object(path: Path, raw: bytes | None,
+                      consequence: str = "using defaults and not overwriting it",
+                      ) -> tuple[dict[str, Any] | None, Problem | None]:
+    """`raw` (the bytes of `path`, None if missing) as a JSON object, or the Problem with it
+    (its message ends with `consequence`)."""
     if raw is None:
         return None, None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        return None, Problem(str(path), "settings file is not UTF-8; using defaults and not overwriting it")
+        return None, Problem(str(path), f"settings file is not UTF-8; {consequence}")
     except json.JSONDecodeError as exc:
-        return None, Problem(
-            str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; using defaults and not overwriting it"
-        )
+        return None, Problem(str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; {consequence}")
     if not isinstance(data, dict):
-        return None, Problem(str(path), f"settings must be a JSON object, not {type(data).__name__}; not overwriting it")
+        tail = "not overwriting it" if consequence.startswith("using defaults") else consequence
+        return None, Problem(str(path), f"settings must be a JSON object, not {type(data).__name__}; {tail}")
     return data, None
 
 
@@ -209,6 +211,65 @@ def load_settings(paths: Paths) -> Settings:
     return s
 
 
+def read_json_for_update(path: Path, within: Path | None = None,
+                         consequence: str = "using defaults and not overwriting it") -> tuple[bytes | None, dict[str, Any]]:
+    """The bytes of a JSON file about to be changed (None when missing) and its object ({}
+    when missing). SettingsError (naming the file and the reason) when it exists but is not a
+    JSON object or not a regular file of at most 1 MiB, or leads outside `within` through a
+    symlink. Every JSON file memtui changes (Muse's settings, the assistants' settings and
+    MCP client configs) is read here and written with `write_json_object`."""
+    shown = path_text(str(path))
+    if within is not None:
+        reason = escapes(path, within)
+        if reason is not None:
+            raise SettingsError(f"{shown}: {reason}; not written")
+    try:
+        raw = read_settings_bytes(path)
+    except RefusedFileError as exc:
+        raise SettingsError(f"{shown}: {exc.reason}; not overwritten") from None
+    except OSError as exc:
+        raise SettingsError(f"{shown}: cannot read it: {_os_reason(exc, path)}; not overwritten") from None
+    data, problem = parse_json_object(path, raw, consequence)
+    if problem:
+        raise SettingsError(f"{shown}: {problem.message}")
+    return raw, copy.deepcopy(data) if data is not None else {}
+
+
+def dump_json_object(data: dict[str, Any]) -> bytes:
+    """How memtui writes a JSON settings file: 2-space indent, UTF-8 kept, final newline."""
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_json_object(path: Path, data: dict[str, Any], expected: bytes | None, root: Path | None = None,
+                      container: Path | None = None) -> None:
+    """Write `data` to `path` (its folder made when missing), refused with ConflictError when
+    the file is no longer `expected` (what was read): another writer's keys are never lost.
+    SettingsError (file and reason) when it cannot be written.
+
+    The folder and the file pass the write gate with `root` (default: the file's folder)
+    inside `container`: nothing below `root` may be a symlink."""
+    shown = path_text(str(path))
+    root = root if root is not None else path.parent
+    try:
+        gate.make_dir(path.parent, root=root, container=container)
+    except gate.Refused as exc:
+        raise SettingsError(str(exc)) from None
+    except OSError as exc:
+        if isinstance(exc, FileExistsError):
+            reason = f"{path_text(str(path.parent))} is a file, not a folder"
+        else:
+            reason = _os_reason(exc, path.parent)
+        raise SettingsError(f"{shown}: cannot create its folder: {reason}; not written") from None
+    try:
+        # refused if the file changed after it was read: another writer's keys are never lost
+        gate.write(path, dump_json_object(data), root=root, container=container, kind=gate.Kind.SETTINGS,
+                   expected=expected)
+    except gate.Refused as exc:
+        raise SettingsError(str(exc)) from None
+    except OSError as exc:
+        raise SettingsError(f"{shown}: cannot write it: {_os_reason(exc, path)}; not written") from None
+
+
 def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None,
                      root: Path | None = None) -> None:
     """Set each key path in `changes` (a value of `...` deletes it), keeping every other key
@@ -219,22 +280,7 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
 
     The write passes the write gate with `root` (default: the file's folder) inside `within`:
     nothing below `root` may be a symlink."""
-    shown = path_text(str(path))
-    if within is not None:
-        reason = escapes(path, within)
-        if reason is not None:
-            raise SettingsError(f"{shown}: {reason}; not written")
-    root = root if root is not None else path.parent
-    try:
-        raw = read_settings_bytes(path)
-    except RefusedFileError as exc:
-        raise SettingsError(f"{shown}: {exc.reason}; not overwritten") from None
-    except OSError as exc:
-        raise SettingsError(f"{shown}: cannot read it: {_os_reason(exc, path)}; not overwritten") from None
-    data, problem = parse_json_object(path, raw)
-    if problem:
-        raise SettingsError(f"{shown}: {problem.message}")
-    data = copy.deepcopy(data) if data is not None else {}
+    raw, data = read_json_for_update(path, within)
     for keys, value in changes.items():
         node = data
         for key in keys[:-1]:
@@ -247,24 +293,7 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
             node.pop(keys[-1], None)
         else:
             node[keys[-1]] = value
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    try:
-        gate.make_dir(path.parent, root=root, container=within)
-    except gate.Refused as exc:
-        raise SettingsError(str(exc)) from None
-    except OSError as exc:
-        if isinstance(exc, FileExistsError):
-            reason = f"{path_text(str(path.parent))} is a file, not a folder"
-        else:
-            reason = _os_reason(exc, path.parent)
-        raise SettingsError(f"{shown}: cannot create its folder: {reason}; not written") from None
-    try:
-        # refused if the file changed after it was read above: another writer's keys are never lost
-        gate.write(path, text.encode("utf-8"), root=root, container=within, kind=gate.Kind.SETTINGS, expected=raw)
-    except gate.Refused as exc:
-        raise SettingsError(str(exc)) from None
-    except OSError as exc:
-        raise SettingsError(f"{shown}: cannot write it: {_os_reason(exc, path)}; not written") from None
+    write_json_object(path, data, raw, root=root, container=within)
 
 
 def set_workspace_enabled(paths: Paths, enabled: bool) -> Path:

@@ -81,7 +81,7 @@ class MemtuiApp(App[None]):
         self._theme_override = theme
         self.findings: list[Finding] | None = None  # the doctor's, once its first run is done
         self.findings_by_entry: dict[str, tuple[Finding, ...]] = {}
-        self.history: dict[str, tuple[int, int]] = {}  # entry id -> (times injected, last ms)
+        self.history: dict[str, tuple] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
         self.insight_runs = 0  # finished doctor + history runs (tests wait on it)
         self._insights_running = False
         self._insights_again = False
@@ -179,7 +179,8 @@ class MemtuiApp(App[None]):
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
             found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
         try:
-            stats = history.stats(self.paths.db_path, self.paths.workspace) if self.paths.db_path.is_file() else {}
+            stats = (history.stats(self.paths.db_path, self.paths.workspace, by_target=True)
+                     if self.paths.db_path.is_file() else {})
         except Exception:  # no history table yet, or a damaged database: nothing to show
             stats = {}
         self.post_message(InsightsReady(found, stats))
@@ -574,6 +575,8 @@ class MemtuiApp(App[None]):
                  ("tab / shift+tab", "Move between panes and inputs"),
                  ("enter (on the fold)", "Expand or collapse the injected text (also f)"),
                  ("enter (on a reason)", "List the memories left out for that reason"),
+                 ("ctrl+t (in the preview)", "Show the injection as Claude Code, Codex or Gemini CLI receives it "
+                                             "(cut to what each keeps), then as Muse's own again"),
                  ("ctrl+s (in dialogs)", "Save"), ("ctrl+p", "Command palette (themes are remembered)")]
         return rows
 

@@ -81,7 +81,7 @@ async def test_history_in_detail_and_sort_by_most_injected(tmp_path):
     app = MemtuiApp(paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await loaded(pilot)
-        injected = [eid for eid, (n, _) in app.history.items() if n == 3]
+        injected = [eid for eid, (n, *_) in app.history.items() if n == 3]
         assert injected
         pane = app.query_one("#pane-user", EntryPane)
         target = next(e for e in pane.entries if e.id in injected and e.text.startswith("Prefer small"))

@@ -17,17 +17,19 @@ from ..text import LAYER_TITLES, name, text
 from .entry_pane import BADGES
 
 
-def injected_line(stat: tuple[int, int] | None) -> str:
-    """`injected 3 times, last 2026-11-23 10:58 UTC` (or never)."""
+def injected_line(stat: tuple | None) -> str:
+    """`injected 3 times (claude-code 2, codex 1), last 2026-11-23 10:58 UTC` (or never):
+    which assistant received it, when the history says (`history.stats(..., by_target=True)`)."""
     if not stat or not stat[0]:
         return "never injected"
-    count, last_ms = stat
+    count, last_ms = stat[0], stat[1]
+    to = ", ".join(f"{target} {n}" for target, n in stat[2]) if len(stat) > 2 and stat[2] else ""
     when = datetime.fromtimestamp(last_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"injected {count} time{'s' if count != 1 else ''}, last {when}"
+    return f"injected {count} time{'s' if count != 1 else ''}{f' ({to})' if to else ''}, last {when}"
 
 
 def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
-                      stat: tuple[int, int] | None = None) -> Group:
+                      stat: tuple | None = None) -> Group:
     """Text first (what people read), metadata below; every value a literal Text."""
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold dim", no_wrap=True)
@@ -81,7 +83,7 @@ class DetailView(VerticalScroll):
         self.show(None)
 
     def show(self, entry: Entry | None, findings: tuple[Finding, ...] = (),
-             stat: tuple[int, int] | None = None) -> None:
+             stat: tuple | None = None) -> None:
         key = (entry, findings, stat)
         if key == self._shown:
             return  # same entry, same fields: nothing to redraw

@@ -11,10 +11,13 @@ from itertools import islice
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Collapsible, Input, Static
 
+from memtui.core.assistants import TARGETS, Target
+from memtui.core.assistants.delivery import for_target, protocol
 from memtui.core.display import escape_name, escape_text
 from memtui.core.injection import Candidate, InjectionResult
 from memtui.core.model import LAYERS
@@ -146,7 +149,24 @@ def left_out(result: InjectionResult) -> LeftOut:
 
 
 class PreviewPane(Vertical):
-    """A query, the fold and the gauges, and what was left out and why."""
+    """A query, the fold and the gauges, and what was left out and why. ctrl+t shows it as
+    an assistant's hook delivers it (Claude Code, Codex, Gemini CLI: cut to what each keeps),
+    then as Muse injects it again; the title says which."""
+
+    BINDINGS = [Binding("ctrl+t", "cycle_target", "Assistant", id="preview.target")]  # in the footer while in the preview
+    TARGET_CYCLE: tuple[Target | None, ...] = (None, *TARGETS)
+    target: Target | None = None
+    _last: tuple[InjectionResult, LeftOut | None] | None = None
+
+    def action_cycle_target(self) -> None:
+        self.target = self.TARGET_CYCLE[(self.TARGET_CYCLE.index(self.target) + 1) % len(self.TARGET_CYCLE)]
+        self.border_title = self.title_for(self.target)
+        if self._last is not None:
+            self.show(*self._last)
+
+    @staticmethod
+    def title_for(target: Target | None) -> str:
+        return "Injection preview" if target is None else f"Injection preview · as {protocol(target).name} receives it"
 
     def compose(self):
         yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
@@ -165,6 +185,10 @@ class PreviewPane(Vertical):
         self.border_title = "Injection preview"
 
     def show(self, result: InjectionResult, summary: LeftOut | None = None) -> None:
+        self._last = (result, summary)
+        delivered = for_target(result, self.target)
+        cut = result.count - delivered.count
+        result = delivered
         fold = self.query_one("#fold", Collapsible)
         injected = self.query_one("#injected-text", Static)
         problems = self.query_one("#problems", Static)
@@ -194,6 +218,10 @@ class PreviewPane(Vertical):
         if result.redacted:
             notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
             notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
+        if cut and self.target is not None:
+            proto = protocol(self.target)
+            notes.append(f"Cut to the {proto.limit} {proto.unit} {proto.name} keeps: {cut} "
+                         f"{'entry' if cut == 1 else 'entries'} left out\n", style="bold")
         clipped = [c for c in result.included if c.clipped]
         if clipped:
             notes.append(f"Clipped to {len(clipped[0].line) - 2} characters: {len(clipped)}\n", style="dim")
