@@ -15,6 +15,10 @@ The rule alone, in the SPEC's order, one place per step:
  11. Render ......... `render`
  12. Flags .......... `disabled_reason`, the end of `inject`
 
+Review (SPEC §12): with `memory.requireReview`, the ids of unreviewed entries are passed as
+`unreviewed`; in step 2 they leave the candidates that can be injected and are listed with the
+status `unreviewed` (after the active candidates of their layer, before the archived ones).
+
 How a layer's candidates are found fast (an inverted index over the terms, each line made
 once, the state kept between processes) is not here: `core.store.layer_index` implements
 `LayerCandidates` for that, and `core.serve` answers a workspace from it. Both import this
@@ -34,10 +38,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer
+from .outbound import redact_line as redact
 from .paths import Problem
 from .relevance import score as relevance_score
 from .relevance import share, terms
-from .secrets import redact
 from .settings import Settings
 
 log = logging.getLogger("memtui.injection")
@@ -50,6 +54,7 @@ ELLIPSIS = "…"
 INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET, ARCHIVED = (CandidateStatus.INCLUDED, CandidateStatus.BELOW_GATE,
                                                      CandidateStatus.MAX_ITEMS, CandidateStatus.BUDGET,
                                                      CandidateStatus.ARCHIVED)
+UNREVIEWED = CandidateStatus.UNREVIEWED
 
 # A made line (step 8 and 9): (line, clipped, redacted count, tokens). A plain tuple: the
 # prepared index saves it with marshal.
@@ -148,6 +153,14 @@ class LayerCandidates(Protocol):
 
     def archived_terms(self, pos: int) -> frozenset[str]: ...
 
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        """The active positions whose entry id is in `ids` (archived entries stay archived)."""
+        ...
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        """(layer, id, text, source) of a position, for the review check (SPEC §12)."""
+        ...
+
     def entry(self, pos: int) -> Entry: ...
 
     def made(self, pos: int, maker: LineMaker) -> Made: ...
@@ -189,6 +202,13 @@ class EntryLayer:
 
     def archived_terms(self, pos: int) -> frozenset[str]:
         return self.entries[pos].terms
+
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        return frozenset(p for p in range(self.n_active) if self.entries[p].id in ids)
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        e = self.entries[pos]
+        return e.layer, e.id, e.text, e.source
 
     def entry(self, pos: int) -> Entry:
         return self.entries[pos]
@@ -406,8 +426,9 @@ class LayerFill:
     """Steps 5, 7, 8, 9 and 10 for one layer, in order, one candidate at a time."""
 
     def __init__(self, view: LayerCandidates, shared: Mapping[int, int], nq: int, settings: Settings,
-                 allowance: int, maker: LineMaker):
+                 allowance: int, maker: LineMaker, held: frozenset[int] = frozenset()):
         self.view = view
+        self.held = held  # positions left out of the candidates as unreviewed (SPEC §12)
         self.shared = shared
         self.nq = nq
         self.gate = settings.gate.get(view.layer, 0.0)
@@ -423,8 +444,10 @@ class LayerFill:
     def walk(self, everything: bool) -> Iterator[tuple[int, float, CandidateStatus]]:
         """(position, score, status) in order. Unless `everything`, entries that share no term
         while the gate is above 0 are skipped: they are below the gate and change nothing."""
-        view, shared, nq, gate = self.view, self.shared, self.nq, self.gate
+        view, shared, nq, gate, held = self.view, self.shared, self.nq, self.gate, self.held
         for pos in view.in_order(shared, scored_only=not everything and gate > 0):
+            if held and pos in held:
+                continue
             s = share(shared.get(pos, 0), nq)
             if not passes_gate(s, gate):
                 yield pos, s, BELOW_GATE
@@ -462,11 +485,13 @@ class _Plan:
     """What was decided, kept so that every candidate can be produced when asked for."""
 
     def __init__(self, q: frozenset[str], settings: Settings,
-                 layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker):
+                 layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker,
+                 held: Mapping[str, frozenset[int]] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
         self.maker = maker
+        self.held = held or {}  # layer -> active positions left out as unreviewed
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
         """The statuses `decisions()` would give, counted from the scores alone: in a layer the
@@ -478,25 +503,34 @@ class _Plan:
         for view, shared, _ in self.layers:
             gate = self.settings.gate.get(view.layer, 0.0)
             limit = self.settings.max_items.get(view.layer)
-            n = view.n_active
+            held = self.held.get(view.layer, frozenset())
+            n = view.n_active - len(held)
+            out[UNREVIEWED] += len(held)
             if gate <= 0.0:
                 passing = n
             else:
                 passing = sum(1 for v in shared.values() if passes_gate(share(v, nq), gate))
+                if held and nq:
+                    passing -= sum(1 for p in held if passes_gate(share(shared.get(p, 0), nq), gate))
             capped = passing if limit is None else min(passing, max(limit, 0))
             out[BELOW_GATE] += n - passing
             out[MAX_ITEMS] += passing - capped
             out[INCLUDED] += included_in[view.layer]
             out[BUDGET] += capped - included_in[view.layer]
-            out[ARCHIVED] += view.size - n
+            out[ARCHIVED] += view.size - view.n_active
         return {status: k for status, k in out.items() if k}
 
     def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus]]:
         """Every candidate as (layer, position, score, status), in layer order then sort order."""
+        nq = len(self.q)
         for view, shared, allowance in self.layers:
-            fill = LayerFill(view, shared, len(self.q), self.settings, allowance, self.maker)
+            held = self.held.get(view.layer, frozenset())
+            fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, held)
             for pos, score, status in fill.walk(everything=True):
                 yield view, pos, score, status
+            rank = view.rank
+            for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
+                yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED
             for score, pos in archived_order(view, self.q):
                 yield view, pos, score, ARCHIVED
 
@@ -529,9 +563,10 @@ def disabled_reason(count: int, every_layer_failed: bool, any_candidates: bool, 
 # ---------------------------------------------------------------------- the rule
 def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Settings, query: str,
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
-           errors: list[Problem] | None = None) -> InjectionResult:
+           errors: list[Problem] | None = None, unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
-    `LayerCandidates` (the prepared index's, the store's)."""
+    `LayerCandidates` (the prepared index's, the store's). `unreviewed`: ids of entries left
+    out as candidates with status `unreviewed` (SPEC §12)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -547,14 +582,20 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     blocks: list[tuple[str, list[str]]] = []
     any_candidates = any_passing = False
     planned: list[tuple[LayerCandidates, Mapping[int, int], int]] = []
+    held_by_layer: dict[str, frozenset[int]] = {}
     for layer in LAYERS:
         view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
+        held = view.positions_of(unreviewed) if unreviewed else frozenset()  # ... less the unreviewed
+        if held:
+            held_by_layer[layer] = held
         shared = view.shared(q)  # 4. Score: |Q ∩ M| of the entries sharing a term
         gate = settings.gate.get(layer, 0.0)
-        any_candidates |= bool(view.n_active)
-        any_passing |= bool(view.n_active) and passes_gate(share(max(shared.values(), default=0), len(q)), gate)
+        live = shared if not held else {p: n for p, n in shared.items() if p not in held}
+        n_live = view.n_active - len(held)
+        any_candidates |= bool(n_live)
+        any_passing |= bool(n_live) and passes_gate(share(max(live.values(), default=0), len(q)), gate)
         allowance = budget.allowance(layer)  # 10. Budget
-        fill = LayerFill(view, shared, len(q), settings, allowance, maker)  # 5–10 for the layer
+        fill = LayerFill(view, shared, len(q), settings, allowance, maker, held)  # 5–10 for the layer
         result.truncated |= fill.settle()
         planned.append((view, shared, allowance))
         if fill.included:
@@ -562,7 +603,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
             result.included += fill.included
         result.layer_budget[layer] = (fill.used, allowance, budget.carry)
         budget.spend(allowance, fill.used)
-    result._plan = _Plan(q, settings, planned, maker)
+    result._plan = _Plan(q, settings, planned, maker, held_by_layer)
 
     result.text = render(blocks)  # 11. Render
     result.count = len(result.included)  # 12. Flags

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,8 +33,13 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> Inj
         _seed_lines(store.paths, settings, lines)
     layers: dict[str, LayerIndex] = {layer: lines.layer_index(layer, store.snapshot(layer)) for layer in LAYERS}
     errors = list(settings.problems) + store.problems
+    unreviewed: frozenset[str] = frozenset()
+    if settings.require_review:  # SPEC §12: computed only when the setting is on
+        from .review import held_back
+
+        unreviewed = held_back(store.db, store.entries())
     return inject(layers, settings, query, workspace=str(store.paths.workspace),
-                  failed_layers=frozenset(store.layer_errors), errors=errors)
+                  failed_layers=frozenset(store.layer_errors), errors=errors, unreviewed=unreviewed)
 
 
 def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
@@ -49,6 +55,14 @@ def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
         log.info("made lines not taken from the prepared index: %s", exc)
 
 
+def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset[str]:
+    """`memory.requireReview`: the ids of the prepared entries still awaiting review (the
+    review table read with sqlite3 alone, each entry's fields read without making it)."""
+    from .review import held_back
+
+    return held_back(paths.db_path, (index.review_fields(p) for index in indexes.values() for p in range(index.n_active)))
+
+
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
                     record: bool = False) -> InjectionResult:
     """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
@@ -62,8 +76,10 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
 
     def answer(prepared: Prepared) -> InjectionResult:
+        unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review else frozenset()
         result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
-                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
+                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems,
+                        unreviewed=unreviewed)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
             c.entry  # noqa: B018
         return result
@@ -81,3 +97,4 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         if outcome.error:
             result.errors.append(Problem(str(paths.db_path), outcome.error))
     return result
+

@@ -12,6 +12,7 @@ memory that would not read back as exactly itself is skipped as invalid, with th
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from dataclasses import dataclass, field, replace
@@ -21,10 +22,11 @@ from typing import Any
 
 import yaml
 
-from . import interop
+from . import gate, interop
 from . import markdown as md
 from .interop import Memory
 from .model import FILE_LAYERS, Entry, Layer
+from .paths import escapes
 from .store import MemoryStore
 from .store.edits import RowChange
 from .store.index import MuseDB, now_ms
@@ -38,6 +40,11 @@ class PlannedFile:
     layer: str
     data: bytes
     memories: list[Memory]
+
+    @property
+    def real(self) -> Path:
+        """Where the file lands: its path with every link on the way resolved."""
+        return Path(os.path.realpath(self.path))
 
 
 @dataclass
@@ -56,7 +63,8 @@ class ImportReport:
         return {
             "format": self.format, "source": self.source, "dry_run": self.dry_run,
             "added": len(self.added), "skipped_duplicate": len(self.duplicates), "skipped_invalid": len(self.invalid),
-            "files": [{"path": str(f.path), "layer": f.layer, "memories": len(f.memories)} for f in self.files],
+            "files": [{"path": str(f.path), "target": str(f.real), "layer": f.layer, "memories": len(f.memories)}
+                      for f in self.files],
             "conversation_rows": len(self.rows),
             "duplicates": [{"text": m.text[:200], "layer": m.layer, "existing": where} for m, where in self.duplicates],
             "invalid": [{"path": p, "reason": r} for p, r in self.invalid],
@@ -174,16 +182,32 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
     from .similarity import NearDuplicates
 
     paths = store.paths
+    where_from = Path(os.path.abspath(source if source is not None
+                                      else interop.default_source(fmt, paths.workspace, user_home)))
+    report = ImportReport(fmt, str(where_from), dry_run)
+    in_workspace = where_from == paths.workspace or paths.workspace in where_from.parents
+    if in_workspace:
+        # SPEC §8: a source inside the workspace that links out of it is not read
+        reason = escapes(where_from, paths.workspace)
+        if reason is not None:
+            report.invalid.append((str(where_from), f"{reason}; not read"))
+            return report
     result = interop.read(fmt, source, paths.workspace, user_home)
-    origin_root = str(source if source is not None else interop.default_source(fmt, paths.workspace, user_home))
-    report = ImportReport(fmt, origin_root, dry_run)
     report.invalid += [(p.path, p.reason) for p in result.problems]
+    memories = result.memories
+    if in_workspace and fmt == "jsonl":
+        memories = _from_a_repository(memories, layer, report)
     pool: dict[str, NearDuplicates[Entry]] = {name: NearDuplicates() for name in Layer}
     for entry in store.entries():
         pool[entry.layer].add(entry, entry.text)
     planned: dict[str, NearDuplicates[Entry]] = {name: NearDuplicates() for name in Layer}
     accepted: list[Memory] = []
-    for memory in result.memories:
+    for memory in memories:
+        try:
+            gate.check_text(memory.text, "the memory text")
+        except gate.TextRefused as exc:
+            report.invalid.append((memory.origin or str(where_from), f"{_where(memory)}: {exc}"))
+            continue
         target = layer or memory.layer
         if target not in {str(name) for name in Layer}:
             target = Layer.PROJECT
@@ -219,7 +243,26 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
                 report.invalid.append((m.origin or origin, f"{_where(m)}: {why}"))
             else:
                 _add_file(report, paths.root(target), fmt, target, [m], one, taken)
+    for f in report.files:  # the write gate, dry run or not: never through a link, never out of the root
+        gate.target(f.path, paths.root(f.layer), paths.container(f.layer))
     return report
+
+
+def _from_a_repository(memories: list[Memory], layer: str | None, report: ImportReport) -> list[Memory]:
+    """A JSON Lines file inside the workspace came with the repository, not from the person:
+    it may add project memories only (unless `--user`/`--project` chooses the layer), never a
+    user memory or a conversation row (another workspace's included), and it cannot say who
+    wrote a memory (`source` becomes `import`)."""
+    kept: list[Memory] = []
+    for m in memories:
+        if layer is None and m.layer != Layer.PROJECT:
+            report.invalid.append((m.origin, f"{_where(m)}: a {m.layer} memory from a file inside the workspace is "
+                                             "not imported (a repository must not add to your user memory or to "
+                                             "conversations); pass --user or --project to choose its layer"))
+            continue
+        kept.append(replace(m, source="", conversation_id=None, extra={k: v for k, v in m.extra.items()
+                                                                       if k != "conversation"}))
+    return kept
 
 
 def _where(memory: Memory) -> str:
@@ -232,7 +275,13 @@ def _add_file(report: ImportReport, root: Path, fmt: str, layer: str, group: lis
               taken: set[Path], preferred: str | None = None) -> None:
     path = _free_path(root, fmt, _file_stem(group[0], fmt), taken, preferred)
     taken.add(path)
-    report.files.append(PlannedFile(path, layer, data.encode("utf-8"), group))
+    encoded = data.encode("utf-8")
+    try:
+        gate.check_data(path, encoded, gate.Kind.MEMORY)
+    except gate.Refused as exc:
+        report.invalid.append((group[0].origin or str(path), exc.reason))
+        return
+    report.files.append(PlannedFile(path, layer, encoded, group))
     report.added += group
 
 
@@ -310,6 +359,14 @@ def export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path,
     memories for the other formats) to `dest` (default: where that tool reads them)."""
     if dest is None:
         dest = interop.default_source(fmt, store.paths.workspace, user_home)
+    dest = Path(os.path.abspath(dest))
+    workspace = store.paths.workspace
+    if dest == workspace or workspace in dest.parents:
+        # a folder of the repository (`.cursor/rules`, `memory-bank`) must not link out of it
+        try:
+            gate.target(dest, workspace, root_itself=True)
+        except gate.Refused as exc:
+            raise interop.WriteRefused(str(exc), [dest]) from None
     entries = store.entries(layer)
     if fmt != "jsonl":
         entries = [e for e in entries if e.layer in FILE_LAYERS and not e.archived]

@@ -9,11 +9,9 @@ is never replaced.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,8 +20,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from .. import gate
 from .. import markdown as md
-from ..fileio import fsync_dir
 from ..paths import MAX_FILE_BYTES
 from . import ImportProblem, WriteRefused
 
@@ -234,41 +232,22 @@ def refuse_existing(targets: list[Path]) -> None:
         seen.add(key)
 
 
-def write_new(path: Path, data: bytes) -> None:
-    """Create `path` with `data` atomically; WriteRefused if it exists (checked at the final link)."""
-    directory = path.parent
+def write_new(path: Path, data: bytes, root: Path | None = None) -> None:
+    """Create `path` with `data` atomically through the write gate (below `root`, default its
+    folder); WriteRefused if it exists (checked at the final link) or the gate refuses it."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        gate.create(path, data, root=root if root is not None else path.parent, kind=gate.Kind.TEXT)
+    except FileExistsError:
+        raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
+    except gate.Refused as exc:
+        raise WriteRefused(str(exc), [path]) from None
     except OSError as exc:
         raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)  # fails if the name exists: never replaces a file
-        except FileExistsError:
-            raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-                raise
-            if os.path.lexists(path):  # a file system without hard links: check, then rename
-                raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
-            os.replace(tmp, path)
-    except OSError as exc:
-        raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-    fsync_dir(directory)
 
 
 def write_all(files: dict[Path, str]) -> list[Path]:
-    """Write every file (UTF-8) after checking that none exists; returns them in order."""
+    """Write every file (UTF-8) after checking that none exists; returns them in order. Each
+    is created through the write gate in its folder (the caller checked that folder)."""
     targets = list(files)
     refuse_existing(targets)
     written: list[Path] = []
@@ -279,7 +258,7 @@ def write_all(files: dict[Path, str]) -> list[Path]:
     except BaseException:
         for path in written:  # all or nothing: remove what this call created
             try:
-                os.unlink(path)
+                gate.remove(path, root=path.parent)
             except OSError:
                 pass
         raise

@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "core" / "interop" / "fixtures"
 
 
 def cli(paths: Paths, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    """memtui in a process of its own (a forked entry point: tests/cli/run.py)."""
+    from tests.cli.run import memtui
+
+    return memtui(paths, *args)
 
 
 def listed(paths: Paths) -> list[dict]:
