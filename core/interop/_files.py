@@ -2,18 +2,16 @@
 
 Reading: only regular files, at most `MAX_FILE_BYTES`, UTF-8, never through a symlink that
 leads out of the folder being imported; YAML frontmatter loaded safely, with anchors and
-aliases refused (an alias bomb must not cost memory). Writing: temporary file in the same
-folder, fsync, then a link into place that fails when the name exists, so an existing file
-is never replaced.
+aliases refused (an alias bomb must not cost memory). Writing: through
+`fileio.atomic_write_bytes` only (temporary file, fsync, rename, checked against what was
+read). Everything written for another tool passes `outbound_text` / `outbound_name` first.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,9 +21,9 @@ from typing import Any, TypeVar
 import yaml
 
 from .. import markdown as md
-from ..fileio import fsync_dir
+from ..fileio import ConflictError, atomic_write_bytes
 from ..paths import MAX_FILE_BYTES
-from . import ImportProblem, WriteRefused
+from . import ImportProblem, SourceText, WriteRefused
 
 T = TypeVar("T")
 _FENCE = re.compile(r"---[ \t]*")
@@ -200,6 +198,13 @@ def split_frontmatter(text: str) -> Split:
     return Split(None, text)
 
 
+def source_text(text: str, rel: str) -> SourceText:
+    """The file `text` split into its exact frontmatter block and the rest (SourceText)."""
+    split = split_frontmatter(text)
+    head = text[: len(text) - len(split.body)] if split.meta_text is not None else ""
+    return SourceText(head, text[len(head):], rel)
+
+
 def frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """(meta, body) of a Markdown file; raises SourceError for bad frontmatter."""
     split = split_frontmatter(text)
@@ -235,36 +240,14 @@ def refuse_existing(targets: list[Path]) -> None:
 
 
 def write_new(path: Path, data: bytes) -> None:
-    """Create `path` with `data` atomically; WriteRefused if it exists (checked at the final link)."""
-    directory = path.parent
+    """Create `path` with `data` atomically; WriteRefused if it exists (checked right before
+    the rename by the one checked write, `fileio.atomic_write_bytes`)."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        atomic_write_bytes(path, data, expected=None)
+    except ConflictError:
+        raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
     except OSError as exc:
         raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)  # fails if the name exists: never replaces a file
-        except FileExistsError:
-            raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-                raise
-            if os.path.lexists(path):  # a file system without hard links: check, then rename
-                raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
-            os.replace(tmp, path)
-    except OSError as exc:
-        raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-    fsync_dir(directory)
 
 
 def write_all(files: dict[Path, str]) -> list[Path]:
@@ -314,12 +297,76 @@ def one_line(text: str) -> str:
     return " ".join(_CONTROL.sub("", text).split())
 
 
+_LEAD_MARKER = re.compile(r"(?:#{1,6}[ \t]+|>[ \t]*|[-*+][ \t]+|\d{1,9}[.)][ \t]+)+")
+
+
 def first_line(text: str, limit: int = 150) -> str:
-    """The first line that says something: no list/heading marker, no code fence opener."""
+    """The first line that says something: without its list, quote or heading marker (but
+    with its inline Markdown: `**Module**: x` stays as it is), never a code fence opener."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not _CODE_FENCE.match(ln.strip())]
     line = one_line(lines[0] if lines else "")
-    line = line.lstrip("#>-*+ ").strip() or line
+    marker = _LEAD_MARKER.match(line)
+    line = (line[marker.end():].strip() if marker else line) or line
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+# ----------------------------------------------------------------------------- export layout
+
+
+def by_file(memories: list[Any], together: bool = False) -> list[list[Any]]:
+    """Memories grouped by the memtui file they live in (`extra["memtui_file"]`), in order;
+    memories that name no file are one group (`together`) or each a group of its own."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for n, m in enumerate(memories):
+        where = m.extra.get("memtui_file")
+        key = (m.layer, where) if isinstance(where, str) and where else ("", "" if together else f"#{n}")
+        groups.setdefault(key, []).append(m)
+    return list(groups.values())
+
+
+def kept_body(group: list[Any]) -> str | None:
+    """The body of the group's memtui file exactly as it is, when every entry of that file is
+    exported (then the file goes out whole, its structure as it is); else None."""
+    first = group[0]
+    body = first.extra.get("memtui_body")
+    return body if isinstance(body, str) and first.extra.get("memtui_whole") is True else None
+
+
+def safe_rel(rel: object, suffix: str) -> bool:
+    """A relative path an exporter may write under its destination (from a file's own record)."""
+    if not isinstance(rel, str) or not rel.endswith(suffix) or "\\" in rel or "\x00" in rel:
+        return False
+    parts = rel.split("/")
+    return not rel.startswith("/") and all(p and p not in (".", "..") and not p.startswith(".") for p in parts)
+
+
+def clean_rel(rel: str, name: Callable[[str], str], used: set[str]) -> str:
+    """`rel` with every part through the outbound gate `name`, made unique (case-insensitively)."""
+    parts = [name(p) for p in rel.split("/")]
+    rel = "/".join(parts)
+    stem, dot, ext = rel.rpartition(".")
+    candidate, n = rel, 2
+    while candidate.casefold() in used:
+        candidate = f"{stem}-{n}{dot}{ext}"
+        n += 1
+    used.add(candidate.casefold())
+    return candidate
+
+
+def join_texts(texts: list[str]) -> str:
+    """Several files' texts as one: a single text exactly; several separated by a blank line."""
+    if len(texts) == 1:
+        return texts[0]
+    return "\n\n".join(t.strip("\r\n") for t in texts if t.strip()) + "\n"
+
+
+def same_entries(text: str, memories: list[Any]) -> bool:
+    """Does `text` read back (SPEC §2) as exactly the texts of `memories`, in order?"""
+    try:
+        _, entries = markdown_entries(text)
+    except SourceError:
+        return False
+    return [e.text for e in entries] == [m.text.strip() for m in memories]
 
 
 @lru_cache(maxsize=1)
@@ -342,3 +389,26 @@ def first_heading(body: str) -> str:
 def dump_yaml(meta: dict[str, Any]) -> str:
     """YAML for a frontmatter block: UTF-8 as is (no \\u escapes), key order kept, no wrapping."""
     return yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 30)
+
+
+# ----------------------------------------------------------------------------- what leaves
+
+
+def outbound_text(text: str, redact_secrets: bool = True) -> tuple[str, int]:
+    """SPEC §8 "one gate for what leaves": every string memtui writes for another tool (file
+    text, index lines, frontmatter) passes here; secrets become `[REDACTED]`. Returns the
+    text and how many secrets were replaced. The one place the exporters call."""
+    if not redact_secrets:
+        return text, 0
+    from ..secrets import redact
+
+    return redact(text)
+
+
+def outbound_name(name: str, redact_secrets: bool = True) -> tuple[str, int]:
+    """A file or folder name through the same gate; a secret becomes `REDACTED` (no brackets,
+    so the name stays a plain name and a Markdown link to it still works)."""
+    from ..secrets import REDACTED
+
+    clean, count = outbound_text(name, redact_secrets)
+    return (clean.replace(REDACTED, "REDACTED") if count else clean), count
