@@ -81,7 +81,7 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def _file_stem(memory: Memory, fallback: str) -> str:
-    base = memory.name or Path(memory.origin).stem or fallback
+    base = memory.name or (Path(memory.path).stem if memory.path else "") or Path(memory.origin).stem or fallback
     stem = _UNSAFE_NAME.sub("-", base).strip("-.").lower()[:60]
     return stem or fallback
 
@@ -395,14 +395,16 @@ def _row(memory: Memory) -> dict[str, Any]:
 
 def apply_import(store: MemoryStore, report: ImportReport) -> ImportReport:
     """Write a planned import as one logged, undoable change (refused whole on a conflict)."""
-    if report.dry_run or not (report.files or report.rows):
+    if report.dry_run or not (report.files or report.rows or report.conversations):
+        return report
+    if report.conversations:
+        store.db.restore_conversations(report.conversations)
+    if not (report.files or report.rows):
         return report
     writes: dict[Path, tuple[str, bytes | None]] = {f.path: (f.layer, f.data) for f in report.files}
     expected: dict[Path, bytes | None] = {f.path: None for f in report.files}
     rows = [RowChange(str(r["id"]), None, r) for r in report.rows]
     if rows:
-        if report.conversations:
-            store.db.restore_conversations(report.conversations)
         _ensure_conversations(store.db, report)
     change = store.log.apply("import", f"import {len(report.added)} memories ({report.format})", writes, expected,
                              store.db, rows, MuseDB.write_rows if rows else None)

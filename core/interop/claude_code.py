@@ -228,6 +228,8 @@ def _topic(path: Path, rel: str, folder: Path, link: dict | None, result: ReadRe
         if link["hook"]:
             extra["index_hook"] = link["hook"]
         extra["index_line"] = link["raw"]
+        if "index" in link:
+            extra["index"] = link["index"]
         if link["section"]:
             extra["index_section"] = link["section"]
     importance = md.text_field(meta, "importance")
@@ -267,12 +269,18 @@ def read(source: Path) -> ReadResult:
     links: dict[str, dict] = {}
     index_path = folder / INDEX
     notes: list[Memory] = []
+    raw: list[str] = []
     if os.path.lexists(index_path):
         def read_index() -> None:
             text = read_text(index_path, folder)
             links.update(_index_links(text, folder, result.problems, index_path))
             notes.extend(_index_notes(index_path, text, result))
+            raw.append(text)
         guarded(index_path, result.problems, read_index)
+    if raw and not notes and links:
+        # the index as it was (headings, blank lines, its title), kept with its first topic,
+        # so an export can give MEMORY.md back as it was while nothing changed
+        links[next(iter(links))]["index"] = raw[0]
     for path in iter_files(folder, ".md", result.problems):
         rel = path.relative_to(folder).as_posix()
         if rel == INDEX:
@@ -431,9 +439,10 @@ def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str)
     for group in by_file([m for m in memories if m.text.strip()]):
         first = group[0]
         original = first.extra.get("file")
+        if isinstance(first.extra.get("index"), str) and (raw is None or original == INDEX):
+            raw = first.extra["index"]  # the index as it came, kept with its notes or its first topic
         if original == INDEX:
             notes += group
-            raw = first.extra.get("index") if isinstance(first.extra.get("index"), str) else raw
             continue
         where = first.extra.get("memtui_file")
         if safe_rel(original, ".md"):

@@ -233,3 +233,16 @@ def test_format_fields_survive_import_then_export(paths, tmp_path):
     assert cli(paths, "export", "claude-code", str(cc_out)).returncode == 0
     types_out = {m.group(1) for p in cc_out.glob("*.md") for m in re.finditer(r"^\s*type: (\w+)", p.read_text(), re.M)}
     assert types_in <= types_out
+
+
+def test_export_redacts_unless_no_redact_is_said_on_stderr(paths, tmp_path):
+    secret = "sk_live_" + "51H8aQ2eZvKYlo2C0Yk3tB9mXqW7rPz"
+    (paths.project_root / "keys.md").write_text(f"- The Stripe key is {secret}\n")
+    r = cli(paths, "export", "jsonl")
+    assert r.returncode == 0 and secret not in r.stdout and "[REDACTED]" in r.stdout
+    assert "1 secret written as [REDACTED]" in r.stderr
+    r = cli(paths, "export", "jsonl", "--no-redact")
+    assert r.returncode == 0 and secret in r.stdout and "--no-redact" in r.stderr
+    out = tmp_path / "rules"
+    r = cli(paths, "export", "cursor", str(out), "--dry-run")
+    assert r.returncode == 0 and "added: " in r.stdout and not out.exists()

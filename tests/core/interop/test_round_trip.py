@@ -1,0 +1,170 @@
+"""Round trips through memtui on fixtures written the way each tool writes its files
+(tests/core/interop/fixtures/roundtrip): nested rule folders, non-ASCII names, `metadata:`
+nesting, YAML-list globs, rules without a description, numbered lists, fences with
+whitespace-only lines, bold in index hooks, MEMORY.md grouped under headings, CRLF.
+
+- import -> export gives every source file back byte for byte;
+- export -> import (into an empty home) gives the same entries;
+- importing the same source again adds nothing.
+Real files, the real store and its SQLite index; no mocks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memtui.core import actions
+from memtui.core.paths import Paths
+
+ROUND = Path(__file__).parent / "fixtures" / "roundtrip"
+
+CASES = {
+    # format: (source inside ROUND, files to compare (glob), export destination name)
+    "cursor": ("cursor/.cursor/rules", "**/*.mdc", "rules"),
+    "claude-code": ("claude-code/memory", "**/*.md", "memory"),
+    "cline": ("cline/memory-bank", "**/*.md", "memory-bank"),
+    "agents-md": ("agents/AGENTS.md", None, "AGENTS.md"),
+    "agents-md-crlf": ("agents/crlf/AGENTS.md", None, "AGENTS.md"),
+}
+
+
+def fresh(root: Path, name: str) -> Paths:
+    home, ws = root / name / "home", root / name / "ws"
+    (home / "memory").mkdir(parents=True)
+    (ws / ".muse" / "memory").mkdir(parents=True)
+    return Paths(home.resolve(), ws.resolve())
+
+
+def files_of(where: Path, pattern: str | None) -> dict[str, bytes]:
+    if pattern is None:
+        return {where.name: where.read_bytes()}
+    return {p.relative_to(where).as_posix(): p.read_bytes() for p in sorted(where.glob(pattern)) if p.is_file()}
+
+
+def entries(paths: Paths) -> list[tuple[str, str, str]]:
+    store = actions.open_store(paths)
+    return sorted((str(e.layer), e.section, e.text) for e in store.entries() if e.layer != "conversation")
+
+
+def _fmt(case: str) -> str:
+    return "agents-md" if case.startswith("agents-md") else case
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_import_then_export_gives_every_file_back_byte_for_byte(case, tmp_path):
+    rel, pattern, dest_name = CASES[case]
+    source = tmp_path / "source" / Path(rel).name
+    if pattern is None:
+        source.parent.mkdir(parents=True)
+        shutil.copy2(ROUND / rel, source)
+    else:
+        shutil.copytree(ROUND / rel, source)
+    paths = fresh(tmp_path, "store")
+    report = actions.import_memories(actions.open_store(paths), _fmt(case), source, user_home=tmp_path)
+    assert report.invalid == [] and report.duplicates == [] and report.added
+    out = tmp_path / "out"
+    dest = out / dest_name
+    plan = actions.export_memories(actions.open_store(paths), _fmt(case), dest, layers=("user", "project"),
+                                   user_home=tmp_path)
+    assert plan.sync.blocked == []
+    where = dest if pattern is not None else dest
+    assert files_of(where, pattern) == files_of(source, pattern)
+
+    # and back: the exported files import into an empty home as the same entries
+    empty = fresh(tmp_path, "empty")
+    again = actions.import_memories(actions.open_store(empty), _fmt(case), dest, user_home=tmp_path)
+    assert again.invalid == []
+    assert entries(empty) == entries(paths)
+
+    # the same source once more adds nothing
+    twice = actions.import_memories(actions.open_store(paths), _fmt(case), source, user_home=tmp_path)
+    assert twice.added == [] and len(twice.duplicates) == len(report.added)
+
+
+def test_a_source_files_own_similar_entries_all_come_in(tmp_path):
+    paths = fresh(tmp_path, "s")
+    source = ROUND / "cursor" / ".cursor" / "rules" / "testing.mdc"
+    report = actions.import_memories(actions.open_store(paths), "cursor", source, user_home=tmp_path)
+    assert len(report.added) == 1
+    bank = ROUND / "cline" / "memory-bank"
+    report = actions.import_memories(actions.open_store(paths), "cline", bank, user_home=tmp_path)
+    texts = [m.text for m in report.added]
+    # near-duplicates of each other inside one source are the source's structure: all kept
+    assert "✅ User authentication with magic links" in texts
+    assert "✅ Complete user authentication and session system" in texts
+    assert texts.count("**Problem**:") == 2
+    agents = tmp_path / "AGENTS.md"
+    agents.write_text("## Commands\n\n- /tdd\n- /bdd\n- /atdd\n- /reverse-bdd\n- /reverse-tdd\n")
+    report = actions.import_memories(actions.open_store(paths), "agents-md", agents, user_home=tmp_path)
+    assert [m.text for m in report.added] == ["/tdd", "/bdd", "/atdd", "/reverse-bdd", "/reverse-tdd"]
+    # ... while what the target layer already holds is still skipped
+    again = actions.import_memories(actions.open_store(paths), "agents-md", agents, user_home=tmp_path)
+    assert again.added == [] and len(again.duplicates) == 5
+
+
+def test_generator_boilerplate_is_not_a_memory(tmp_path):
+    claude_md = tmp_path / "CLAUDE.md"
+    claude_md.write_text("# CLAUDE.md\n\nThis file provides guidance to Claude Code (claude.ai/code) when working "
+                         "with code in this repository.\n\n## Commands\n\n- `make test` runs the suite\n")
+    paths = fresh(tmp_path, "b")
+    report = actions.import_memories(actions.open_store(paths), "agents-md", claude_md, user_home=tmp_path)
+    assert [m.text for m in report.added] == ["`make test` runs the suite"]
+    assert len(report.boilerplate) == 1
+
+
+def test_memories_born_in_memtui_export_one_file_per_memtui_file(tmp_path):
+    paths = fresh(tmp_path, "born")
+    (paths.project_root / "testing.md").write_text(
+        "---\ntype: preference\ndescription: How we test\n---\n\n## Testing\n\n- Use vitest\n- Prefer describe/it\n"
+        "- **Module**: api tests hit Postgres\n")
+    (paths.project_root / "ops" / "deploy.md").parent.mkdir()
+    (paths.project_root / "ops" / "deploy.md").write_text("1. Tag the release\n2. Deploy on Tuesdays\n")
+    store = actions.open_store(paths)
+    for fmt, dest, made in (
+            ("cursor", tmp_path / "rules", ["ops/deploy.mdc", "testing.mdc"]),
+            ("claude-code", tmp_path / "cc", ["MEMORY.md", "ops/deploy.md", "testing.md"]),
+            ("cline", tmp_path / "bank", ["activeContext.md"])):
+        actions.export_memories(store, fmt, dest, user_home=tmp_path)
+        assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == made, fmt
+    rule = (tmp_path / "rules" / "testing.mdc").read_text()
+    assert rule.startswith("---\ndescription: How we test\nglobs:\nalwaysApply: true\n---\n")
+    assert rule.endswith("\n## Testing\n\n- Use vitest\n- Prefer describe/it\n- **Module**: api tests hit Postgres\n")
+    # a rule without a description gets none made up
+    assert (tmp_path / "rules" / "ops" / "deploy.mdc").read_text().startswith("---\ndescription:\nglobs:\n")
+    index = (tmp_path / "cc" / "MEMORY.md").read_text()
+    assert "- [deploy](ops/deploy.md) — Tag the release\n" in index
+    assert "- [testing](testing.md) — How we test\n" in index
+    # a Cline bank gives every entry back; a Cursor rule and a Claude Code topic file are one
+    # memory each in those tools, so a memtui file comes back as one memory: its whole body
+    bodies = sorted(p.read_text().split("---\n")[-1].strip() for p in paths.project_root.rglob("*.md"))
+    for fmt, dest in (("cursor", tmp_path / "rules"), ("claude-code", tmp_path / "cc"), ("cline", tmp_path / "bank")):
+        empty = fresh(tmp_path, f"back-{fmt}")
+        actions.import_memories(actions.open_store(empty), fmt, dest, layer="project", user_home=tmp_path)
+        want = sorted(e[2] for e in entries(paths)) if fmt == "cline" else bodies
+        assert sorted(e[2] for e in entries(empty)) == want, fmt
+
+
+def test_exported_text_and_names_pass_the_redaction(tmp_path):
+    secret = "sk_live_" + "51H8aQ2eZvKYlo2C0Yk3tB9mXqW7rPz"
+    paths = fresh(tmp_path, "red")
+    (paths.project_root / f"{secret}.md").write_text(f"- The Stripe key is {secret}\n")
+    (paths.user_root / "mine.md").write_text("- only for me\n")
+    store = actions.open_store(paths)
+    for fmt in ("claude-code", "cursor", "cline", "agents-md"):
+        dest = tmp_path / f"out-{fmt}"
+        plan = actions.export_memories(store, fmt, dest, user_home=tmp_path)
+        assert plan.redacted >= 1, fmt
+        for p in dest.rglob("*"):
+            assert secret not in str(p.relative_to(dest)), fmt
+            if p.is_file():
+                assert secret not in p.read_text(), fmt
+                assert "only for me" not in p.read_text() or fmt == "claude-code", fmt
+    index = (tmp_path / "out-claude-code" / "MEMORY.md").read_text()
+    assert "(REDACTED.md)" in index and (tmp_path / "out-claude-code" / "REDACTED.md").is_file()
+    # asked for, the user layer goes into repository files too; --no-redact writes the secret
+    plan = actions.export_memories(store, "agents-md", tmp_path / "all", layers=("user", "project"), redact=False,
+                                   user_home=tmp_path)
+    text = (tmp_path / "all" / "AGENTS.md").read_text()
+    assert plan.redacted == 0 and secret in text and "only for me" in text
