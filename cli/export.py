@@ -74,6 +74,6 @@ def export_command(obj: object, fmt: str, dest: str | None, layers: tuple[str, .
     if sync.problem:
         click.echo(f"warning: {escape_name(sync.problem)}", err=True)
     if blocked and not dry_run:
-        click.echo(f"memtui: {len(blocked)} file{'s' if len(blocked) != 1 else ''} left alone (changed since memtui "
-                   "wrote them, or not written by memtui); the rest is in step.", err=True)
+        click.echo(f"memtui: left alone {len(blocked)} file{'s' if len(blocked) != 1 else ''} changed since memtui "
+                   "wrote it or not written by memtui (listed above); everything else is in step.", err=True)
         sys.exit(1)

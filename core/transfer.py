@@ -25,7 +25,7 @@ import re
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -77,20 +77,45 @@ class ImportReport:
         }
 
 
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE_NAME = re.compile(r"[^\w.-]+")
 
 
-def _file_stem(memory: Memory, fallback: str) -> str:
+def _clean_part(part: str) -> str:
+    return _UNSAFE_NAME.sub("-", part).strip("-.")[:80]
+
+
+def _file_stem(memory: Memory, fallback: str, source: interop.SourceText | None = None) -> str:
+    """The name of the memtui file an import writes: the source file's own path (folders and
+    non-ASCII names kept, `core/general.mdc` -> `core/general`), else the memory's name."""
+    if source is not None:
+        parts = [_clean_part(p) for p in PurePosixPath(source.rel).with_suffix("").parts]
+        if parts and all(parts):
+            return "/".join(parts)
     base = memory.name or (Path(memory.path).stem if memory.path else "") or Path(memory.origin).stem or fallback
-    stem = _UNSAFE_NAME.sub("-", base).strip("-.").lower()[:60]
-    return stem or fallback
+    return _clean_part(base).lower()[:60] or fallback
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, with a kept source text (a frontmatter block, an index) as a literal `|`
+    block, readable as it was; YAML falls back to a quoted string where a block cannot hold it."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _yaml(fields: dict[str, Any]) -> str:
+    clean = {k: v for k, v in fields.items() if v not in (None, "", [], ())}
+    return yaml.dump(clean, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
+                     width=1 << 30)
 
 
 def _frontmatter(fields: dict[str, Any]) -> str:
-    clean = {k: v for k, v in fields.items() if v not in (None, "", [], ())}
-    if not clean:
-        return ""
-    return "---\n" + yaml.safe_dump(clean, sort_keys=False, allow_unicode=True, default_flow_style=False) + "---\n\n"
+    text = _yaml(fields)
+    return "---\n" + text + "---\n\n" if text.strip() not in ("", "{}") else ""
 
 
 def _common_fields(group: list[Memory], origin: str, fmt: str, source: interop.SourceText | None = None,
@@ -164,11 +189,6 @@ def render_forms(group: list[Memory], origin: str, fmt: str, source: interop.Sou
         body.append(_item(m.text.strip()))
     forms.append(head + "".join(body))
     return forms
-
-
-def _yaml(fields: dict[str, Any]) -> str:
-    clean = {k: v for k, v in fields.items() if v not in (None, "", [], ())}
-    return yaml.safe_dump(clean, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 30)
 
 
 def _reads_back(data: str, group: list[Memory]) -> str | None:
@@ -281,7 +301,7 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
         data, why = _first_form(group, origin, fmt, found, whole=len(group) == read_per_origin.get(origin))
         if data is not None:
             _add_file(report, paths.root(target), fmt, target, group, data, taken,
-                      preferred=where if fmt == "jsonl" else None)
+                      preferred=where if fmt == "jsonl" else None, source=found)
             continue
         for m in group:  # one file per memory before giving up on any
             one, why = _first_form([m], m.origin or origin, fmt, found)
@@ -355,8 +375,8 @@ def _where(memory: Memory) -> str:
 
 
 def _add_file(report: ImportReport, root: Path, fmt: str, layer: str, group: list[Memory], data: str,
-              taken: set[Path], preferred: str | None = None) -> None:
-    path = _free_path(root, fmt, _file_stem(group[0], fmt), taken, preferred)
+              taken: set[Path], preferred: str | None = None, source: interop.SourceText | None = None) -> None:
+    path = _free_path(root, fmt, _file_stem(group[0], fmt, source), taken, preferred)
     taken.add(path)
     report.files.append(PlannedFile(path, layer, data.encode("utf-8"), group))
     report.added += group
