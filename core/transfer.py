@@ -219,34 +219,46 @@ def _first_form(group: list[Memory], origin: str, fmt: str, source: interop.Sour
 
 class _Pool:
     """The entries of one layer as the near-duplicate rule sees them, normalised once (the
-    rule itself is `similarity`'s: the same normalisation, scorer and threshold)."""
+    rule itself is `similarity`'s: the same normalisation, scorer and threshold), each with
+    the source file it came from ("" for what the layer already holds)."""
 
     def __init__(self, entries: list[Entry]):
         from .similarity import normalise_for_duplicates
 
         self.entries = list(entries)
         self.texts = [normalise_for_duplicates(e.text) for e in self.entries]
-        self.exact = {t: i for i, t in enumerate(self.texts)}
+        self.origins = [""] * len(self.entries)
+        self.exact: dict[str, int] = {}
+        for i, t in enumerate(self.texts):
+            self.exact.setdefault(t, i)
 
-    def add(self, entry: Entry) -> None:
+    def add(self, entry: Entry, origin: str = "") -> None:
         from .similarity import normalise_for_duplicates
 
         self.entries.append(entry)
         self.texts.append(normalise_for_duplicates(entry.text))
+        self.origins.append(origin)
         self.exact.setdefault(self.texts[-1], len(self.texts) - 1)
 
-    def match(self, text: str) -> Entry | None:
+    def match(self, text: str, skip_origin: str | None = None) -> Entry | None:
+        """The first near-duplicate of `text`, leaving out entries from `skip_origin`."""
         from rapidfuzz import fuzz, process
 
         from .similarity import DUPLICATE_SCORE, normalise_for_duplicates
 
         key = normalise_for_duplicates(text)
-        if key in self.exact:
-            return self.entries[self.exact[key]]
+        i = self.exact.get(key)
+        if i is not None and (skip_origin is None or self.origins[i] != skip_origin):
+            return self.entries[i]
         if not self.texts:
             return None
-        best = process.extractOne(key, self.texts, scorer=fuzz.ratio, score_cutoff=DUPLICATE_SCORE)
-        return self.entries[best[2]] if best else None
+        if skip_origin is None:
+            best = process.extractOne(key, self.texts, scorer=fuzz.ratio, score_cutoff=DUPLICATE_SCORE)
+            return self.entries[best[2]] if best else None
+        for _, _, j in process.extract(key, self.texts, scorer=fuzz.ratio, score_cutoff=DUPLICATE_SCORE, limit=None):
+            if self.origins[j] != skip_origin:
+                return self.entries[j]
+        return None
 
 
 def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | None, user_home: Path,
@@ -261,11 +273,11 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
     pool = {str(name): _Pool(list(store.entries(name))) for name in Layer}
     taken: set[Path] = set()
     memories = result.memories
-    if fmt == "jsonl" and (result.files or result.rows):
-        memories = _plan_backup(store, result, layer, report, pool, taken)
     # Only what the target layer holds, and what OTHER files of this import bring, counts as a
     # duplicate: a source file's own entries all come in, even where they resemble each other.
-    others: dict[str, list[tuple[str, Entry]]] = {str(name): [] for name in Layer}
+    others = {str(name): _Pool([]) for name in Layer}
+    if fmt == "jsonl" and (result.files or result.rows):
+        memories = _plan_backup(store, result, layer, report, pool, others, taken)
     accepted: list[Memory] = []
     for memory in memories:
         target = layer or memory.layer
@@ -274,14 +286,11 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
         memory = replace(memory, layer=target)
         if not memory.text.strip():
             continue
-        existing = pool[target].match(memory.text)
-        if existing is None:
-            elsewhere = [e for where, e in others[target] if where != memory.origin]
-            existing = _Pool(elsewhere).match(memory.text) if elsewhere else None
+        existing = pool[target].match(memory.text) or others[target].match(memory.text, skip_origin=memory.origin)
         if existing is not None:
             report.duplicates.append((memory, existing.source_ref if existing.id else "this import"))
             continue
-        others[target].append((memory.origin, Entry(id="", layer=target, text=memory.text)))
+        others[target].add(Entry(id="", layer=target, text=memory.text), memory.origin)
         accepted.append(memory)
     # group by the file they came from; conversation memories become rows
     groups: dict[tuple[str, str], list[Memory]] = {}
@@ -313,7 +322,7 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
 
 
 def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, report: ImportReport,
-                 pool: dict[str, _Pool], taken: set[Path]) -> list[Memory]:
+                 pool: dict[str, _Pool], others: dict[str, _Pool], taken: set[Path]) -> list[Memory]:
     """A jsonl backup: each file comes back whole at its own path when that path is free and
     none of its entries is already in its layer; a file already there byte for byte is skipped;
     otherwise its new entries are imported one by one (the other memories of the result).
@@ -345,8 +354,8 @@ def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, repo
             taken.add(path)
             report.files.append(PlannedFile(path, target, data, members))
             report.added += members
-            for m in members:
-                pool[target].add(Entry(id="", layer=target, text=m.text))
+            for m in members:  # the backup's own files never count against each other
+                others[target].add(Entry(id="", layer=target, text=m.text), f"backup:{target}/{backup.path}")
             continue
         rest += [replace(m, extra={}) for m in members]  # entry by entry, into imported/jsonl/
     known_rows = store.db.existing_ids("memories", [r["id"] for r in result.rows]) if result.rows else set()
@@ -362,7 +371,7 @@ def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, repo
             report.duplicates.append((m, hit.source_ref if hit is not None and hit.id else f"row {m.id}"))
             continue
         known_rows.add(m.id)
-        pool[Layer.CONVERSATION].add(Entry(id="", layer=Layer.CONVERSATION, text=m.text))
+        others[Layer.CONVERSATION].add(Entry(id="", layer=Layer.CONVERSATION, text=m.text), "backup:rows")
         report.rows.append(dict(rows[m.id]))
         report.added.append(m)
     return rest

@@ -27,6 +27,7 @@ SHAPES: dict[tuple[str, str], bytes] = {
     ("project", "notes-été.md"): "- café au lait is the team's fuel\n".encode(),
     ("project", "fence.md"): b"- Run:\n\n  ```sh\n  a();\n    \n  b();\n  ```\n",
     ("project", "flow.md"): b"---\n{type: decision, tags: [db]}\n---\nPostgres over MySQL, decided 2026-01.\n",
+    ("user", "again/preferences.md"): b"- Use vitest, not jest\n",
     ("project", "named.md"): (b"---\nname: Release freeze\ndescription: merges frozen\nmetadata:\n  type: project\n---\n\n"
                               b"Non-critical merges are frozen.\n"),
 }
@@ -68,6 +69,9 @@ def populate(paths: Paths, tmp_path: Path) -> None:
                                source="auto", memory_id="m-1", created_at=1767225600000, updated_at=1767229200000)
     db.add_conversation_memory("The staging API lives behind the VPN", memory_id="m-2", created_at=1,
                                updated_at=2)
+    # a backup restores what it holds even where its own memories resemble each other
+    db.add_conversation_memory("The staging API lives behind the VPN!", memory_id="m-3", created_at=3,
+                               updated_at=4)
     db.close()
 
 
@@ -89,7 +93,7 @@ def test_backup_restores_every_file_byte_for_byte_and_every_row_field_for_field(
     plan = actions.export_memories(actions.open_store(src), "jsonl", dump, user_home=tmp_path)
     assert plan.redacted == 0 and plan.sync.counts()["added"] == 1
     kinds = [json.loads(line)["kind"] for line in dump.read_text(encoding="utf-8").splitlines()]
-    assert kinds.count("file") == len(before) and kinds.count("row") == 2 and kinds.count("conversation") == 2
+    assert kinds.count("file") == len(before) and kinds.count("row") == 3 and kinds.count("conversation") == 2
 
     empty = make(tmp_path, "empty")
     report = actions.import_memories(actions.open_store(empty), "jsonl", dump, user_home=tmp_path)

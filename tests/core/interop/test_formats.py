@@ -288,3 +288,22 @@ def test_every_writer_refuses_to_overwrite(fmt, tmp_path):
         interop.write(fmt, [Memory(text="one", tags=("progress",), description="changed")], tmp_path / "out")
     assert {p: p.read_bytes() for p in first} == before
     assert not [p for p in (tmp_path / "out").rglob("*.tmp")]
+
+
+@pytest.mark.parametrize("fmt", ["agents-md", "cline"])
+def test_whitespace_only_lines_inside_a_fence_keep_their_spaces(fmt, tmp_path):
+    """Seen in real sources: `a();\\n  \\nb();` inside a fenced block came back as `a();\\n\\nb();`."""
+    text = "Run:\n\n```js\na();\n  \nb();\n    \n```"
+    memories = [Memory(text=text, tags=("systemPatterns",)), Memory(text="Plain one", tags=("systemPatterns",))]
+    written = interop.write(fmt, memories, tmp_path / "out")
+    back = interop.read(fmt, written[0], tmp_path, tmp_path)
+    assert [m.text for m in back.memories] == [text, "Plain one"]
+
+
+def test_index_hooks_keep_their_bold():
+    from memtui.core.interop._files import first_line
+
+    assert first_line("**Module**: billing owns invoices") == "**Module**: billing owns invoices"
+    assert first_line("- **Module**: x\n- y") == "**Module**: x"
+    assert first_line("## Heading\n\ntext") == "Heading"
+    assert first_line("1. first step") == "first step"

@@ -14,6 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from memtui.core import actions
 from memtui.core.paths import Paths
@@ -168,3 +170,52 @@ def test_exported_text_and_names_pass_the_redaction(tmp_path):
                                    user_home=tmp_path)
     text = (tmp_path / "all" / "AGENTS.md").read_text()
     assert plan.redacted == 0 and secret in text and "only for me" in text
+
+
+# ----------------------------------------------------------------------------- property
+
+_WORDS = st.sampled_from(["deploy", "tests", "pool", "关键词", "café", "**Module**:", "`make`", "配置", "ok"])
+_LINE = st.lists(_WORDS, min_size=1, max_size=5).map(" ".join)
+_BLOCK = st.one_of(
+    _LINE.map(lambda t: "# " + t),
+    _LINE.map(lambda t: "## " + t),
+    st.lists(_LINE, min_size=1, max_size=3).map(lambda items: "\n".join("- " + i for i in items)),
+    st.lists(_LINE, min_size=1, max_size=3).map(lambda items: "\n".join(f"{n}. {i}" for n, i in
+                                                                         enumerate(items, 1))),
+    st.tuples(_LINE, _LINE).map(lambda p: f"```sh\n{p[0]}\n  \n{p[1]}\n```"),
+    _LINE,
+    _LINE.map(lambda t: "> " + t),
+)
+_FILE = st.tuples(st.lists(_BLOCK, min_size=1, max_size=6), st.sampled_from(["\n", "\r\n"])).map(
+    lambda p: ("\n\n".join(p[0]) + "\n").replace("\n", p[1]))
+
+
+@settings(max_examples=25)
+@given(files=st.lists(_FILE, min_size=1, max_size=3), fmt=st.sampled_from(["cline", "agents-md"]))
+def test_any_markdown_file_comes_back_byte_for_byte(tmp_path_factory, files, fmt):
+    """Import then export of files made of headings, lists, numbered lists, fences with
+    whitespace-only lines, quotes and CRLF gives every file back as it was."""
+    root = tmp_path_factory.mktemp("prop")
+    source = root / "memory-bank"
+    source.mkdir()
+    names = ["activeContext.md", "notes-été.md", "关键词.md"][: len(files)] if fmt == "cline" else ["AGENTS.md"]
+    for name, text in zip(names, files, strict=False):
+        (source / name).write_bytes(text.encode("utf-8"))
+    paths = fresh(root, "store")
+    origin = source if fmt == "cline" else source / "AGENTS.md"
+    report = actions.import_memories(actions.open_store(paths), fmt, origin, user_home=root)
+    assume(report.added and not report.duplicates)
+    dest = root / "out" / ("memory-bank" if fmt == "cline" else "AGENTS.md")
+    actions.export_memories(actions.open_store(paths), fmt, dest, user_home=root)
+    pattern = "*.md" if fmt == "cline" else None
+    written = files_of(dest, pattern)
+    original = files_of(origin, pattern)
+    # a file without any entry holds no memory: it is neither imported nor written back
+    assert written == {k: v for k, v in original.items() if k in written}
+    assert set(original) - set(written) == {k for k, v in original.items() if not _has_entries(v)}
+
+
+def _has_entries(data: bytes) -> bool:
+    from memtui.core import markdown
+
+    return bool(markdown.parse_text(data.decode("utf-8")).entries)
