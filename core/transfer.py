@@ -20,6 +20,7 @@ every exported text and file name through `interop._files.outbound_text`/`outbou
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import uuid
@@ -218,30 +219,57 @@ def _first_form(group: list[Memory], origin: str, fmt: str, source: interop.Sour
 
 
 class _Pool:
-    """The entries of one layer as the near-duplicate rule sees them, normalised once (the
-    rule itself is `similarity`'s: the same normalisation, scorer and threshold), each with
-    the source file it came from ("" for what the layer already holds)."""
+    """The entries of one layer as the near-duplicate rule sees them (`similarity`'s rule: the
+    same normalisation, scorer and threshold), each with the source file it came from ("" for
+    what the layer already holds), indexed so that a lookup is not a comparison with all.
+
+    Candidates are blocked first (SPEC §9: no all-pairs comparison). A ratio of at least S
+    needs the other text's length within [n*S/(200-S), n*(200-S)/S]; a text of fewer than four
+    words is compared with every text of such a length. A longer text is compared with the
+    texts that share one of the rarer half (plus one) of its words: texts at least 90 % alike
+    keep most of their words, so a near-duplicate in which every one of those words changed
+    is the one kind this does not find (no single edit, nor two in a text of five words or
+    more, can do that)."""
 
     def __init__(self, entries: list[Entry]):
-        from .similarity import normalise_for_duplicates
-
-        self.entries = list(entries)
-        self.texts = [normalise_for_duplicates(e.text) for e in self.entries]
-        self.origins = [""] * len(self.entries)
+        self.entries: list[Entry] = []
+        self.texts: list[str] = []
+        self.origins: list[str] = []
         self.exact: dict[str, int] = {}
-        for i, t in enumerate(self.texts):
-            self.exact.setdefault(t, i)
+        self.words: dict[str, list[int]] = {}
+        self.by_length: dict[int, list[int]] = {}
+        for entry in entries:
+            self.add(entry)
 
     def add(self, entry: Entry, origin: str = "") -> None:
         from .similarity import normalise_for_duplicates
 
+        i = len(self.texts)
+        text = normalise_for_duplicates(entry.text)
         self.entries.append(entry)
-        self.texts.append(normalise_for_duplicates(entry.text))
+        self.texts.append(text)
         self.origins.append(origin)
-        self.exact.setdefault(self.texts[-1], len(self.texts) - 1)
+        self.exact.setdefault(text, i)
+        self.by_length.setdefault(len(text), []).append(i)
+        for word in set(text.split()):
+            self.words.setdefault(word, []).append(i)
+
+    def _candidates(self, key: str) -> list[int]:
+        from .similarity import DUPLICATE_SCORE as S
+
+        low, high = math.ceil(len(key) * S / (200 - S)), math.floor(len(key) * (200 - S) / S)
+        words = set(key.split())
+        if len(words) < 4:
+            return [i for n in range(low, high + 1) for i in self.by_length.get(n, ())]
+        rarer = sorted(words, key=lambda w: len(self.words.get(w, ())))[: len(words) // 2 + 1]
+        found: set[int] = set()
+        for word in rarer:
+            found.update(self.words.get(word, ()))  # lengths out of range: the scorer's cutoff rejects them first
+        return list(found)
 
     def match(self, text: str, skip_origin: str | None = None) -> Entry | None:
-        """The first near-duplicate of `text`, leaving out entries from `skip_origin`."""
+        """The closest near-duplicate of `text`, leaving out entries from `skip_origin`; None
+        when there is none."""
         from rapidfuzz import fuzz, process
 
         from .similarity import DUPLICATE_SCORE, normalise_for_duplicates
@@ -250,15 +278,14 @@ class _Pool:
         i = self.exact.get(key)
         if i is not None and (skip_origin is None or self.origins[i] != skip_origin):
             return self.entries[i]
-        if not self.texts:
+        found = self._candidates(key)
+        if skip_origin is not None:
+            found = [j for j in found if self.origins[j] != skip_origin]
+        if not found:
             return None
-        if skip_origin is None:
-            best = process.extractOne(key, self.texts, scorer=fuzz.ratio, score_cutoff=DUPLICATE_SCORE)
-            return self.entries[best[2]] if best else None
-        for _, _, j in process.extract(key, self.texts, scorer=fuzz.ratio, score_cutoff=DUPLICATE_SCORE, limit=None):
-            if self.origins[j] != skip_origin:
-                return self.entries[j]
-        return None
+        best = process.extractOne(key, list(map(self.texts.__getitem__, found)), scorer=fuzz.ratio,
+                                  score_cutoff=DUPLICATE_SCORE)
+        return self.entries[found[best[2]]] if best else None
 
 
 def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | None, user_home: Path,

@@ -219,3 +219,26 @@ def _has_entries(data: bytes) -> bool:
     from memtui.core import markdown
 
     return bool(markdown.parse_text(data.decode("utf-8")).entries)
+
+
+_TEXT = st.lists(st.sampled_from(["deploy", "the", "pool", "关键词", "café", "tests", "on", "Tuesdays", "vitest", "a"]),
+                 min_size=1, max_size=9).map(" ".join)
+
+
+@settings(max_examples=200)
+@given(pool=st.lists(_TEXT, min_size=1, max_size=30), pick=st.integers(min_value=0), where=st.integers(min_value=0),
+       char=st.sampled_from(["x", "", "é"]), other=_TEXT)
+def test_the_import_index_finds_what_the_one_rule_finds(pool, pick, where, char, other):
+    """The blocked lookup of import planning agrees with `similarity.near_duplicate` (the rule
+    of `remember`) on one-character edits of what is there and on unrelated texts."""
+    from memtui.core.model import Entry
+    from memtui.core.similarity import near_duplicate
+    from memtui.core.transfer import _Pool
+
+    entries = [Entry(id=str(i), layer="project", text=t) for i, t in enumerate(pool)]
+    index = _Pool(entries)
+    base = pool[pick % len(pool)]
+    at = where % (len(base) + 1)
+    edited = base[:at] + char + base[at + (1 if char == "" else 0):]
+    for query in (base, edited, other):
+        assert (index.match(query) is None) == (near_duplicate(entries, query) is None), query
