@@ -550,14 +550,24 @@ def _backup(store: MemoryStore, layers: tuple[str, ...], redact: bool) -> tuple[
         redacted += n
         return text
 
-    files = [BackupFile(rec.layer, rec.rel, clean(rec.data.decode("utf-8")))
+    def clean_path(rel: str) -> str:
+        nonlocal redacted
+        parts = []
+        for part in rel.split("/"):
+            out, n = outbound_name(part, redact)
+            redacted += n
+            parts.append(out)
+        return "/".join(parts)
+
+    files = [BackupFile(rec.layer, clean_path(rec.rel), clean(rec.data.decode("utf-8")))
              for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)) if rec.layer in layers]
     count = sum(len(rec.entries) for rec in store.file_records() if rec.layer in layers)
     conversations: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     if Layer.CONVERSATION in layers:
         conversations, rows = store.db.backup_rows()
-        conversations = [{k: clean(v) for k, v in c.items()} for c in conversations]
+        conversations = [{k: clean(v) if k in ("title", "workspace_path") else v for k, v in c.items()}
+                         for c in conversations]
         rows = [{k: clean(v) if k == "content" else v for k, v in r.items()} for r in rows]
         count += len(rows)
     return jsonl.render_backup(files, conversations, rows), count, redacted

@@ -279,15 +279,6 @@ def slug(text: str, fallback: str = "memory", limit: int = 60) -> str:
     return words or fallback
 
 
-def unique_stem(stem: str, used: set[str]) -> str:
-    candidate, n = stem, 2
-    while candidate.casefold() in used:
-        candidate = f"{stem}-{n}"
-        n += 1
-    used.add(candidate.casefold())
-    return candidate
-
-
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CODE_FENCE = re.compile(r"^(`{3,}|~{3,})")
 

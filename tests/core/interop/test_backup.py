@@ -135,8 +135,10 @@ def test_a_backup_line_naming_a_path_out_of_its_root_is_refused(tmp_path):
 def test_secrets_leave_as_redacted_unless_asked(tmp_path):
     paths = make(tmp_path, "s")
     (paths.project_root / "keys.md").write_text(f"- Stripe key is {SECRET}\n")
+    (paths.project_root / f"{SECRET}.md").write_text("- named after a key\n")
     store = actions.open_store(paths)
     plan = actions.export_memories(store, "jsonl", None, user_home=tmp_path, to_stdout=True)
-    assert SECRET not in plan.text and "[REDACTED]" in plan.text and plan.redacted == 1
+    assert SECRET not in plan.text and "[REDACTED]" in plan.text and plan.redacted == 2
+    assert '"path": "REDACTED.md"' in plan.text
     exact = actions.export_memories(store, "jsonl", None, user_home=tmp_path, to_stdout=True, redact=False)
     assert SECRET in exact.text and exact.redacted == 0
