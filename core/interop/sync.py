@@ -137,6 +137,27 @@ def _current(path: Path, base: Path) -> tuple[bytes | None, str]:
         return None, f"cannot read: {exc.strerror or exc}"
 
 
+def check_base(base: Path, root: Path) -> None:
+    """Refuse (InteropError) a destination under `root` reached through a symlink below `root`
+    (a repository can ship `.cursor -> ~` or `memory-bank -> /anywhere`)."""
+    from . import InteropError
+
+    try:
+        parts = base.relative_to(root).parts
+    except ValueError:
+        return
+    here = root
+    for part in parts:
+        here = here / part
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                raise InteropError(f"{here} is a symlink; export never writes through one (nothing was written)")
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise InteropError(f"{here}: {exc.strerror or exc}") from None
+
+
 def plan(files: dict[Path, bytes], base: Path, home: Path, fmt: str) -> SyncPlan:
     """What writing `files` (absolute paths under `base`) would do, given what memtui wrote there before."""
     manifest = manifest_path(home, base)

@@ -186,6 +186,12 @@ def test_export_never_touches_files_memtui_did_not_write(paths, tmp_path):
     (link_out / "AGENTS.md").symlink_to(victim)
     assert cli(paths, "export", "agents-md", str(link_out)).returncode == 1
     assert victim.read_text() == "precious\n"
+    # a repository that ships `.cursor -> elsewhere`: the default destination is not written through
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (paths.workspace / ".cursor").symlink_to(elsewhere, target_is_directory=True)
+    r = cli(paths, "export", "cursor")
+    assert r.returncode == 1 and "symlink" in r.stderr and list(elsewhere.iterdir()) == []
 
 
 def test_claude_code_export_to_its_default_place_twice(paths, tmp_path):
