@@ -613,7 +613,8 @@ def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path
     base = plan.dest.parent if plan.dest.suffix.lower() in (".md", ".jsonl", ".ndjson", ".json") else plan.dest
     files = {path: text.encode("utf-8") for path, text in rendered.items()}
     export_sync.check_base(Path(os.path.abspath(base)), store.paths.workspace)
-    plan.sync = export_sync.plan(files, base, store.paths.home, fmt)
+    single = next(iter(rendered)) if fmt in ("jsonl", "agents-md") and len(rendered) == 1 else None
+    plan.sync = export_sync.plan(files, base, store.paths.home, fmt, target=single)
     return plan
 
 

@@ -70,6 +70,7 @@ class SyncPlan:
     steps: list[Step] = field(default_factory=list)
     previous: dict[str, str] = field(default_factory=dict)  # rel -> sha256 memtui wrote last time
     problem: str = ""  # the manifest could not be read (then nothing counts as memtui's)
+    target: Path | None = None  # what the record is about (the folder, or the one file)
 
     def of(self, action: Action) -> list[Step]:
         return [s for s in self.steps if s.action == action]
@@ -88,12 +89,19 @@ class SyncPlan:
                           for s in self.steps]}
 
 
-def manifest_path(home: Path, base: Path) -> Path:
-    key = hashlib.sha256(os.fsencode(os.path.abspath(base))).hexdigest()[:24]
+def _key(target: Path, fmt: str) -> str:
+    """What one export record is about: a format written to one destination (a folder, or
+    the one file of agents-md / jsonl), so exports of other formats, or of another single
+    file into the same folder, never count as stale files of this one."""
+    return f"{fmt}\0{os.path.abspath(target)}"
+
+
+def manifest_path(home: Path, target: Path, fmt: str) -> Path:
+    key = hashlib.sha256(os.fsencode(_key(target, fmt))).hexdigest()[:24]
     return Path(home) / MANIFEST_FOLDER / f"{key}.json"
 
 
-def _load_manifest(path: Path, base: Path) -> tuple[dict[str, str], str]:
+def _load_manifest(path: Path, target: Path, fmt: str) -> tuple[dict[str, str], str]:
     try:
         data = read_regular(path, MAX_MANIFEST_BYTES)
     except FileNotFoundError:
@@ -103,7 +111,8 @@ def _load_manifest(path: Path, base: Path) -> tuple[dict[str, str], str]:
     try:
         obj = json.loads(data)
         files = obj["files"]
-        if obj.get("destination") != os.path.abspath(base) or not isinstance(files, dict) or not all(
+        if (obj.get("destination"), obj.get("format")) != (os.path.abspath(target), fmt) or not isinstance(
+                files, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
             raise ValueError
     except (ValueError, KeyError, TypeError):
@@ -158,11 +167,13 @@ def check_base(base: Path, root: Path) -> None:
             raise InteropError(f"{here}: {exc.strerror or exc}") from None
 
 
-def plan(files: dict[Path, bytes], base: Path, home: Path, fmt: str) -> SyncPlan:
-    """What writing `files` (absolute paths under `base`) would do, given what memtui wrote there before."""
-    manifest = manifest_path(home, base)
-    previous, problem = _load_manifest(manifest, base)
-    result = SyncPlan(base, manifest, fmt, previous=previous, problem=problem)
+def plan(files: dict[Path, bytes], base: Path, home: Path, fmt: str, target: Path | None = None) -> SyncPlan:
+    """What writing `files` (absolute paths under `base`) would do, given what memtui wrote
+    there before; `target` names the destination of the record (default `base`)."""
+    target = target or base
+    manifest = manifest_path(home, target, fmt)
+    previous, problem = _load_manifest(manifest, target, fmt)
+    result = SyncPlan(base, manifest, fmt, previous=previous, problem=problem, target=target)
     wanted: set[str] = set()
     for path, data in files.items():
         rel = path.relative_to(base).as_posix()
@@ -218,7 +229,8 @@ def apply(sync: SyncPlan) -> SyncPlan:
     for rel in list(record):
         if not any(s.rel == rel for s in sync.steps) and not os.path.lexists(sync.base.joinpath(*rel.split("/"))):
             record.pop(rel)  # deleted by someone: nothing left to mark
-    data = {"destination": os.path.abspath(sync.base), "format": sync.fmt, "files": dict(sorted(record.items()))}
+    data = {"destination": os.path.abspath(sync.target or sync.base), "format": sync.fmt,
+            "files": dict(sorted(record.items()))}
     atomic_write_bytes(sync.manifest, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
     return sync
 

@@ -252,3 +252,16 @@ def test_export_redacts_unless_no_redact_is_said_on_stderr(paths, tmp_path):
     out = tmp_path / "rules"
     r = cli(paths, "export", "cursor", str(out), "--dry-run")
     assert r.returncode == 0 and "added: " in r.stdout and not out.exists()
+
+
+def test_exports_of_other_formats_into_one_folder_keep_out_of_each_others_way(paths, tmp_path):
+    (paths.project_root / "context.md").write_text("- Deploys go out on Tuesdays\n")
+    out = tmp_path / "repo"
+    assert cli(paths, "export", "jsonl", str(out / "backup.jsonl")).returncode == 0
+    assert cli(paths, "export", "agents-md", str(out / "AGENTS.md")).returncode == 0
+    assert cli(paths, "export", "agents-md", str(out / "CLAUDE.md")).returncode == 0
+    assert cli(paths, "export", "cline", str(out)).returncode == 0
+    # none of them took the others' files for its own stale ones
+    assert sorted(p.name for p in out.iterdir()) == ["AGENTS.md", "CLAUDE.md", "activeContext.md", "backup.jsonl"]
+    rc, again = export_json(paths, "agents-md", str(out / "AGENTS.md"))
+    assert rc == 0 and again["unchanged"] == 1 and again["removed"] == 0
