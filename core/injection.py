@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .model import IMPORTANCE_RANK, Entry
+from .outbound import redact_line as redact
 from .paths import Paths, Problem
 from .relevance import score as relevance_score
 from .relevance import terms
-from .secrets import redact
 from .settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ Made = tuple[str, bool, int, int]
 
 
 _STATUS_JSON = {status: f', "status": "{status}' for status in
-                ("included", "below_gate", "max_items", "budget", "archived")}
+                ("included", "below_gate", "max_items", "budget", "archived", "unreviewed")}
 
 
 class Candidate:
@@ -272,6 +272,8 @@ def base_key(entry: Entry) -> tuple:
 ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "terms")
 _PATH_AT = ENTRY_FIELDS.index("path")
 _TEXT_AT = ENTRY_FIELDS.index("text")
+_ID_AT = ENTRY_FIELDS.index("id")
+_SOURCE_AT = ENTRY_FIELDS.index("source")
 
 
 def entry_row(entry: Entry) -> tuple:
@@ -471,6 +473,21 @@ class LayerIndex:
             if seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
                 kept[maker.key] = seq.materialize()
 
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
+        e = self._entries[pos]
+        if e is None and self._rows is not None:
+            row = self._rows[pos]
+            return self.layer, row[_ID_AT], row[_TEXT_AT], row[_SOURCE_AT]
+        e = self.entry(pos)
+        return self.layer, e.id, e.text, e.source
+
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        """The active positions whose entry id is in `ids` (archived entries stay archived)."""
+        if self._shown is not None:
+            return frozenset(p for p in range(self.n_active) if self._shown[p][0] in ids)
+        return frozenset(p for p in range(self.n_active) if self.entry(p).id in ids)
+
     def archived_terms(self, pos: int) -> frozenset[str]:
         t = self._archived_terms[pos - self.n_active]
         return t if isinstance(t, frozenset) else frozenset(t)
@@ -510,8 +527,9 @@ class _LayerWalk:
     """Steps 5, 7, 8, 9, 10 for one layer, in order, one candidate at a time."""
 
     def __init__(self, layer: str, index: LayerIndex, counts: dict[int, int], nq: int, settings: Settings,
-                 allowance: int, maker: LineMaker):
+                 allowance: int, maker: LineMaker, held: frozenset[int] = frozenset()):
         self.layer = layer
+        self.held = held  # positions left out as unreviewed (SPEC §12)
         self.index = index
         self.counts = counts
         self.nq = nq
@@ -534,6 +552,8 @@ class _LayerWalk:
         skip_unscored = not everything and self.gate > 0
         index, maker = self.index, self.maker
         for pos in index.order(self.counts, scored_only=skip_unscored):
+            if pos in self.held:
+                continue
             s = self.score(pos)
             if s < self.gate:
                 yield Candidate(index, pos, s, "below_gate", maker)
@@ -571,11 +591,12 @@ class _Plan:
     """What was decided, kept so the full candidate list can be produced when asked for."""
 
     def __init__(self, q: frozenset[str], settings: Settings, layers: list[tuple[str, LayerIndex, dict, int]],
-                 maker: LineMaker):
+                 maker: LineMaker, held: dict[str, frozenset[int]] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
         self.maker = maker
+        self.held = held or {}  # layer -> active positions left out as unreviewed
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
         """The statuses `candidates()` would give, counted from the scores alone: in a layer the
@@ -587,26 +608,33 @@ class _Plan:
         for layer, index, counts, _ in self.layers:
             gate = self.settings.gate.get(layer, 0.0)
             limit = self.settings.max_items.get(layer)
-            n = index.n_active
+            held = self.held.get(layer, frozenset())
+            n = index.n_active - len(held)
+            out["unreviewed"] += len(held)
             if gate <= 0.0:
                 passing = n
             else:
                 passing = sum(1 for v in counts.values() if v / nq >= gate)
+                if held and nq:
+                    passing -= sum(1 for p in held if counts.get(p, 0) / nq >= gate)
             capped = passing if limit is None else min(passing, max(limit, 0))
             out["below_gate"] += n - passing
             out["max_items"] += passing - capped
             out["included"] += included_in[layer]
             out["budget"] += capped - included_in[layer]
-            out["archived"] += index.size - n
+            out["archived"] += index.size - index.n_active
         return {status: k for status, k in out.items() if k}
 
     def candidates(self) -> Iterator[Candidate]:
         q, maker = self.q, self.maker
         for layer, index, counts, allowance in self.layers:
             index.preload(maker)
-            walk = _LayerWalk(layer, index, counts, len(q), self.settings, allowance, maker)
+            held = self.held.get(layer, frozenset())
+            walk = _LayerWalk(layer, index, counts, len(q), self.settings, allowance, maker, held)
             yield from walk.walk(everything=True)
             rank = index.rank
+            for pos in sorted(held, key=lambda p: (rank[p], -counts.get(p, 0), p)):
+                yield Candidate(index, pos, walk.score(pos), "unreviewed", maker)
             scored = [(relevance_score(q, index.archived_terms(p)), p) for p in range(index.n_active, index.size)]
             scored.sort(key=lambda t: (rank[t[1]], -t[0], t[1]))
             for s, pos in scored:
@@ -615,9 +643,10 @@ class _Plan:
 
 def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Settings, query: str, workspace: str = "",
            failed_layers: frozenset[str] = frozenset(), errors: list[Problem] | None = None,
-           lines: LineCache | None = None) -> InjectionResult:
+           lines: LineCache | None = None, unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
     """The injection for `query` over already-loaded layers (SPEC §5 steps 1–12). `lines`
-    keeps made lines and layer indexes between calls (the store's; a fresh one otherwise)."""
+    keeps made lines and layer indexes between calls (the store's; a fresh one otherwise).
+    `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -634,16 +663,21 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Setting
     blocks: list[str] = [TITLE]
     any_candidates = any_passing = False
     planned = []
+    held_by_layer: dict[str, frozenset[int]] = {}
     lines = lines if lines is not None else LineCache()
     for layer in LAYER_ORDER:
         index = lines.layer_index(layer, layers.get(layer, ()))
         counts = index.matches(q)
+        held = index.positions_of(unreviewed) if unreviewed else frozenset()
+        if held:
+            held_by_layer[layer] = held
         gate = settings.gate.get(layer, 0.0)
-        any_candidates |= bool(index.n_active)
-        best = max(counts.values(), default=0) / len(q) if q else 0.0
-        any_passing |= bool(index.n_active) and (gate <= 0 or best >= gate)
+        any_candidates |= bool(index.n_active - len(held))
+        live = counts if not held else {p: n for p, n in counts.items() if p not in held}
+        best = max(live.values(), default=0) / len(q) if q else 0.0
+        any_passing |= bool(index.n_active - len(held)) and (gate <= 0 or best >= gate)
         allowance = min(settings.budget.get(layer, 0) + carry, remaining)
-        walk = _LayerWalk(layer, index, counts, len(q), settings, allowance, maker)
+        walk = _LayerWalk(layer, index, counts, len(q), settings, allowance, maker, held)
         result.truncated |= walk.settle()
         planned.append((layer, index, counts, allowance))
         if walk.included:
@@ -652,7 +686,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Setting
         result.layer_budget[layer] = (walk.used, allowance, carry)
         carry = allowance - walk.used
         remaining -= walk.used
-    result._plan = _Plan(q, settings, planned, maker)
+    result._plan = _Plan(q, settings, planned, maker, held_by_layer)
     result.count = len(result.included)
     result.redacted = sum(c.redacted for c in result.included)
     result.truncated |= any(c.clipped for c in result.included)
@@ -690,8 +724,13 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> Inj
         _seed_lines(store.paths, settings, lines)
     layers = {layer: store.snapshot(layer) for layer in LAYER_ORDER}
     errors = list(settings.problems) + store.problems
+    unreviewed: frozenset[str] = frozenset()
+    if settings.require_review:
+        from .review import held_back
+
+        unreviewed = held_back(store.db, store.entries())
     return inject(layers, settings, query, workspace=str(store.paths.workspace),
-                  failed_layers=frozenset(store.layer_errors), errors=errors, lines=lines)
+                  failed_layers=frozenset(store.layer_errors), errors=errors, lines=lines, unreviewed=unreviewed)
 
 
 def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
@@ -710,6 +749,13 @@ def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
         log.info("made lines not taken from the prepared index: %s", exc)
 
 
+def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset[str]:
+    """`memory.requireReview`: the ids of the prepared entries still awaiting review."""
+    from .review import held_back
+
+    return held_back(paths.db_path, (index.review_fields(p) for index in indexes.values() for p in range(index.n_active)))
+
+
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
                     record: bool = False) -> InjectionResult:
     """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
@@ -724,8 +770,10 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
     if not settings.enabled:
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
     def answer(prepared: Prepared) -> InjectionResult:
+        unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review else frozenset()
         result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
-                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems)
+                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems,
+                        unreviewed=unreviewed)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
             c.entry  # noqa: B018
         return result
@@ -746,3 +794,19 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         if outcome.error:
             result.errors.append(Problem(str(paths.db_path), outcome.error))
     return result
+
+
+def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                   target: str | None = None) -> str:
+    """`build_injection(...).to_json()` (what `preview --json` prints), as the assistant
+    `target` receives it when given (`assistants.delivery.for_target`). A section of the
+    prepared index that turns out damaged while the candidates are rendered is removed when
+    it is read; the answer is then built again from the files, never a traceback."""
+    from .assistants.delivery import for_target
+    from .store.prepared import DamagedPreparedIndex
+
+    try:
+        return for_target(build_injection(workspace, query, home=home), target).to_json()
+    except DamagedPreparedIndex as exc:
+        log.warning("%s", exc)
+        return for_target(build_injection(workspace, query, home=home), target).to_json()

@@ -31,12 +31,13 @@ from typing import Any
 
 import yaml
 
-from . import interop
+from . import gate, interop
 from . import markdown as md
 from .interop import BackupFile, Memory, ReadResult
 from .interop import sync as export_sync
 from .interop._files import outbound_name, outbound_text
 from .model import FILE_LAYERS, Entry, Layer
+from .paths import escapes
 from .store import MemoryStore
 from .store.edits import RowChange
 from .store.index import MuseDB, now_ms
@@ -50,6 +51,11 @@ class PlannedFile:
     layer: str
     data: bytes
     memories: list[Memory]
+
+    @property
+    def real(self) -> Path:
+        """Where the file lands: its path with every link on the way resolved."""
+        return Path(os.path.realpath(self.path))
 
 
 @dataclass
@@ -70,7 +76,8 @@ class ImportReport:
         return {
             "format": self.format, "source": self.source, "dry_run": self.dry_run,
             "added": len(self.added), "skipped_duplicate": len(self.duplicates), "skipped_invalid": len(self.invalid),
-            "files": [{"path": str(f.path), "layer": f.layer, "memories": len(f.memories)} for f in self.files],
+            "files": [{"path": str(f.path), "target": str(f.real), "layer": f.layer, "memories": len(f.memories)}
+                      for f in self.files],
             "conversation_rows": len(self.rows), "skipped_boilerplate": len(self.boilerplate),
             "duplicates": [{"text": m.text[:200], "layer": m.layer, "existing": where} for m, where in self.duplicates],
             "invalid": [{"path": p, "reason": r} for p, r in self.invalid],
@@ -292,9 +299,17 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
                 dry_run: bool = False) -> ImportReport:
     """What importing `fmt` from `source` would add (a plan; nothing is written)."""
     paths = store.paths
+    where_from = Path(os.path.abspath(source if source is not None
+                                      else interop.default_source(fmt, paths.workspace, user_home)))
+    report = ImportReport(fmt, str(where_from), dry_run)
+    in_workspace = where_from == paths.workspace or paths.workspace in where_from.parents
+    if in_workspace:
+        # SPEC §8: a source inside the workspace that links out of it is not read
+        reason = escapes(where_from, paths.workspace)
+        if reason is not None:
+            report.invalid.append((str(where_from), f"{reason}; not read"))
+            return report
     result = interop.read(fmt, source, paths.workspace, user_home)
-    origin_root = str(source if source is not None else interop.default_source(fmt, paths.workspace, user_home))
-    report = ImportReport(fmt, origin_root, dry_run)
     report.invalid += [(p.path, p.reason) for p in result.problems]
     report.boilerplate = list(result.boilerplate)
     pool = {str(name): _Pool(list(store.entries(name))) for name in Layer}
@@ -303,10 +318,19 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
     # Only what the target layer holds, and what OTHER files of this import bring, counts as a
     # duplicate: a source file's own entries all come in, even where they resemble each other.
     others = {str(name): _Pool([]) for name in Layer}
-    if fmt == "jsonl" and (result.files or result.rows):
+    if in_workspace and fmt == "jsonl":
+        # a file that came with the repository is no backup of the person's: no file comes
+        # back whole, no row or conversation as it was; its project memories come in one by one
+        memories = _from_a_repository(memories, layer, report)
+    elif fmt == "jsonl" and (result.files or result.rows):
         memories = _plan_backup(store, result, layer, report, pool, others, taken)
     accepted: list[Memory] = []
     for memory in memories:
+        try:
+            gate.check_text(memory.text, "the memory text")
+        except gate.TextRefused as exc:
+            report.invalid.append((memory.origin or str(where_from), f"{_where(memory)}: {exc}"))
+            continue
         target = layer or memory.layer
         if target not in {str(name) for name in Layer}:
             target = Layer.PROJECT
@@ -345,6 +369,8 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
                 report.invalid.append((m.origin or origin, f"{_where(m)}: {why}"))
             else:
                 _add_file(report, paths.root(target), fmt, target, [m], one, taken)
+    for f in report.files:  # the write gate, dry run or not: never through a link, never out of the root
+        gate.target(f.path, paths.root(f.layer), paths.container(f.layer))
     return report
 
 
@@ -372,6 +398,11 @@ def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, repo
             report.invalid.append((where, str(exc).replace("undo log names", "names")))
             continue
         data = backup.text.encode("utf-8")
+        try:
+            gate.check_data(path, data, gate.Kind.MEMORY)
+        except gate.Refused as exc:
+            report.invalid.append((where, exc.reason))
+            continue
         current = path.read_bytes() if path.is_file() and not path.is_symlink() else None
         if current == data:
             report.duplicates += [(m, f"{backup.path} (the same file)") for m in members]
@@ -404,6 +435,23 @@ def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, repo
     return rest
 
 
+def _from_a_repository(memories: list[Memory], layer: str | None, report: ImportReport) -> list[Memory]:
+    """A JSON Lines file inside the workspace came with the repository, not from the person:
+    it may add project memories only (unless `--user`/`--project` chooses the layer), never a
+    user memory or a conversation row (another workspace's included), and it cannot say who
+    wrote a memory (`source` becomes `import`)."""
+    kept: list[Memory] = []
+    for m in memories:
+        if layer is None and m.layer != Layer.PROJECT:
+            report.invalid.append((m.origin, f"{_where(m)}: a {m.layer} memory from a file inside the workspace is "
+                                             "not imported (a repository must not add to your user memory or to "
+                                             "conversations); pass --user or --project to choose its layer"))
+            continue
+        kept.append(replace(m, source="", conversation_id=None, extra={k: v for k, v in m.extra.items()
+                                                                       if k not in ("conversation", "backup")}))
+    return kept
+
+
 def _where(memory: Memory) -> str:
     """Which memory of its file, without quoting its text."""
     place = memory.path or Path(memory.origin).name or "memory"
@@ -414,7 +462,13 @@ def _add_file(report: ImportReport, root: Path, fmt: str, layer: str, group: lis
               taken: set[Path], preferred: str | None = None, source: interop.SourceText | None = None) -> None:
     path = _free_path(root, fmt, _file_stem(group[0], fmt, source), taken, preferred)
     taken.add(path)
-    report.files.append(PlannedFile(path, layer, data.encode("utf-8"), group))
+    encoded = data.encode("utf-8")
+    try:
+        gate.check_data(path, encoded, gate.Kind.MEMORY)
+    except gate.Refused as exc:
+        report.invalid.append((group[0].origin or str(path), exc.reason))
+        return
+    report.files.append(PlannedFile(path, layer, encoded, group))
     report.added += group
 
 
@@ -586,7 +640,7 @@ def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path
     chosen = tuple(layers) if layers else default_layers(fmt)
     if dest is None and not to_stdout:
         dest = interop.default_source(fmt, store.paths.workspace, user_home)
-    plan = ExportPlan(fmt, Path(dest) if dest is not None else Path("-"), chosen, redact)
+    plan = ExportPlan(fmt, Path(os.path.abspath(dest)) if dest is not None else Path("-"), chosen, redact)
     if fmt == "jsonl":
         text, plan.memories, plan.redacted = _backup(store, chosen, redact)
         if to_stdout:
@@ -612,9 +666,12 @@ def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path
         plan.redacted += names
     base = plan.dest.parent if plan.dest.suffix.lower() in (".md", ".jsonl", ".ndjson", ".json") else plan.dest
     files = {path: text.encode("utf-8") for path, text in rendered.items()}
-    export_sync.check_base(Path(os.path.abspath(base)), store.paths.workspace)
+    workspace = store.paths.workspace
+    inside = base == workspace or workspace in base.parents
+    export_sync.check_base(base, workspace)
     single = next(iter(rendered)) if fmt in ("jsonl", "agents-md") and len(rendered) == 1 else None
-    plan.sync = export_sync.plan(files, base, store.paths.home, fmt, target=single)
+    plan.sync = export_sync.plan(files, base, store.paths.home, fmt, target=single,
+                                 container=workspace if inside else None)
     return plan
 
 

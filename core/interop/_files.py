@@ -2,9 +2,10 @@
 
 Reading: only regular files, at most `MAX_FILE_BYTES`, UTF-8, never through a symlink that
 leads out of the folder being imported; YAML frontmatter loaded safely, with anchors and
-aliases refused (an alias bomb must not cost memory). Writing: through
-`fileio.atomic_write_bytes` only (temporary file, fsync, rename, checked against what was
-read). Everything written for another tool passes `outbound_text` / `outbound_name` first.
+aliases refused (an alias bomb must not cost memory). Writing: through the write gate only
+(`core/gate.py`: never through a link below the root, never replacing a file). Everything
+written for another tool passes `outbound_text` / `outbound_name` (the outbound gate,
+`core/outbound.py`) first.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from .. import gate
 from .. import markdown as md
-from ..fileio import ConflictError, atomic_write_bytes
 from ..paths import MAX_FILE_BYTES
 from . import ImportProblem, SourceText, WriteRefused
 
@@ -239,19 +240,22 @@ def refuse_existing(targets: list[Path]) -> None:
         seen.add(key)
 
 
-def write_new(path: Path, data: bytes) -> None:
-    """Create `path` with `data` atomically; WriteRefused if it exists (checked right before
-    the rename by the one checked write, `fileio.atomic_write_bytes`)."""
+def write_new(path: Path, data: bytes, root: Path | None = None) -> None:
+    """Create `path` with `data` atomically through the write gate (below `root`, default its
+    folder); WriteRefused if it exists (checked at the final link) or the gate refuses it."""
     try:
-        atomic_write_bytes(path, data, expected=None)
-    except ConflictError:
+        gate.create(path, data, root=root if root is not None else path.parent, kind=gate.Kind.TEXT)
+    except FileExistsError:
         raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
+    except gate.Refused as exc:
+        raise WriteRefused(str(exc), [path]) from None
     except OSError as exc:
         raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
 
 
 def write_all(files: dict[Path, str]) -> list[Path]:
-    """Write every file (UTF-8) after checking that none exists; returns them in order."""
+    """Write every file (UTF-8) after checking that none exists; returns them in order. Each
+    is created through the write gate in its folder (the caller checked that folder)."""
     targets = list(files)
     refuse_existing(targets)
     written: list[Path] = []
@@ -262,7 +266,7 @@ def write_all(files: dict[Path, str]) -> list[Path]:
     except BaseException:
         for path in written:  # all or nothing: remove what this call created
             try:
-                os.unlink(path)
+                gate.remove(path, root=path.parent)
             except OSError:
                 pass
         raise
@@ -387,19 +391,31 @@ def dump_yaml(meta: dict[str, Any]) -> str:
 
 def outbound_text(text: str, redact_secrets: bool = True) -> tuple[str, int]:
     """SPEC §8 "one gate for what leaves": every string memtui writes for another tool (file
-    text, index lines, frontmatter) passes here; secrets become `[REDACTED]`. Returns the
-    text and how many secrets were replaced. The one place the exporters call."""
-    if not redact_secrets:
+    text, index lines, frontmatter) passes here, which hands it to the outbound gate
+    (`core/outbound.redact_text`): secrets become `[REDACTED]`. Returns the text and how many
+    secrets were replaced. The one place the exporters call."""
+    if not redact_secrets or not text:
         return text, 0
-    from ..secrets import redact
+    from .. import outbound
 
-    return redact(text)
+    clean = outbound.redact_text(text, True)
+    return clean, _replaced(text, clean, outbound.REDACTED)
 
 
 def outbound_name(name: str, redact_secrets: bool = True) -> tuple[str, int]:
-    """A file or folder name through the same gate; a secret becomes `REDACTED` (no brackets,
-    so the name stays a plain name and a Markdown link to it still works)."""
-    from ..secrets import REDACTED
+    """A file or folder name through the same gate (`core/outbound.redact_name`): a secret
+    becomes `redacted` (no brackets, so the name stays a plain name and a Markdown link to it
+    still works)."""
+    if not redact_secrets or not name:
+        return name, 0
+    from .. import outbound
 
-    clean, count = outbound_text(name, redact_secrets)
-    return (clean.replace(REDACTED, "REDACTED") if count else clean), count
+    clean = outbound.redact_name(name, True)
+    return clean, _replaced(name, clean, outbound.NAME_MARK)
+
+
+def _replaced(before: str, after: str, mark: str) -> int:
+    """How many secrets the gate replaced: the marks it added (at least one when it changed anything)."""
+    if after == before:
+        return 0
+    return max(1, after.count(mark) - before.count(mark))

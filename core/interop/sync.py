@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from ..fileio import ConflictError, atomic_write_bytes, read_regular, sha256
+from .. import gate
+from ..fileio import ConflictError, read_regular, sha256
 
 MANIFEST_FOLDER = "exports"
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
@@ -71,6 +72,8 @@ class SyncPlan:
     previous: dict[str, str] = field(default_factory=dict)  # rel -> sha256 memtui wrote last time
     problem: str = ""  # the manifest could not be read (then nothing counts as memtui's)
     target: Path | None = None  # what the record is about (the folder, or the one file)
+    home: Path | None = None  # the Muse home: the write gate's root for the manifest
+    container: Path | None = None  # the workspace, when the destination is inside it
 
     def of(self, action: Action) -> list[Step]:
         return [s for s in self.steps if s.action == action]
@@ -148,32 +151,29 @@ def _current(path: Path, base: Path) -> tuple[bytes | None, str]:
 
 def check_base(base: Path, root: Path) -> None:
     """Refuse (InteropError) a destination under `root` reached through a symlink below `root`
-    (a repository can ship `.cursor -> ~` or `memory-bank -> /anywhere`)."""
+    (a repository can ship `.cursor -> ~` or `memory-bank -> /anywhere`): the write gate's
+    own check, made before anything is planned."""
     from . import InteropError
 
-    try:
-        parts = base.relative_to(root).parts
-    except ValueError:
+    if base != root and root not in base.parents:
         return
-    here = root
-    for part in parts:
-        here = here / part
-        try:
-            if stat.S_ISLNK(os.lstat(here).st_mode):
-                raise InteropError(f"{here} is a symlink; export never writes through one (nothing was written)")
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise InteropError(f"{here}: {exc.strerror or exc}") from None
+    try:
+        gate.target(base, root, root_itself=True)
+    except gate.Refused as exc:
+        raise InteropError(f"{exc.path}: {exc.reason}; export never writes through one "
+                           "(nothing was written)") from None
 
 
-def plan(files: dict[Path, bytes], base: Path, home: Path, fmt: str, target: Path | None = None) -> SyncPlan:
+def plan(files: dict[Path, bytes], base: Path, home: Path, fmt: str, target: Path | None = None,
+         container: Path | None = None) -> SyncPlan:
     """What writing `files` (absolute paths under `base`) would do, given what memtui wrote
-    there before; `target` names the destination of the record (default `base`)."""
+    there before; `target` names the destination of the record (default `base`); `container`
+    the workspace when `base` is inside it (the write gate keeps every write there)."""
     target = target or base
     manifest = manifest_path(home, target, fmt)
     previous, problem = _load_manifest(manifest, target, fmt)
-    result = SyncPlan(base, manifest, fmt, previous=previous, problem=problem, target=target)
+    result = SyncPlan(base, manifest, fmt, previous=previous, problem=problem, target=target, home=Path(home),
+                      container=container)
     wanted: set[str] = set()
     for path, data in files.items():
         rel = path.relative_to(base).as_posix()
@@ -215,11 +215,15 @@ def apply(sync: SyncPlan) -> SyncPlan:
         try:
             if step.action in (Action.ADDED, Action.REPLACED):
                 assert step.data is not None
-                atomic_write_bytes(step.path, step.data, expected=step.current)
+                gate.write(step.path, step.data, root=sync.base, container=sync.container, kind=gate.Kind.TEXT,
+                           expected=step.current)
             elif step.action == Action.REMOVED:
-                _remove(step)
+                _remove(step, sync)
         except ConflictError:
             step.action, step.reason = Action.CONFLICT, "changed while the export ran; left alone"
+            continue
+        except gate.Refused as exc:  # a link appeared on the way since the plan
+            step.action, step.reason = Action.LEFT, f"{exc.reason}; never touched"
             continue
         if step.action in (Action.ADDED, Action.REPLACED, Action.UNCHANGED):
             assert step.data is not None
@@ -231,13 +235,15 @@ def apply(sync: SyncPlan) -> SyncPlan:
             record.pop(rel)  # deleted by someone: nothing left to mark
     data = {"destination": os.path.abspath(sync.target or sync.base), "format": sync.fmt,
             "files": dict(sorted(record.items()))}
-    atomic_write_bytes(sync.manifest, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+    home = sync.home if sync.home is not None else sync.manifest.parent.parent
+    gate.write(sync.manifest, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"), root=home,
+               kind=gate.Kind.DATA)
     return sync
 
 
-def _remove(step: Step) -> None:
+def _remove(step: Step, sync: SyncPlan) -> None:
     current, _ = _current(step.path, step.path.parent)
     if current != step.current:
         raise ConflictError(f"{step.path} changed since the plan")
-    os.unlink(step.path)
+    gate.remove(step.path, root=sync.base, container=sync.container)
 

@@ -24,13 +24,13 @@ import marshal
 import os
 import sqlite3
 import sys
-import tempfile
 import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import gate
 from ..fileio import sha256
 from ..injection import LAYER_ORDER, LayerIndex, LineMaker
 from ..model import FILE_LAYERS
@@ -110,7 +110,7 @@ class _Sections:
         piece = os.pread(self.fd, length, self.base + offset)
         if len(piece) != length or zlib.crc32(piece) != crc:
             try:
-                self.path.unlink()  # rebuilt by the next run
+                gate.remove(self.path, root=self.path.parent)  # rebuilt by the next run
             except OSError:
                 pass
             raise DamagedPreparedIndex(f"{self.path}: the prepared index is damaged (a section fails its "
@@ -243,7 +243,12 @@ def _check(paths: Paths, settings: Settings, data: dict, sections: _Sections, so
             st = os.stat(path)
             if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
                 return None
-            if sha and mtime_ns >= data["read_ns"] - FRESH_NS:
+            # a write within one mtime tick, or one that put the mtime back, changes neither size
+            # nor mtime, but always the ctime (which no one can set back): hashed again then
+            fresh = data["read_ns"] - FRESH_NS
+            if mtime_ns >= fresh or st.st_ctime_ns >= fresh:
+                if not sha:
+                    return None
                 with open(path, "rb") as fh:
                     if sha256(fh.read()) != sha:
                         return None
@@ -307,18 +312,8 @@ def _save(paths: Paths, settings: Settings, gen: int | str, read_ns: int, files:
     target = cache_path(paths)
     try:
         body = marshal.dumps(data)
-        target.parent.mkdir(mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".injection-", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + len(body).to_bytes(8, "big") + zlib.crc32(body).to_bytes(4, "big") + body)
-                fh.writelines(writer.parts)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        gate.make_dir(target.parent, root=paths.home, mode=0o700)
+        header = MAGIC + len(body).to_bytes(8, "big") + zlib.crc32(body).to_bytes(4, "big")
+        gate.write(target, b"".join([header, body, *writer.parts]), root=paths.home, kind=gate.Kind.DATA)
     except (OSError, ValueError) as exc:  # a cache is never required
         log.info("prepared index not saved: %s", exc)

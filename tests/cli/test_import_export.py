@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "core" / "interop" / "fixtures"
 
 
 def cli(paths: Paths, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    """memtui in a process of its own (a forked entry point: tests/cli/run.py)."""
+    from tests.cli.run import memtui
+
+    return memtui(paths, *args)
 
 
 def listed(paths: Paths) -> list[dict]:
@@ -201,8 +202,9 @@ def test_claude_code_export_to_its_default_place_twice(paths, tmp_path):
     assert cli(paths, "import", "claude-code", str(FIXTURES / "claude-code" / "memory")).returncode == 0
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), *args]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+        from tests.cli.run import memtui
+
+        return memtui(paths, *args, env=env)
 
     first = run("export", "claude-code")
     assert first.returncode == 0, first.stderr

@@ -8,6 +8,7 @@ import os
 import random
 import sqlite3
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -491,6 +492,54 @@ def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
     assert not path.exists()
     again = build_injection(worked.workspace, query, home=worked.home)
     assert again.text == first.text and json.loads(again.to_json())["count"] == first.count
+
+
+def test_preview_json_survives_a_damaged_section_of_the_prepared_index(worked):
+    """The installed `memtui preview --json` after damage to one section: the same answer
+    as before the damage, rebuilt from the files, no DamagedPreparedIndex traceback."""
+    from tests.cli.run import memtui, ok
+
+    query = "vitest 数据库"
+    first = json.loads(ok(memtui(worked, "preview", query, "--json")).stdout)
+    path = prep.cache_path(worked)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    again = json.loads(ok(memtui(worked, "preview", query, "--json")).stdout)
+    assert again["text"] == first["text"] and again["candidates"] == first["candidates"]
+    assert path.exists()  # saved again by the rebuild
+
+
+def test_a_same_size_edit_with_the_mtime_put_back_is_not_served_stale(worked):
+    """README: "never a stale answer". A file rewritten in place (same inode, same size) with
+    its old mtime put back looks unchanged by size, mtime and inode; its ctime moved, so it
+    is hashed again, by the prepared index (`memtui preview`) and by a live store's reload."""
+    from memtui.core.store import MemoryStore
+    from tests.cli.run import memtui, ok
+
+    path = worked.user_root / "preferences.md"
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+    store = MemoryStore(worked)
+    store.load()
+    first = json.loads(ok(memtui(worked, "preview", "vitest", "--json")).stdout)
+    assert "vitest" in first["text"].lower() and prep.cache_path(worked).exists()
+    data = path.read_bytes()
+    changed = data.replace(b"vitest", b"jestxx")
+    assert changed != data and len(changed) == len(data)
+    st = os.stat(path)
+    with open(path, "r+b") as fh:  # in place: the inode stays
+        fh.write(changed)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the mtime put back
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+    assert "Use vitest" in first["text"]
+    again = json.loads(ok(memtui(worked, "preview", "vitest", "--json")).stdout)
+    assert "Use vitest" not in again["text"]
+    assert "Use jestxx" in json.loads(ok(memtui(worked, "preview", "jestxx", "--json")).stdout)["text"]
+    store.reload()
+    assert any("jestxx" in e.text for e in store.entries("user"))
+    store.close()
 
 
 def test_no_saved_state_without_a_home(tmp_path):

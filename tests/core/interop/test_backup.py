@@ -139,6 +139,6 @@ def test_secrets_leave_as_redacted_unless_asked(tmp_path):
     store = actions.open_store(paths)
     plan = actions.export_memories(store, "jsonl", None, user_home=tmp_path, to_stdout=True)
     assert SECRET not in plan.text and "[REDACTED]" in plan.text and plan.redacted == 2
-    assert '"path": "REDACTED.md"' in plan.text
+    assert '"path": "redacted.md"' in plan.text
     exact = actions.export_memories(store, "jsonl", None, user_home=tmp_path, to_stdout=True, redact=False)
     assert SECRET in exact.text and exact.redacted == 0

@@ -164,7 +164,7 @@ def test_exported_text_and_names_pass_the_redaction(tmp_path):
                 assert secret not in p.read_text(), fmt
                 assert "only for me" not in p.read_text() or fmt == "claude-code", fmt
     index = (tmp_path / "out-claude-code" / "MEMORY.md").read_text()
-    assert "(REDACTED.md)" in index and (tmp_path / "out-claude-code" / "REDACTED.md").is_file()
+    assert "(redacted.md)" in index and (tmp_path / "out-claude-code" / "redacted.md").is_file()
     # asked for, the user layer goes into repository files too; --no-redact writes the secret
     plan = actions.export_memories(store, "agents-md", tmp_path / "all", layers=("user", "project"), redact=False,
                                    user_home=tmp_path)
