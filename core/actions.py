@@ -373,6 +373,8 @@ def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, laye
         return plan if dry_run or to_stdout else transfer.apply_export(plan)
     except interop.InteropError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # the write gate: the export record's folder leads through a link
+        raise Refused(f"export refused: {exc}") from None
     except (ConflictError, DatabaseError) as exc:
         raise ActionError(str(exc)) from None
     except OSError as exc:

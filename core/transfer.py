@@ -33,6 +33,7 @@ import yaml
 
 from . import gate, interop
 from . import markdown as md
+from .fileio import sha256
 from .interop import BackupFile, Memory, ReadResult
 from .interop import sync as export_sync
 from .interop._files import outbound_name, outbound_text
@@ -51,6 +52,7 @@ class PlannedFile:
     layer: str
     data: bytes
     memories: list[Memory]
+    backup: tuple[str, str] | None = None  # a backup's file restored whole: its (layer, path) in the backup
 
     @property
     def real(self) -> Path:
@@ -70,6 +72,9 @@ class ImportReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
     conversations: list[dict[str, Any]] = field(default_factory=list)
     boilerplate: list[Memory] = field(default_factory=list)
+    # a backup's review state: (review key, entry id) of the entries the person had accepted
+    reviewed: list[tuple[str, str, str, int]] = field(default_factory=list)
+    reviewed_restored: int = 0  # how many restored entries came back reviewed
     change_id: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -79,6 +84,7 @@ class ImportReport:
             "files": [{"path": str(f.path), "target": str(f.real), "layer": f.layer, "memories": len(f.memories)}
                       for f in self.files],
             "conversation_rows": len(self.rows), "skipped_boilerplate": len(self.boilerplate),
+            "reviewed_restored": self.reviewed_restored,
             "duplicates": [{"text": m.text[:200], "layer": m.layer, "existing": where} for m, where in self.duplicates],
             "invalid": [{"path": p, "reason": r} for p, r in self.invalid],
             "change": self.change_id,
@@ -384,6 +390,7 @@ def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, repo
     from .store.edits import UndoError, safe_target
 
     rest: list[Memory] = [m for m in result.memories if "backup" not in m.extra]
+    report.reviewed = list(result.reviewed)
     by_file: dict[tuple[str, str], list[Memory]] = {}
     for m in result.memories:
         if m.extra.get("backup") == "file":
@@ -410,7 +417,7 @@ def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, repo
         dupes = [(m, hit.source_ref) for m in members if (hit := pool[target].match(m.text)) is not None]
         if not os.path.lexists(path) and path not in taken and not dupes:
             taken.add(path)
-            report.files.append(PlannedFile(path, target, data, members))
+            report.files.append(PlannedFile(path, target, data, members, backup=(backup.layer, backup.path)))
             report.added += members
             for m in members:  # the backup's own files never count against each other
                 others[target].add(Entry(id="", layer=target, text=m.text), f"backup:{target}/{backup.path}")
@@ -520,7 +527,45 @@ def apply_import(store: MemoryStore, report: ImportReport) -> ImportReport:
                              store.db, rows, MuseDB.write_rows if rows else None)
     report.change_id = change.id
     store.reload(changed=list(writes), conversation=bool(rows), reason="write")
+    if report.reviewed:
+        _restore_review_state(store, report)
     return report
+
+
+def _restore_review_state(store: MemoryStore, report: ImportReport) -> None:
+    """Mark reviewed the restored entries the backup says the person had accepted: an entry
+    found again at its place (its file and which entry of that text it is, or its row) with
+    the same text. An entry imported one by one, or whose text changed, stays unreviewed.
+    The import is written already: a review state that cannot be saved only leaves entries
+    in the inbox (and says so)."""
+    from . import review
+    from .store.index import DatabaseError
+
+    wanted = set(report.reviewed)
+    found: list[tuple[str, str]] = []
+    for f in report.files:
+        rec = store.file_record(f.path) if f.backup is not None else None
+        if rec is None or f.backup is None:
+            continue
+        seen: dict[str, int] = {}
+        for e in rec.entries:
+            digest = sha256(e.text.encode("utf-8", "surrogatepass"))
+            n = seen[digest] = seen.get(digest, -1) + 1
+            if (*f.backup, digest, n) in wanted:
+                found.append((review.review_key(e), e.id))
+    row_ids = {str(r["id"]) for r in report.rows}
+    for e in store.entries(Layer.CONVERSATION) if row_ids else ():
+        if e.id in row_ids and (str(Layer.CONVERSATION), e.id, sha256(e.text.encode("utf-8", "surrogatepass")),
+                                0) in wanted:
+            found.append((review.review_key(e), e.id))
+    if not found:
+        return
+    try:
+        store.db.set_reviewed(found)
+    except (DatabaseError, OSError) as exc:
+        report.invalid.append((report.source, f"review state not restored: {exc}"))
+        return
+    report.reviewed_restored = len(found)
 
 
 def _ensure_conversations(db: MuseDB, report: ImportReport) -> None:
@@ -613,8 +658,12 @@ def _backup(store: MemoryStore, layers: tuple[str, ...], redact: bool) -> tuple[
             parts.append(out)
         return "/".join(parts)
 
-    files = [BackupFile(rec.layer, clean_path(rec.rel), clean(rec.data.decode("utf-8")))
-             for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)) if rec.layer in layers]
+    where: dict[tuple[str, str], str] = {}
+    files: list[BackupFile] = []
+    for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)):
+        if rec.layer in layers:
+            where[(rec.layer, rec.rel)] = clean_path(rec.rel)
+            files.append(BackupFile(rec.layer, where[(rec.layer, rec.rel)], clean(rec.data.decode("utf-8"))))
     count = sum(len(rec.entries) for rec in store.file_records() if rec.layer in layers)
     conversations: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
@@ -624,7 +673,38 @@ def _backup(store: MemoryStore, layers: tuple[str, ...], redact: bool) -> tuple[
                          for c in conversations]
         rows = [{k: clean(v) if k == "content" else v for k, v in r.items()} for r in rows]
         count += len(rows)
-    return jsonl.render_backup(files, conversations, rows), count, redacted
+    return jsonl.render_backup(files, conversations, rows, _review_state(store, layers, redact, where)), count, redacted
+
+
+def _review_state(store: MemoryStore, layers: tuple[str, ...], redact: bool,
+                  where: dict[tuple[str, str], str]) -> list[tuple[str, str, str, int]]:
+    """Where each exported entry the person accepted is (SPEC §12; `where`: a file's (layer,
+    rel) -> its path in the backup), so a restore brings it back reviewed. An entry whose
+    text the redaction changes is left out: it comes back changed, no longer what was accepted."""
+    from . import review
+
+    reviewed = store.db.reviewed_keys()
+    if not reviewed:
+        return []
+
+    def accepted(e: Entry) -> bool:
+        return (review.needs_review(e) and review.review_key(e) in reviewed
+                and (not redact or outbound_text(e.text, True)[0] == e.text))
+
+    out: list[tuple[str, str, str, int]] = []
+    for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)):
+        if rec.layer not in layers:
+            continue
+        seen: dict[str, int] = {}
+        for e in rec.entries:
+            digest = sha256(e.text.encode("utf-8", "surrogatepass"))
+            n = seen[digest] = seen.get(digest, -1) + 1
+            if accepted(e):
+                out.append((rec.layer, where[(rec.layer, rec.rel)], digest, n))
+    if Layer.CONVERSATION in layers:
+        out += [(str(Layer.CONVERSATION), e.id, sha256(e.text.encode("utf-8", "surrogatepass")), 0)
+                for e in store.entries(Layer.CONVERSATION) if accepted(e)]
+    return out
 
 
 def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path,

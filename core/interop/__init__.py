@@ -102,6 +102,9 @@ class ReadResult:
     files: list[BackupFile] = field(default_factory=list)
     conversations: list[dict[str, Any]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # the entries the person had accepted (SPEC §12), each as (layer, the file's path relative
+    # to its layer root or the row's id, sha256 of the entry's text, its occurrence in the file)
+    reviewed: list[tuple[str, str, str, int]] = field(default_factory=list)
     # entries that are a tool's boilerplate rather than knowledge ("This file provides guidance to ...")
     boilerplate: list[Memory] = field(default_factory=list)
     # origin -> the source file whole, for every file whose memories are all in `memories`

@@ -5,6 +5,14 @@ A backup made by `memtui export jsonl` holds three kinds of line:
     {"kind": "file", "layer": "user"|"project", "path": "<relative to the layer root>", "text": "<the file>"}
     {"kind": "conversation", <every column of the conversations row>}
     {"kind": "row", <every column of the memories row of type 'conversation'>}
+    {"kind": "reviewed", "layer": "user"|"project", "path": "<file>", "occurrence": <n>, "sha256": "<text>"}
+    {"kind": "reviewed", "layer": "conversation", "id": "<row id>", "sha256": "<text>"}
+
+A `reviewed` line carries the review state (SPEC §12) of one entry the person had accepted:
+where it is (a file's path and which entry of that text it is, counting from 0, or a row's
+id) and the sha256 of its exact text; never the text itself. Markdown entry ids name the
+file's absolute path, so they do not travel: a restore finds the entry again by place and
+text, and marks reviewed only an entry it brings back exactly as it was.
 
 A file's `text` is the whole file exactly (memory files are UTF-8, so the bytes are the
 text's UTF-8 encoding: BOM, CRLF and frontmatter as they were). Rows and conversations keep
@@ -23,6 +31,7 @@ A bad line is a problem naming the file and line; the other lines still import.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -229,6 +238,31 @@ def _conversation_line(obj: dict[str, Any], result: ReadResult) -> None:
     result.conversations.append(_columns(obj, CONVERSATION_COLUMNS))
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _reviewed_line(obj: dict[str, Any], result: ReadResult) -> None:
+    layer, digest = obj.get("layer"), obj.get("sha256")
+    if layer not in LAYERS:
+        raise ValueError(f'"layer" must be one of {", ".join(LAYERS)}')
+    if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+        raise ValueError('"sha256" must be 64 lowercase hex digits')
+    if layer == "conversation":
+        columns, where, occurrence = {"kind", "layer", "id", "sha256"}, obj.get("id"), 0
+        if not isinstance(where, str) or not where:
+            raise ValueError('"id" must be a non-empty string')
+    else:
+        columns, where, n = {"kind", "layer", "path", "occurrence", "sha256"}, _safe_rel(obj.get("path")), \
+            obj.get("occurrence")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError('"occurrence" must be a whole number from 0')
+        occurrence = n
+    unknown = sorted(set(obj) - columns)
+    if unknown:
+        raise ValueError(f"unknown column {unknown[0]!r}")
+    result.reviewed.append((layer, where, digest, occurrence))
+
+
 def _parse_into(line: str, origin: str, result: ReadResult) -> None:
     obj = json.loads(line)
     kind = obj.get("kind") if isinstance(obj, dict) else None
@@ -240,6 +274,8 @@ def _parse_into(line: str, origin: str, result: ReadResult) -> None:
         _row_line(obj, origin, result)
     elif kind == "conversation":
         _conversation_line(obj, result)
+    elif kind == "reviewed":
+        _reviewed_line(obj, result)
     else:
         raise ValueError(f"unknown kind {kind!r}")
 
@@ -283,11 +319,16 @@ def _dumps(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
-def render_backup(files: list[BackupFile], conversations: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
-    """The backup: every file whole, then every conversation, then every conversation row."""
+def render_backup(files: list[BackupFile], conversations: list[dict[str, Any]], rows: list[dict[str, Any]],
+                  reviewed: list[tuple[str, str, str, int]] | None = None) -> str:
+    """The backup: every file whole, then every conversation, then every conversation row,
+    then the review state of the accepted entries."""
     out = [_dumps({"kind": "file", "layer": f.layer, "path": f.path, "text": f.text}) for f in files]
     out += [_dumps({"kind": "conversation", **{k: c.get(k) for k in CONVERSATION_COLUMNS}}) for c in conversations]
     out += [_dumps({"kind": "row", **{k: r.get(k) for k in ROW_COLUMNS}}) for r in rows]
+    for layer, where, digest, occurrence in reviewed or ():
+        place = {"id": where} if layer == "conversation" else {"path": where, "occurrence": occurrence}
+        out.append(_dumps({"kind": "reviewed", "layer": layer, **place, "sha256": digest}))
     return "".join(out)
 
 

@@ -171,6 +171,7 @@ def plan(files: dict[Path, bytes], base: Path, home: Path, fmt: str, target: Pat
     the workspace when `base` is inside it (the write gate keeps every write there)."""
     target = target or base
     manifest = manifest_path(home, target, fmt)
+    gate.target(manifest, Path(home))  # the record stays in the Muse home (gate.Refused before anything is written)
     previous, problem = _load_manifest(manifest, target, fmt)
     result = SyncPlan(base, manifest, fmt, previous=previous, problem=problem, target=target, home=Path(home),
                       container=container)

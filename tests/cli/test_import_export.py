@@ -195,6 +195,20 @@ def test_export_never_touches_files_memtui_did_not_write(paths, tmp_path):
     assert r.returncode == 1 and "symlink" in r.stderr and list(elsewhere.iterdir()) == []
 
 
+def test_export_records_stay_in_the_muse_home(paths, tmp_path):
+    """The write gate: `<home>/exports` that is a link elsewhere refuses the export before any
+    file is written (dry run included), and nothing lands where the link points."""
+    assert cli(paths, "import", "agents-md", str(FIXTURES / "agents" / "AGENTS.md")).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (paths.home / "exports").symlink_to(elsewhere, target_is_directory=True)
+    out = tmp_path / "repo"
+    for extra in (("--dry-run",), ()):
+        r = cli(paths, "export", "agents-md", str(out), *extra)
+        assert r.returncode == 1 and "exports is a symlink" in r.stderr, r.stderr
+    assert not out.exists() and list(elsewhere.iterdir()) == []
+
+
 def test_claude_code_export_to_its_default_place_twice(paths, tmp_path):
     user_home = tmp_path / "user-home"
     user_home.mkdir()

@@ -142,3 +142,97 @@ def test_secrets_leave_as_redacted_unless_asked(tmp_path):
     assert '"path": "redacted.md"' in plan.text
     exact = actions.export_memories(store, "jsonl", None, user_home=tmp_path, to_stdout=True, redact=False)
     assert SECRET in exact.text and exact.redacted == 0
+
+
+AUTO_FILE = "---\nsource: auto\n---\n\n- deploy with blue green switches\n- deploy on fridays never\n"
+
+
+def test_the_review_state_travels_with_the_backup(tmp_path):
+    """SPEC §12: what the person accepted comes back accepted; the rest still awaits review."""
+    from memtui.core import review
+
+    src = make(tmp_path, "src")
+    (src.user_root / "auto.md").write_text(AUTO_FILE)
+    (src.project_root / "keys.md").write_text(f"---\nsource: auto\n---\n\n- Stripe key is {SECRET}\n")
+    db = MuseDB(src.home / "muse.db")
+    db.ensure_schema()
+    db.ensure_conversation("c-1", "Deploys", None)
+    for n in range(3):
+        db.add_conversation_memory(f"deploy fact number {n}", conversation_id="c-1", source="auto",
+                                   memory_id=f"row-{n}", created_at=n + 1, updated_at=n + 1)
+    db.close()
+    store = actions.open_store(src)
+    accepted = [e for e in store.entries() if e.text in ("deploy with blue green switches", "deploy fact number 1")
+                or SECRET in e.text]
+    assert len(review.accept(store, accepted)) == 3
+    waiting = sorted(e.text for e in review.unreviewed(store))
+    assert waiting == ["deploy fact number 0", "deploy fact number 2", "deploy on fridays never"]
+
+    dump = tmp_path / "backup.jsonl"
+    actions.export_memories(store, "jsonl", dump, user_home=tmp_path)
+    reviewed = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()
+                if json.loads(line)["kind"] == "reviewed"]
+    assert len(reviewed) == 2  # the memory holding a secret leaves redacted: no longer what was accepted
+
+    empty = make(tmp_path, "empty")
+    target = actions.open_store(empty)
+    report = actions.import_memories(target, "jsonl", dump, user_home=tmp_path)
+    assert report.invalid == [] and report.reviewed_restored == 2
+    assert sorted(e.text for e in review.unreviewed(target)) == sorted([*waiting, "Stripe key is [REDACTED]"])
+
+    exact = make(tmp_path, "exact")  # written without redaction, the secret's entry comes back accepted too
+    dump2 = tmp_path / "exact.jsonl"
+    actions.export_memories(actions.open_store(src), "jsonl", dump2, user_home=tmp_path, redact=False)
+    again = actions.import_memories(actions.open_store(exact), "jsonl", dump2, user_home=tmp_path)
+    assert again.reviewed_restored == 3
+    assert sorted(e.text for e in review.unreviewed(actions.open_store(exact))) == waiting
+
+
+def test_a_review_line_must_name_a_place_and_a_text_hash(tmp_path):
+    digest = "a" * 64
+    lines = [{"kind": "reviewed", "layer": "user", "path": "n.md", "occurrence": 0, "sha256": "not-a-hash"},
+             {"kind": "reviewed", "layer": "user", "path": "../n.md", "occurrence": 0, "sha256": digest},
+             {"kind": "reviewed", "layer": "user", "path": "n.md", "occurrence": -1, "sha256": digest},
+             {"kind": "reviewed", "layer": "conversation", "id": "", "sha256": digest},
+             {"kind": "reviewed", "layer": "conversation", "id": "r", "sha256": digest, "text": "x"},
+             {"kind": "reviewed", "layer": "user", "path": "n.md", "occurrence": 0, "sha256": digest},
+             {"kind": "file", "layer": "user", "path": "n.md", "text": "---\nsource: auto\n---\n- a note\n"}]
+    dump = tmp_path / "b.jsonl"
+    dump.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    paths = make(tmp_path, "t")
+    report = actions.import_memories(actions.open_store(paths), "jsonl", dump, user_home=tmp_path)
+    assert [m.text for m in report.added] == ["a note"]
+    assert [p.rsplit(":", 1)[1] for p, _ in report.invalid] == ["1", "2", "3", "4", "5"]
+    assert report.reviewed_restored == 0  # a well-formed line whose hash is not the text's matches nothing
+
+
+def test_a_backup_that_came_with_the_repository_is_not_restored_as_it_was(tmp_path):
+    """SPEC §8: a jsonl file inside the workspace is the repository's, not the person's backup:
+    no file comes back whole, no user memory, no conversation row, no review state; its project
+    memories come in one by one as `source: import`, awaiting review."""
+    from memtui.core import review
+
+    src = make(tmp_path, "src")
+    (src.user_root / "mine.md").write_text("---\nsource: auto\n---\n\n- my own preference\n")
+    (src.project_root / "team.md").write_text("---\nsource: manual\n---\n\n- the team uses trunk-based development\n")
+    db = MuseDB(src.home / "muse.db")
+    db.ensure_schema()
+    db.ensure_conversation("c-1", "Deploys", None)
+    db.add_conversation_memory("a conversation fact", conversation_id="c-1", source="auto", memory_id="row-1",
+                               created_at=1, updated_at=1)
+    db.close()
+    store = actions.open_store(src)
+    review.accept(store, store.entries())
+    cloned = make(tmp_path, "cloned")
+    actions.export_memories(store, "jsonl", cloned.workspace / "memories.jsonl", user_home=tmp_path, redact=False)
+
+    target = actions.open_store(cloned)
+    report = actions.import_memories(target, "jsonl", None, user_home=tmp_path)
+    assert [m.text for m in report.added] == ["the team uses trunk-based development"]
+    assert report.rows == [] and report.conversations == [] and report.reviewed_restored == 0
+    assert len(report.invalid) == 2  # the user memory and the conversation row, each named
+    [f] = report.files
+    assert f.layer == "project" and f.backup is None and b"source: import" in f.data
+    assert b"source: manual" not in f.data and list(cloned.user_root.rglob("*.md")) == []
+    [entry] = actions.open_store(cloned).entries()
+    assert entry.source == "import" and review.is_unreviewed(actions.open_store(cloned), entry)
