@@ -284,6 +284,10 @@ def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = 
         raise NotFound(str(exc.args[0]) if exc.args else "nothing to undo") from None
     except ConflictError as exc:
         raise Conflict(str(exc)) from None
+    except (sqlite3.Error, DatabaseError) as exc:  # a row to restore, with muse.db locked by Muse
+        why = _database_message(exc).split(";")[0]
+        raise ActionError(f"{why}; the undo did not finish. Try again in a moment: an interrupted undo is "
+                          "completed or rolled back on the next run, never left half done.") from exc
     except OSError as exc:
         raise ActionError(f"cannot undo: {exc.strerror or exc}") from None
 

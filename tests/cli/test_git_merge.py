@@ -82,7 +82,7 @@ def _init(tmp_path: Path) -> Repo:
 @pytest.fixture
 def repo(tmp_path) -> Repo:
     r = _init(tmp_path)
-    ok(memtui(r.paths, "git", "install"))
+    ok(memtui(r.paths, "git", "install", real=True))
     return r
 
 
@@ -140,25 +140,25 @@ def test_install_sets_the_attribute_and_the_local_driver(repo):
 def test_install_is_idempotent_and_keeps_other_lines(tmp_path):
     r = _init(tmp_path)
     (r.root / ".gitattributes").write_bytes(b"*.png binary\r\n*.sh text eol=lf")
-    first = ok(memtui(r.paths, "git", "install"))
+    first = ok(memtui(r.paths, "git", "install", real=True))
     assert "commit it" in first.stdout and "memtui git install" in first.stdout
-    again = ok(memtui(r.paths, "git", "install"))
+    again = ok(memtui(r.paths, "git", "install", real=True))
     assert "already has" in again.stdout
     assert (r.root / ".gitattributes").read_bytes() == b"*.png binary\r\n*.sh text eol=lf\r\n.muse/memory/**/*.md merge=memtui\r\n"
-    ok(memtui(r.paths, "git", "install", "--uninstall"))
+    ok(memtui(r.paths, "git", "install", "--uninstall", real=True))
     assert (r.root / ".gitattributes").read_bytes() == b"*.png binary\r\n*.sh text eol=lf\r\n"
     assert git(r.root, "config", "--local", "--get-regexp", "merge", check=False).returncode == 1
 
 
 def test_uninstall_removes_a_gitattributes_it_alone_filled(repo):
-    ok(memtui(repo.paths, "git", "install", "--uninstall"))
+    ok(memtui(repo.paths, "git", "install", "--uninstall", real=True))
     assert not (repo.root / ".gitattributes").exists()
 
 
 def test_install_outside_a_repository_says_so(tmp_path):
     (tmp_path / "plain").mkdir()
     (tmp_path / "home").mkdir()
-    result = memtui(Paths((tmp_path / "home").resolve(), (tmp_path / "plain").resolve()), "git", "install")
+    result = memtui(Paths((tmp_path / "home").resolve(), (tmp_path / "plain").resolve()), "git", "install", real=True)
     assert result.returncode == 1 and "not inside a git work tree" in result.stderr
     assert not (tmp_path / "plain" / ".gitattributes").exists()
 
