@@ -15,6 +15,7 @@ from typing import NoReturn
 import click
 
 from memtui.cli import git as git_commands
+from memtui.cli.export import export_command
 from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
 from memtui.core.assistants import TARGETS
@@ -344,25 +345,7 @@ def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> N
 FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
 
 
-@main.command("export", context_settings=CONTEXT)
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
-@click.argument("dest", required=False, type=click.Path(allow_dash=True))
-@click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]), help="Only this layer.")
-@click.pass_obj
-def export_(obj: Ctx, fmt: str, dest: str | None, layer: str | None) -> None:
-    """Write the memories in FORMAT: jsonl (every field of every layer; to stdout without
-    DEST), claude-code, agents-md, cursor or cline (to DEST, default where that tool reads
-    them). Existing files are never replaced."""
-    store = actions.open_store(obj.paths)
-    if fmt == "jsonl" and dest in (None, "-"):
-        text = actions.render_export(store, layer)
-        click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, nl=False, color=True)
-        return
-    try:
-        where, written, count = actions.export_memories(store, fmt, Path(dest) if dest else None, layer)
-    except ActionError as exc:
-        _fail_on(exc)
-    click.echo(f"Exported {count} memories to {_name(where)} ({len(written)} file{'s' if len(written) != 1 else ''}).")
+main.add_command(export_command)
 
 
 @main.command("import", context_settings=CONTEXT)
@@ -394,7 +377,9 @@ def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: boo
         sys.exit(1 if read_nothing else 0)
     verb = "Would import" if dry_run else "Imported"
     click.echo(f"{verb} {len(report.added)} memories from {_name(report.source)}; skipped {len(report.duplicates)} "
-               f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid.")
+               f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid"
+               + (f" ({len(report.boilerplate)} boilerplate line{'s' if len(report.boilerplate) != 1 else ''} "
+                  "left out)." if report.boilerplate else "."))
     for f in report.files:
         click.echo(f"  {'would write' if dry_run else 'wrote'} {_name(f.real)} ({len(f.memories)})")
     if report.rows:

@@ -284,6 +284,10 @@ def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = 
         raise NotFound(str(exc.args[0]) if exc.args else "nothing to undo") from None
     except ConflictError as exc:
         raise Conflict(str(exc)) from None
+    except (sqlite3.Error, DatabaseError) as exc:  # a row to restore, with muse.db locked by Muse
+        why = _database_message(exc).split(";")[0]
+        raise ActionError(f"{why}; the undo did not finish. Try again in a moment: an interrupted undo is "
+                          "completed or rolled back on the next run, never left half done.") from exc
     except OSError as exc:
         raise ActionError(f"cannot undo: {exc.strerror or exc}") from None
 
@@ -358,26 +362,27 @@ def import_memories(store: MemoryStore, fmt: str, source: Path | None = None, la
     return _guard(transfer.apply_import, store, report)
 
 
-def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, layer: str | None = None,
-                    user_home: Path | None = None) -> tuple[Path, list[Path], int]:
-    """Write the memories in another tool's format; refuses to replace any existing file."""
+def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, layers: tuple[str, ...] | None = None,
+                    user_home: Path | None = None, dry_run: bool = False, redact: bool | None = None,
+                    to_stdout: bool = False) -> Any:
+    """Export in another tool's format as a sync (SPEC §9): files memtui wrote there before and
+    nobody changed are replaced, changed ones are conflicts, others are never touched; every
+    text and name through the outbound redaction. Returns the plan (carried out unless
+    `dry_run`; with `to_stdout`, the jsonl backup text in `plan.text`)."""
     from . import interop, transfer
+    from .store.index import DatabaseError
 
     try:
-        return transfer.export(store, fmt, dest, user_home or Path.home(), layer)
-    except interop.WriteRefused as exc:
-        raise Refused(str(exc)) from None
+        plan = transfer.plan_export(store, fmt, dest, user_home or Path.home(), layers, redact, to_stdout)
+        return plan if dry_run or to_stdout else transfer.apply_export(plan)
     except interop.InteropError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # the write gate: the export record's folder leads through a link
+        raise Refused(f"export refused: {exc}") from None
+    except (ConflictError, DatabaseError) as exc:
+        raise ActionError(str(exc)) from None
     except OSError as exc:
         raise ActionError(f"cannot write {exc.filename or dest}: {exc.strerror or exc}") from None
-
-
-def render_export(store: MemoryStore, layer: str | None = None) -> str:
-    """Every memory as JSON Lines (the lossless `jsonl` format), for stdout."""
-    from .interop import jsonl, memory_from_entry
-
-    return jsonl.render([memory_from_entry(e, origin=str(e.path or "")) for e in store.entries(layer)])
 
 
 def problems_of(store: MemoryStore, settings: Settings | None = None) -> list[Problem]:

@@ -100,7 +100,9 @@ rs go java kt kts scala c h cc cpp cxx hpp cs fs rb php pl lua sh bash zsh fish 
 hs ml clj css scss sass less html htm vue svelte astro xml gradle lock tf hcl dockerfile mk cmake ipynb r jl zig nim
 """.split())
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
-_PATHLIKE = re.compile(r"(?<![\w@:/.\-~])((?:\.{0,2}/)?[A-Za-z0-9_\-.@]+(?:/[A-Za-z0-9_\-.@]+)+/?)")
+# Path characters are any letters and digits (`docs/1.关键词策略.md`, `docs/notes-été.md` are
+# paths too); a word that runs on into glob characters (`src/main/**/*.java`) is no path.
+_PATHLIKE = re.compile(r"(?<![\w@:/.\-~])((?:\.{0,2}/)?[\w\-.@]+(?:/[\w\-.@]+)+/?)(?![\w\-.@/*?\[\]{}])")
 _URL = re.compile(r"^[a-z][a-z0-9+.\-]*://|^www\.|^[\w.\-]+\.(?:com|org|net|io|dev|ai)(?:/|$)", re.I)
 
 
@@ -125,7 +127,8 @@ def _path_candidates(text: str) -> set[str]:
         span = span.strip()
         if " " not in span:
             found.add(span)
-    found.update(m.group(1) for m in _PATHLIKE.finditer(text))
+    # a backticked span is judged whole above (a glob there is not a path), never in pieces
+    found.update(m.group(1) for m in _PATHLIKE.finditer(_BACKTICKED.sub(" ", text)))
     out = set()
     for word in found:
         word = word.rstrip(".,;:)")

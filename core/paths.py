@@ -73,6 +73,10 @@ class Paths:
         root (its `.muse` is the home)."""
         home_path = resolve_home(home)
         found = cls(home_path, resolve_workspace(workspace, cwd, home_path))
+        if found.workspace == home_path or home_path in found.workspace.parents:
+            raise WorkspaceError(f"{path_text(str(found.workspace))} cannot be a workspace: it is inside the Muse home "
+                                 f"({path_text(str(home_path))}), which is never a workspace; run memtui in a project "
+                                 "folder or name one with -w")
         if _is_home(found.workspace / ".muse", home_path) or _is_home(found.project_root, found.user_root):
             raise WorkspaceError(f"{path_text(str(found.workspace))} cannot be a workspace: its project memory "
                                  f"would be the user memory ({path_text(str(found.user_root))})")

@@ -452,6 +452,45 @@ class MuseDB:
                     ignore=True,
                 )
 
+    def backup_rows(self) -> tuple[list[dict], list[dict]]:
+        """Every conversation and every conversation memory row, each as a dict of its
+        columns exactly as stored (the `jsonl` backup, SPEC §9). ([], []) without a database."""
+        with self._lock:
+            if not self.exists():
+                return [], []
+            try:
+                db = self._connect(create=False)
+                tables = self._tables(db)
+                convs = list(db["conversations"].rows_where(order_by="rowid")) if "conversations" in tables else []
+                rows = (list(db["memories"].rows_where("type = 'conversation'", order_by="rowid"))
+                        if "memories" in tables else [])
+                db.conn.commit()
+            except sqlite3.DatabaseError as exc:
+                raise DatabaseError(f"{self.path}: {exc}") from None
+        return convs, rows
+
+    def existing_ids(self, table: str, ids: Iterable[str]) -> set[str]:
+        """Which of `ids` are already rows of `table` (`memories` or `conversations`)."""
+        if table not in ("memories", "conversations"):
+            raise ValueError(table)
+        wanted = list(ids)
+        with self._lock:
+            db = self.ensure_schema()
+            found: set[str] = set()
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start:start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                found.update(str(r[0]) for r in db.execute(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk))
+            return found
+
+    def restore_conversations(self, conversations: list[dict]) -> None:
+        """Insert conversations field for field; one whose id exists is left as it is."""
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                for conv in conversations:
+                    db.table("conversations").insert(conv, ignore=True)
+
     # ------------------------------------------------------------------ Markdown index
     def indexed_files(self) -> dict[str, str]:
         """Indexed Markdown files: path -> sha256 of the content that was indexed."""

@@ -123,6 +123,11 @@ class MemoryStore:
         with self._lock:
             return {str(p): rec.sha for p, rec in self.scan.files.items()}
 
+    def file_records(self) -> list[FileRecord]:
+        """Every memory file loaded, in a consistent copy (the jsonl backup reads them whole)."""
+        with self._lock:
+            return list(self.scan.files.values())
+
     def file_record(self, path: Path) -> FileRecord | None:
         return self.scan.files.get(path)
 

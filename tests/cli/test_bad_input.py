@@ -496,3 +496,28 @@ def test_deleting_a_conversation_memory_while_muse_db_is_locked_is_a_clear_error
     conn = sqlite3.connect(paths.db_path)
     assert conn.execute("SELECT count(*) FROM memories WHERE id = 'm1'").fetchone() == (1,)
     conn.close()
+
+
+def test_undo_with_the_database_locked_says_so_and_finishes_later(paths):
+    """Undoing the delete of a conversation memory while Muse holds muse.db: a clear refusal (no
+    traceback), and once the lock is gone the same undo brings the row back."""
+    from memtui.core.store.index import MuseDB
+    from tests.cli.run import assert_no_traceback, memtui
+
+    enable(paths)
+    MuseDB(paths.db_path).ensure_schema()
+    with sqlite3.connect(paths.db_path) as conn:
+        conn.execute("INSERT INTO conversations VALUES ('c1', 'billing', ?, 1, 1)", (str(paths.workspace),))
+        conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "
+                     "created_at, updated_at) VALUES ('row-1', 'conversation', 'knowledge', 'pool size is 50', '[]', "
+                     "'auto', 'c1', NULL, 1, 1)")
+    conn.close()
+    assert memtui(paths, "delete", "row-1", "--yes").returncode == 0
+    with _exclusive(paths.db_path):
+        refused = memtui(paths, "undo", real=True)
+    assert_no_traceback(refused)
+    assert refused.returncode == 1 and "locked" in refused.stderr and "did not finish" in refused.stderr, refused
+    done = memtui(paths, "undo")
+    assert done.returncode == 0, done
+    rows = sqlite3.connect(paths.db_path).execute("SELECT content FROM memories WHERE id = 'row-1'").fetchall()
+    assert rows == [("pool size is 50",)]

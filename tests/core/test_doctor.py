@@ -111,6 +111,23 @@ def test_never_injected_uses_the_history(paths):
     assert [(f.kind, f.source) for f in found] == [("never_injected", "notes.md:2")]
 
 
+def test_non_ascii_paths_are_judged_whole_and_globs_are_not_paths(paths):
+    """Real-world false positives: names cut at the first non-ASCII character, and a
+    backticked glob judged by its folder part."""
+    enable(paths)
+    write(paths.workspace / "docs" / "1.关键词策略.md", "# 关键词\n")
+    write(paths.workspace / "docs" / "notes-été.md", "notes\n")
+    write(paths.workspace / "src" / "main" / "App.java", "class App {}\n")
+    write(paths.project_root / "refs.md",
+          "- 关键词策略见 `docs/1.关键词策略.md`，也见 docs/1.关键词策略.md\n"
+          "- Meeting notes: docs/notes-été.md\n"
+          "- Java sources match `src/main/**/*.java`; tests match src/main/**/*Test.java\n")
+    assert doctor.findings(paths) == []
+    write(paths.project_root / "gone.md", "- 旧的策略在 `docs/2.旧策略.md`\n")
+    [finding] = doctor.findings(paths)
+    assert finding.kind == "stale_reference" and "`docs/2.旧策略.md`" in finding.reason
+
+
 def test_a_memory_made_today_is_not_never_injected(paths):
     """SPEC §10: only entries older than the window; `remember` then doctor flags nothing."""
     from memtui.core.serve import build_injection

@@ -305,6 +305,20 @@ def test_a_workspace_whose_project_memory_is_the_user_memory_is_refused(tmp_path
     assert list((tmp_path / ".muse").iterdir()) == []
 
 
+@pytest.mark.parametrize("inside", [".muse", ".muse/memory"])
+def test_no_folder_inside_the_muse_home_is_a_workspace(tmp_path, inside):
+    """`cd ~/.muse && memtui enable` would make the home a workspace and write
+    `~/.muse/.muse/settings.json`: refused (exit 2), nothing created."""
+    home = tmp_path / ".muse"
+    (home / "memory").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "MUSE_HOME"} | {"HOME": str(tmp_path)}
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    for args in (["enable"], ["remember", "--project", "note in home"]):
+        r = subprocess.run([MEMTUI, *args], cwd=tmp_path / inside, env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "inside the Muse home" in r.stderr, r
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+
+
 @pytest.mark.parametrize("kind", ["missing", "file"])
 def test_w_must_name_an_existing_directory(tmp_path, kind):
     target = tmp_path / "nope"
