@@ -20,9 +20,9 @@ from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
 from memtui.core.assistants import TARGETS
 from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal
-from memtui.core.injection import build_injection
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
+from memtui.core.serve import build_injection
 from memtui.core.store import MemoryStore
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -102,20 +102,7 @@ class _TextCommand(click.Command):
             raise
 
 
-class _Main(click.Group):
-    """`memtui ... hook claude-code|codex|gemini` is run before click parses anything: a hook's
-    bad option must not end in a usage error (exit 2 blocks the prompt in each assistant, SPEC §8)."""
-
-    def main(self, args=None, *rest, **kwargs):
-        from memtui.cli.hook import run_argv
-
-        code = run_argv(sys.argv[1:] if args is None else args)
-        if code is not None:
-            sys.exit(code)
-        return super().main(args, *rest, **kwargs)
-
-
-@click.group(cls=_Main, invoke_without_command=True, context_settings=CONTEXT)
+@click.group(invoke_without_command=True, context_settings=CONTEXT)
 @click.option("--home", type=click.Path(file_okay=False), envvar=None, help="Muse home (default $MUSE_HOME or ~/.muse).")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), help="Workspace directory (default: found from the current directory).")
 @click.option("--demo", is_flag=True, help="Open the TUI on a bundled sample set in a temporary home.")
@@ -155,7 +142,7 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None) -> None:
     summary on stderr."""
     if as_json:
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
-        from memtui.core.injection import injection_json
+        from memtui.core.assistants.delivery import injection_json
 
         text = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target)
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
@@ -571,5 +558,7 @@ from memtui.cli.review import review_ as _review  # noqa: E402  (its own module:
 
 main.add_command(_review)
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
+if __name__ == "__main__":  # pragma: no cover  (through the console script's entry: the hook's route first)
+    from memtui.cli.entry import main as entry
+
+    entry()

@@ -17,9 +17,9 @@ import click
 
 from memtui.core import actions, outbound
 from memtui.core.assistants import CLIENTS
-from memtui.core.injection import inject_from_store
 from memtui.core.model import Entry, Layer
 from memtui.core.paths import Paths
+from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
 

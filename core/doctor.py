@@ -187,33 +187,18 @@ def stale_references(entries: list[Entry], workspace: Path) -> list[Finding]:
 
 def duplicates(entries: list[Entry]) -> list[Finding]:
     """Pairs of active entries (in one layer or across layers) that are near-duplicates by
-    the same rule as `remember`'s check. Each later entry is reported against the first."""
-    from rapidfuzz import fuzz
-
-    from .similarity import DUPLICATE_SCORE, normalise_for_duplicates
+    the same rule as `remember`'s check. Each later entry is reported against the first.
+    Blocked, never all pairs (`similarity.duplicate_pairs`)."""
+    from .similarity import duplicate_pairs
 
     active = [e for e in entries if not e.archived]
-    norm = [normalise_for_duplicates(e.text) for e in active]
-    order = sorted(range(len(active)), key=lambda i: len(norm[i]))
-    # ratio >= s needs the shorter text to be at least s/(200-s) of the longer one
-    factor = DUPLICATE_SCORE / (200 - DUPLICATE_SCORE)
-    out = []
-    reported: set[int] = set()
-    for a_pos, a in enumerate(order):
-        if a in reported:
-            continue
-        for b in order[a_pos + 1:]:
-            if len(norm[a]) < factor * len(norm[b]):
-                break
-            if b in reported:
-                continue
-            if fuzz.ratio(norm[a], norm[b], score_cutoff=DUPLICATE_SCORE):
-                first, later = sorted((a, b), key=lambda i: (LAYERS.index(active[i].layer), i))
-                reported.add(later)
-                out.append(Finding("duplicate", active[later].source_ref,
-                                   f"near-duplicate of {active[first].source_ref}", active[later].id,
-                                   active[later].layer))
-    return out
+
+    def later(a: int, b: int) -> int:
+        return max(a, b, key=lambda i: (LAYERS.index(active[i].layer), i))
+
+    return [Finding("duplicate", active[second].source_ref, f"near-duplicate of {active[first].source_ref}",
+                    active[second].id, active[second].layer)
+            for first, second in duplicate_pairs([e.text for e in active], later)]
 
 
 def unreachable(layers: dict[str, list[Entry]], settings: Settings) -> list[Finding]:

@@ -1,46 +1,120 @@
 """The injection (SPEC §5, exact): what Muse appends to its system prompt for a message.
 
-One function decides it — `inject()` over a loaded store — and one result type carries it
-to every face: `memtui preview`, the TUI's preview pane, and Muse itself.
+The rule alone, in the SPEC's order, one place per step:
+
+  1. Switch ......... `inject`, first lines
+  2. Candidates ..... `LayerCandidates` (what the rule reads of a layer), `EntryLayer`
+  3. Terms .......... `relevance.terms`
+  4. Score .......... `relevance.share`
+  5. Gate ........... `passes_gate`
+  6. Order .......... `base_key`, `LayerCandidates.in_order`, `archived_order`
+  7. Max items ...... `over_max_items`
+  8. Lines .......... `make_line`
+  9. Cost ........... `est`, `block_cost`
+ 10. Budget ......... `Budget`, `LayerFill`
+ 11. Render ......... `render`
+ 12. Flags .......... `disabled_reason`, the end of `inject`
+
+Review (SPEC §12): with `memory.requireReview`, the ids of unreviewed entries are passed as
+`unreviewed`; in step 2 they leave the candidates that can be injected and are listed with the
+status `unreviewed` (after the active candidates of their layer, before the archived ones).
+
+How a layer's candidates are found fast (an inverted index over the terms, each line made
+once, the state kept between processes) is not here: `core.store.layer_index` implements
+`LayerCandidates` for that, and `core.serve` answers a workspace from it. Both import this
+module; it imports neither (an import-linter contract says so).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import heapq
 import json
 import logging
 import math
 import time
 import unicodedata
-from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from .model import IMPORTANCE_RANK, Entry
+from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer
 from .outbound import redact_line as redact
-from .paths import Paths, Problem
+from .paths import Problem
 from .relevance import score as relevance_score
-from .relevance import terms
-from .settings import Settings, load_settings
-
-if TYPE_CHECKING:
-    from .store.memory import MemoryStore
+from .relevance import share, terms
+from .settings import Settings
 
 log = logging.getLogger("memtui.injection")
 
-LAYER_ORDER = ("user", "project", "conversation")
-HEADERS = {"user": "### User Preferences", "project": "### Project Knowledge", "conversation": "### Relevant Context"}
 TITLE = "## Memory"
+HEADERS: dict[str, str] = {Layer.USER: "### User Preferences", Layer.PROJECT: "### Project Knowledge",
+           Layer.CONVERSATION: "### Relevant Context"}
 ELLIPSIS = "…"
 
+INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET, ARCHIVED = (CandidateStatus.INCLUDED, CandidateStatus.BELOW_GATE,
+                                                     CandidateStatus.MAX_ITEMS, CandidateStatus.BUDGET,
+                                                     CandidateStatus.ARCHIVED)
+UNREVIEWED = CandidateStatus.UNREVIEWED
 
+# A made line (step 8 and 9): (line, clipped, redacted count, tokens). A plain tuple: the
+# prepared index saves it with marshal.
+Made = tuple[str, bool, int, int]
+
+
+# ---------------------------------------------------------------------- 5. Gate
+def passes_gate(score: float, gate: float) -> bool:
+    return score >= gate
+
+
+# ---------------------------------------------------------------------- 6. Order
+def base_key(entry: Entry) -> tuple:
+    """Step 6 without the score: importance, `updated_at` descending, then the root-relative
+    path and position in the file (conversation: the memory id)."""
+    if entry.layer == Layer.CONVERSATION:
+        place: tuple = (entry.id,)
+    else:
+        place = (entry.rel_path, entry.line_start)
+    return (IMPORTANCE_RANK.get(entry.importance, 1), -entry.updated_at, place)
+
+
+# ---------------------------------------------------------------------- 7. Max items
+def over_max_items(passed: int, limit: int | None) -> bool:
+    """True for the `passed`-th passing candidate when the layer allows fewer."""
+    return limit is not None and passed > limit
+
+
+# ---------------------------------------------------------------------- 8. Lines
+def make_line(text: str, max_chars: int, redact_secrets: bool) -> tuple[str, bool, int]:
+    """One line, secrets redacted, clamped to `max_chars` code points: (line, clipped, redacted)."""
+    one_line = " ".join(text.split())
+    redacted = 0
+    if redact_secrets:
+        one_line, redacted = redact(one_line)
+    clipped = len(one_line) > max_chars
+    if clipped:
+        one_line = one_line[: max_chars - 1] + ELLIPSIS
+    return "- " + one_line, clipped, redacted
+
+
+class LineMaker:
+    """Steps 8 and 9 with the settings they need; remembers nothing but them."""
+
+    def __init__(self, max_chars: int, redact_secrets: bool):
+        self.max_chars = max_chars
+        self.redact_secrets = redact_secrets
+        self.key = (max_chars, bool(redact_secrets))
+
+    def __call__(self, text: str) -> tuple[str, bool, int]:
+        return make_line(text, self.max_chars, self.redact_secrets)
+
+    def made(self, text: str) -> Made:
+        line, clipped, redacted = self(text)
+        return line, clipped, redacted, est(line)
+
+
+# ---------------------------------------------------------------------- 9. Cost
 def est(line: str) -> int:
-    """Token estimate of one line: wide characters count 1, the rest 1 per 4 (rounded up)."""
+    """Tokens of one line: wide characters count 1, the rest 1 per 4 (rounded up)."""
     if line.isascii():
         return -(-len(line) // 4)
     wide = 0
@@ -54,36 +128,128 @@ def block_cost(text: str) -> int:
     return sum(est(line) for line in text.split("\n")) if text else 0
 
 
-class LineMaker:
-    """§5 step 8 with the settings it needs; remembers nothing but them."""
+# ---------------------------------------------------------------------- 2. Candidates
+class LayerCandidates(Protocol):
+    """One layer's candidates as the rule reads them. Positions `0 .. n_active-1` are the
+    active entries in base order (`base_key`), `n_active .. size-1` the archived ones."""
 
-    def __init__(self, max_chars: int, redact_secrets: bool):
-        self.max_chars = max_chars
-        self.redact_secrets = redact_secrets
-        self.key = (max_chars, bool(redact_secrets))
+    layer: str
+    n_active: int
+    size: int
 
-    def __call__(self, text: str) -> tuple[str, bool, int]:
-        return make_line(text, self.max_chars, self.redact_secrets)
+    @property
+    def rank(self) -> Sequence[int]:
+        """The importance rank of each position."""
+        ...
+
+    def shared(self, q: frozenset[str]) -> Mapping[int, int]:
+        """`|Q ∩ M|` of each active position sharing a term with the query (the others share none)."""
+        ...
+
+    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[int]:
+        """Active positions in step-6 order (importance, score descending, base order); with
+        `scored_only`, only the positions in `shared`."""
+        ...
+
+    def archived_terms(self, pos: int) -> frozenset[str]: ...
+
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        """The active positions whose entry id is in `ids` (archived entries stay archived)."""
+        ...
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        """(layer, id, text, source) of a position, for the review check (SPEC §12)."""
+        ...
+
+    def entry(self, pos: int) -> Entry: ...
+
+    def made(self, pos: int, maker: LineMaker) -> Made: ...
+
+    def candidate_json(self, pos: int, maker: LineMaker) -> tuple[str, str] | None:
+        """The candidate's JSON before its score and after its status, when kept ready."""
+        ...
+
+    def preload(self, maker: LineMaker, as_json: bool) -> None:
+        """Get ready to produce every candidate's JSON (`as_json`) or line: read what is saved at once."""
+        ...
 
 
-# What a candidate shows of its entry without the entry itself: id, source, importance, updated_at (ISO).
-Shown = tuple[str, str, str, str]
-# A made line: (line, clipped, redacted count, tokens).
-Made = tuple[str, bool, int, int]
+class EntryLayer:
+    """`LayerCandidates` over a plain sequence of entries, computed the plain way: every entry
+    scored, every list sorted."""
+
+    def __init__(self, layer: str, entries: Sequence[Entry]):
+        active = sorted((e for e in entries if not e.archived), key=base_key)
+        archived = sorted((e for e in entries if e.archived), key=base_key)
+        self.layer = layer
+        self.entries = [*active, *archived]
+        self.n_active = len(active)
+        self.size = len(self.entries)
+        self.rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in self.entries]
+        self._made: dict[tuple[tuple[int, bool], int], Made] = {}
+
+    def shared(self, q: frozenset[str]) -> dict[int, int]:
+        out = {}
+        for pos in range(self.n_active):
+            n = len(q & self.entries[pos].terms)
+            if n:
+                out[pos] = n
+        return out
+
+    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[int]:
+        positions = shared if scored_only else range(self.n_active)
+        return iter(sorted(positions, key=lambda p: (self.rank[p], -shared.get(p, 0), p)))
+
+    def archived_terms(self, pos: int) -> frozenset[str]:
+        return self.entries[pos].terms
+
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        return frozenset(p for p in range(self.n_active) if self.entries[p].id in ids)
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        e = self.entries[pos]
+        return e.layer, e.id, e.text, e.source
+
+    def entry(self, pos: int) -> Entry:
+        return self.entries[pos]
+
+    def made(self, pos: int, maker: LineMaker) -> Made:
+        made = self._made.get((maker.key, pos))
+        if made is None:
+            made = self._made[(maker.key, pos)] = maker.made(self.entries[pos].text)
+        return made
+
+    def candidate_json(self, pos: int, maker: LineMaker) -> None:
+        return None
+
+    def preload(self, maker: LineMaker, as_json: bool) -> None:
+        pass
 
 
-_STATUS_JSON = {status: f', "status": "{status}' for status in
-                ("included", "below_gate", "max_items", "budget", "archived", "unreviewed")}
+def archived_order(view: LayerCandidates, q: frozenset[str]) -> list[tuple[float, int]]:
+    """The archived candidates, scored and in step-6 order, listed last in their layer."""
+    scored = [(relevance_score(q, view.archived_terms(p)), p) for p in range(view.n_active, view.size)]
+    scored.sort(key=lambda t: (view.rank[t[1]], -t[0], t[1]))
+    return scored
+
+
+# ---------------------------------------------------------------------- the result
+def candidate_fields(entry_id: str, layer: str, source: str, score: float | None, status: str,
+                     made: Made, importance: str, updated_at: str) -> dict:
+    """A candidate as `preview --json` prints it (SPEC §5): the one definition."""
+    line, clipped, _, tokens = made
+    return {"id": entry_id, "layer": layer, "source": source, "score": score, "status": status,
+            "clipped": clipped, "tokens": tokens, "line": line, "importance": importance, "updated_at": updated_at}
 
 
 class Candidate:
-    """One entry's fate in an injection: its layer's index and position, score and status.
-    The entry, its line and cost are looked up in the index when asked for."""
+    """One entry's fate in an injection: where it is in its layer, its score and status. The
+    entry, its line and cost are looked up in the layer when asked for."""
 
-    __slots__ = ("index", "pos", "score", "status", "_maker")
+    __slots__ = ("view", "pos", "score", "status", "_maker")
 
-    def __init__(self, index: LayerIndex, pos: int, score: float, status: str, maker: LineMaker):
-        self.index = index
+    def __init__(self, view: LayerCandidates, pos: int, score: float, status: str, maker: LineMaker):
+        self.view = view
         self.pos = pos
         self.score = score
         self.status = status
@@ -91,48 +257,34 @@ class Candidate:
 
     @property
     def entry(self) -> Entry:
-        return self.index.entry(self.pos)
-
-    @property
-    def line(self) -> str:
-        return self.index.made(self.pos, self._maker)[0]
-
-    @property
-    def clipped(self) -> bool:
-        return self.index.made(self.pos, self._maker)[1]
-
-    @property
-    def redacted(self) -> int:
-        return self.index.made(self.pos, self._maker)[2]
-
-    @property
-    def tokens(self) -> int:
-        return self.index.made(self.pos, self._maker)[3]
+        return self.view.entry(self.pos)
 
     @property
     def layer(self) -> str:
-        return self.index.layer
+        return self.view.layer
 
-    def json(self) -> str:
-        """`json.dumps(self.as_dict(), ensure_ascii=False)`, from two pieces made once per entry."""
-        head, tail = self.index.fragments(self.pos, self._maker)
-        return f'{head}{self.score!r}, "status": "{self.status}{tail}'
+    @property
+    def line(self) -> str:
+        return self.view.made(self.pos, self._maker)[0]
+
+    @property
+    def clipped(self) -> bool:
+        return self.view.made(self.pos, self._maker)[1]
+
+    @property
+    def redacted(self) -> int:
+        return self.view.made(self.pos, self._maker)[2]
+
+    @property
+    def tokens(self) -> int:
+        return self.view.made(self.pos, self._maker)[3]
 
     def as_dict(self) -> dict:
-        entry_id, source, importance, updated = self.index.shown(self.pos)
-        line, clipped, _, tokens = self.index.made(self.pos, self._maker)
-        return {
-            "id": entry_id,
-            "layer": self.index.layer,
-            "source": source,
-            "score": self.score,
-            "status": self.status,
-            "clipped": clipped,
-            "tokens": tokens,
-            "line": line,
-            "importance": importance,
-            "updated_at": updated,
-        }
+        e = self.entry
+        return candidate_fields(e.id, self.view.layer, e.source_ref, self.score, self.status,
+                                self.view.made(self.pos, self._maker), e.importance, e.updated_iso)
+
+
 @dataclass
 class InjectionResult:
     workspace: str
@@ -165,15 +317,8 @@ class InjectionResult:
         if self._candidates is not None:
             yield from self._candidates
         elif self._plan is not None:
-            yield from self._plan.candidates()
-
-    @property
-    def candidate_count(self) -> int:
-        if self._candidates is not None:
-            return len(self._candidates)
-        if self._plan is None:
-            return 0
-        return sum(index.size for _, index, _, _ in self._plan.layers)
+            for view, pos, score, status in self._plan.decisions():
+                yield Candidate(view, pos, score, status, self._plan.maker)
 
     def status_counts(self) -> dict[str, int]:
         """How many candidates got each status (only those with any), as counting
@@ -225,362 +370,111 @@ class InjectionResult:
         return data
 
     def to_json(self) -> str:
-        """`json.dumps(self.as_dict(), ensure_ascii=False)`, byte for byte, built from each
-        candidate's pre-rendered pieces (tens of thousands of them for `preview --json`)."""
+        """`json.dumps(self.as_dict(), ensure_ascii=False)`, byte for byte; each candidate
+        from the JSON its layer keeps ready around the score and status, when it does."""
         head = json.dumps(self.as_dict(candidates=False), ensure_ascii=False)
         pieces: list[str] = []
         append = pieces.append
-        reprs: dict[float, str] = {}  # few distinct scores: format each once
-        for c in self.iter_candidates():
-            first, last = c.index.fragments(c.pos, c._maker)
-            score = reprs.get(c.score)
-            if score is None:
-                score = reprs[c.score] = repr(c.score)
-            append(first)
-            append(score)
-            append(_STATUS_JSON[c.status])
-            append(last)
-            append(", ")
-        if pieces:
-            pieces.pop()
+        if self._candidates is not None or self._plan is None:
+            for c in self.iter_candidates():
+                append(json.dumps(c.as_dict(), ensure_ascii=False))
+                append(", ")
+            if pieces:
+                pieces.pop()
+        else:
+            maker = self._plan.maker
+            scores: dict[float, str] = {}  # few distinct scores: format each once
+            for view, _, _ in self._plan.layers:
+                view.preload(maker, as_json=True)
+            for view, pos, score, status in self._plan.decisions():
+                ready = view.candidate_json(pos, maker)
+                if ready is None:
+                    append(json.dumps(Candidate(view, pos, score, status, maker).as_dict(), ensure_ascii=False))
+                else:
+                    shown = scores.get(score)
+                    if shown is None:
+                        shown = scores[score] = json.dumps(score)
+                    append(ready[0])
+                    append(shown)
+                    append(', "status": "')
+                    append(status)
+                    append(ready[1])
+                append(", ")
+            if pieces:
+                pieces.pop()
         return head[:-1] + ', "candidates": [' + "".join(pieces) + "]}"
 
 
+# ---------------------------------------------------------------------- 10. Budget
+class Budget:
+    """`remaining` and `carry` across the layers: each layer's allowance, then what it used."""
 
-def make_line(text: str, max_chars: int, redact_secrets: bool) -> tuple[str, bool, int]:
-    """§5 step 8: one line, secrets redacted, clamped to max_chars code points."""
-    one_line = " ".join(text.split())
-    redacted = 0
-    if redact_secrets:
-        one_line, redacted = redact(one_line)
-    clipped = len(one_line) > max_chars
-    if clipped:
-        one_line = one_line[: max_chars - 1] + ELLIPSIS
-    return "- " + one_line, clipped, redacted
+    def __init__(self, settings: Settings):
+        self.caps = settings.budget
+        self.remaining = settings.budget["total"] - est(TITLE)
+        self.carry = 0
 
+    def allowance(self, layer: str) -> int:
+        return min(self.caps.get(layer, 0) + self.carry, self.remaining)
 
-def base_key(entry: Entry) -> tuple:
-    """§5 step 6 without the score: importance, updated_at desc, then path + position (or id)."""
-    if entry.layer == "conversation":
-        place: tuple = (entry.id,)
-    else:
-        place = (entry.rel_path, entry.line_start)
-    return (IMPORTANCE_RANK.get(entry.importance, 1), -entry.updated_at, place)
+    def spend(self, allowance: int, used: int) -> None:
+        self.carry = allowance - used
+        self.remaining -= used
 
 
-# An entry as a plain tuple (for the prepared index): Entry's fields but `terms`, path as a string.
-ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "terms")
-_PATH_AT = ENTRY_FIELDS.index("path")
-_TEXT_AT = ENTRY_FIELDS.index("text")
-_ID_AT = ENTRY_FIELDS.index("id")
-_SOURCE_AT = ENTRY_FIELDS.index("source")
+class LayerFill:
+    """Steps 5, 7, 8, 9 and 10 for one layer, in order, one candidate at a time."""
 
-
-def entry_row(entry: Entry) -> tuple:
-    row = [_plain(getattr(entry, name)) for name in ENTRY_FIELDS]
-    row[_PATH_AT] = None if entry.path is None else str(entry.path)
-    return tuple(row)
-
-
-def _plain(value):
-    """str subclasses (the Layer enum) as plain str, tuples of them too: marshal takes only plain types."""
-    if isinstance(value, str):
-        return str.__str__(value) if type(value) is not str else value
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    return value
-
-
-def shown_of(entry: Entry) -> Shown:
-    return (_plain(entry.id), _plain(entry.source_ref), _plain(entry.importance), entry.updated_iso)
-
-
-def make_fragments(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
-    """The JSON of a candidate (`Candidate.as_dict`, as `json.dumps(..., ensure_ascii=False)`
-    writes it) before its score and after its status."""
-    entry_id, source, importance, updated = shown
-    line, clipped, _, tokens = made
-
-    def d(value: str) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    head = f'{{"id": {d(entry_id)}, "layer": {d(layer)}, "source": {d(source)}, "score": '
-    tail = (f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {d(line)}, '
-            f'"importance": {d(importance)}, "updated_at": {d(updated)}}}')
-    return head, tail
-
-
-class LineCache:
-    """What the engine keeps between injections, owned by whoever makes them (a store, the
-    TUI), never by the module: lines already made, by settings and text (an entry's line is
-    made once however often its layer's index is rebuilt: an outside edit rebuilds one layer,
-    whose texts mostly stay), and the indexes of the layer snapshots seen last."""
-
-    LIMIT = 400_000  # lines kept per settings; past it the cache starts again
-    INDEXES = 32  # layer snapshots whose index is kept
-
-    def __init__(self) -> None:
-        self.made: dict[tuple[int, bool], dict[str, Made]] = {}
-        self._indexes: dict[tuple[str, int], tuple[Sequence[Entry], LayerIndex]] = {}
-
-    def make(self, maker: LineMaker, text: str) -> Made:
-        known = self.made.get(maker.key)
-        if known is None:
-            known = self.made[maker.key] = {}
-        made = known.get(text)
-        if made is None:
-            line, clipped, redacted = maker(text)
-            made = (line, clipped, redacted, est(line))
-            if len(known) >= self.LIMIT:
-                known.clear()
-            known[text] = made
-        return made
-
-    def layer_index(self, layer: str, entries: Sequence[Entry] | LayerIndex) -> LayerIndex:
-        """The index of a layer snapshot; the store's snapshots are tuples, reused until it changes."""
-        if isinstance(entries, LayerIndex):
-            return entries
-        if not isinstance(entries, tuple):
-            return LayerIndex.from_entries(layer, entries, self)
-        hit = self._indexes.get((layer, id(entries)))
-        if hit is not None and hit[0] is entries:  # the same tuple, not another one at its address
-            return hit[1]
-        index = LayerIndex.from_entries(layer, entries, self)
-        if len(self._indexes) >= self.INDEXES:
-            self._indexes.clear()
-        self._indexes[(layer, id(entries))] = (entries, index)
-        return index
-
-
-class LayerIndex:
-    """A layer's entries in base order (the active ones, then the archived ones), with an
-    inverted index from term to active position, so a query scores only the entries that
-    share a term with it. Built from entries (a store snapshot) or from a saved state (the
-    prepared index of `core.store.prepared`): the walk below is the same for both."""
-
-    def __init__(self, layer: str, n_active: int, rank: list[int], postings: dict[str, list[int]],
-                 archived_terms: list, entries: list[Entry | None], rows: Sequence[tuple] | None = None,
-                 shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
-                 frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None,
-                 lines: LineCache | None = None):
-        self.layer = layer
-        self.lines = lines if lines is not None else LineCache()
-        self.n_active = n_active
-        self.size = len(entries)
-        self.rank = rank
-        self.postings = postings
-        self._archived_terms = archived_terms
-        self._entries = entries
-        self._rows = rows
-        self._shown = shown
-        self._made = made or {}
-        self._frags = frags or {}
-        self._packed = bool(postings) and isinstance(next(iter(postings.values())), bytes)
-        self.groups: list[tuple[int, int, int]] = []  # (rank, start, stop) ranges of active positions
-        for pos in range(n_active):
-            r = rank[pos]
-            if self.groups and self.groups[-1][0] == r:
-                self.groups[-1] = (r, self.groups[-1][1], pos + 1)
-            else:
-                self.groups.append((r, pos, pos + 1))
-
-    @classmethod
-    def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
-        active = sorted((e for e in entries if not e.archived), key=base_key)
-        archived = sorted((e for e in entries if e.archived), key=base_key)
-        ordered: list[Entry | None] = [*active, *archived]
-        postings: dict[str, list[int]] = {}
-        for pos, e in enumerate(active):
-            for term in e.terms:
-                postings.setdefault(term, []).append(pos)
-        rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
-        return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered, lines=lines)
-
-    # ------------------------------------------------------------------ saved state
-    def state(self, maker: LineMaker) -> dict:
-        """Everything a later process needs to answer without the entries, as plain values
-        (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
-        shows of it and its line made with `maker`'s settings."""
-        return {
-            "layer": _plain(self.layer), "n_active": self.n_active, "rank": self.rank,
-            "postings": {t: p if isinstance(p, bytes) else array("i", p).tobytes() for t, p in self.postings.items()},
-            "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
-            "rows": [entry_row(self.entry(p)) for p in range(self.size)],
-            "shown": [self.shown(p) for p in range(self.size)],
-            "made": [self.made(p, maker) for p in range(self.size)],
-            "frags": [self.fragments(p, maker) for p in range(self.size)],
-        }
-
-    @classmethod
-    def from_state(cls, core: dict, rows: Sequence[tuple], shown: Sequence[Shown], made: Sequence[Made],
-                   frags: Sequence[tuple[str, str]]) -> LayerIndex:
-        """An index from a saved state; `rows`, `shown`, `made` and `frags` may be lazy sequences."""
-        key = tuple(core["key"])
-        return cls(core["layer"], core["n_active"], core["rank"], core["postings"], core["archived_terms"],
-                   [None] * core["size"], rows, shown, {key: made}, {key: frags})
-
-    # ------------------------------------------------------------------ per position
-    def entry(self, pos: int) -> Entry:
-        e = self._entries[pos]
-        if e is None:
-            assert self._rows is not None
-            fields = dict(zip(ENTRY_FIELDS, self._rows[pos]))
-            if fields["path"] is not None:
-                fields["path"] = Path(fields["path"])
-            fields["tags"] = tuple(fields["tags"])
-            e = self._entries[pos] = Entry(**fields)
-        return e
-
-    def text(self, pos: int) -> str:
-        e = self._entries[pos]
-        if e is None and self._rows is not None:
-            return self._rows[pos][_TEXT_AT]
-        return self.entry(pos).text
-
-    def shown(self, pos: int) -> Shown:
-        if self._shown is not None:
-            return self._shown[pos]
-        return shown_of(self.entry(pos))
-
-    def made(self, pos: int, maker: LineMaker) -> Made:
-        made = self._made.get(maker.key)
-        if made is not None:
-            return made[pos]
-        return self.lines.make(maker, self.text(pos))
-
-    def fragments(self, pos: int, maker: LineMaker) -> tuple[str, str]:
-        """A candidate's JSON around its score and status (see `Candidate.json`)."""
-        frags = self._frags.get(maker.key)
-        if frags is not None:
-            return frags[pos]
-        return make_fragments(self.layer, self.shown(pos), self.made(pos, maker))
-
-    def seed_made(self, maker: LineMaker, lines: LineCache) -> None:
-        """Put this index's saved lines into `lines`, by text."""
-        if self._made.get(maker.key) is None or self._rows is None or not hasattr(self._rows, "materialize"):
-            return
-        self.preload(maker)
-        known = lines.made.setdefault(maker.key, {})
-        if len(known) + self.size > lines.LIMIT:
-            return
-        for row, made in zip(self._rows.materialize(), self._made[maker.key]):
-            known[row[_TEXT_AT]] = made
-
-    def preload(self, maker: LineMaker) -> None:
-        """Read every saved line and JSON piece at once (before producing every candidate)."""
-        for kept in (self._made, self._frags):
-            seq = kept.get(maker.key)
-            if seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
-                kept[maker.key] = seq.materialize()
-
-    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
-        """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
-        e = self._entries[pos]
-        if e is None and self._rows is not None:
-            row = self._rows[pos]
-            return self.layer, row[_ID_AT], row[_TEXT_AT], row[_SOURCE_AT]
-        e = self.entry(pos)
-        return self.layer, e.id, e.text, e.source
-
-    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
-        """The active positions whose entry id is in `ids` (archived entries stay archived)."""
-        if self._shown is not None:
-            return frozenset(p for p in range(self.n_active) if self._shown[p][0] in ids)
-        return frozenset(p for p in range(self.n_active) if self.entry(p).id in ids)
-
-    def archived_terms(self, pos: int) -> frozenset[str]:
-        t = self._archived_terms[pos - self.n_active]
-        return t if isinstance(t, frozenset) else frozenset(t)
-
-    # ------------------------------------------------------------------ the query
-    def matches(self, q: frozenset[str]) -> dict[int, int]:
-        """position -> |Q ∩ M| for every active entry sharing a term with the query."""
-        postings = self.postings
-        found: Iterable[Iterable[int]] = (postings[t] for t in q if t in postings)
-        if self._packed:  # saved as bytes of native ints: read only the query's terms
-            found = (memoryview(b).cast("i") for b in found)  # type: ignore[arg-type]
-        return Counter(chain.from_iterable(found))  # counted in C
-
-    def order(self, counts: dict[int, int], scored_only: bool) -> Iterator[int]:
-        """Active positions in §5 order: importance, score desc, then base order. With
-        `scored_only`, only the positions with a score above 0, still in that order. Lazy (a
-        heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
-        rank = self.rank
-        heap = [(rank[p], -n, p) for p, n in counts.items()]
-        heapq.heapify(heap)
-
-        def scored_in(group: int | None) -> Iterator[int]:
-            while heap and (group is None or heap[0][0] == group):
-                yield heapq.heappop(heap)[2]
-
-        if scored_only:
-            yield from scored_in(None)
-            return
-        for group, start, stop in self.groups:
-            yield from scored_in(group)
-            for pos in range(start, stop):
-                if pos not in counts:
-                    yield pos
-
-
-class _LayerWalk:
-    """Steps 5, 7, 8, 9, 10 for one layer, in order, one candidate at a time."""
-
-    def __init__(self, layer: str, index: LayerIndex, counts: dict[int, int], nq: int, settings: Settings,
+    def __init__(self, view: LayerCandidates, shared: Mapping[int, int], nq: int, settings: Settings,
                  allowance: int, maker: LineMaker, held: frozenset[int] = frozenset()):
-        self.layer = layer
-        self.held = held  # positions left out as unreviewed (SPEC §12)
-        self.index = index
-        self.counts = counts
+        self.view = view
+        self.held = held  # positions left out of the candidates as unreviewed (SPEC §12)
+        self.shared = shared
         self.nq = nq
-        self.gate = settings.gate.get(layer, 0.0)
-        self.limit = settings.max_items.get(layer)
+        self.gate = settings.gate.get(view.layer, 0.0)
+        self.limit = settings.max_items.get(view.layer)
         self.allowance = allowance
         self.maker = maker
-        self.header = est(HEADERS[layer])
+        self.header = est(HEADERS[view.layer])
         self.used = 0
         self.passed = 0
         self.fits = True
         self.included: list[Candidate] = []
 
-    def score(self, pos: int) -> float:
-        return self.counts.get(pos, 0) / self.nq if self.nq else 0.0
-
-    def walk(self, everything: bool) -> Iterator[Candidate]:
-        """Candidates in order. Unless `everything`, entries that can't pass the gate
-        (no shared term while the gate is above 0) are skipped, as they change nothing."""
-        skip_unscored = not everything and self.gate > 0
-        index, maker = self.index, self.maker
-        for pos in index.order(self.counts, scored_only=skip_unscored):
-            if pos in self.held:
+    def walk(self, everything: bool) -> Iterator[tuple[int, float, CandidateStatus]]:
+        """(position, score, status) in order. Unless `everything`, entries that share no term
+        while the gate is above 0 are skipped: they are below the gate and change nothing."""
+        view, shared, nq, gate, held = self.view, self.shared, self.nq, self.gate, self.held
+        for pos in view.in_order(shared, scored_only=not everything and gate > 0):
+            if held and pos in held:
                 continue
-            s = self.score(pos)
-            if s < self.gate:
-                yield Candidate(index, pos, s, "below_gate", maker)
+            s = share(shared.get(pos, 0), nq)
+            if not passes_gate(s, gate):
+                yield pos, s, BELOW_GATE
                 continue
             self.passed += 1
-            if self.limit is not None and self.passed > self.limit:
-                yield Candidate(index, pos, s, "max_items", maker)
+            if over_max_items(self.passed, self.limit):
+                yield pos, s, MAX_ITEMS
                 continue
             if not self.fits:
-                yield Candidate(index, pos, s, "budget", maker)
+                yield pos, s, BUDGET
                 continue
-            extra = index.made(pos, maker)[3] + (0 if self.included else self.header)
+            # the first included candidate also pays for the layer's header line
+            extra = view.made(pos, self.maker)[3] + (0 if self.included else self.header)
             if self.used + extra <= self.allowance:
                 self.used += extra
-                c = Candidate(index, pos, s, "included", maker)
-                self.included.append(c)
-                yield c
+                self.included.append(Candidate(view, pos, s, INCLUDED, self.maker))
+                yield pos, s, INCLUDED
             else:
                 self.fits = False
-                yield Candidate(index, pos, s, "budget", maker)
+                yield pos, s, BUDGET
 
     def settle(self) -> bool:
-        """Run until nothing later in this layer can be included; True if any candidate got `budget`.
-        That is at the first `budget` (nothing fits after it) or once `max_items` passed (every
-        later passing candidate is `max_items`, never `budget`)."""
-        for c in self.walk(everything=False):
-            if c.status == "budget":
+        """Walk until nothing later in the layer can be included; True if any candidate got
+        `budget`. That is at the first `budget` (nothing fits after it) or once max items
+        passed (every later passing candidate is `max_items`, never `budget`)."""
+        for _, _, status in self.walk(everything=False):
+            if status == BUDGET:
                 return True
             if self.limit is not None and self.passed >= self.limit:
                 return False
@@ -588,10 +482,11 @@ class _LayerWalk:
 
 
 class _Plan:
-    """What was decided, kept so the full candidate list can be produced when asked for."""
+    """What was decided, kept so that every candidate can be produced when asked for."""
 
-    def __init__(self, q: frozenset[str], settings: Settings, layers: list[tuple[str, LayerIndex, dict, int]],
-                 maker: LineMaker, held: dict[str, frozenset[int]] | None = None):
+    def __init__(self, q: frozenset[str], settings: Settings,
+                 layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker,
+                 held: Mapping[str, frozenset[int]] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
@@ -599,214 +494,138 @@ class _Plan:
         self.held = held or {}  # layer -> active positions left out as unreviewed
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
-        """The statuses `candidates()` would give, counted from the scores alone: in a layer the
-        passing candidates are those scoring at least the gate; the first `max_items` of them
+        """The statuses `decisions()` would give, counted from the scores alone: in a layer the
+        passing candidates are those scoring at least the gate; the first max items of them
         are included or `budget`, the rest `max_items`."""
         out: Counter[str] = Counter()
         nq = len(self.q)
         included_in = Counter(c.layer for c in included)
-        for layer, index, counts, _ in self.layers:
-            gate = self.settings.gate.get(layer, 0.0)
-            limit = self.settings.max_items.get(layer)
-            held = self.held.get(layer, frozenset())
-            n = index.n_active - len(held)
-            out["unreviewed"] += len(held)
+        for view, shared, _ in self.layers:
+            gate = self.settings.gate.get(view.layer, 0.0)
+            limit = self.settings.max_items.get(view.layer)
+            held = self.held.get(view.layer, frozenset())
+            n = view.n_active - len(held)
+            out[UNREVIEWED] += len(held)
             if gate <= 0.0:
                 passing = n
             else:
-                passing = sum(1 for v in counts.values() if v / nq >= gate)
+                passing = sum(1 for v in shared.values() if passes_gate(share(v, nq), gate))
                 if held and nq:
-                    passing -= sum(1 for p in held if counts.get(p, 0) / nq >= gate)
+                    passing -= sum(1 for p in held if passes_gate(share(shared.get(p, 0), nq), gate))
             capped = passing if limit is None else min(passing, max(limit, 0))
-            out["below_gate"] += n - passing
-            out["max_items"] += passing - capped
-            out["included"] += included_in[layer]
-            out["budget"] += capped - included_in[layer]
-            out["archived"] += index.size - index.n_active
+            out[BELOW_GATE] += n - passing
+            out[MAX_ITEMS] += passing - capped
+            out[INCLUDED] += included_in[view.layer]
+            out[BUDGET] += capped - included_in[view.layer]
+            out[ARCHIVED] += view.size - view.n_active
         return {status: k for status, k in out.items() if k}
 
-    def candidates(self) -> Iterator[Candidate]:
-        q, maker = self.q, self.maker
-        for layer, index, counts, allowance in self.layers:
-            index.preload(maker)
-            held = self.held.get(layer, frozenset())
-            walk = _LayerWalk(layer, index, counts, len(q), self.settings, allowance, maker, held)
-            yield from walk.walk(everything=True)
-            rank = index.rank
-            for pos in sorted(held, key=lambda p: (rank[p], -counts.get(p, 0), p)):
-                yield Candidate(index, pos, walk.score(pos), "unreviewed", maker)
-            scored = [(relevance_score(q, index.archived_terms(p)), p) for p in range(index.n_active, index.size)]
-            scored.sort(key=lambda t: (rank[t[1]], -t[0], t[1]))
-            for s, pos in scored:
-                yield Candidate(index, pos, s, "archived", maker)
+    def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus]]:
+        """Every candidate as (layer, position, score, status), in layer order then sort order."""
+        nq = len(self.q)
+        for view, shared, allowance in self.layers:
+            held = self.held.get(view.layer, frozenset())
+            fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, held)
+            for pos, score, status in fill.walk(everything=True):
+                yield view, pos, score, status
+            rank = view.rank
+            for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
+                yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED
+            for score, pos in archived_order(view, self.q):
+                yield view, pos, score, ARCHIVED
 
 
-def inject(layers: Mapping[str, Sequence[Entry] | LayerIndex], settings: Settings, query: str, workspace: str = "",
-           failed_layers: frozenset[str] = frozenset(), errors: list[Problem] | None = None,
-           lines: LineCache | None = None, unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
-    """The injection for `query` over already-loaded layers (SPEC §5 steps 1–12). `lines`
-    keeps made lines and layer indexes between calls (the store's; a fresh one otherwise).
-    `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12)."""
+# ---------------------------------------------------------------------- 11. Render
+def render(blocks: list[tuple[str, list[str]]]) -> str:
+    """`## Memory`, then per layer with an included item a blank line, its header and its
+    lines, joined by newlines; empty when nothing is included."""
+    if not blocks:
+        return ""
+    lines = [TITLE]
+    for header, layer_lines in blocks:
+        lines += ["", header, *layer_lines]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- 12. Flags
+def disabled_reason(count: int, every_layer_failed: bool, any_candidates: bool, any_passing: bool) -> str | None:
+    if count:
+        return None
+    if every_layer_failed:
+        return "query_failed"
+    if not any_candidates:
+        return "empty_result"
+    if not any_passing:
+        return "low_relevance"
+    return "over_budget"
+
+
+# ---------------------------------------------------------------------- the rule
+def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Settings, query: str,
+           workspace: str = "", failed_layers: frozenset[str] = frozenset(),
+           errors: list[Problem] | None = None, unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
+    """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
+    `LayerCandidates` (the prepared index's, the store's). `unreviewed`: ids of entries left
+    out as candidates with status `unreviewed` (SPEC §12)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
                              enabled_why=settings.enabled_why)
-    if not settings.enabled:
+    if not settings.enabled:  # 1. Switch
         result.disabled_reason = "switch_off"
         result._candidates = []
         return _finish(result, started)
 
-    q = terms(query)
+    q = terms(query)  # 3. Terms
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
-    remaining = settings.budget["total"] - est(TITLE)
-    carry = 0
-    blocks: list[str] = [TITLE]
+    budget = Budget(settings)
+    blocks: list[tuple[str, list[str]]] = []
     any_candidates = any_passing = False
-    planned = []
+    planned: list[tuple[LayerCandidates, Mapping[int, int], int]] = []
     held_by_layer: dict[str, frozenset[int]] = {}
-    lines = lines if lines is not None else LineCache()
-    for layer in LAYER_ORDER:
-        index = lines.layer_index(layer, layers.get(layer, ()))
-        counts = index.matches(q)
-        held = index.positions_of(unreviewed) if unreviewed else frozenset()
+    for layer in LAYERS:
+        view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
+        held = view.positions_of(unreviewed) if unreviewed else frozenset()  # ... less the unreviewed
         if held:
             held_by_layer[layer] = held
+        shared = view.shared(q)  # 4. Score: |Q ∩ M| of the entries sharing a term
         gate = settings.gate.get(layer, 0.0)
-        any_candidates |= bool(index.n_active - len(held))
-        live = counts if not held else {p: n for p, n in counts.items() if p not in held}
-        best = max(live.values(), default=0) / len(q) if q else 0.0
-        any_passing |= bool(index.n_active - len(held)) and (gate <= 0 or best >= gate)
-        allowance = min(settings.budget.get(layer, 0) + carry, remaining)
-        walk = _LayerWalk(layer, index, counts, len(q), settings, allowance, maker, held)
-        result.truncated |= walk.settle()
-        planned.append((layer, index, counts, allowance))
-        if walk.included:
-            blocks += ["", HEADERS[layer], *(c.line for c in walk.included)]
-            result.included += walk.included
-        result.layer_budget[layer] = (walk.used, allowance, carry)
-        carry = allowance - walk.used
-        remaining -= walk.used
+        live = shared if not held else {p: n for p, n in shared.items() if p not in held}
+        n_live = view.n_active - len(held)
+        any_candidates |= bool(n_live)
+        any_passing |= bool(n_live) and passes_gate(share(max(live.values(), default=0), len(q)), gate)
+        allowance = budget.allowance(layer)  # 10. Budget
+        fill = LayerFill(view, shared, len(q), settings, allowance, maker, held)  # 5–10 for the layer
+        result.truncated |= fill.settle()
+        planned.append((view, shared, allowance))
+        if fill.included:
+            blocks.append((HEADERS[layer], [c.line for c in fill.included]))
+            result.included += fill.included
+        result.layer_budget[layer] = (fill.used, allowance, budget.carry)
+        budget.spend(allowance, fill.used)
     result._plan = _Plan(q, settings, planned, maker, held_by_layer)
-    result.count = len(result.included)
+
+    result.text = render(blocks)  # 11. Render
+    result.count = len(result.included)  # 12. Flags
     result.redacted = sum(c.redacted for c in result.included)
     result.truncated |= any(c.clipped for c in result.included)
-
-    if result.count:
-        result.text = "\n".join(blocks)
-        result.tokens = block_cost(result.text)
-        result.chars = len(result.text)
-    elif failed_layers >= set(LAYER_ORDER):
-        result.disabled_reason = "query_failed"
-    elif not any_candidates:
-        result.disabled_reason = "empty_result"
-    elif not any_passing:
-        result.disabled_reason = "low_relevance"
-    else:
-        result.disabled_reason = "over_budget"
+    result.tokens = block_cost(result.text)
+    result.chars = len(result.text)
+    result.disabled_reason = disabled_reason(result.count, failed_layers >= set(LAYERS), any_candidates, any_passing)
     return _finish(result, started)
 
 
+def _candidates(layer: str, given: Sequence[Entry] | LayerCandidates) -> LayerCandidates:
+    if isinstance(given, Sequence):
+        return EntryLayer(layer, given)
+    return given
+
+
 def _finish(result: InjectionResult, started: float) -> InjectionResult:
+    """Each injection logs its statistics, never memory text."""
     result.retrieval_ms += (time.perf_counter() - started) * 1000
     log.info(
         "injection count=%d chars=%d tokens=%d retrieval_ms=%.2f disabled_reason=%s",
         result.count, result.chars, result.tokens, result.retrieval_ms, result.disabled_reason,
     )
     return result
-
-
-def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
-    """The injection over a loaded MemoryStore (the TUI and the CLI both call this)."""
-    lines = store.lines
-    key = (settings.max_item_chars, bool(settings.redact_secrets))
-    if key not in lines.made:  # the first time with these settings: take the lines already made
-        lines.made[key] = {}
-        _seed_lines(store.paths, settings, lines)
-    layers = {layer: store.snapshot(layer) for layer in LAYER_ORDER}
-    errors = list(settings.problems) + store.problems
-    unreviewed: frozenset[str] = frozenset()
-    if settings.require_review:
-        from .review import held_back
-
-        unreviewed = held_back(store.db, store.entries())
-    return inject(layers, settings, query, workspace=str(store.paths.workspace),
-                  failed_layers=frozenset(store.layer_errors), errors=errors, lines=lines, unreviewed=unreviewed)
-
-
-def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
-    """Fill the made-line cache from the prepared index (same memtui and settings, even when
-    the memories changed since: a line depends on its text and the settings alone), so the
-    TUI's first preview redacts none of the lines saved there."""
-    from .store.prepared import load_prepared
-
-    try:
-        prepared = load_prepared(paths, settings, sources=False)  # any saved text -> line pair is right
-        if prepared is not None:
-            maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
-            for index in prepared.indexes.values():
-                index.seed_made(maker, lines)
-    except Exception as exc:  # a cache is never required
-        log.info("made lines not taken from the prepared index: %s", exc)
-
-
-def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset[str]:
-    """`memory.requireReview`: the ids of the prepared entries still awaiting review."""
-    from .review import held_back
-
-    return held_back(paths.db_path, (index.review_fields(p) for index in indexes.values() for p in range(index.n_active)))
-
-
-def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
-                    record: bool = False) -> InjectionResult:
-    """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
-
-    With `record`, a real injection: one record is added to the injection history (§11);
-    a failure to record never raises, it is logged and listed in `errors`."""
-    from .store.prepared import DamagedPreparedIndex, Prepared, load_prepared, prepare
-
-    started = time.perf_counter()
-    paths = Paths.resolve(home=home, workspace=workspace)
-    settings = load_settings(paths)
-    if not settings.enabled:
-        return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
-    def answer(prepared: Prepared) -> InjectionResult:
-        unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review else frozenset()
-        result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
-                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems,
-                        unreviewed=unreviewed)
-        for c in result.included:  # read here what every caller uses, so a damaged section shows now
-            c.entry  # noqa: B018
-        return result
-
-    prepared = load_prepared(paths, settings)
-    try:
-        result = answer(prepared) if prepared is not None else None
-    except DamagedPreparedIndex as exc:
-        log.warning("%s", exc)
-        result = None
-    if result is None:
-        result = answer(prepare(paths, settings))
-    result.retrieval_ms = (time.perf_counter() - started) * 1000
-    if record:
-        from .history import record as record_injection
-
-        outcome = record_injection(paths.db_path, result, paths.workspace)
-        if outcome.error:
-            result.errors.append(Problem(str(paths.db_path), outcome.error))
-    return result
-
-
-def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None,
-                   target: str | None = None) -> str:
-    """`build_injection(...).to_json()` (what `preview --json` prints), as the assistant
-    `target` receives it when given (`assistants.delivery.for_target`). A section of the
-    prepared index that turns out damaged while the candidates are rendered is removed when
-    it is read; the answer is then built again from the files, never a traceback."""
-    from .assistants.delivery import for_target
-    from .store.prepared import DamagedPreparedIndex
-
-    try:
-        return for_target(build_injection(workspace, query, home=home), target).to_json()
-    except DamagedPreparedIndex as exc:
-        log.warning("%s", exc)
-        return for_target(build_injection(workspace, query, home=home), target).to_json()

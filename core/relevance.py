@@ -74,6 +74,10 @@ def entry_terms(text: str, section: str = "", name: str = "", description: str =
 
 
 def score(query_terms: frozenset[str], memory_terms: frozenset[str]) -> float:
-    if not query_terms:
-        return 0.0
-    return len(query_terms & memory_terms) / len(query_terms)
+    """§5 step 4: `|Q ∩ M| / |Q|`, or 0 when `Q` is empty."""
+    return share(len(query_terms & memory_terms), len(query_terms))
+
+
+def share(shared: int, n_query: int) -> float:
+    """The score from its parts: `shared` = `|Q ∩ M|`, `n_query` = `|Q|`."""
+    return shared / n_query if n_query else 0.0

@@ -20,7 +20,6 @@ every exported text and file name through `interop._files.outbound_text`/`outbou
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import uuid
@@ -232,73 +231,28 @@ def _first_form(group: list[Memory], origin: str, fmt: str, source: interop.Sour
 
 
 class _Pool:
-    """The entries of one layer as the near-duplicate rule sees them (`similarity`'s rule: the
-    same normalisation, scorer and threshold), each with the source file it came from ("" for
-    what the layer already holds), indexed so that a lookup is not a comparison with all.
-
-    Candidates are blocked first (SPEC §9: no all-pairs comparison). A ratio of at least S
-    needs the other text's length within [n*S/(200-S), n*(200-S)/S]; a text of fewer than four
-    words is compared with every text of such a length. A longer text is compared with the
-    texts that share one of the rarer half (plus one) of its words: texts at least 90 % alike
-    keep most of their words, so a near-duplicate in which every one of those words changed
-    is the one kind this does not find (no single edit, nor two in a text of five words or
-    more, can do that)."""
+    """The entries of one layer as the near-duplicate rule sees them, each with the source
+    file it came from ("" for what the layer already holds). `similarity.NearDuplicates` finds
+    exactly what `near_duplicate` (the rule of `remember`) finds, without comparing a text
+    with every entry (SPEC §9): blocked by the length window and a bound on the characters in
+    common, only the pairs left judged by the ratio."""
 
     def __init__(self, entries: list[Entry]):
-        self.entries: list[Entry] = []
-        self.texts: list[str] = []
-        self.origins: list[str] = []
-        self.exact: dict[str, int] = {}
-        self.words: dict[str, list[int]] = {}
-        self.by_length: dict[int, list[int]] = {}
+        from .similarity import NearDuplicates
+
+        self._near: NearDuplicates[tuple[Entry, str]] = NearDuplicates()
         for entry in entries:
             self.add(entry)
 
     def add(self, entry: Entry, origin: str = "") -> None:
-        from .similarity import normalise_for_duplicates
-
-        i = len(self.texts)
-        text = normalise_for_duplicates(entry.text)
-        self.entries.append(entry)
-        self.texts.append(text)
-        self.origins.append(origin)
-        self.exact.setdefault(text, i)
-        self.by_length.setdefault(len(text), []).append(i)
-        for word in set(text.split()):
-            self.words.setdefault(word, []).append(i)
-
-    def _candidates(self, key: str) -> list[int]:
-        from .similarity import DUPLICATE_SCORE as S
-
-        low, high = math.ceil(len(key) * S / (200 - S)), math.floor(len(key) * (200 - S) / S)
-        words = set(key.split())
-        if len(words) < 4:
-            return [i for n in range(low, high + 1) for i in self.by_length.get(n, ())]
-        rarer = sorted(words, key=lambda w: len(self.words.get(w, ())))[: len(words) // 2 + 1]
-        found: set[int] = set()
-        for word in rarer:
-            found.update(self.words.get(word, ()))  # lengths out of range: the scorer's cutoff rejects them first
-        return list(found)
+        self._near.add((entry, origin), entry.text)
 
     def match(self, text: str, skip_origin: str | None = None) -> Entry | None:
         """The closest near-duplicate of `text`, leaving out entries from `skip_origin`; None
         when there is none."""
-        from rapidfuzz import fuzz, process
-
-        from .similarity import DUPLICATE_SCORE, normalise_for_duplicates
-
-        key = normalise_for_duplicates(text)
-        i = self.exact.get(key)
-        if i is not None and (skip_origin is None or self.origins[i] != skip_origin):
-            return self.entries[i]
-        found = self._candidates(key)
-        if skip_origin is not None:
-            found = [j for j in found if self.origins[j] != skip_origin]
-        if not found:
-            return None
-        best = process.extractOne(key, list(map(self.texts.__getitem__, found)), scorer=fuzz.ratio,
-                                  score_cutoff=DUPLICATE_SCORE)
-        return self.entries[found[best[2]]] if best else None
+        skip = None if skip_origin is None else (lambda item: item[1] == skip_origin)
+        hit = self._near.best(text, skip)
+        return hit[0] if hit is not None else None
 
 
 def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | None, user_home: Path,

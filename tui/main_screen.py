@@ -20,8 +20,9 @@ from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memtui.core import actions
-from memtui.core.injection import InjectionResult, inject_from_store
+from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry
+from memtui.core.serve import inject_from_store
 
 from .messages import PreviewReady
 from .text import LAYER_TITLES

@@ -16,10 +16,13 @@ Hooks live in `settings.json` under `hooks.UserPromptSubmit[].hooks[]` (`type`,
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import Target
-from .hook_files import HookFiles
 from .protocol import HookProtocol
+
+if TYPE_CHECKING:  # the install half: the hook's run never imports it
+    from .hook_files import HookFiles
 
 EVENT = "UserPromptSubmit"
 OUTPUT_LIMIT = 10_000  # characters of hook output Claude Code keeps in the context
@@ -41,14 +44,26 @@ def _handler(command: str) -> dict:
     return {"type": "command", "command": command, "timeout": 10}
 
 
-FILES = HookFiles(
-    event=EVENT,
-    user=lambda home: home / ".claude" / "settings.json",
-    personal_project=lambda ws: ws / ".claude" / "settings.local.json",
-    shared_project=lambda ws: ws / ".claude" / "settings.json",
-    handler=_handler,
-)
+def _files() -> HookFiles:
+    from .hook_files import HookFiles
+
+    return HookFiles(
+        event=EVENT,
+        user=lambda home: home / ".claude" / "settings.json",
+        personal_project=lambda ws: ws / ".claude" / "settings.local.json",
+        shared_project=lambda ws: ws / ".claude" / "settings.json",
+        handler=_handler,
+    )
+
+
+def __getattr__(name: str) -> HookFiles:
+    """`FILES`, where this assistant keeps its hook settings, made when first asked for: the
+    hook's run needs only `PROTOCOL`, and the settings-file code is not imported for it."""
+    if name == "FILES":
+        files = globals()["FILES"] = _files()
+        return files
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def user_settings_path(user_home: Path) -> Path:
-    return FILES.user(user_home)
+    return __getattr__("FILES").user(user_home)

@@ -21,10 +21,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import Target
-from .hook_files import HookFiles
 from .protocol import HookProtocol
+
+if TYPE_CHECKING:  # the install half: the hook's run never imports it
+    from .hook_files import HookFiles
 
 EVENT = "UserPromptSubmit"
 OUTPUT_LIMIT = 10_000  # bytes: 2,500 tokens at Codex's estimate of 4 bytes a token
@@ -52,10 +55,22 @@ def _handler(command: str) -> dict:
     return {"type": "command", "command": command, "timeout": 10}
 
 
-FILES = HookFiles(
-    event=EVENT,
-    user=lambda home: codex_home(home) / "hooks.json",
-    personal_project=None,
-    shared_project=lambda ws: ws / ".codex" / "hooks.json",
-    handler=_handler,
-)
+def _files() -> HookFiles:
+    from .hook_files import HookFiles
+
+    return HookFiles(
+        event=EVENT,
+        user=lambda home: codex_home(home) / "hooks.json",
+        personal_project=None,
+        shared_project=lambda ws: ws / ".codex" / "hooks.json",
+        handler=_handler,
+    )
+
+
+def __getattr__(name: str) -> HookFiles:
+    """`FILES`, where this assistant keeps its hook settings, made when first asked for: the
+    hook's run needs only `PROTOCOL`, and the settings-file code is not imported for it."""
+    if name == "FILES":
+        files = globals()["FILES"] = _files()
+        return files
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

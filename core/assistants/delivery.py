@@ -14,6 +14,8 @@ from . import Target
 from .protocol import HookInputError, HookProtocol, fit, parse_input
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from ..injection import InjectionResult
     from .hook_files import HookFiles
 
@@ -32,12 +34,16 @@ def protocol(target: Target | str) -> HookProtocol:
 def files_of(target: Target | str) -> HookFiles:
     target = Target(target)
     if target is Target.CODEX:
-        from .codex import FILES
-    elif target is Target.GEMINI:
-        from .gemini import FILES
-    else:
-        from .claude_code import FILES
-    return FILES
+        from . import codex
+
+        return codex.FILES
+    if target is Target.GEMINI:
+        from . import gemini
+
+        return gemini.FILES
+    from . import claude_code
+
+    return claude_code.FILES
 
 
 def for_target(result: InjectionResult, target: Target | str | None) -> InjectionResult:
@@ -53,8 +59,8 @@ def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool 
     prompt, cwd = parse_input(raw, proto.event, cut)
     from .. import outbound
     from ..history import record
-    from ..injection import build_injection
     from ..paths import Paths
+    from ..serve import build_injection
 
     paths = Paths.resolve(home=home, cwd=cwd)
     if paths.home.exists() and not paths.home.is_dir():
@@ -71,3 +77,21 @@ def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool 
         raise RuntimeError(f"{paths.db_path}: {outcome.error}")
     text = outbound.injection_text(delivered)  # what leaves passes the outbound gate (SPEC §8)
     return proto.render(text) if text else proto.nothing
+
+
+def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                   target: Target | str | None = None) -> str:
+    """`build_injection(...).to_json()` (what `preview --json` prints), as the assistant
+    `target` receives it when given. A section of the prepared index that turns out damaged
+    while the candidates are rendered is removed when it is read; the answer is then built
+    again from the files, never a traceback."""
+    import logging
+
+    from ..serve import build_injection
+    from ..store.prepared import DamagedPreparedIndex
+
+    try:
+        return for_target(build_injection(workspace, query, home=home), target).to_json()
+    except DamagedPreparedIndex as exc:
+        logging.getLogger("memtui.injection").warning("%s", exc)
+        return for_target(build_injection(workspace, query, home=home), target).to_json()

@@ -16,10 +16,13 @@ Hooks live in `settings.json` under `hooks.BeforeAgent[].hooks[]` (`type`, `comm
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from . import Target
-from .hook_files import HookFiles
 from .protocol import HookProtocol
+
+if TYPE_CHECKING:  # the install half: the hook's run never imports it
+    from .hook_files import HookFiles
 
 EVENT = "BeforeAgent"
 
@@ -36,10 +39,22 @@ def _handler(command: str) -> dict:
     return {"type": "command", "command": command, "name": "memtui", "timeout": 10_000}
 
 
-FILES = HookFiles(
-    event=EVENT,
-    user=lambda home: home / ".gemini" / "settings.json",
-    personal_project=None,
-    shared_project=lambda ws: ws / ".gemini" / "settings.json",
-    handler=_handler,
-)
+def _files() -> HookFiles:
+    from .hook_files import HookFiles
+
+    return HookFiles(
+        event=EVENT,
+        user=lambda home: home / ".gemini" / "settings.json",
+        personal_project=None,
+        shared_project=lambda ws: ws / ".gemini" / "settings.json",
+        handler=_handler,
+    )
+
+
+def __getattr__(name: str) -> HookFiles:
+    """`FILES`, where this assistant keeps its hook settings, made when first asked for: the
+    hook's run needs only `PROTOCOL`, and the settings-file code is not imported for it."""
+    if name == "FILES":
+        files = globals()["FILES"] = _files()
+        return files
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -21,11 +21,11 @@ from pathlib import Path
 from .. import gate
 from .. import markdown as md
 from ..fileio import ConflictError, read_regular_if_exists
-from ..injection import LineCache
 from ..model import FILE_LAYERS, Entry, Layer
 from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError, path_text
 from .edits import Change, ChangeLog, RowChange
 from .index import DatabaseError, MuseDB, now_ms
+from .layer_index import LineCache
 from .scan import FileRecord, Scan, conversation_entry
 from .snapshot import Snapshot
 
@@ -173,6 +173,27 @@ class MemoryStore:
         if touched_layers:
             self._emit(change)
         return change
+
+    def load_layers(self, layers: Collection[str]) -> None:
+        """Read only `layers`, the others stay empty (for a prepared index that lacks just
+        those: one edited Markdown file does not re-read the conversation rows)."""
+        with self._lock:
+            cache = self._file_cache() if any(layer in layers for layer in FILE_LAYERS) else None
+            for layer in FILE_LAYERS:
+                if layer in layers:
+                    self.scan.reload_layer(layer, set(), True, [], cache)
+            if Layer.CONVERSATION in layers:
+                self._reload_conversation()
+            self._snapshot = Snapshot.build(
+                {layer: tuple(self.scan.entries(layer)) for layer in FILE_LAYERS}, self._conversation)
+            self.loaded = True
+
+    def layer_problems(self, layer: str) -> list[Problem]:
+        """What went wrong reading one layer (its files, its walk, or the layer as a whole)."""
+        with self._lock:
+            if layer == Layer.CONVERSATION:
+                return [self._conversation_error] if self._conversation_error else []
+            return self.scan.layer_problems(layer)
 
     def _file_cache(self) -> dict[str, tuple[str, str]]:
         try:

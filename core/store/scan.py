@@ -142,6 +142,11 @@ class Scan:
             found += self._walk_problems.get(layer, [])
         return found
 
+    def layer_problems(self, layer: str) -> list[Problem]:
+        """The problems of one layer's files and walk."""
+        found = [p for lay, p, _ in self._file_problems.values() if lay == layer]
+        return found + self._walk_problems.get(layer, [])
+
     def entries(self, layer: str) -> list[Entry]:
         out: list[Entry] = []
         for rec in sorted((r for r in self.files.values() if r.layer == layer), key=lambda r: r.rel):

@@ -1,8 +1,12 @@
-"""A seeded corpus generator for the benchmarks: sizes S, M and L.
+"""A seeded corpus generator for the benchmarks: sizes S, M and L, and LARGE (×1, ×2, ×5, ×10).
 
 L is ≈10,000 Markdown entries in ≈500 files (mixed English and Chinese) plus 50,000
 conversation memories in ≈1,000 conversations spread over ten workspaces (this one
 included) and a few with no workspace, as Muse's shared database holds them.
+
+LARGE has the shape of a real heavy user's store: ≈500 Markdown files with ≈3,100 entries,
+and 50,000 conversation memories of which ≈37,000 belong to this workspace (the others to
+nine other workspaces, a few to none). `scale` multiplies the conversation rows (×10: 500,000).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class Size:
     entries_per_file: int
     conversations: int
     memories_per_conversation: int
+    here_percent: int = 10  # of the conversations, in this workspace (the rest: nine others)
 
 
 SIZES = {
@@ -41,6 +46,7 @@ SIZES = {
     "M": Size("M", 100, 20, 200, 25),
     "L": Size("L", 500, 20, 1000, 50),
     "XL": Size("XL", 2500, 20, 5000, 50),  # 5× L
+    "LARGE": Size("LARGE", 500, 6, 1000, 50, here_percent=73),
 }
 
 
@@ -76,8 +82,9 @@ def markdown_file(rnd: random.Random, n: int) -> str:
     return "\n".join(lines)
 
 
-def generate(base: Path, size: str = "S", seed: int = 1) -> Paths:
-    """Write the corpus under `base` (home/ and workspace/) and return its paths."""
+def generate(base: Path, size: str = "S", seed: int = 1, scale: int = 1) -> Paths:
+    """Write the corpus under `base` (home/ and workspace/) and return its paths; `scale`
+    multiplies the conversations."""
     spec = SIZES[size]
     rnd = random.Random(seed)
     paths = Paths(base.resolve() / "home", base.resolve() / "workspace")
@@ -93,8 +100,13 @@ def generate(base: Path, size: str = "S", seed: int = 1) -> Paths:
     workspaces = [str(paths.workspace)] + [f"/srv/other-{k}" for k in range(9)]
     convs, mems = [], []
     n = 0
-    for c in range(spec.conversations):
-        where = None if c % 50 == 0 else workspaces[c % len(workspaces)]
+    for c in range(spec.conversations * scale):
+        if c % 50 == 0:
+            where = None
+        elif spec.here_percent != 10:
+            where = workspaces[0] if c % 100 < spec.here_percent else workspaces[1 + c % 9]
+        else:
+            where = workspaces[c % len(workspaces)]
         cid = f"conv-{c:05d}"
         convs.append((cid, f"{rnd.choice(EN)} {rnd.choice(ZH)} #{c}", where, 1, 1))
         for _ in range(spec.memories_per_conversation):

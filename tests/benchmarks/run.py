@@ -25,8 +25,8 @@ import time
 from itertools import islice
 from pathlib import Path
 
-from memtui.core.injection import inject_from_store
 from memtui.core.paths import Paths, iter_memory_files
+from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
 from memtui.core.watch import StoreWatcher

@@ -88,7 +88,7 @@ def _fork_is_safe() -> bool:
 # Imported once in the test process so that no forked child pays for them again (the CLI
 # imports them lazily: sqlite_utils alone, which pulls in numpy when it is installed, is
 # ~0.3 s of every command's start-up).
-_WARM = ("memtui.cli.main", "memtui.core.doctor", "memtui.core.transfer", "memtui.core.history", "memtui.core.store.prepared",
+_WARM = ("memtui.cli.entry", "memtui.cli.main", "memtui.core.doctor", "memtui.core.transfer", "memtui.core.history", "memtui.core.store.prepared",
          "sqlite_utils", "yaml", "markdown_it", "rapidfuzz")
 
 
@@ -183,11 +183,11 @@ def _child_main(argv: list[str], env: dict[str, str] | None) -> int:
     for handler in list(root.handlers):  # pytest's capture handlers belong to the parent
         root.removeHandler(handler)
     root.setLevel(logging.WARNING)
-    from memtui.cli.main import main
+    from memtui.cli.entry import main  # the console script's entry point (pyproject's [project.scripts])
 
     code = 0
     try:
-        main.main(argv, prog_name="memtui", standalone_mode=True)
+        main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):

@@ -22,7 +22,8 @@ from memtui.core import history
 from memtui.core.assistants import Target
 from memtui.core.assistants.delivery import protocol
 from memtui.core.assistants.protocol import fit
-from memtui.core.injection import InjectionResult, build_injection
+from memtui.core.injection import InjectionResult
+from memtui.core.serve import build_injection
 from tests.helpers import enable, write
 
 SCHEMAS = Path(__file__).parent / "schemas"

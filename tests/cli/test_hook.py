@@ -437,7 +437,7 @@ def test_an_input_over_1_mib_is_cut_for_every_target(ws, target):
     """A 3 MiB prompt: the reason on stderr, and the injection for the prompt up to the cut."""
     from memtui.cli.hook import LIMIT
     from memtui.core.assistants.delivery import for_target, protocol
-    from memtui.core.injection import build_injection
+    from memtui.core.serve import build_injection
 
     prompt = "vitest " + "y" * (3 << 20)
     stdin = target_input(target, ws.workspace, prompt)
@@ -449,10 +449,10 @@ def test_an_input_over_1_mib_is_cut_for_every_target(ws, target):
     assert b"vitest" in r.stdout and r.stdout == protocol(target).render(shown)
 
 
-# The real entry point (memtui.cli.main:main, what the console script calls), reporting the
+# The real entry point (memtui.cli.entry:main, what the console script calls), reporting the
 # process's own peak memory on stderr after the hook's own line: VmHWM, the peak of this
 # program's memory since exec (ru_maxrss would count the forking test process too).
-MEASURED = ("import re, sys\nfrom memtui.cli.main import main\nsys.argv = ['memtui', 'hook', 'claude-code']\n"
+MEASURED = ("import re, sys\nfrom memtui.cli.entry import main\nsys.argv = ['memtui', 'hook', 'claude-code']\n"
             "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
             "peak = re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read()).group(1)\n"
             "sys.stderr.write(f'rc={code} peak_kb={peak}\\n')\n")
@@ -463,7 +463,7 @@ def test_a_100_mb_prompt_is_cut_at_1_mib_quickly_and_in_little_memory(ws):
     import time
 
     from memtui.cli.hook import LIMIT
-    from memtui.core.injection import build_injection
+    from memtui.core.serve import build_injection
 
     prompt = "vitest " + "x" * 100_000_000
     stdin = hook_input(ws.workspace, prompt=prompt)

@@ -95,7 +95,7 @@ def test_index_out_of_step_is_found_and_fixed(paths):
 
 
 def test_never_injected_uses_the_history(paths):
-    from memtui.core.injection import build_injection
+    from memtui.core.serve import build_injection
 
     enable(paths, {"memory": {"budget": {"total": 2000, "user": 12, "project": 0, "conversation": 0}}})
     write(paths.user_root / "notes.md", "- alpha beta gamma\n- delta epsilon zeta\n")
@@ -130,7 +130,7 @@ def test_non_ascii_paths_are_judged_whole_and_globs_are_not_paths(paths):
 
 def test_a_memory_made_today_is_not_never_injected(paths):
     """SPEC §10: only entries older than the window; `remember` then doctor flags nothing."""
-    from memtui.core.injection import build_injection
+    from memtui.core.serve import build_injection
 
     enable(paths, {"memory": {"budget": {"total": 2000, "user": 12, "project": 0, "conversation": 0}}})
     write(paths.user_root / "old.md", "---\nupdatedAt: 2020-01-01\n---\n- alpha beta gamma\n")

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from memtui.core import history
-from memtui.core.injection import build_injection
+from memtui.core.serve import build_injection
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"

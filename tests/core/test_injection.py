@@ -16,10 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.core.injection import build_injection, est, inject
+from memtui.core.injection import est, inject
 from memtui.core.model import Entry
 from memtui.core.paths import Paths
 from memtui.core.relevance import entry_terms, terms
+from memtui.core.serve import build_injection
 from memtui.core.settings import Settings, load_settings
 from memtui.core.store import prepared as prep
 from memtui.core.store.index import MuseDB
@@ -334,6 +335,30 @@ def test_inject_equals_the_plain_rule(seed, sizes, total, caps, gates, limits, m
     assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
 
 
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 40)] * 3),
+       total=st.integers(0, 900), caps=st.tuples(*[st.integers(0, 400)] * 3),
+       gates=st.tuples(*[st.sampled_from([0.0, 0.2, 0.5])] * 3),
+       limits=st.tuples(*[st.sampled_from([None, 0, 3])] * 3),
+       query=st.lists(st.sampled_from(WORDS + ["zzz", "数据", "库"]), max_size=5).map(" ".join))
+def test_the_inverted_index_answers_as_the_plain_layer(seed, sizes, total, caps, gates, limits, query):
+    """The rule over `LayerIndex` (postings, a lazy heap, JSON kept ready) gives what it gives
+    over plain entries (every entry scored, every list sorted), candidates and JSON included."""
+    from memtui.core.store.layer_index import LayerIndex
+
+    rnd = random.Random(seed)
+    layers = {name: tuple(_corpus(rnd, n, name)) for name, n in zip(("user", "project", "conversation"), sizes)}
+    s = Settings(enabled=True)
+    s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
+    s.gate = dict(zip(("user", "project", "conversation"), gates))
+    s.max_items = dict(zip(("user", "project", "conversation"), limits))
+    plain = inject(layers, s, query)
+    indexed = inject({name: LayerIndex.from_entries(name, entries) for name, entries in layers.items()}, s, query)
+    assert indexed.text == plain.text and indexed.status_counts() == plain.status_counts()
+    assert _json(indexed) == _json(plain)
+    assert indexed.to_json() == json.dumps(indexed.as_dict(), ensure_ascii=False)
+
+
 # ---------------------------------------------------------------------- the prepared index
 # `build_injection` answers from a saved state when it still describes the memories. These
 # check that it is the same answer, byte for byte, as a fresh load, across every kind of change.
@@ -561,7 +586,7 @@ def test_same_size_edit_within_one_mtime_tick_is_seen(worked):
 
 def test_the_tui_takes_saved_lines_and_answers_the_same(worked, monkeypatch):
     from memtui.core import injection
-    from memtui.core.injection import inject_from_store
+    from memtui.core.serve import inject_from_store
     from memtui.core.store import MemoryStore
 
     write(worked.user_root / "secret.md", "- deploy with password=hunter22 on vitest day\n")
@@ -580,3 +605,96 @@ def test_the_tui_takes_saved_lines_and_answers_the_same(worked, monkeypatch):
     store.close()
     assert r.text == saved.text and "[REDACTED]" in r.text
     assert [(c.entry.id, c.status, c.line) for c in r.candidates] == [(c.entry.id, c.status, c.line) for c in saved.candidates]
+
+
+def test_an_outside_edit_rebuilds_its_layer_alone(worked):
+    """One edited Markdown file invalidates its layer only: the conversation rows and the
+    other layer are kept as saved, byte for byte, and the answer is a fresh load's."""
+    db = MuseDB(worked.db_path)
+    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db.close()
+    query = "vitest 数据库"
+    build_injection(worked.workspace, query, home=worked.home)
+    settings = load_settings(worked)
+    before = prep.load_layers(worked, settings)
+    assert set(before) == {"user", "project", "conversation"}
+    write(worked.user_root / "preferences.md", PREFS.replace("vitest", "mocha 数据库"))
+    assert set(prep.load_layers(worked, settings)) == {"project", "conversation"}
+    assert _built(worked, query) == _fresh(worked, query)
+    after = prep.load_layers(worked, settings)
+    assert set(after) == {"user", "project", "conversation"}
+    for layer in ("project", "conversation"):  # kept as they were: the same saved state and sections
+        assert after[layer].saved["core"] == before[layer].saved["core"]
+        index, was = after[layer].index, before[layer].index
+        assert [index.entry(p) for p in range(index.size)] == [was.entry(p) for p in range(was.size)]
+    assert "mocha" in after["user"].index.entry(0).text and "mocha" not in before["user"].index.entry(0).text
+
+
+def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
+    """A store whose snapshot holds exactly a saved layer's entries answers from that layer
+    (no indexing on the first preview); a layer changed since is indexed from the store."""
+    from memtui.core.serve import inject_from_store
+    from memtui.core.store import MemoryStore
+
+    db = MuseDB(worked.db_path)
+    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db.close()
+    query = "vitest 数据库"
+    build_injection(worked.workspace, query, home=worked.home)  # saves the prepared index
+    write(worked.project_root / "context.md", CONTEXT + "- 数据库 added after it was saved\n")
+    store = MemoryStore(worked)
+    store.load()
+    try:
+        r = inject_from_store(store, load_settings(worked), query)
+        taken = {layer: store.lines.layer_index(layer, store.snapshot(layer))._rows is not None
+                 for layer in ("user", "project", "conversation")}
+        assert taken == {"user": True, "project": False, "conversation": True}
+        assert (r.text, _json(r)) == _fresh(worked, query)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("length_bytes", [b"\xff\xff\xff\xff", b"\x00\xff\xff\xff"])
+def test_a_huge_length_in_the_prepared_index_header_is_damage_not_a_crash(worked, length_bytes):
+    """Bytes 8-11 of the saved file are the top of the header body's length: flipped, it
+    claims exabytes (an OverflowError from pread) or petabytes (a MemoryError). Every length
+    is checked against the file's size first: the file is damaged, so it is rebuilt, and both
+    `memtui preview --json` and the hook answer as before."""
+    from tests.cli.run import memtui, ok
+
+    query = "vitest 数据库"
+    first = json.loads(ok(memtui(worked, "preview", query, "--json")).stdout)
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": query, "cwd": str(worked.workspace)})
+    hooked = memtui(worked, "hook", "claude-code", input=event)
+    assert hooked.returncode == 0 and hooked.stdout == first["text"] + "\n"
+    path = prep.cache_path(worked)
+
+    def damage() -> None:
+        data = bytearray(path.read_bytes())
+        data[8:12] = length_bytes
+        path.write_bytes(bytes(data))
+
+    damage()
+    assert prep.load_prepared(worked, load_settings(worked)) is None
+    again = ok(memtui(worked, "preview", query, "--json"))
+    assert json.loads(again.stdout)["candidates"] == first["candidates"] and "Traceback" not in again.stderr
+    damage()
+    hooked = memtui(worked, "hook", "claude-code", input=event)
+    assert (hooked.returncode, hooked.stdout, hooked.stderr) == (0, first["text"] + "\n", "")
+
+
+def test_a_section_longer_than_the_file_is_damage(worked):
+    """A section's offset and length are checked against the file's size before it is read."""
+    build_injection(worked.workspace, "vitest", home=worked.home)
+    path = prep.cache_path(worked)
+    size = path.stat().st_size
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        sections = prep._Sections(path, fd, prep.HEADER, size)
+        for offset, length in ((0, 1 << 56), (size, 1), (-1, 4)):
+            with pytest.raises(prep.DamagedPreparedIndex):
+                sections.raw(offset, length, 0)
+    finally:
+        os.close(fd)
+    assert not path.exists()  # removed: rebuilt by the next run
+    assert build_injection(worked.workspace, "vitest", home=worked.home).count

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memtui.core import outbound
-from memtui.core.injection import build_injection
+from memtui.core.serve import build_injection
 from memtui.core.settings import Settings
 from tests.helpers import enable, write
 

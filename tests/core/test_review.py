@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from memtui.core import actions, review
-from memtui.core.injection import build_injection, inject_from_store
 from memtui.core.paths import Paths
+from memtui.core.serve import build_injection, inject_from_store
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
 from memtui.core.store.index import MuseDB

@@ -520,7 +520,7 @@ def test_no_escape_sequence_from_a_repository_reaches_the_terminal(hostile_repo)
 
 def test_preview_to_a_pipe_is_the_exact_injection(hostile_repo):
     """Only a terminal gets escapes: piped, the preview text is byte for byte the injection."""
-    from memtui.core.injection import build_injection
+    from memtui.core.serve import build_injection
 
     paths = hostile_repo
     expected = build_injection(paths.workspace, "paste", home=paths.home).text

@@ -49,7 +49,7 @@ async def test_typing_a_query_updates_the_fold(demo_paths):
         await pilot.press("p")
         await pilot.press(*"pnpm")
         await wait_until(pilot, lambda: app.last_result.query == "pnpm", message="preview for the query")
-        from memtui.core.injection import build_injection
+        from memtui.core.serve import build_injection
 
         expected = build_injection(demo_paths.workspace, "pnpm", home=demo_paths.home)
         assert fold_title(app).startswith(f"{expected.count} memories injected · {expected.tokens}/2000 tokens")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memtui.core.injection import build_injection
 from memtui.core.paths import Paths
+from memtui.core.serve import build_injection
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import FindingsScreen
 from memtui.tui.widgets import EntryPane

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from memtui.core import actions
-from memtui.core.injection import build_injection
 from memtui.core.model import Entry
+from memtui.core.serve import build_injection
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConflictScreen, EditScreen, SettingsScreen, UndoLogScreen
 from memtui.tui.widgets import EntryPane

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memtui.core.assistants import Target
 from memtui.core.assistants.delivery import for_target
-from memtui.core.injection import build_injection
+from memtui.core.serve import build_injection
 from memtui.tui.app import MemtuiApp
 from memtui.tui.widgets import EntryPane, PreviewPane
 from tests.helpers import enable, write

@@ -1,0 +1,100 @@
+"""The §5 injection answered for a workspace: from the prepared index (`build_injection`:
+`memtui preview`, the hooks) or from a loaded store (`inject_from_store`: the TUI, the MCP
+server). The rule itself is `core.injection.inject`; this module only finds its layers."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .history import record as record_injection
+from .injection import InjectionResult, inject
+from .model import LAYERS
+from .paths import Paths, Problem
+from .settings import Settings, load_settings
+from .store.layer_index import LayerIndex, LineCache
+from .store.prepared import DamagedPreparedIndex, Prepared, load_layers, load_prepared, prepare
+
+if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
+    from .store.memory import MemoryStore
+
+log = logging.getLogger("memtui.injection")
+
+
+def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
+    """The injection over a loaded MemoryStore (the TUI and the MCP server call this)."""
+    lines = store.lines
+    key = (settings.max_item_chars, bool(settings.redact_secrets))
+    if key not in lines.made:  # the first time with these settings: take the lines already made
+        lines.made[key] = {}
+        _seed_lines(store.paths, settings, lines)
+    layers: dict[str, LayerIndex] = {layer: lines.layer_index(layer, store.snapshot(layer)) for layer in LAYERS}
+    errors = list(settings.problems) + store.problems
+    unreviewed: frozenset[str] = frozenset()
+    if settings.require_review:  # SPEC §12: computed only when the setting is on
+        from .review import held_back
+
+        unreviewed = held_back(store.db, store.entries())
+    return inject(layers, settings, query, workspace=str(store.paths.workspace),
+                  failed_layers=frozenset(store.layer_errors), errors=errors, unreviewed=unreviewed)
+
+
+def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
+    """Offer the prepared index's layers (same memtui and settings, even when the memories
+    changed since): a layer whose entries the store's snapshot holds exactly is taken as it
+    is, so the TUI's first preview needs no indexing; another one gives its made lines (a
+    line depends on its text and the settings alone), so few are made and redacted again."""
+    try:
+        prepared = load_prepared(paths, settings, sources=False)  # any saved text -> line pair is right
+        if prepared is not None:
+            lines.saved.update(prepared.indexes)
+    except Exception as exc:  # a cache is never required
+        log.info("made lines not taken from the prepared index: %s", exc)
+
+
+def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset[str]:
+    """`memory.requireReview`: the ids of the prepared entries still awaiting review (the
+    review table read with sqlite3 alone, each entry's fields read without making it)."""
+    from .review import held_back
+
+    return held_back(paths.db_path, (index.review_fields(p) for index in indexes.values() for p in range(index.n_active)))
+
+
+def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                    record: bool = False) -> InjectionResult:
+    """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
+
+    With `record`, a real injection: one record is added to the injection history (§11);
+    a failure to record never raises, it is logged and listed in `errors`."""
+    started = time.perf_counter()
+    paths = Paths.resolve(home=home, workspace=workspace)
+    settings = load_settings(paths)
+    if not settings.enabled:
+        return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
+
+    def answer(prepared: Prepared) -> InjectionResult:
+        unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review else frozenset()
+        result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
+                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems,
+                        unreviewed=unreviewed)
+        for c in result.included:  # read here what every caller uses, so a damaged section shows now
+            c.entry  # noqa: B018
+        return result
+
+    saved = load_layers(paths, settings)  # the layers still valid; the others are rebuilt alone
+    try:
+        result = answer(prepare(paths, settings, have=saved) if len(saved) < len(LAYERS) else
+                        Prepared.of({layer: (s.index, s.problems) for layer, s in saved.items()}))
+    except DamagedPreparedIndex as exc:
+        log.warning("%s", exc)
+        result = answer(prepare(paths, settings))
+    result.retrieval_ms = (time.perf_counter() - started) * 1000
+    if record:
+        outcome = record_injection(paths.db_path, result, paths.workspace)
+        if outcome.error:
+            result.errors.append(Problem(str(paths.db_path), outcome.error))
+    return result
+

@@ -1,0 +1,183 @@
+"""Whole processes, timed from the spawn as a person (or Claude Code) feels them, on the
+LARGE corpus (≈500 Markdown files, ≈3,000 entries, 50,000 conversation rows, ≈37,000 of
+them in this workspace) or a multiple of its rows:
+
+    python -m tests.benchmarks.processes [--scale 1] [--repeats 9] [--keep DIR] [--json out.json]
+
+Each figure is the median and p95 of `--repeats` spawns of the installed `memtui` console
+script (the command is printed beside it). Bytecode is compiled first and
+PYTHONDONTWRITEBYTECODE is removed from the children's environment, so no run pays for
+compiling memtui. The machine is shared: read ratios as much as single numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import resource
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from memtui.core.paths import Paths, iter_memory_files
+
+from .corpus import generate
+
+QUERY = "database pool timeout 数据库 连接池"
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("MEMTUI_LOG", None)
+    return env
+
+
+def spawn_times(cmd: list[str], repeats: int, stdin: bytes = b"", before: Callable[[], None] | None = None) -> dict:
+    times, cpu = [], []
+    for _ in range(repeats):
+        if before is not None:
+            before()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(cmd, input=stdin, capture_output=True, env=child_env())
+        times.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    # wall time is what a person waits; CPU time (user + system) is steadier on a shared machine
+    return {"median_s": statistics.median(times), "p95_s": pct(times, 0.95), "cpu_median_s": statistics.median(cpu),
+            "runs": repeats,
+            "command": " ".join(cmd[:1] + [a if len(a) < 60 else "…" for a in cmd[1:]])}
+
+
+def memtui_script() -> str:
+    return str(Path(sys.executable).parent / "memtui")
+
+
+def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
+    memtui = memtui_script()
+    base = [memtui, "--home", str(paths.home), "-w", str(paths.workspace)]
+    preview_json = [*base, "preview", QUERY, "--json"]
+    preview_text = [*base, "preview", QUERY]
+    hook = [memtui, "--home", str(paths.home), "hook", "claude-code"]
+    hook_input = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": QUERY, "cwd": str(paths.workspace),
+                             "session_id": "bench"}).encode()
+    files, _ = iter_memory_files(paths.project_root)
+    edited = files[len(files) // 2]
+    counter = iter(range(10**9))
+
+    def outside_edit() -> None:  # what an assistant or an editor does all day
+        with open(edited, "a", encoding="utf-8") as fh:
+            fh.write(f"- benchmark edit {next(counter)} of the database pool\n")
+
+    def new_row() -> None:  # Muse adds one conversation memory
+        conn = sqlite3.connect(paths.db_path)
+        n = next(counter)
+        conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "
+                     "created_at, updated_at) VALUES (?, 'conversation', 'knowledge', ?, '[]', 'auto', 'conv-00001', NULL, 1, 2)",
+                     [f"bench-row-{time.time_ns()}", f"database pool row {n}"])
+        conn.commit()
+        conn.close()
+
+    from memtui.core.store.prepared import cache_path
+
+    def cold() -> None:
+        cache_path(paths).unlink(missing_ok=True)
+        conn = sqlite3.connect(paths.db_path)
+        for table in ("memtui_files",):
+            try:
+                conn.execute(f"DELETE FROM {table}")
+            except sqlite3.OperationalError:
+                pass
+        conn.commit()
+        conn.close()
+
+    out: dict = {}
+    if only:  # just these figures (after a warm-up run), e.g. the hook's cost curve over scales
+        subprocess.run(hook, input=hook_input, capture_output=True, env=child_env())
+        subprocess.run(hook, input=hook_input, capture_output=True, env=child_env())
+        commands: dict[str, tuple[list[str], bytes, Callable[[], None] | None]] = {
+            "warm_hook": (hook, hook_input, None), "warm_preview_json": (preview_json, b"", None),
+            "warm_preview_text": (preview_text, b"", None), "floor_python": ([sys.executable, "-c", "pass"], b"", None),
+            "hook_after_edit": (hook, hook_input, outside_edit), "preview_json_after_edit": (preview_json, b"", outside_edit),
+            "hook_after_new_row": (hook, hook_input, new_row), "preview_json_after_new_row": (preview_json, b"", new_row)}
+        for name in sorted(only):
+            cmd, given, before = commands[name]
+            out[name] = spawn_times(cmd, repeats, stdin=given, before=before)
+        return out
+    out["floor_python"] = spawn_times([sys.executable, "-c", "pass"], repeats)
+    out["floor_stdlib"] = spawn_times([sys.executable, "-c", "import json, sqlite3, marshal, zlib, hashlib, unicodedata"],
+                                      repeats)
+    out["floor_hook_imports"] = spawn_times(
+        [sys.executable, "-c", "import memtui.cli.hook, memtui.core.injection, memtui.core.history, memtui.core.store.prepared"],
+        repeats)
+    out["cold_preview"] = spawn_times(preview_text, max(3, repeats // 3), before=cold)
+    subprocess.run(preview_text, capture_output=True, env=child_env())  # warm: the prepared index exists
+    out["warm_preview_json"] = spawn_times(preview_json, repeats)
+    out["warm_preview_text"] = spawn_times(preview_text, repeats)
+    out["warm_hook"] = spawn_times(hook, repeats, stdin=hook_input)
+    out["hook_after_edit"] = spawn_times(hook, repeats, stdin=hook_input, before=outside_edit)
+    out["preview_json_after_edit"] = spawn_times(preview_json, repeats, before=outside_edit)
+    out["hook_after_new_row"] = spawn_times(hook, repeats, stdin=hook_input, before=new_row)
+    out["preview_json_after_new_row"] = spawn_times(preview_json, repeats, before=new_row)
+    return out
+
+
+def counts(paths: Paths) -> dict:
+    conn = sqlite3.connect(paths.db_path)
+    rows = conn.execute("SELECT count(*) FROM memories WHERE type = 'conversation'").fetchone()[0]
+    here = conn.execute("SELECT count(*) FROM memories m LEFT JOIN conversations c ON c.id = m.conversation_id "
+                        "WHERE m.type = 'conversation' AND (c.workspace_path = ? OR c.workspace_path IS NULL)",
+                        [str(paths.workspace)]).fetchone()[0]
+    conn.close()
+    md = sum(len(iter_memory_files(root)[0]) for root in (paths.user_root, paths.project_root))
+    return {"markdown_files": md, "conversation_rows": rows, "rows_in_workspace": here}
+
+
+def table(results: dict) -> str:
+    lines = [f"LARGE ×{results['scale']}: {results['corpus']}", ""]
+    for name, fig in results["figures"].items():
+        lines.append(f"{name:<28} {fig['median_s'] * 1000:7.0f} ms median  {fig['p95_s'] * 1000:7.0f} ms p95  "
+                     f"{fig['cpu_median_s'] * 1000:7.0f} ms CPU   {fig['command']}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=int, default=1, help="multiply the conversation rows (10: 500,000)")
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--only", action="append", help="just this figure (warm_hook, warm_preview_json, ...)")
+    args = parser.parse_args()
+    compileall.compile_dir(str(Path(__file__).resolve().parents[2]), quiet=1, workers=1,
+                           rx=__import__("re").compile(r"/(\.venv|tests|screenshots)/"))
+    with tempfile.TemporaryDirectory(prefix="memtui-processes-") as tmp:
+        base = args.keep or Path(tmp)
+        if (base / "home" / "muse.db").exists():
+            paths = Paths((base / "home").resolve(), (base / "workspace").resolve())
+        else:
+            base.mkdir(parents=True, exist_ok=True)
+            paths = generate(base, "LARGE", scale=args.scale)
+        results = {"scale": args.scale, "corpus": counts(paths), "figures": measure(paths, args.repeats, set(args.only or ()))}
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
