@@ -484,6 +484,8 @@ class MemtuiApp(App[None]):
             self._refused(error, "Cannot undo")
         elif change is not None:
             self.say(f"Undone: {escape_name(change.summary)}", title="Undo", timeout=8)
+            if change.reviews:  # an accept: its entries await review again (no memory changed)
+                self.refresh_inbox()
 
     def show_undo_log(self) -> None:
         def job() -> tuple[list[Change], str | None]:

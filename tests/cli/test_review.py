@@ -116,6 +116,22 @@ def test_a_change_elsewhere_in_the_file_keeps_an_accepted_entry_accepted(learned
     assert "Nothing to review" in ok(memtui(learned, "review")).stdout
 
 
+def test_accept_is_a_change_in_the_undo_log_and_undo_puts_it_back_in_the_inbox(learned):
+    path = learned.user_root / "mine.md"
+    ok(memtui(learned, "edit", "mine.md:5", "Written by the person, edited"))  # an earlier, unrelated change
+    edited = path.read_bytes()
+    ok(memtui(learned, "review", "accept", "learned.md:9"))
+    assert "accept learned.md:9" in ok(memtui(learned, "undo", "--list")).stdout
+    undone = ok(memtui(learned, "undo")).stdout
+    assert "accept learned.md:9" in undone, undone  # the newest change is the accept, not the edit
+    assert path.read_bytes() == edited
+    assert len(inbox(learned)) == 4  # it awaits review again
+    ok(memtui(learned, "review", "accept", "--all"))
+    assert inbox(learned) == []
+    ok(memtui(learned, "undo"))
+    assert len(inbox(learned)) == 4
+
+
 def test_an_edit_in_memtui_is_a_review(learned):
     entry_id = next(e["id"] for e in inbox(learned) if e["text"] == "Prefer small pull requests")
     ok(memtui(learned, "edit", entry_id, "Prefer pull requests under 400 lines"))

@@ -69,6 +69,31 @@ async def test_accept_moves_to_the_next_and_survives_a_restart(demo_paths):
         assert listed(screen) == [TIMERS, CACHE]
 
 
+async def test_u_after_accept_undoes_the_accept_not_an_earlier_change(demo_paths):
+    notes = demo_paths.user_root / "preferences.md"
+    store = open_store(demo_paths)
+    try:  # an unrelated earlier change, already in the undo log
+        first = next(e for e in store.entries("user") if e.path == notes)
+        store.edit_entry(first, first.text + " (edited)")
+    finally:
+        store.close()
+    edited = notes.read_bytes()
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_inbox(pilot)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: listed(screen) == [TIMERS, CACHE], message="accepted")
+        await pilot.press("u")
+        await wait_until(pilot, lambda: listed(screen) == [DESTRUCTIVE, TIMERS, CACHE], message="back in the inbox")
+        assert notes.read_bytes() == edited  # the earlier edit stays
+        await pilot.press("A")
+        await wait_until(pilot, lambda: listed(screen) == [], message="all accepted")
+        await pilot.press("u")
+        await wait_until(pilot, lambda: len(listed(screen)) == 3, message="accept all undone")
+        assert notes.read_bytes() == edited
+    assert awaiting(demo_paths) == [DESTRUCTIVE, TIMERS, CACHE]
+
+
 async def test_reject_deletes_selects_the_next_and_undo_restores_the_exact_bytes(demo_paths):
     path = demo_paths.user_root / "tools.md"
     before = path.read_bytes()
