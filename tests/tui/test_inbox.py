@@ -197,3 +197,13 @@ async def test_a_file_the_extractor_writes_while_the_app_runs_arrives_in_the_inb
                          message="the new auto memory listed first (newest)")
         assert screen.sub_title == "Inbox · 4 awaiting review"
         assert screen.selected().entry.text == DESTRUCTIVE  # the selection stays where it was
+
+
+async def test_at_80_columns_the_footer_shows_every_inbox_key(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_inbox(pilot)
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        for key in ("a Accept", "e Edit", "x Reject", "A Accept all", "u Undo", "esc Back"):
+            assert key in footer, (key, footer)

@@ -69,7 +69,7 @@ class InboxScreen(Screen[None]):
         Binding("a", "accept", "Accept", id="inbox.accept"),
         Binding("e", "edit", "Edit", id="inbox.edit"),
         Binding("x", "reject", "Reject", id="inbox.reject"),
-        Binding("A", "accept_all", "Accept all", show=False, id="inbox.accept_all"),
+        Binding("A", "accept_all", "Accept all", id="inbox.accept_all"),
         Binding("u", "undo", "Undo", id="inbox.undo"),
         Binding("escape,i,q", "close", "Back", id="inbox.close"),
     ]
