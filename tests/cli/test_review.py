@@ -173,6 +173,8 @@ def test_imported_memories_await_review_and_name_their_origin(paths, tmp_path):
     assert [e["text"] for e in found] == ["Use uv to manage Python environments"]
     assert found[0]["provenance"]["kind"] == "import"
     assert found[0]["provenance"]["origin"] == str(source)
+    text = ok(memtui(paths, "review")).stdout
+    assert f"    imported from {source} · " in text and "from imported" not in text, text
 
 
 def _preview(paths: Paths, query: str = "build linter lockfile") -> dict:

@@ -57,7 +57,7 @@ def pending_detail(item: Pending, require_review: bool) -> RenderableType:
     if e.section:
         table.add_row("section", name(e.section))
     state = ("not injected until accepted (memory.requireReview is on)" if require_review
-             else "injected like any memory (memory.requireReview is off)")
+             else "a candidate for injection like any memory (memory.requireReview is off)")
     table.add_row("now", Text(state))
     return Group(text(e.text, "bold"), Text(""), table)
 
@@ -118,7 +118,7 @@ class InboxScreen(Screen[None]):
         require = self.memtui.settings.require_review
         note = Text("What the assistant wrote on its own or an import brought in: judge each one.\n")
         note.append("Until then: " + ("not injected (memory.requireReview is on)." if require
-                                      else "injected like the rest (memory.requireReview is off)."), style="dim")
+                                      else "may be injected like the rest (memory.requireReview is off)."), style="dim")
         self.query_one("#inbox-note", Static).update(note)
         self._show_detail()
 
