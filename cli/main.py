@@ -132,13 +132,10 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
     from memtui.tui.app import run  # the one place the CLI starts the TUI: Textual loads only here
 
     if demo:
-        from memtui.core.demo import make_demo, remove_demo
+        from memtui.core.demo import temporary_demo
 
-        demo_paths = make_demo()
-        try:
+        with temporary_demo() as demo_paths:  # a temporary folder: nothing left behind, even on SIGHUP
             run(demo_paths, demo=True)
-        finally:  # the sample set lives in a temporary folder: leave nothing behind
-            remove_demo(demo_paths)
     else:
         run(_resolve(home, workspace))
 
