@@ -553,6 +553,9 @@ def status(obj: Ctx, as_json: bool) -> None:
         c = data["counts"][layer]
         extra = f", {c['archived']} archived" if c["archived"] else ""
         click.echo(f"  {layer}: {c['active']}{extra}")
+    if data["unreviewed"]:
+        waiting = data["unreviewed"]
+        click.echo(f"{waiting} {'memory awaits' if waiting == 1 else 'memories await'} review: memtui review")
     idx = data["index"]
     state = idx.get("state")
     if not idx.get("exists"):

@@ -224,3 +224,10 @@ async def test_no_mcp_tool_accepts_or_rejects(learned, anyio_backend):
         said = json.dumps(tool.model_dump(mode="json"), ensure_ascii=False).replace("_", " ")
         assert not judging.search(said), (tool.name, judging.search(said))
     assert len(inbox(learned)) == 4  # listing the tools changed nothing
+
+
+def test_status_counts_what_awaits_review(learned):
+    assert "4 memories await review: memtui review" in ok(memtui(learned, "status")).stdout
+    assert json.loads(ok(memtui(learned, "status", "--json")).stdout)["unreviewed"] == 4
+    ok(memtui(learned, "review", "accept", "--all"))
+    assert "await review" not in ok(memtui(learned, "status")).stdout
