@@ -150,3 +150,20 @@ async def test_new_while_memory_is_off_says_it_will_not_be_used(paths):
         toast = next(m for m in messages(app) if m.startswith("Added to"))
         assert "Memory is off" in toast and "won't use it" in toast
     assert "- deploys go out on tuesdays" in paths.default_file("user").read_text()
+
+
+def test_no_key_is_bound_twice_on_a_screen_nor_listed_twice_in_help(demo_paths):
+    from textual.binding import Binding
+    from textual.screen import Screen
+
+    from memtui.tui import screens
+    from memtui.tui.main_screen import MainScreen
+    from memtui.tui.screens.inbox import InboxScreen
+
+    classes = {MainScreen, InboxScreen, *(c for c in vars(screens).values()
+                                         if isinstance(c, type) and issubclass(c, Screen))}
+    for cls in classes:
+        keys = [key.strip() for b in cls.BINDINGS if isinstance(b, Binding) for key in b.key.split(",")]
+        assert len(keys) == len(set(keys)), (cls.__name__, keys)
+    listed = [key for key, _ in MemtuiApp(demo_paths, watch=False).help_rows()]
+    assert len(listed) == len(set(listed)), listed
