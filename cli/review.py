@@ -97,7 +97,7 @@ def accept(obj: Any, refs: tuple[str, ...], every: bool, layer: str | None) -> N
     if not done:
         click.echo("Nothing was awaiting review.")
     else:
-        click.echo(f"{len(done)} accepted.")
+        click.echo(f"{len(done)} accepted. Undo with `memtui undo`.")
 
 
 @review_.command("reject", context_settings=CONTEXT)

@@ -229,7 +229,7 @@ class MemtuiApp(App[None]):
             self._refused(error, "Not accepted")
         elif accepted:
             what = describe(accepted[0]) if len(accepted) == 1 else f"{len(accepted)} memories"
-            self.say(f"Accepted {what}", title="Inbox")
+            self.say(f"Accepted {what}. Press u to undo.", title="Inbox")
         self.refresh_inbox()
 
     def reject_memory(self, entry: Entry) -> None:

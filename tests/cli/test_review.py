@@ -120,7 +120,7 @@ def test_accept_is_a_change_in_the_undo_log_and_undo_puts_it_back_in_the_inbox(l
     path = learned.user_root / "mine.md"
     ok(memtui(learned, "edit", "mine.md:5", "Written by the person, edited"))  # an earlier, unrelated change
     edited = path.read_bytes()
-    ok(memtui(learned, "review", "accept", "learned.md:9"))
+    assert "Undo with `memtui undo`" in ok(memtui(learned, "review", "accept", "learned.md:9")).stdout
     assert "accept learned.md:9" in ok(memtui(learned, "undo", "--list")).stdout
     undone = ok(memtui(learned, "undo")).stdout
     assert "accept learned.md:9" in undone, undone  # the newest change is the accept, not the edit
