@@ -120,13 +120,10 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
     from memtui.tui.app import run  # the one place the CLI starts the TUI: Textual loads only here
 
     if demo:
-        from memtui.core.demo import make_demo, remove_demo
+        from memtui.core.demo import temporary_demo
 
-        demo_paths = make_demo()
-        try:
+        with temporary_demo() as demo_paths:  # a temporary folder: nothing left behind, even on SIGHUP
             run(demo_paths, demo=True)
-        finally:  # the sample set lives in a temporary folder: leave nothing behind
-            remove_demo(demo_paths)
     else:
         run(_resolve(home, workspace))
 
@@ -528,6 +525,9 @@ def status(obj: Ctx, as_json: bool) -> None:
         c = data["counts"][layer]
         extra = f", {c['archived']} archived" if c["archived"] else ""
         click.echo(f"  {layer}: {c['active']}{extra}")
+    if data["unreviewed"]:
+        waiting = data["unreviewed"]
+        click.echo(f"{waiting} {'memory awaits' if waiting == 1 else 'memories await'} review: memtui review")
     idx = data["index"]
     state = idx.get("state")
     if not idx.get("exists"):

@@ -70,7 +70,8 @@ def review_(ctx: click.Context, as_json: bool) -> None:
         click.echo("")
         click.echo(f"  {escape_name(e.source_ref)}  [{e.layer}]")
         click.echo(f"    {escape_text(' '.join(e.text.split()))}")
-        click.echo(f"    from {escape_name(p.provenance.label)}")
+        said = "" if p.provenance.kind == "import" else "from "  # its label already says "imported from"
+        click.echo(f"    {said}{escape_name(p.provenance.label)}")
     click.echo("")
     click.echo("Accept with `memtui review accept REF…` (or --all); reject (a delete, undoable) with "
                "`memtui review reject REF…`.")
@@ -96,7 +97,7 @@ def accept(obj: Any, refs: tuple[str, ...], every: bool, layer: str | None) -> N
     if not done:
         click.echo("Nothing was awaiting review.")
     else:
-        click.echo(f"{len(done)} accepted.")
+        click.echo(f"{len(done)} accepted. Undo with `memtui undo`.")
 
 
 @review_.command("reject", context_settings=CONTEXT)

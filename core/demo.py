@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from . import gate
 from .paths import Paths
@@ -247,3 +251,31 @@ def remove_demo(paths: Paths) -> None:
     """Remove the temporary folder `make_demo` made (the parent of its home)."""
     base = paths.home.parent
     gate.remove_tree(base, root=base.parent)
+
+
+@contextmanager
+def temporary_demo() -> Iterator[Paths]:
+    """`make_demo`, removed on the way out: on return, on an exception, and on SIGHUP or
+    SIGTERM (the terminal closed, `kill`), which would otherwise end the process without
+    running any cleanup. On such a signal the folder is removed, then the process ends by
+    that signal as it would have."""
+    paths = make_demo()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        for _ in range(20):  # the app's threads may still be writing there (its index, a settle)
+            try:
+                remove_demo(paths)
+            except OSError:
+                pass
+            if not paths.home.parent.exists():
+                break
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        yield paths
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        remove_demo(paths)

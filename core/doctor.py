@@ -40,6 +40,7 @@ def status(paths: Paths) -> dict:
                 "workspace_settings": str(paths.workspace_settings),
             },
             "counts": counts,
+            "unreviewed": _unreviewed_count(store),
             "errors": [p.as_dict() for p in problems],
             "index": store.db.health(),
         }
@@ -48,6 +49,18 @@ def status(paths: Paths) -> dict:
         return data
     finally:
         store.close()
+
+
+def _unreviewed_count(store: MemoryStore) -> int | None:
+    """How many memories await review (SPEC §12); None when the review state cannot be read
+    (status reports the index's health on its own)."""
+    from .review import unreviewed_among
+    from .store.index import DatabaseError
+
+    try:
+        return len(unreviewed_among(store.entries(), store.db.reviewed_keys()))
+    except (DatabaseError, OSError):
+        return None
 
 
 @dataclass

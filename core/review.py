@@ -186,22 +186,20 @@ def is_unreviewed(store: MemoryStore, entry: Entry) -> bool:
     return needs_review(entry) and review_key(entry) not in _reviewed(store)
 
 
-def _write_state(store: MemoryStore, items: list[tuple[str, str]]) -> None:
+def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:
+    """Mark entries reviewed as they are now, as one change in the undo log (undo puts them
+    back in the inbox); returns the ones that were awaiting review."""
     from .actions import ActionError
+    from .fileio import ConflictError
     from .store.index import DatabaseError
 
-    try:
-        store.db.set_reviewed(items)
-    except (DatabaseError, sqlite3.Error, OSError) as exc:
-        raise ActionError(f"review state not saved: {exc}") from None
-
-
-def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:
-    """Mark entries reviewed as they are now; returns the ones that were awaiting review."""
     reviewed = _reviewed(store)
     todo = [e for e in entries if needs_review(e) and review_key(e) not in reviewed]
     if todo:
-        _write_state(store, [(review_key(e), e.id) for e in todo])
+        try:
+            store.accept_entries(todo, [review_key(e) for e in todo])
+        except (DatabaseError, sqlite3.Error, OSError, ConflictError) as exc:
+            raise ActionError(f"review state not saved: {exc}") from None
     return todo
 
 

@@ -234,7 +234,7 @@ class MemtuiApp(App[None]):
             self._refused(error, "Not accepted")
         elif accepted:
             what = describe(accepted[0]) if len(accepted) == 1 else f"{len(accepted)} memories"
-            self.say(f"Accepted {what}", title="Inbox")
+            self.say(f"Accepted {what}. Press u to undo.", title="Inbox")
         self.refresh_inbox()
 
     def reject_memory(self, entry: Entry) -> None:
@@ -489,6 +489,8 @@ class MemtuiApp(App[None]):
             self._refused(error, "Cannot undo")
         elif change is not None:
             self.say(f"Undone: {escape_name(change.summary)}", title="Undo", timeout=8)
+            if change.reviews:  # an accept: its entries await review again (no memory changed)
+                self.refresh_inbox()
 
     def show_undo_log(self) -> None:
         def job() -> tuple[list[Change], str | None]:
@@ -571,7 +573,7 @@ class MemtuiApp(App[None]):
         names = {"question_mark": "?", "slash": "/", "escape": "esc"}
         longer = {"cycle_order": "Sort each pane: file order → most injected → last injected",
                   "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid",
-                  "inbox": "Inbox: what the assistant learned, to accept (a), edit (e) or reject (x)",
+                  "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x)",
                   "reload": "Reload every memory file, the database and the settings",
                   "undo_log": "Undo log: memtui's changes, newest first"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))

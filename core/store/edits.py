@@ -68,16 +68,27 @@ class RowChange:
 
 
 @dataclass
+class ReviewChange:
+    """An entry accepted in review (SPEC §12): the key memtui's review table gained. Undo
+    removes the key, so the entry is awaiting review again."""
+
+    key: str
+    id: str
+    layer: str
+
+
+@dataclass
 class Change:
     """One change memtui made, as kept in the undo log."""
 
     id: str
     time: float
-    action: str  # create | edit | delete | import | undo
+    action: str  # create | edit | delete | import | accept
     summary: str
     workspace: str
     files: list[FileChange] = field(default_factory=list)
     rows: list[RowChange] = field(default_factory=list)
+    reviews: list[ReviewChange] = field(default_factory=list)
     state: str = PENDING
     conflict: str = ""  # why the last undo of it was refused (it is then passed over by a plain undo)
     folder: Path | None = None
@@ -104,21 +115,24 @@ class Change:
     def from_dict(cls, data: dict, folder: Path) -> Change:
         """A logged change; ValueError/TypeError/KeyError when the record is not one memtui
         wrote (a field of the wrong type is refused here, not met later as a traceback)."""
-        files_raw, rows_raw = data.get("files", []), data.get("rows", [])
-        if not isinstance(files_raw, list) or not isinstance(rows_raw, list):
-            raise ValueError("files and rows must be lists")
+        files_raw, rows_raw, reviews_raw = data.get("files", []), data.get("rows", []), data.get("reviews", [])
+        if not isinstance(files_raw, list) or not isinstance(rows_raw, list) or not isinstance(reviews_raw, list):
+            raise ValueError("files, rows and reviews must be lists")
         files = [FileChange(**f) for f in files_raw]
         rows = [RowChange(**r) for r in rows_raw]
+        reviews = [ReviewChange(**r) for r in reviews_raw]
         if not all(isinstance(f.layer, str) and isinstance(f.rel, str) and _str_or_none(f.saved)
                    and _str_or_none(f.after_sha256) for f in files):
             raise ValueError("a file change has a field of the wrong type")
         if not all(isinstance(r.id, str) and all(v is None or isinstance(v, dict) for v in (r.before, r.after))
                    for r in rows):
             raise ValueError("a row change has a field of the wrong type")
+        if not all(isinstance(r.key, str) and isinstance(r.id, str) and isinstance(r.layer, str) for r in reviews):
+            raise ValueError("a review change has a field of the wrong type")
         return cls(
             id=str(data["id"]), time=float(data["time"]), action=str(data["action"]),
             summary=str(data.get("summary", "")), workspace=str(data.get("workspace", "")),
-            files=files, rows=rows, state=str(data.get("state", DONE)), conflict=str(data.get("conflict") or ""),
+            files=files, rows=rows, reviews=reviews, state=str(data.get("state", DONE)), conflict=str(data.get("conflict") or ""),
             folder=folder,
         )
 
@@ -237,7 +251,8 @@ class ChangeLog:
         or conversation rows (those are the same in every workspace)."""
         if change.workspace == str(self.paths.workspace):
             return True
-        return all(f.layer == Layer.USER for f in change.files)
+        return (all(f.layer == Layer.USER for f in change.files)
+                and all(r.layer != Layer.PROJECT for r in change.reviews))
 
     def history(self) -> list[Change]:
         """The log as this workspace sees it, newest first (pending records settled)."""
@@ -271,12 +286,13 @@ class ChangeLog:
             try:
                 files = [f for f in change.files if self._current_sha(f) == f.after_sha256]
                 rows = [r for r in change.rows if self._row_written(r)]
+                reviews = [r for r in change.reviews if r.key in self._reviewed_keys()] if change.reviews else []
             except Exception:  # the database is locked or damaged: decide on a later read
                 continue
-            if not files and not rows:
+            if not files and not rows and not reviews:
                 self._drop(change)
                 continue
-            change.files, change.rows, change.state = files, rows, DONE
+            change.files, change.rows, change.reviews, change.state = files, rows, reviews, DONE
             self._write_manifest(change)
 
     def _remove_orphans(self) -> None:
@@ -318,6 +334,16 @@ class ChangeLog:
             if db is not self.db:
                 db.close()
 
+    def _reviewed_keys(self) -> set[str]:
+        if not self.paths.db_path.is_file():
+            return set()
+        db = self.db if self.db is not None else MuseDB(self.paths.db_path)
+        try:
+            return db.reviewed_keys()
+        finally:
+            if db is not self.db:
+                db.close()
+
     def _current_sha(self, f: FileChange) -> str | None:
         try:
             data = read_if_exists(safe_target(self.paths, f.layer, f.rel))
@@ -340,10 +366,11 @@ class ChangeLog:
               rows: list[RowChange] | None = None,
               row_writer: Callable[[MuseDB, list[RowChange]], list[RowChange]] | None = None,
               build: Callable[[], tuple[dict[Path, tuple[str, bytes | None]], dict[Path, bytes | None]]] | None = None,
-              ) -> Change:
+              reviews: list[ReviewChange] | None = None) -> Change:
         """Make one change: files in `writes` (path -> (layer, new bytes or None to remove)),
         each of which must still hold `expected[path]`, and conversation rows through
-        `row_writer` (which checks each row and returns the rows as it left them). Logged
+        `row_writer` (which checks each row and returns the rows as it left them), and
+        review keys in `reviews` (recorded in `db`'s review table). Logged
         and undoable; raises ConflictError, leaving everything as it was, when something
         changed since it was read, and gate.Refused when a target or its data is refused.
 
@@ -372,6 +399,7 @@ class ChangeLog:
                     rel = path.relative_to(self.paths.root(layer)).as_posix()
                     change.files.append(FileChange(layer, rel, saved, None if data is None else sha256(data)))
                 change.rows = list(rows or [])
+                change.reviews = list(reviews or [])
                 self._write_manifest(change)  # pending: written before anything changes
             except BaseException:
                 self._drop(change)
@@ -390,6 +418,8 @@ class ChangeLog:
                     written.append((path, layer))
                 if row_writer is not None and db is not None:
                     change.rows = row_writer(db, change.rows)
+                if change.reviews and db is not None:
+                    db.set_reviewed([(r.key, r.id) for r in change.reviews])
             except BaseException:
                 for path, layer in written:  # put back what was written before the failure
                     self._put_back(path, layer, expected.get(path))
@@ -514,6 +544,8 @@ class ChangeLog:
                     self._memory_write(t.path, t.layer, t.before)
             if change.rows and not self._rows_are(change.rows, "before"):
                 db.restore_rows(change.rows)
+            if change.reviews:  # the entries await review again
+                db.unset_reviewed([r.key for r in change.reviews])
         except BaseException:
             self._roll_back_undo(change, targets, db)
             raise
@@ -534,6 +566,11 @@ class ChangeLog:
                 if self._rows_are(change.rows, "before"):
                     db.write_rows([RowChange(r.id, r.before, r.after) for r in change.rows])
             except Exception:  # noqa: BLE001 - the rows stay as they are; reported by the caller's error
+                pass
+        if change.reviews:
+            try:
+                db.set_reviewed([(r.key, r.id) for r in change.reviews])
+            except Exception:  # noqa: BLE001 - the review state stays as it is; reported by the caller's error
                 pass
         change.state = DONE
         self._write_manifest(change)

@@ -23,7 +23,7 @@ from .. import markdown as md
 from ..fileio import ConflictError, read_regular_if_exists
 from ..model import FILE_LAYERS, Entry, Layer
 from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError, path_text
-from .edits import Change, ChangeLog, RowChange
+from .edits import Change, ChangeLog, ReviewChange, RowChange
 from .index import DatabaseError, MuseDB, now_ms
 from .layer_index import LineCache
 from .scan import FileRecord, Scan, conversation_entry
@@ -382,6 +382,11 @@ class MemoryStore:
         with self._lock:
             new = self.scan.files.get(path)
         return new.entries[-1] if new and new.entries else None
+
+    def accept_entries(self, entries: list[Entry], keys: list[str]) -> Change:
+        """Record entries as reviewed (their review keys, SPEC §12) as one undoable change."""
+        reviews = [ReviewChange(key, e.id, e.layer) for e, key in zip(entries, keys, strict=True)]
+        return self.log.apply("accept", _summary("accept", entries), {}, {}, self.db, reviews=reviews)
 
     def workspace_conversation_id(self) -> str:
         return "memtui-" + hashlib.sha1(str(self.paths.workspace).encode()).hexdigest()[:12]

@@ -6,7 +6,14 @@ did. Each run in a process of its own (tests/cli/run.py)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -140,3 +147,44 @@ def test_doctor_fix_says_what_it_fixed(paths, notes):
     assert r.stdout.startswith("Fixed 1 of 1 index finding: Index rebuilt"), r.stdout
     again = memtui(paths, "doctor", "--fix")
     assert again.stdout.startswith("Nothing to fix"), again.stdout
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM])
+def test_demo_removes_its_temporary_folder_when_the_terminal_closes(tmp_path, sig):
+    """`memtui --demo` on a pseudo-terminal, then the hang-up a closed terminal (or `tmux
+    kill-session`) sends, or a plain `kill`: the process ends and its sample set is gone."""
+    exe = shutil.which("memtui", path=str(Path(sys.executable).parent))
+    assert exe
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = dict(os.environ, TMPDIR=str(temp), TERM="xterm-256color", COLUMNS="100", LINES="30")
+    master, slave = os.openpty()
+    proc = subprocess.Popen([exe, "--demo"], stdin=slave, stdout=slave, stderr=slave, close_fds=True, env=env,
+                            start_new_session=True)
+    os.close(slave)
+    out = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"demo" not in out and time.monotonic() < deadline:  # the app is up: its header says demo
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    out += os.read(master, 65536)
+                except OSError:
+                    break
+            assert proc.poll() is None, out.decode(errors="replace")
+        assert b"demo" in out and list(temp.glob("memtui-demo-*")), out.decode(errors="replace")
+        proc.send_signal(sig)
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    os.read(master, 65536)  # keep the terminal drained so the app never blocks on it
+                except OSError:
+                    pass
+        assert proc.poll() == -sig, proc.poll()  # ended by the signal, as it would have been
+        assert list(temp.glob("memtui-demo-*")) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)

@@ -116,6 +116,22 @@ def test_a_change_elsewhere_in_the_file_keeps_an_accepted_entry_accepted(learned
     assert "Nothing to review" in ok(memtui(learned, "review")).stdout
 
 
+def test_accept_is_a_change_in_the_undo_log_and_undo_puts_it_back_in_the_inbox(learned):
+    path = learned.user_root / "mine.md"
+    ok(memtui(learned, "edit", "mine.md:5", "Written by the person, edited"))  # an earlier, unrelated change
+    edited = path.read_bytes()
+    assert "Undo with `memtui undo`" in ok(memtui(learned, "review", "accept", "learned.md:9")).stdout
+    assert "accept learned.md:9" in ok(memtui(learned, "undo", "--list")).stdout
+    undone = ok(memtui(learned, "undo")).stdout
+    assert "accept learned.md:9" in undone, undone  # the newest change is the accept, not the edit
+    assert path.read_bytes() == edited
+    assert len(inbox(learned)) == 4  # it awaits review again
+    ok(memtui(learned, "review", "accept", "--all"))
+    assert inbox(learned) == []
+    ok(memtui(learned, "undo"))
+    assert len(inbox(learned)) == 4
+
+
 def test_an_edit_in_memtui_is_a_review(learned):
     entry_id = next(e["id"] for e in inbox(learned) if e["text"] == "Prefer small pull requests")
     ok(memtui(learned, "edit", entry_id, "Prefer pull requests under 400 lines"))
@@ -157,6 +173,8 @@ def test_imported_memories_await_review_and_name_their_origin(paths, tmp_path):
     assert [e["text"] for e in found] == ["Use uv to manage Python environments"]
     assert found[0]["provenance"]["kind"] == "import"
     assert found[0]["provenance"]["origin"] == str(source)
+    text = ok(memtui(paths, "review")).stdout
+    assert f"    imported from {source} · " in text and "from imported" not in text, text
 
 
 def _preview(paths: Paths, query: str = "build linter lockfile") -> dict:
@@ -206,3 +224,10 @@ async def test_no_mcp_tool_accepts_or_rejects(learned, anyio_backend):
         said = json.dumps(tool.model_dump(mode="json"), ensure_ascii=False).replace("_", " ")
         assert not judging.search(said), (tool.name, judging.search(said))
     assert len(inbox(learned)) == 4  # listing the tools changed nothing
+
+
+def test_status_counts_what_awaits_review(learned):
+    assert "4 memories await review: memtui review" in ok(memtui(learned, "status")).stdout
+    assert json.loads(ok(memtui(learned, "status", "--json")).stdout)["unreviewed"] == 4
+    ok(memtui(learned, "review", "accept", "--all"))
+    assert "await review" not in ok(memtui(learned, "status")).stdout

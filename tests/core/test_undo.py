@@ -653,3 +653,41 @@ def test_a_writer_killed_before_its_record_leaves_no_orphan_folder(paths):
     assert [d for d in trash.iterdir() if d.is_dir() and not (d / "manifest.json").exists()] == []
     assert not [p for p in trash.rglob("*.tmp")]
     assert len(undo_log(paths)) == 1
+
+
+ACCEPT_CRASH_CHILD = r"""
+import os, sys
+from pathlib import Path
+from memtui.core import actions, review
+from memtui.core.paths import Paths
+from memtui.core.store.index import MuseDB
+
+home, ws = sys.argv[1:3]
+paths = Paths(Path(home), Path(ws))
+
+def dying(self, items):
+    os._exit(9)
+
+MuseDB.set_reviewed = dying
+store = actions.open_store(paths)
+review.accept_all(store)
+print("not killed")
+"""
+
+
+def test_an_accept_killed_before_its_review_keys_leaves_undo_working(paths):
+    enable(paths)
+    write(paths.user_root / "learned.md", "---\nsource: auto\n---\n\n- learned on its own\n")
+    ok(memtui(paths, "remember", "the real previous change"))
+    real = undo_log(paths)[0]
+    child = subprocess.run([sys.executable, "-c", ACCEPT_CRASH_CHILD, str(paths.home), str(paths.workspace)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert child.returncode == 9, (child.stdout, child.stderr)
+    assert any(m["state"] == "pending" and m["action"] == "accept" for m in manifests(paths))
+    assert [c["id"] for c in undo_log(paths)] == [real["id"]]  # nothing was accepted: settled away
+    ok(memtui(paths, "review", "accept", "--all"))
+    log = undo_log(paths)
+    assert log[0]["action"] == "accept" and [r["id"] for r in log[0]["reviews"]] == [
+        e["id"] for e in entries(paths) if e["text"] == "learned on its own"]
+    ok(memtui(paths, "undo"))
+    undo_says(memtui(paths, "undo"), real["summary"])

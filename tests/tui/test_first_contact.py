@@ -65,6 +65,8 @@ async def test_at_80x24_every_setting_is_on_screen_and_switches_read_without_col
         await pilot.pause()
         form = app.screen.query_one("#settings-form")
         assert form.max_scroll_y == 0, "the form scrolls"
+        used = max(child.region.bottom for child in form.children if child.display)
+        assert used < form.region.bottom, "no spare line for one more setting"
         for widget in (*app.screen.query("Input"), app.screen.query_one("#theme")):
             assert widget.region.height and widget.region.bottom <= 23, (widget.id, widget.region)
         text = screen_text(app)
@@ -148,3 +150,20 @@ async def test_new_while_memory_is_off_says_it_will_not_be_used(paths):
         toast = next(m for m in messages(app) if m.startswith("Added to"))
         assert "Memory is off" in toast and "won't use it" in toast
     assert "- deploys go out on tuesdays" in paths.default_file("user").read_text()
+
+
+def test_no_key_is_bound_twice_on_a_screen_nor_listed_twice_in_help(demo_paths):
+    from textual.binding import Binding
+    from textual.screen import Screen
+
+    from memtui.tui import screens
+    from memtui.tui.main_screen import MainScreen
+    from memtui.tui.screens.inbox import InboxScreen
+
+    classes = {MainScreen, InboxScreen, *(c for c in vars(screens).values()
+                                         if isinstance(c, type) and issubclass(c, Screen))}
+    for cls in classes:
+        keys = [key.strip() for b in cls.BINDINGS if isinstance(b, Binding) for key in b.key.split(",")]
+        assert len(keys) == len(set(keys)), (cls.__name__, keys)
+    listed = [key for key, _ in MemtuiApp(demo_paths, watch=False).help_rows()]
+    assert len(listed) == len(set(listed)), listed

@@ -57,7 +57,7 @@ def pending_detail(item: Pending, require_review: bool) -> RenderableType:
     if e.section:
         table.add_row("section", name(e.section))
     state = ("not injected until accepted (memory.requireReview is on)" if require_review
-             else "injected like any memory (memory.requireReview is off)")
+             else "a candidate for injection like any memory (memory.requireReview is off)")
     table.add_row("now", Text(state))
     return Group(text(e.text, "bold"), Text(""), table)
 
@@ -69,7 +69,7 @@ class InboxScreen(Screen[None]):
         Binding("a", "accept", "Accept", id="inbox.accept"),
         Binding("e", "edit", "Edit", id="inbox.edit"),
         Binding("x", "reject", "Reject", id="inbox.reject"),
-        Binding("A", "accept_all", "Accept all", show=False, id="inbox.accept_all"),
+        Binding("A", "accept_all", "Accept all", id="inbox.accept_all"),
         Binding("u", "undo", "Undo", id="inbox.undo"),
         Binding("escape,i,q", "close", "Back", id="inbox.close"),
     ]
@@ -118,7 +118,7 @@ class InboxScreen(Screen[None]):
         require = self.memtui.settings.require_review
         note = Text("What the assistant wrote on its own or an import brought in: judge each one.\n")
         note.append("Until then: " + ("not injected (memory.requireReview is on)." if require
-                                      else "injected like the rest (memory.requireReview is off)."), style="dim")
+                                      else "may be injected like the rest (memory.requireReview is off)."), style="dim")
         self.query_one("#inbox-note", Static).update(note)
         self._show_detail()
 

@@ -98,7 +98,7 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                     yield SwitchLabel("Redact secrets before injection", s.redact_secrets, "redact")
                 with Horizontal(classes="setting-row"):
                     yield Switch(value=s.require_review, id="require-review")
-                    yield SwitchLabel("Inject the assistant's memories only once reviewed (i: the inbox)",
+                    yield SwitchLabel("Inject Muse's own memories only once reviewed (i: the inbox)",
                                       s.require_review, "require-review")
                 yield Static(Text.assemble(
                     "Type a value; ", ("ctrl+s", "bold"), " saves it in ",
