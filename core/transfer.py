@@ -148,7 +148,7 @@ def _common_fields(group: list[Memory], origin: str, fmt: str, source: interop.S
         fields["status"] = first.status
     stamps = [m.updated_at for m in group if m.updated_at]
     if stamps:
-        fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=UTC).date().isoformat()
+        fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=UTC).date()
     sources = {m.source for m in group}
     # SPEC §9: an imported file says where it came from; a JSON Lines restore keeps the
     # memory's own `source` (it is the lossless backup) and still names its origin

@@ -281,3 +281,13 @@ def test_exports_of_other_formats_into_one_folder_keep_out_of_each_others_way(pa
     assert sorted(p.name for p in out.iterdir()) == ["AGENTS.md", "CLAUDE.md", "activeContext.md", "backup.jsonl"]
     rc, again = export_json(paths, "agents-md", str(out / "AGENTS.md"))
     assert rc == 0 and again["unchanged"] == 1 and again["removed"] == 0
+
+
+def test_imported_files_write_updated_at_as_a_plain_date(tmp_path):
+    """Every writer of memtui writes `updatedAt: 2026-11-24` (a YAML date), never a quoted string."""
+    paths = fresh(tmp_path, "dates")
+    (paths.workspace / "AGENTS.md").write_text("# Rules\n\n- run the linter before committing\n", encoding="utf-8")
+    r = cli(paths, "import", "agents-md", str(paths.workspace / "AGENTS.md"))
+    assert r.returncode == 0, r
+    written = [p.read_text(encoding="utf-8") for p in paths.project_root.rglob("*.md")]
+    assert written and all(re.search(r"^updatedAt: \d{4}-\d{2}-\d{2}$", t, re.M) for t in written), written
