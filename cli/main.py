@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
+import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -14,8 +14,11 @@ from typing import NoReturn
 
 import click
 
+from memtui.cli import git as git_commands
+from memtui.cli.export import export_command
 from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
+from memtui.core.assistants import TARGETS
 from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
@@ -23,11 +26,22 @@ from memtui.core.serve import build_injection
 from memtui.core.store import MemoryStore
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+TARGET_NAMES = [str(t) for t in TARGETS]
 
 
 class Ctx:
     def __init__(self, home: str | None, workspace: str | None):
-        self.paths = Paths.resolve(home=home, workspace=workspace)
+        self.paths = _resolve(home, workspace)
+
+
+def _resolve(home: str | None, workspace: str | None) -> Paths:
+    """The paths, or a usage error (exit 2, nothing created) when the workspace cannot be one."""
+    from memtui.core.paths import WorkspaceError
+
+    try:
+        return Paths.resolve(home=home, workspace=workspace)
+    except WorkspaceError as exc:
+        raise click.UsageError(escape_name(str(exc))) from None
 
 
 def _echo_json(data: object, indent: int | None = 2) -> None:
@@ -70,6 +84,24 @@ def _ref(e: Entry) -> str:
     return _name(e.source_ref)
 
 
+class _TextCommand(click.Command):
+    """A command whose argument is free text: text that starts with `-` reads as an unknown
+    option, so the usage error says how to pass it (after `--`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        known = {opt for param in self.params for opt in (*param.opts, *param.secondary_opts)}
+        given = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            text = next((a for a in given if a.startswith("-") and a != "--" and a.split("=")[0] not in known),
+                        exc.option_name)
+            before = "REF " if ctx.info_name == "edit" else ""
+            exc.message = (f"{exc.message.rstrip('.')}. Text that starts with '-' goes after '--', as in: "
+                           f"memtui {ctx.info_name} {before}-- {shlex.quote(text)}")
+            raise
+
+
 @click.group(invoke_without_command=True, context_settings=CONTEXT)
 @click.option("--home", type=click.Path(file_okay=False), envvar=None, help="Muse home (default $MUSE_HOME or ~/.muse).")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), help="Workspace directory (default: found from the current directory).")
@@ -88,23 +120,22 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
     from memtui.tui.app import run  # the one place the CLI starts the TUI: Textual loads only here
 
     if demo:
-        from memtui.core.demo import make_demo
+        from memtui.core.demo import temporary_demo
 
-        demo_paths = make_demo()
-        try:
+        with temporary_demo() as demo_paths:  # a temporary folder: nothing left behind, even on SIGHUP
             run(demo_paths, demo=True)
-        finally:  # the sample set lives in a temporary folder: leave nothing behind
-            shutil.rmtree(demo_paths.home.parent, ignore_errors=True)
     else:
-        run(Paths.resolve(home=home, workspace=workspace))
+        run(_resolve(home, workspace))
 
 
 @main.command(context_settings=CONTEXT)
 @click.argument("query")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result (every candidate) as one JSON object.")
+@click.option("--target", type=click.Choice(TARGET_NAMES),
+              help="What this assistant's hook gives it (cut to what the assistant keeps).")
 @click.option("--now", "now", metavar="ISO", help="The time memory decay measures ages at (default: now; a time without a zone is UTC).")
 @click.pass_obj
-def preview(obj: Ctx, query: str, as_json: bool, now: str | None) -> None:
+def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | None) -> None:
     """Show exactly what would be injected for QUERY: the text on stdout, a one-line
     summary on stderr."""
     at = None
@@ -115,12 +146,18 @@ def preview(obj: Ctx, query: str, as_json: bool, now: str | None) -> None:
             at = parse_now(now)
         except ValueError as exc:
             raise click.BadParameter(f"{now!r} is not an ISO 8601 time ({exc})", param_hint="--now") from exc
-    result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at)
     if as_json:
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
-        text = result.to_json()
+        from memtui.core.assistants.delivery import injection_json
+
+        text = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at)
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
     else:
+        result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at)
+        if target is not None:
+            from memtui.core.assistants.delivery import for_target
+
+            result = for_target(result, target)
         # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`).
         # On a terminal the text is shown escaped (memory text may hold escape sequences);
         # to a pipe it is the exact injection (color=True: click must not strip ANSI codes).
@@ -137,7 +174,8 @@ def preview(obj: Ctx, query: str, as_json: bool, now: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
 @click.pass_obj
 def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
-    """List the memories (Muse's /memories)."""
+    """List the memories (Muse's /memories): each with its id and source, either of which
+    names it to `edit` and `delete`."""
     store = actions.open_store(obj.paths)
     entries = store.entries(layer)
     if as_json:
@@ -153,13 +191,13 @@ def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
             click.echo(click.style(f"{current.capitalize()} ({c['active']}{extra})", bold=True))
         tags = f"  [{', '.join(_name(t) for t in e.tags)}]" if e.tags else ""
         flag = "  (archived)" if e.archived else ""
-        click.echo(f"  {_ref(e)}  {_one_line(e)}{tags}{flag}")
+        click.echo(f"  {_name(e.id)}  {_ref(e)}  {_one_line(e)}{tags}{flag}")
     if not entries:
         click.echo("No memories." if layer is None else f"No {layer} memories.")
     _report_problems(store)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, cls=_TextCommand)
 @click.argument("text")
 @click.option("--project", is_flag=True, help="Remember for this workspace (.muse/memory/context.md).")
 @click.option("--category", default="", help="Category for a new file: preference, knowledge, decision, pattern…")
@@ -183,7 +221,8 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
         click.echo(f"note: {_name(note)}", err=True)
     where = done.entry.source_ref if done.entry else (done.path.name if done.path else "")
     shown = display_path(done.path) if done.path else "muse.db"
-    click.echo(f"Remembered in {shown} ({_name(where)}).")
+    new_id = f", id {_name(done.entry.id)}" if done.entry else ""
+    click.echo(f"Remembered in {shown} ({_name(where)}{new_id}).")
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -196,7 +235,7 @@ def _confirm(question: str, yes: bool) -> None:
         sys.exit(1)
 
 
-@main.command(context_settings=CONTEXT)
+@main.command(context_settings=CONTEXT, cls=_TextCommand)
 @click.argument("keyword")
 @click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]), help="Only this layer.")
 @click.option("--yes", "-y", is_flag=True, help="Delete without asking.")
@@ -222,33 +261,43 @@ def forget(obj: Ctx, keyword: str, layer: str | None, yes: bool) -> None:
     click.echo(f"Deleted {len(matches)}. Undo with `memtui undo`.")
 
 
-@main.command(context_settings=CONTEXT)
-@click.argument("entry_id", metavar="ID")
+_REF_HELP = ("REF is the entry's id or its source label (`notes.md:6`), both shown by `memtui list`. "
+             "Text that starts with `-` goes after `--`.")
+_LAYER = click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]),
+                      help="The layer REF is in (when two layers have that source label).")
+
+
+@main.command(context_settings=CONTEXT, epilog=_REF_HELP, cls=_TextCommand)
+@click.argument("ref", metavar="REF")
 @click.argument("text")
+@_LAYER
 @click.pass_obj
-def edit(obj: Ctx, entry_id: str, text: str) -> None:
-    """Replace the text of the entry ID (from `list --json`); TEXT `-` reads it from stdin.
-    Only that entry's lines change."""
+def edit(obj: Ctx, ref: str, text: str, layer: str | None) -> None:
+    """Replace the text of the entry REF; TEXT `-` reads it from stdin. Only that entry's
+    lines change; prints the entry's new id."""
     if text == "-":
         text = sys.stdin.read()
     store = actions.open_store(obj.paths)
     try:
-        entry = actions.edit(store, entry_id, text)
+        entry = actions.edit(store, ref, text, layer)
     except ActionError as exc:
         _fail_on(exc)
-    where = entry.source_ref if entry else entry_id
-    click.echo(f"Edited {_name(where)}. Undo with `memtui undo`.")
+    if entry is None:
+        click.echo(f"Edited {_name(ref)}. Undo with `memtui undo`.")
+    else:
+        click.echo(f"Edited {_ref(entry)}, now id {_name(entry.id)}. Undo with `memtui undo`.")
 
 
-@main.command(context_settings=CONTEXT)
-@click.argument("entry_id", metavar="ID")
+@main.command(context_settings=CONTEXT, epilog=_REF_HELP)
+@click.argument("ref", metavar="REF")
 @click.option("--yes", "-y", is_flag=True, help="Delete without asking.")
+@_LAYER
 @click.pass_obj
-def delete(obj: Ctx, entry_id: str, yes: bool) -> None:
-    """Delete the one entry ID (ids from `list --json`), after asking."""
+def delete(obj: Ctx, ref: str, yes: bool, layer: str | None) -> None:
+    """Delete the one entry REF, after asking."""
     store = actions.open_store(obj.paths)
     try:
-        entry = actions.get_entry(store, entry_id)
+        entry = actions.get_entry(store, ref, layer)
     except ActionError as exc:
         _fail_on(exc)
     click.echo(f"[{entry.layer}] {_ref(entry)}  {_one_line(entry)}")
@@ -264,12 +313,14 @@ def delete(obj: Ctx, entry_id: str, yes: bool) -> None:
 
 
 @main.command(context_settings=CONTEXT)
+@click.argument("change_name", metavar="[CHANGE]", required=False)
 @click.option("--list", "show_list", is_flag=True, help="Show the log of changes instead (newest first).")
 @click.option("--json", "as_json", is_flag=True, help="With --list: print the log as JSON.")
 @click.pass_obj
-def undo(obj: Ctx, show_list: bool, as_json: bool) -> None:
-    """Undo the newest change memtui made (restores the exact previous bytes); it says
-    which change before undoing it."""
+def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> None:
+    """Undo the newest change memtui made (restores the exact previous bytes), or the change
+    CHANGE (its id from `undo --list`); it says which change before undoing it. A change
+    that conflicts stays in the log marked conflicting and is passed over from then on."""
     store = actions.open_store(obj.paths)
     if show_list:
         log = actions.undo_log(store)
@@ -280,15 +331,18 @@ def undo(obj: Ctx, show_list: bool, as_json: bool) -> None:
             click.echo("No changes logged.")
         for c in log:
             when = datetime.fromtimestamp(c.time).strftime("%Y-%m-%d %H:%M:%S")
-            flag = "  (undone)" if c.undone else ""
-            click.echo(f"{when}  {_name(c.summary)}{flag}")
+            flag = f"  ({c.status})"
+            click.echo(f"{c.id}  {when}  {_name(c.summary)}{flag}")
         return
-    pending = actions.undo_preview(store)
-    if pending is None:
-        _fail("Nothing to undo.")
-    click.echo(f"Undoing: {_name(pending.summary)}")
     try:
-        change = actions.undo(store, expected_id=pending.id)
+        pending = actions.undo_preview(store, change_name)
+        if pending is None:
+            actions.undo(store)  # nothing to undo: says why (and how to go on past a conflicting change)
+            _fail("Nothing to undo.")
+        click.echo(f"Undoing: {_name(pending.summary)}")
+        change = actions.undo(store, expected_id=pending.id, name=change_name)
+    except actions.NotFound as exc:
+        _fail("Nothing to undo." if str(exc) == "nothing to undo" else f"error: {_name(exc)}")
     except ActionError as exc:
         _fail_on(exc)
     click.echo(f"Undone: {_name(change.summary)}")
@@ -297,58 +351,58 @@ def undo(obj: Ctx, show_list: bool, as_json: bool) -> None:
 FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
 
 
-@main.command("export", context_settings=CONTEXT)
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
-@click.argument("dest", required=False, type=click.Path(allow_dash=True))
-@click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]), help="Only this layer.")
-@click.pass_obj
-def export_(obj: Ctx, fmt: str, dest: str | None, layer: str | None) -> None:
-    """Write the memories in FORMAT: jsonl (every field of every layer; to stdout without
-    DEST), claude-code, agents-md, cursor or cline (to DEST, default where that tool reads
-    them). Existing files are never replaced."""
-    store = actions.open_store(obj.paths)
-    if fmt == "jsonl" and dest in (None, "-"):
-        text = actions.render_export(store, layer)
-        click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, nl=False, color=True)
-        return
-    try:
-        where, written, count = actions.export_memories(store, fmt, Path(dest) if dest else None, layer)
-    except ActionError as exc:
-        _fail_on(exc)
-    click.echo(f"Exported {count} memories to {_name(where)} ({len(written)} file{'s' if len(written) != 1 else ''}).")
+main.add_command(export_command)
 
 
 @main.command("import", context_settings=CONTEXT)
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("path", required=False, type=click.Path())
-@click.option("--project", "target", flag_value="project", help="Put every imported memory in the project layer.")
-@click.option("--user", "target", flag_value="user", help="Put every imported memory in the user layer.")
+@click.option("--project", "to_project", is_flag=True, help="Put every imported memory in the project layer.")
+@click.option("--user", "to_user", is_flag=True, help="Put every imported memory in the user layer.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.pass_obj
-def import_(obj: Ctx, fmt: str, path: str | None, target: str | None, dry_run: bool, as_json: bool) -> None:
+def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: bool, dry_run: bool,
+            as_json: bool) -> None:
     """Bring memories in from FORMAT (claude-code, agents-md, cursor, cline, jsonl), read from
     PATH or from where that tool keeps them. Near-duplicates of memories already there are
-    skipped, so importing twice adds nothing; nothing is ever overwritten."""
+    skipped, so importing twice adds nothing; nothing is ever overwritten. Exit 1 when
+    nothing was read (PATH missing, no memories there, or every record invalid)."""
+    if to_project and to_user:
+        raise click.UsageError("--project and --user cannot be given together: pick the one layer to import into")
+    target = "project" if to_project else "user" if to_user else None
     store = actions.open_store(obj.paths)
     try:
         report = actions.import_memories(store, fmt, Path(path) if path else None, target, dry_run)
     except ActionError as exc:
         _fail_on(exc)
+    # nothing read at all (a missing source, no memories there, every record invalid): exit 1
+    read_nothing = not report.added and not report.duplicates and not report.rows
     if as_json:
         _echo_json(report.as_dict())
-        return
+        sys.exit(1 if read_nothing else 0)
     verb = "Would import" if dry_run else "Imported"
     click.echo(f"{verb} {len(report.added)} memories from {_name(report.source)}; skipped {len(report.duplicates)} "
-               f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid.")
+               f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid"
+               + (f" ({len(report.boilerplate)} boilerplate line{'s' if len(report.boilerplate) != 1 else ''} "
+                  "left out)." if report.boilerplate else "."))
     for f in report.files:
-        click.echo(f"  {'would write' if dry_run else 'wrote'} {_name(f.path)} ({len(f.memories)})")
+        click.echo(f"  {'would write' if dry_run else 'wrote'} {_name(f.real)} ({len(f.memories)})")
     if report.rows:
         click.echo(f"  {'would add' if dry_run else 'added'} {len(report.rows)} conversation memories")
     for where, reason in report.invalid:
         click.echo(f"warning: {_name(where)}: {_name(reason)}", err=True)
     if not dry_run and report.change_id:
         click.echo("Undo with `memtui undo`.")
+    if read_nothing:
+        where = path or _name(report.source)
+        if path is not None and not os.path.lexists(path):
+            why = f"{_name(path)} does not exist"
+        elif report.invalid:
+            why = f"every record in {_name(where)} was invalid (see the warnings above)"
+        else:
+            why = f"found no {fmt} memories in {_name(where)}"
+        _fail(f"error: nothing imported: {why}.")
 
 
 @main.command(context_settings=CONTEXT)
@@ -372,19 +426,30 @@ def doctor_(obj: Ctx, as_json: bool, fix: bool) -> None:
     index out of step. Only reads; exit 0 when nothing is found, 1 otherwise."""
     found = doctor.findings(obj.paths)
     fixed: list[str] = []
-    if fix and any(f.kind == "index" for f in found):
+    said: list[tuple[str, bool]] = []  # what --fix did, for a person: (line, is it an error)
+    index_findings = sum(1 for f in found if f.kind == "index")
+    if fix and index_findings:
         report = doctor.repair(obj.paths)
         fixed = report.lines
         if report.ok:
             found = [f for f in found if f.kind != "index"] + [
                 f for f in doctor.findings(obj.paths, ("index",))]
+            left = sum(1 for f in found if f.kind == "index")
+            said.append((f"Fixed {index_findings - left} of {index_findings} index finding"
+                         f"{'s' if index_findings != 1 else ''}: {' '.join(report.lines)}", False))
+        else:
+            said += [(f"Not fixed: {line}", True) for line in report.lines]
+    elif fix:
+        said.append(("Nothing to fix: --fix rebuilds the search index, which is in step; the doctor never "
+                     "changes a memory" + (", so the findings below are yours to edit or delete." if found else "."),
+                     False))
     if as_json:
         counts = {kind: sum(1 for f in found if f.kind == kind) for kind in doctor.KINDS}
         _echo_json({"workspace": str(obj.paths.workspace), "findings": [f.as_dict() for f in found],
                     "counts": counts, "fixed": fixed})
     else:
-        for line in fixed:
-            click.echo(_name(line))
+        for line, is_error in said:
+            click.echo(_name(line), err=is_error)
         for f in found:
             click.echo(f"{f.kind:<16} {_name(f.source)}  {_name(f.reason)}")
         if not found:
@@ -392,64 +457,6 @@ def doctor_(obj: Ctx, as_json: bool, fix: bool) -> None:
         else:
             click.echo(f"{len(found)} finding{'s' if len(found) != 1 else ''}.", err=True)
     sys.exit(1 if found else 0)
-
-
-@main.command("mcp", context_settings=CONTEXT)
-@click.pass_obj
-def mcp_(obj: Ctx) -> None:
-    """Serve the memories over the Model Context Protocol on stdio (tools: search_memories,
-    list_memories, preview_injection, remember, forget)."""
-    from memtui.cli.mcp import serve
-
-    serve(obj.paths)
-
-
-@main.group("hook", context_settings=CONTEXT)
-def hook_() -> None:
-    """Claude Code's UserPromptSubmit hook: run it, install it, uninstall it."""
-
-
-@hook_.command("claude-code", context_settings=CONTEXT)
-@click.pass_obj
-def hook_claude_code(obj: Ctx) -> None:
-    """Run as Claude Code's hook: its JSON on stdin, the injection on stdout. Always exits 0."""
-    from memtui.cli.hook import main as run_hook
-
-    sys.exit(run_hook(home=str(obj.paths.home)))
-
-
-def _hook_settings(obj: Ctx, install: bool, project: bool) -> None:
-    from memtui.core import hook_settings as hs
-
-    path = hs.project_settings_path(obj.paths.workspace) if project else hs.user_settings_path()
-    receipts = hs.receipts_path(obj.paths.home)
-    try:
-        change = hs.install(path, receipts=receipts) if install else hs.uninstall(path, receipts=receipts)
-    except hs.HookSettingsError as exc:
-        _fail(f"error: {exc}")
-    click.echo(change.message)
-
-
-_PROJECT = click.option("--project", is_flag=True, help="The project's .claude/settings.json instead of ~/.claude/settings.json.")
-_TARGET = click.argument("target", type=click.Choice(["claude-code"]))
-
-
-@hook_.command("install", context_settings=CONTEXT)
-@_TARGET
-@_PROJECT
-@click.pass_obj
-def hook_install(obj: Ctx, target: str, project: bool) -> None:
-    """Add the hook to Claude Code's settings.json (every other setting is kept)."""
-    _hook_settings(obj, True, project)
-
-
-@hook_.command("uninstall", context_settings=CONTEXT)
-@_TARGET
-@_PROJECT
-@click.pass_obj
-def hook_uninstall(obj: Ctx, target: str, project: bool) -> None:
-    """Remove the hook from Claude Code's settings.json."""
-    _hook_settings(obj, False, project)
 
 
 @main.command("history", context_settings=CONTEXT)
@@ -470,7 +477,7 @@ def history_(obj: Ctx, as_json: bool, limit: int | None, every: bool) -> None:
         _echo_json({"records": [r.as_dict() for r in records]})
         return
     if not records:
-        click.echo("No injections recorded yet (the Claude Code hook and Muse record them; preview does not).")
+        click.echo("No injections recorded yet (the assistants' hooks and Muse record them; preview does not).")
     for r in records:
         when = datetime.fromtimestamp(r.time_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
         what = f"{r.count} {'memory' if r.count == 1 else 'memories'} · {r.tokens} tokens"
@@ -478,7 +485,8 @@ def history_(obj: Ctx, as_json: bool, limit: int | None, every: bool) -> None:
             what += " · truncated"
         if r.disabled_reason:
             what += f" · {r.disabled_reason.replace('_', ' ')}"
-        click.echo(f"{when}  {what} · {r.retrieval_ms:.1f} ms  {printable(r.workspace)}")
+        to = f"{printable(r.target)} · " if r.target else ""
+        click.echo(f"{when}  {to}{what} · {r.retrieval_ms:.1f} ms  {printable(r.workspace)}")
 
 
 def _set_enabled(paths: Paths, value: bool) -> None:
@@ -533,6 +541,9 @@ def status(obj: Ctx, as_json: bool) -> None:
         click.echo(f"Retrieval: keyword (hybrid is set but {_name(retrieval['reason'])})")
     elif retrieval:
         click.echo(f"Retrieval: {retrieval['mode']}")
+    if data["unreviewed"]:
+        waiting = data["unreviewed"]
+        click.echo(f"{waiting} {'memory awaits' if waiting == 1 else 'memories await'} review: memtui review")
     idx = data["index"]
     state = idx.get("state")
     if not idx.get("exists"):
@@ -552,5 +563,18 @@ def status(obj: Ctx, as_json: bool) -> None:
             click.echo(f"  {_name(p['source'])}: {_name(p['message'])}")
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
+from memtui.cli.assistants import hook_group  # noqa: E402  (groups in their own modules, registered here)
+from memtui.cli.mcp import mcp_group  # noqa: E402
+
+main.add_command(hook_group)
+main.add_command(mcp_group)
+git_commands.register(main)
+
+from memtui.cli.review import review_ as _review  # noqa: E402  (its own module: a group of three commands)
+
+main.add_command(_review)
+
+if __name__ == "__main__":  # pragma: no cover  (through the console script's entry: the hook's route first)
+    from memtui.cli.entry import main as entry
+
+    entry()

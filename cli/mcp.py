@@ -1,12 +1,22 @@
 """`memtui mcp`: the memories served over the Model Context Protocol (stdio), with the
 official `mcp` SDK. A translation only: every tool calls the action the CLI calls, under the
-same rules (refusal while memory is off, the near-duplicate check, forget by exact id)."""
+same rules (the near-duplicate check, forget by exact id).
+
+Every tool is registered through `tool` below, which puts it behind the outbound gate
+(core/outbound.py): while memory is off for the workspace every tool answers only "memory is
+off", and every result, error messages included, has its secrets redacted. `forget` deletes
+only this workspace's memories (project and conversation), never the person's user layer."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, Literal
 
-from memtui.core import actions
+import click
+
+from memtui.core import actions, outbound
+from memtui.core.assistants import CLIENTS
 from memtui.core.model import Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.serve import inject_from_store
@@ -18,8 +28,10 @@ memtui holds the memories of the Muse coding assistant in three layers: `user` (
 follow the person everywhere), `project` (knowledge about this workspace) and `conversation`
 (notes kept from chats). Search or list them before asking the person something they may have told
 you already; remember durable preferences and project facts (one short, self-contained sentence
-each); forget by the exact id a search or list returned. `preview_injection` shows exactly what
-would be added to the system prompt for a message."""
+each); forget by the exact id a search or list returned (project and conversation memories of this
+workspace only). `preview_injection` shows exactly what would be added to the system prompt for a
+message. Secrets in memories are shown as [REDACTED]; while memory is off for the workspace every
+tool answers only "memory is off"."""
 
 LayerName = Literal["user", "project", "conversation"]
 
@@ -44,6 +56,7 @@ def build_server(paths: Paths) -> Any:
     date before every call, so changes made elsewhere are seen)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent
 
     store = MemoryStore(paths, index=paths.home.is_dir())
     store.load()
@@ -53,10 +66,30 @@ def build_server(paths: Paths) -> Any:
         store.reload()
         return store
 
+    gate = outbound.Outbound()
+
     def fail(exc: actions.ActionError) -> ToolError:
         return ToolError(str(exc))
 
-    @server.tool()
+    def tool(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        """Register `fn` as a tool behind the outbound gate (the only way tools are added)."""
+
+        @functools.wraps(fn)
+        def gated(*args: Any, **kwargs: Any) -> Any:
+            settings = load_settings(paths)
+            try:
+                gate.check(settings)
+                answer = fn(*args, **kwargs)
+            except outbound.MemoryOff:  # the whole answer, without the SDK's "Error executing tool"
+                return CallToolResult(content=[TextContent(type="text", text=outbound.MEMORY_OFF)], is_error=True)
+            except ToolError as exc:  # (any other exception's text the SDK keeps on the server)
+                raise ToolError(gate.text(str(exc), settings)) from None
+            return gate.result(answer, settings)
+
+        server.tool()(gated)
+        return gated
+
+    @tool
     def search_memories(query: str, layer: LayerName | None = None, limit: int = 20) -> dict[str, Any]:
         """Search the memories for QUERY (words or a phrase, any language). Returns the best
         matches first with their `id` (use it with `forget`), `layer`, `source` (file:line or
@@ -64,7 +97,7 @@ def build_server(paths: Paths) -> Any:
         found = actions.search(fresh(), query, layer, max(1, min(limit, 200)))
         return {"memories": [_entry(e, score) for e, score in found], "count": len(found)}
 
-    @server.tool()
+    @tool
     def list_memories(layer: LayerName | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
         """List the memories in order (user, project, conversation), `limit` at a time from
         `offset`. Each has an `id`, `layer`, `source` and `text`; `total` is how many there are."""
@@ -72,12 +105,12 @@ def build_server(paths: Paths) -> Any:
         page = entries[max(0, offset): max(0, offset) + max(1, min(limit, 500))]
         return {"memories": [_entry(e) for e in page], "total": len(entries), "offset": max(0, offset)}
 
-    @server.tool()
+    @tool
     def preview_injection(message: str) -> dict[str, Any]:
         """Show exactly what memory would be added to the system prompt before MESSAGE: the
         `text` (empty when nothing is injected), how many memories, the token estimate, whether
-        it was truncated, why nothing was injected (`disabled_reason`, e.g. switch_off when
-        memory is off) and the source of each injected memory."""
+        it was truncated, why nothing was injected (`disabled_reason`, e.g. low_relevance) and
+        the source of each injected memory."""
         s = fresh()
         result = inject_from_store(s, load_settings(paths), message)
         included = [c.entry.source_ref for c in result.iter_candidates() if c.status == "included"]
@@ -85,7 +118,7 @@ def build_server(paths: Paths) -> Any:
                 "budget": result.budget.get("total"),
                 "truncated": result.truncated, "disabled_reason": result.disabled_reason, "injected": included}
 
-    @server.tool()
+    @tool
     def remember(text: str, layer: Literal["user", "project"] = "user", category: str = "") -> dict[str, Any]:
         """Remember one durable fact or preference: TEXT should be a short self-contained
         sentence. `layer` "user" keeps it for every workspace (personal preferences), "project"
@@ -101,15 +134,17 @@ def build_server(paths: Paths) -> Any:
         return {"added": True, "memory": _entry(done.entry) if done.entry else None,
                 "file": str(done.path) if done.path else None}
 
-    @server.tool()
+    @tool
     def forget(id: str) -> dict[str, Any]:
         """Delete the one memory with this exact `id` (from search_memories or list_memories).
-        Refused while memory is off for the workspace. The person can undo it with
-        `memtui undo`."""
+        Only this workspace's memories (project and conversation) can be forgotten here; user
+        memories are the person's to delete. The person can undo it with `memtui undo`."""
         s = fresh()
         try:
-            actions.require_enabled(paths)
             entry = actions.get_entry(s, id)
+            refusal = outbound.why_not_forget(entry, paths)
+            if refusal:
+                raise actions.Refused(refusal)
             actions.delete(s, [entry])
         except actions.ActionError as exc:
             raise fail(exc) from None
@@ -120,3 +155,86 @@ def build_server(paths: Paths) -> Any:
 
 def serve(paths: Paths) -> None:
     build_server(paths).run("stdio")
+
+
+# ---------------------------------------------------------------------- the `memtui mcp` group
+_CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group("mcp", invoke_without_command=True, context_settings=_CONTEXT)
+@click.pass_context
+def mcp_group(ctx: click.Context) -> None:
+    """Serve the memories over the Model Context Protocol on stdio (tools: search_memories,
+    list_memories, preview_injection, remember, forget). `memtui mcp install CLIENT`
+    registers this server with an MCP client."""
+    if ctx.invoked_subcommand is None:
+        serve(ctx.obj.paths)
+
+
+@mcp_group.command("serve", context_settings=_CONTEXT)
+@click.pass_obj
+def mcp_serve(obj: Any) -> None:
+    """Serve over stdio (what plain `memtui mcp` does)."""
+    serve(obj.paths)
+
+
+def _register(obj: Any, client: str, install: bool, project: bool, dry_run: bool) -> None:
+    from memtui.core.assistants import mcp_clients
+    from memtui.core.assistants.files import ConfigError, Receipts, receipts_path
+    from memtui.core.assistants.hook_files import find_memtui
+    from memtui.core.display import escape_text
+
+    def fail(message: str) -> None:
+        click.echo(escape_text(f"error: {message}"), err=True)
+        raise SystemExit(1)
+
+    receipts = Receipts(receipts_path(obj.paths.home))
+    within = obj.paths.workspace if project else None
+    try:
+        path = mcp_clients.config_path(client, project, obj.paths.workspace)
+        if install:
+            program = find_memtui()
+            if program is None:
+                fail("cannot find the memtui program to register (no `memtui` next to this Python or on PATH)")
+                return
+            change = mcp_clients.install(client, path, program, receipts, within, dry_run)
+        else:
+            change = mcp_clients.uninstall(client, path, receipts, within, dry_run)
+    except ConfigError as exc:
+        if client == "claude-code" and not project and install:  # ~/.claude.json is Claude Code's own, often large
+            exc = ConfigError(f"{exc}\nClaude Code can register it itself: claude mcp add --scope user memtui -- "
+                              f"{find_memtui() or 'memtui'} mcp")
+        fail(str(exc))
+        return
+    if dry_run:
+        click.echo(escape_text(change.diff()) if change.changed else "", nl=False)
+        click.echo(escape_text(change.message))
+    else:
+        click.echo(escape_text(change.message))
+
+
+_CLIENT = click.argument("client", type=click.Choice([str(c) for c in CLIENTS]))
+_MCP_PROJECT = click.option("--project", is_flag=True, help="The project's config file (.mcp.json, .cursor/mcp.json, "
+                            ".vscode/mcp.json, .codex/config.toml, .gemini/settings.json) instead of your own.")
+_DRY_RUN = click.option("--dry-run", is_flag=True, help="Show the change as a diff; write nothing.")
+
+
+@mcp_group.command("install", context_settings=_CONTEXT)
+@_CLIENT
+@_MCP_PROJECT
+@_DRY_RUN
+@click.pass_obj
+def mcp_install(obj: Any, client: str, project: bool, dry_run: bool) -> None:
+    """Register this memtui's MCP server (by its absolute path) with CLIENT; every other
+    key of the client's config is kept, and running it again changes nothing."""
+    _register(obj, client, True, project, dry_run)
+
+
+@mcp_group.command("uninstall", context_settings=_CONTEXT)
+@_CLIENT
+@_MCP_PROJECT
+@_DRY_RUN
+@click.pass_obj
+def mcp_uninstall(obj: Any, client: str, project: bool, dry_run: bool) -> None:
+    """Remove memtui's MCP server from CLIENT's config."""
+    _register(obj, client, False, project, dry_run)

@@ -9,17 +9,20 @@ the entry and says why. A face prints it; it never needs a traceback.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import gate
 from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer
 from .paths import Paths, Problem
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, MemoryStore
+from .store.index import DatabaseError
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
 
@@ -44,6 +47,13 @@ class Conflict(ActionError):
 
 class Refused(ActionError):
     """The change would break the file or is not allowed; nothing was written."""
+
+
+class UsageRefused(Refused):
+    """What was asked cannot be done as asked (a flag that would not apply, a REF that names
+    more than one entry); nothing was written. A usage error: exit 2."""
+
+    exit_code = 2
 
 
 # ---------------------------------------------------------------------- opening
@@ -129,11 +139,26 @@ def _guard(call, *args, **kwargs):
         raise Refused(f"not written: {exc}") from None
     except ValueError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # the write gate: a target through a link, or data memtui would not read
+        raise Refused(str(exc)) from None
+    except (sqlite3.Error, DatabaseError) as exc:  # muse.db locked by Muse, read-only or damaged
+        raise ActionError(_database_message(exc)) from exc
     except PermissionError as exc:
         raise ActionError(f"cannot write {exc.filename or ''}: permission denied") from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise ActionError(f"cannot write: {where}{exc.strerror or exc}") from None
+
+
+def _database_message(exc: Exception) -> str:
+    from .store.index import busy_or_readonly
+
+    why = busy_or_readonly(exc)
+    if why == "locked":
+        return "muse.db is locked by another program (Muse?); nothing was changed. Try again in a moment."
+    if why == "read-only":
+        return "muse.db is read-only; nothing was changed"
+    return f"muse.db cannot be used ({exc}); nothing was changed"
 
 
 def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: str = "",
@@ -150,25 +175,30 @@ def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: s
         return Remembered(None, similar.path, duplicate_of=similar)
     from . import markdown as md
 
-    notes = []
     tags = list(tags)
     path = store.paths.default_file(layer) if layer in FILE_LAYERS else None
     rec = store.file_record(path) if path is not None else None
     if path is not None and rec is not None and (category or tags):
         # type and tags are frontmatter: they belong to the whole file, so an existing file keeps its own
+        # type and tags are frontmatter: they belong to the whole file, so a flag the existing
+        # file does not already satisfy is refused rather than dropped (SPEC §6)
         have = str(rec.parsed.meta.get("type", "") or "")
         have_tags = set(md.tags_of(rec.parsed.meta))
+        wrong = []
         if category and category != have:
-            notes.append(f"{path.name} has type {have or '(none)'}; the new entry takes the file's type, "
-                         f"not {category!r}")
+            wrong.append(f"its type is {have or '(none)'}, not {category!r}")
         missing = [t for t in tags if t not in have_tags]
         if missing:
-            notes.append(f"{path.name}'s tags ({', '.join(sorted(have_tags)) or 'none'}) apply to every entry in it; "
-                         f"{', '.join(missing)} not added")
+            wrong.append(f"its tags ({', '.join(sorted(have_tags)) or 'none'}) lack {', '.join(missing)}")
+        if wrong:
+            raise UsageRefused(
+                f"{path}: {'; '.join(wrong)}. A file's type and tags apply to every entry in it, so "
+                "--category and --tag only set them when the file is created; nothing was written. "
+                "Leave the flags out, or change the file's frontmatter first")
     for attempt in range(WRITE_RETRIES):
         try:
             entry = _guard(store.create_entry, layer, text, category=category, tags=list(tags))
-            return Remembered(entry, path, notes=notes)
+            return Remembered(entry, path)
         except Conflict:
             if attempt == WRITE_RETRIES - 1:
                 raise
@@ -176,18 +206,39 @@ def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: s
     raise AssertionError("unreachable")
 
 
-def get_entry(store: MemoryStore, entry_id: str) -> Entry:
-    entry = store.get(entry_id)
-    if entry is None:
-        raise NotFound(f"no memory has the id {entry_id!r} (ids: `memtui list --json`)")
-    return entry
+def get_entry(store: MemoryStore, ref: str, layer: str | None = None) -> Entry:
+    """The one entry REF names (SPEC §6): its id, or the source label every face prints
+    (`notes.md:6`, relative to its layer root; any line of a multi-line entry names it too).
+    A label two layers share needs `layer`."""
+    entry = store.get(ref)
+    if entry is not None and (layer is None or entry.layer == layer):
+        return entry
+    entries = store.entries(layer)
+    found = [e for e in entries if e.source_ref == ref]
+    if not found and ":" in ref:
+        rel, _, line = ref.rpartition(":")
+        if line.isdigit():
+            n = int(line) - 1
+            found = [e for e in entries if e.layer != Layer.CONVERSATION and e.rel_path == rel
+                     and e.line_start <= n < max(e.line_end, e.line_start + 1)]
+    if len(found) > 1:
+        layers = ", ".join(sorted({str(e.layer) for e in found}))
+        raise UsageRefused(f"{ref} names an entry in more than one layer ({layers}); say which with --layer")
+    if not found:
+        where = f" in the {layer} layer" if layer else ""
+        raise NotFound(f"no memory has the id or source {ref!r}{where} (both are shown by `memtui list`)")
+    return found[0]
 
 
-def edit(store: MemoryStore, entry: Entry | str, text: str) -> Entry | None:
-    """Replace one entry's text (given the entry or its id), line-exact (SPEC §2)."""
+def edit(store: MemoryStore, entry: Entry | str, text: str, layer: str | None = None) -> Entry | None:
+    """Replace one entry's text (given the entry, its id or its source label), line-exact (SPEC §2)."""
+    from . import review
+
     if isinstance(entry, str):
-        entry = get_entry(store, entry)
-    return _guard(store.edit_entry, entry, text)
+        entry = get_entry(store, entry, layer)
+    new = _guard(store.edit_entry, entry, text)
+    review.edited(store, new)  # an edit is a review (SPEC §12)
+    return new
 
 
 def delete(store: MemoryStore, entries: Iterable[Entry]) -> Change | None:
@@ -211,19 +262,32 @@ def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
     return None
 
 
-def undo_preview(store: MemoryStore) -> Change | None:
-    """The change `undo` would reverse now, so a face can name it before doing it."""
-    return store.log.newest()
+def undo_preview(store: MemoryStore, name: str | None = None) -> Change | None:
+    """The change `undo` would reverse now (or the one `name` names), so a face can name it
+    before doing it. NotFound when `name` names no change or several."""
+    if name is None:
+        return store.log.newest()
+    log = store.log.history()
+    found = [c for c in log if c.id == name] or ([c for c in log if c.id.startswith(name)] if name else [])
+    if len(found) != 1:
+        raise NotFound(f"no change {name!r} in the log (see `memtui undo --list`)" if not found
+                       else f"{name!r} names {len(found)} changes; give more of the id (`memtui undo --list`)")
+    return found[0]
 
 
-def undo(store: MemoryStore, expected_id: str | None = None) -> Change:
-    """Reverse the newest change not yet undone (SPEC §8)."""
+def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = None) -> Change:
+    """Reverse the newest change not yet undone (SPEC §8), passing over changes marked
+    conflicting, or the change `name` (its id from `undo --list`, or a unique start of it)."""
     try:
-        return store.undo(expected_id)
-    except LookupError:
-        raise NotFound("nothing to undo") from None
+        return store.undo(expected_id, name)
+    except LookupError as exc:
+        raise NotFound(str(exc.args[0]) if exc.args else "nothing to undo") from None
     except ConflictError as exc:
         raise Conflict(str(exc)) from None
+    except (sqlite3.Error, DatabaseError) as exc:  # a row to restore, with muse.db locked by Muse
+        why = _database_message(exc).split(";")[0]
+        raise ActionError(f"{why}; the undo did not finish. Try again in a moment: an interrupted undo is "
+                          "completed or rolled back on the next run, never left half done.") from exc
     except OSError as exc:
         raise ActionError(f"cannot undo: {exc.strerror or exc}") from None
 
@@ -293,29 +357,32 @@ def import_memories(store: MemoryStore, fmt: str, source: Path | None = None, la
         report = transfer.plan_import(store, fmt, source, layer, user_home or Path.home(), dry_run)
     except interop.InteropError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # a planned file would be written through a link or out of its root
+        raise Refused(f"import refused: {exc}") from None
     return _guard(transfer.apply_import, store, report)
 
 
-def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, layer: str | None = None,
-                    user_home: Path | None = None) -> tuple[Path, list[Path], int]:
-    """Write the memories in another tool's format; refuses to replace any existing file."""
+def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, layers: tuple[str, ...] | None = None,
+                    user_home: Path | None = None, dry_run: bool = False, redact: bool | None = None,
+                    to_stdout: bool = False) -> Any:
+    """Export in another tool's format as a sync (SPEC §9): files memtui wrote there before and
+    nobody changed are replaced, changed ones are conflicts, others are never touched; every
+    text and name through the outbound redaction. Returns the plan (carried out unless
+    `dry_run`; with `to_stdout`, the jsonl backup text in `plan.text`)."""
     from . import interop, transfer
+    from .store.index import DatabaseError
 
     try:
-        return transfer.export(store, fmt, dest, user_home or Path.home(), layer)
-    except interop.WriteRefused as exc:
-        raise Refused(str(exc)) from None
+        plan = transfer.plan_export(store, fmt, dest, user_home or Path.home(), layers, redact, to_stdout)
+        return plan if dry_run or to_stdout else transfer.apply_export(plan)
     except interop.InteropError as exc:
         raise Refused(str(exc)) from None
+    except gate.Refused as exc:  # the write gate: the export record's folder leads through a link
+        raise Refused(f"export refused: {exc}") from None
+    except (ConflictError, DatabaseError) as exc:
+        raise ActionError(str(exc)) from None
     except OSError as exc:
         raise ActionError(f"cannot write {exc.filename or dest}: {exc.strerror or exc}") from None
-
-
-def render_export(store: MemoryStore, layer: str | None = None) -> str:
-    """Every memory as JSON Lines (the lossless `jsonl` format), for stdout."""
-    from .interop import jsonl, memory_from_entry
-
-    return jsonl.render([memory_from_entry(e, origin=str(e.path or "")) for e in store.entries(layer)])
 
 
 def problems_of(store: MemoryStore, settings: Settings | None = None) -> list[Problem]:

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
+from . import gate
 from .paths import Paths
 from .store.index import MuseDB
 
@@ -173,23 +178,31 @@ CONVERSATIONS = [
     ]),
 ]
 
+# Memories the assistant wrote that the person has not judged yet (the inbox shows them); every
+# other `source: auto` memory of the demo counts as accepted.
+AWAITING_REVIEW = (
+    "When a command is destructive (rm -rf, force push, DROP TABLE), say so plainly and ask before running it",
+    "Vitest fake timers do not advance timers scheduled inside promises unless you await vi.runAllTimersAsync()",
+    "部署流水线在构建镜像时缓存失效，原因是 pnpm store 路径每次都变",
+)
+
 UNFILED = [("Kenji prefers questions about the database in the #db channel, not in DMs", ["people"])]
 OTHER_WORKSPACE: tuple[str, str, list[tuple[str, list[str]]]] = ("conv-other", "Another project", [("This memory belongs to another workspace and is never shown here", [])])
 
 
 def write_demo(home: Path, workspace: Path) -> Paths:
     """Write the sample set into `home` and `workspace` (both created) and turn memory on."""
-    for root, files in ((home / "memory", USER_FILES), (workspace / ".muse" / "memory", PROJECT_FILES)):
+    for owner, root, files in ((home, home / "memory", USER_FILES), (workspace, workspace / ".muse" / "memory", PROJECT_FILES)):
         for rel, text in files.items():
             path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            gate.make_dir(path.parent, root=owner)
+            gate.write(path, text.encode("utf-8"), root=owner, kind=gate.Kind.MEMORY)
             os.utime(path, (FIXED_MTIME, FIXED_MTIME))
-    (home / "settings.json").write_text(
-        json.dumps({"memoryEnabled": True, "theme": "muse-classic", "memtui": {"theme": "memtui-dark"}}, indent=2) + "\n",
-        encoding="utf-8",
-    )
-    (workspace / ".muse" / "settings.json").write_text(json.dumps({"memoryEnabled": True}, indent=2) + "\n", encoding="utf-8")
+    gate.write(home / "settings.json", (json.dumps(
+        {"memoryEnabled": True, "theme": "muse-classic", "memtui": {"theme": "memtui-dark"}}, indent=2) + "\n"
+    ).encode("utf-8"), root=home, kind=gate.Kind.SETTINGS)
+    gate.write(workspace / ".muse" / "settings.json", (json.dumps({"memoryEnabled": True}, indent=2) + "\n").encode("utf-8"),
+               root=workspace, kind=gate.Kind.SETTINGS)
     db = MuseDB(home / "muse.db")
     base = FIXED_MTIME * 1000
     n = 0
@@ -206,7 +219,22 @@ def write_demo(home: Path, workspace: Path) -> Paths:
         db.add_conversation_memory(text, tags=tags, source="manual", memory_id=f"unfiled-{n:02d}",
                                    created_at=base + n * 60_000, updated_at=base + n * 60_000)
     db.close()
-    return Paths(home.resolve(), workspace.resolve())
+    paths = Paths(home.resolve(), workspace.resolve())
+    _accept_reviewed(paths)
+    return paths
+
+
+def _accept_reviewed(paths: Paths) -> None:
+    """Record the demo's auto memories as accepted, but for AWAITING_REVIEW."""
+    from . import review
+    from .store.memory import MemoryStore
+
+    store = MemoryStore(paths, index=False)
+    try:
+        store.load()
+        review.accept(store, [e for e in store.entries() if e.text not in AWAITING_REVIEW])
+    finally:
+        store.close()
 
 
 def make_demo(parent: Path | None = None) -> Paths:
@@ -214,7 +242,40 @@ def make_demo(parent: Path | None = None) -> Paths:
     base = Path(tempfile.mkdtemp(prefix="memtui-demo-", dir=parent))
     home = base / "home"
     workspace = base / "shop-app"
-    home.mkdir()
-    workspace.mkdir()
-    (workspace / ".git").mkdir()
+    for folder in (home, workspace, workspace / ".git"):
+        gate.make_dir(folder, root=base)
     return write_demo(home, workspace)
+
+
+def remove_demo(paths: Paths) -> None:
+    """Remove the temporary folder `make_demo` made (the parent of its home)."""
+    base = paths.home.parent
+    gate.remove_tree(base, root=base.parent)
+
+
+@contextmanager
+def temporary_demo() -> Iterator[Paths]:
+    """`make_demo`, removed on the way out: on return, on an exception, and on SIGHUP or
+    SIGTERM (the terminal closed, `kill`), which would otherwise end the process without
+    running any cleanup. On such a signal the folder is removed, then the process ends by
+    that signal as it would have."""
+    paths = make_demo()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        for _ in range(20):  # the app's threads may still be writing there (its index, a settle)
+            try:
+                remove_demo(paths)
+            except OSError:
+                pass
+            if not paths.home.parent.exists():
+                break
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        yield paths
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        remove_demo(paths)

@@ -9,10 +9,12 @@ Three levels, from least to most escaping:
   so this is fit for `--json`, ids and the index.
 - `escape_text(s)`: memory text shown in a terminal. Control characters (C0 except tab
   and newline, DEL, C1: so ESC/CSI sequences, OSC 8 links, OSC 52 clipboard writes,
-  title changes) become visible escapes such as `\\x1b`; surrogates as above.
+  title changes) and the bidirectional embedding, override and isolate controls
+  (U+202A–U+202E, U+2066–U+2069: "Trojan Source" reordering) become visible escapes such
+  as `\\x1b` or `\\u202e`; surrogates as above.
 - `escape_name(s)` / `display_path(p)`: paths, file names and other one-line fields.
   Also escapes `\\n`, `\\r`, `\\t`, the Unicode line and paragraph separators and the
-  bidirectional controls, so no name can forge a line of output or reorder what is shown.
+  bidirectional marks, so no name can forge a line of output or reorder what is shown.
 
 `--json` output and the injection text are never escaped: they keep the exact characters.
 Each function is one regex search on the common (clean) path, and one regex
@@ -45,12 +47,14 @@ def _build_table(codes: Iterable[int]) -> dict[int, str]:
 
 
 _SURROGATES = range(0xD800, 0xE000)
-_TEXT_CONTROLS = [c for c in range(0x20) if c not in (0x09, 0x0A)] + list(range(0x7F, 0xA0))
-# Unicode line/paragraph separators and the bidirectional formatting controls (the
-# "Trojan Source" characters): harmless in memory text, but in a one-line name they can
-# fake a line break or show a name reversed.
-_NAME_EXTRA = [0x09, 0x0A, 0x0D, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F,
-               *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+# The bidirectional embedding, override and isolate controls (SPEC §8): they make a terminal
+# show text in another order than it is ("Trojan Source"), so they are shown as escapes too.
+BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_TEXT_CONTROLS = [c for c in range(0x20) if c not in (0x09, 0x0A)] + list(range(0x7F, 0xA0)) + list(BIDI_CONTROLS)
+# Unicode line/paragraph separators and the bidirectional marks: harmless in memory text
+# (right-to-left writing uses the marks), but in a one-line name they can fake a line break
+# or show a name reversed.
+_NAME_EXTRA = [0x09, 0x0A, 0x0D, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F]
 
 _PATH_TABLE = _build_table(_SURROGATES)
 _TEXT_TABLE = _build_table([*_TEXT_CONTROLS, *_SURROGATES])
@@ -92,9 +96,10 @@ def path_text(s: str) -> str:
 
 
 def escape_text(s: str) -> str:
-    """Memory text for a terminal: control characters other than tab and newline become
-    visible escapes (`\\x1b`, `\\x7f`, `\\x9b`), so the text can move no cursor, set no
-    title, write no clipboard and open no link."""
+    """Memory text for a terminal: control characters other than tab and newline, and the
+    bidi controls, become visible escapes (`\\x1b`, `\\x7f`, `\\x9b`, `\\u202e`), so the
+    text can move no cursor, set no title, write no clipboard, open no link and reorder
+    nothing."""
     return _TEXT_RE.sub(_TEXT_SUB, s) if _TEXT_RE.search(s) else s
 
 
@@ -110,9 +115,10 @@ def display_path(p: str | bytes | os.PathLike) -> str:
 
 
 # JSON text already escapes C0 controls (ESC becomes \u001b) but, without ensure_ascii,
-# leaves DEL, the C1 controls (U+009B is an 8-bit CSI) and the line separators raw. They
-# can only occur inside JSON strings, so writing them as \uXXXX gives the same JSON value.
-_JSON_RE = re.compile("[\x7f-\x9f\u2028\u2029]")
+# leaves DEL, the C1 controls (U+009B is an 8-bit CSI), the line separators and the bidi
+# controls raw. They can only occur inside JSON strings, so writing them as \uXXXX gives
+# the same JSON value.
+_JSON_RE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def json_for_terminal(text: str) -> str:

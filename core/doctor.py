@@ -41,6 +41,7 @@ def status(paths: Paths) -> dict:
                 "workspace_settings": str(paths.workspace_settings),
             },
             "counts": counts,
+            "unreviewed": _unreviewed_count(store),
             "errors": [p.as_dict() for p in problems],
             "index": store.db.health(),
             "retrieval": model_status(settings),  # §13: the mode in use and its model, or why keyword
@@ -52,6 +53,18 @@ def status(paths: Paths) -> dict:
         return data
     finally:
         store.close()
+
+
+def _unreviewed_count(store: MemoryStore) -> int | None:
+    """How many memories await review (SPEC §12); None when the review state cannot be read
+    (status reports the index's health on its own)."""
+    from .review import unreviewed_among
+    from .store.index import DatabaseError
+
+    try:
+        return len(unreviewed_among(store.entries(), store.db.reviewed_keys()))
+    except (DatabaseError, OSError):
+        return None
 
 
 @dataclass
@@ -92,7 +105,8 @@ def repair(paths: Paths) -> RepairReport:
 
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
-KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index")
+KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "already_loaded",
+         "over_limit", "unreviewed")
 NEVER_INJECTED_DAYS = 30
 
 # Extensions of files people name in memories (source, config, docs). A dotted word with any
@@ -103,7 +117,9 @@ rs go java kt kts scala c h cc cpp cxx hpp cs fs rb php pl lua sh bash zsh fish 
 hs ml clj css scss sass less html htm vue svelte astro xml gradle lock tf hcl dockerfile mk cmake ipynb r jl zig nim
 """.split())
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
-_PATHLIKE = re.compile(r"(?<![\w@:/.\-~])((?:\.{0,2}/)?[A-Za-z0-9_\-.@]+(?:/[A-Za-z0-9_\-.@]+)+/?)")
+# Path characters are any letters and digits (`docs/1.关键词策略.md`, `docs/notes-été.md` are
+# paths too); a word that runs on into glob characters (`src/main/**/*.java`) is no path.
+_PATHLIKE = re.compile(r"(?<![\w@:/.\-~])((?:\.{0,2}/)?[\w\-.@]+(?:/[\w\-.@]+)+/?)(?![\w\-.@/*?\[\]{}])")
 _URL = re.compile(r"^[a-z][a-z0-9+.\-]*://|^www\.|^[\w.\-]+\.(?:com|org|net|io|dev|ai)(?:/|$)", re.I)
 
 
@@ -128,7 +144,8 @@ def _path_candidates(text: str) -> set[str]:
         span = span.strip()
         if " " not in span:
             found.add(span)
-    found.update(m.group(1) for m in _PATHLIKE.finditer(text))
+    # a backticked span is judged whole above (a glob there is not a path), never in pieces
+    found.update(m.group(1) for m in _PATHLIKE.finditer(_BACKTICKED.sub(" ", text)))
     out = set()
     for word in found:
         word = word.rstrip(".,;:)")
@@ -252,13 +269,15 @@ def never_injected(entries: list[Entry], paths: Paths) -> list[Finding]:
         return []
     if not stats:
         return []
-    cutoff_ms = (time.time() - NEVER_INJECTED_DAYS * 86400) * 1000
-    recent = {eid for eid, (_count, last_ms) in stats.items() if last_ms >= cutoff_ms}
+    cutoff = time.time() - NEVER_INJECTED_DAYS * 86400
+    recent = {eid for eid, (_count, last_ms) in stats.items() if last_ms >= cutoff * 1000}
     if not recent:
         return []
+    # only entries older than the window: one written (or last changed) within it has not had
+    # its 30 days yet, so a memory made yesterday is not "never injected"
     return [Finding("never_injected", e.source_ref, f"not injected in the last {NEVER_INJECTED_DAYS} days",
                     e.id, e.layer)
-            for e in entries if not e.archived and e.id not in recent]
+            for e in entries if not e.archived and e.id not in recent and e.updated_at < cutoff]
 
 
 def index_findings(store: MemoryStore) -> list[Finding]:
@@ -314,4 +333,130 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings)
     if "never_injected" in kinds:
         out += never_injected(entries, paths)
+    if "already_loaded" in kinds:
+        out += already_loaded(entries, paths.workspace)
+    if "over_limit" in kinds:
+        out += over_limit(entries, settings, paths)
+    if "unreviewed" in kinds and settings.require_review:
+        out += unreviewed(store, entries)
     return out
+
+
+# ---------------------------------------------------------------------- what the assistant has already, and what it keeps
+INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".github/copilot-instructions.md")
+INSTRUCTIONS_MAX_BYTES = 1024 * 1024
+MIN_REPEATED_CHARS = 12  # a shorter memory found inside an instructions file is a coincidence, not a repeat
+_LINE_MARK = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+|#{1,6}\s+|>\s*)*")
+
+
+def _instruction_lines(workspace: Path) -> list[tuple[str, str]]:
+    """(file name, normalised line) for every line of the workspace's instructions files,
+    list and heading marks taken off. A file that is missing, not a small regular file or
+    reached through a symlink out of the workspace is left out."""
+    from .fileio import read_regular_if_exists
+    from .paths import escapes
+    from .similarity import normalise_for_duplicates
+
+    out = []
+    for name in INSTRUCTION_FILES:
+        path = workspace / name
+        if escapes(path, workspace) is not None:
+            continue
+        try:
+            raw = read_regular_if_exists(path, INSTRUCTIONS_MAX_BYTES)
+        except OSError:
+            continue
+        if raw is None:
+            continue
+        for line in raw.decode("utf-8", errors="replace").splitlines():
+            text = normalise_for_duplicates(_LINE_MARK.sub("", line))
+            if text:
+                out.append((name, text))
+    return out
+
+
+def already_loaded(entries: list[Entry], workspace: Path) -> list[Finding]:
+    """Active entries that repeat a line of an instructions file the assistant loads anyway
+    in this workspace (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md`,
+    `.github/copilot-instructions.md`): a near-duplicate of one of its lines by the rule of
+    `remember`, or found whole inside one. Injecting them spends the budget twice."""
+    lines = _instruction_lines(workspace)
+    if not lines:
+        return []
+    from rapidfuzz import fuzz, process
+
+    from .similarity import DUPLICATE_SCORE, normalise_for_duplicates
+
+    texts = [text for _, text in lines]
+    out = []
+    for e in entries:
+        if e.archived:
+            continue
+        mine = normalise_for_duplicates(e.text)
+        if not mine:
+            continue
+        best = process.extractOne(mine, texts, scorer=fuzz.ratio, score_cutoff=DUPLICATE_SCORE)
+        at = best[2] if best else next((i for i, text in enumerate(texts) if len(mine) >= MIN_REPEATED_CHARS and mine in text),
+                                       None)
+        if at is not None:
+            out.append(Finding("already_loaded", e.source_ref,
+                               f"repeats {lines[at][0]}, which the assistant already loads in this workspace", e.id, e.layer))
+    return out
+
+
+def over_limit(entries: list[Entry], settings: Settings, paths: Paths) -> list[Finding]:
+    """For each assistant that keeps a limited amount of hook context (Claude Code: 10,000
+    characters; Codex: 10,000 bytes): whether the budget lets these memories render more
+    than that. The bound is generous (the entries that give the most text per token, as
+    many as the whole budget pays for, every layer header), so no query can exceed it; the
+    hook then cuts whole entries, so the finding says which budget would fit."""
+    from .assistants import TARGETS
+    from .assistants.delivery import protocol
+    from .injection import HEADERS, TITLE, est, make_line
+
+    lines = [make_line(e.text, settings.max_item_chars, settings.redact_secrets)[0] for e in entries if not e.archived]
+    if not lines:
+        return []
+    total = settings.budget["total"]
+    out = []
+    for target in TARGETS:
+        proto = protocol(target)
+        if proto.limit is None:
+            continue
+        items = sorted(((proto.measure(line) + 1, est(line)) for line in lines), key=lambda it: it[0] / max(it[1], 1),
+                       reverse=True)  # + 1: the newline before each line
+        fixed = proto.measure(TITLE) + sum(proto.measure(h) + 2 for h in HEADERS.values())
+
+        def most(budget: int, items: list[tuple[int, int]] = items, fixed: int = fixed) -> int:
+            room, size = budget - est(TITLE), fixed
+            for chars, cost in items:
+                if room <= 0:
+                    break
+                take = min(1.0, room / max(cost, 1))
+                size += int(chars * take + 0.999)
+                room -= cost
+            return size
+
+        bound = most(total)
+        if bound <= proto.limit:
+            continue
+        low, high = 0, total  # the largest budget whose bound fits: most() grows with the budget
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if most(mid) <= proto.limit else (low, mid - 1)
+        out.append(Finding("over_limit", str(paths.global_settings),
+                           f"memory.budget.total {total} can give up to {bound} {proto.unit} of these memories; "
+                           f"{proto.name} keeps {proto.limit} (the hook drops the last entries); "
+                           f"a total of {low} or less always fits"))
+    return out
+
+
+def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
+    """With `memory.requireReview` on: every entry awaiting review, which no injection sends
+    until the person accepts it (SPEC §12)."""
+    from .review import held_back
+
+    held = held_back(store.db, entries)
+    return [Finding("unreviewed", e.source_ref, "awaiting review: left out of every injection while "
+                    "memory.requireReview is on (`memtui review`)", e.id, e.layer)
+            for e in entries if e.id in held]

@@ -81,6 +81,36 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
     fsync_dir(directory)
 
 
+def create_new_bytes(path: Path, data: bytes) -> None:
+    """Create `path` holding `data`: temporary file in the same folder, fsync, then a hard
+    link into place, which fails (FileExistsError) when the name exists, so an existing file
+    is never replaced. On a file system without hard links: check, then rename."""
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            if os.path.lexists(path):
+                raise FileExistsError(errno.EEXIST, "file exists", str(path)) from None
+            os.replace(tmp, path)
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    fsync_dir(directory)
+
+
 def _read_fd(fd: int) -> bytes:
     chunks: list[bytes] = []
     offset = 0

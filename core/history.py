@@ -42,6 +42,7 @@ COLUMNS = {
     "retrieval_ms": float,
     "disabled_reason": str,
     "entries": str,  # JSON: [{"id": ..., "source": ...}, ...] in injection order
+    "target": str,  # the assistant that received it (`claude-code`, `codex`, `gemini`); NULL: Muse
 }
 NOT_NULL = {"time", "workspace", "count", "chars", "tokens", "truncated", "retrieval_ms", "entries"}
 
@@ -62,6 +63,7 @@ class InjectionRecord:
     retrieval_ms: float
     disabled_reason: str | None
     entries: tuple[tuple[str, str], ...]  # (entry id, source) of each injected entry
+    target: str | None = None  # the assistant that received it; None: Muse (or a record from before targets)
 
     @property
     def entry_ids(self) -> tuple[str, ...]:
@@ -80,6 +82,7 @@ class InjectionRecord:
             "retrieval_ms": self.retrieval_ms,
             "disabled_reason": self.disabled_reason,
             "entries": [{"id": i, "source": s} for i, s in self.entries],
+            "target": self.target,
         }
 
 
@@ -117,6 +120,8 @@ def _ensure_table(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA journal_mode = WAL")
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone()
     if exists:
+        if not _has_target(conn):  # a table made before injections named their assistant
+            conn.execute(f"ALTER TABLE {TABLE} ADD COLUMN target TEXT")
         return
     import sqlite_utils  # only when the table is made: a reader never needs it
 
@@ -132,9 +137,14 @@ def _entries_of(result: InjectionResult) -> list[dict[str, str]]:
             for c in result.included if c.status == "included"]
 
 
+def _has_target(conn: sqlite3.Connection) -> bool:
+    return any(row[1] == "target" for row in conn.execute(f"PRAGMA table_info({TABLE})"))
+
+
 def record(db_path: str | Path, result: InjectionResult, workspace: str | Path, *,
-           at_ms: int | None = None, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> RecordOutcome:
-    """Append one record of `result` (never its query or text) and prune old ones.
+           at_ms: int | None = None, busy_timeout_ms: int = BUSY_TIMEOUT_MS, target: str | None = None) -> RecordOutcome:
+    """Append one record of `result` (never its query or text) and prune old ones;
+    `target` names the assistant that received it (None: Muse itself).
 
     An injection with memory off is not recorded (memory off means memtui writes nothing).
     Never raises for a locked, read-only or damaged database: the outcome says why.
@@ -153,6 +163,7 @@ def record(db_path: str | Path, result: InjectionResult, workspace: str | Path, 
         round(float(result.retrieval_ms), 3),
         result.disabled_reason,
         json.dumps(_entries_of(result), ensure_ascii=False, separators=(",", ":")),
+        target,
     )
     conn = None
     try:
@@ -162,7 +173,7 @@ def record(db_path: str | Path, result: InjectionResult, workspace: str | Path, 
         with conn:  # one transaction: the row and the pruning
             cur = conn.execute(
                 f"INSERT INTO {TABLE} (time, workspace, count, chars, tokens, truncated, retrieval_ms, "
-                "disabled_reason, entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                "disabled_reason, entries, target) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             record_id = cur.lastrowid
             _prune(conn, stamp)
         return RecordOutcome(record_id=record_id)
@@ -184,7 +195,8 @@ def _prune(conn: sqlite3.Connection, now: int) -> None:
 
 
 def _read(db_path: str | Path, sql: str, args: Iterable) -> list[tuple]:
-    """Rows of a query over our table; [] when there is no database or no table yet."""
+    """Rows of a query over our table; [] when there is no database or no table yet. In
+    `sql`, `{target}` stands for the target column (NULL in a table made before it)."""
     db_path = Path(db_path)
     if not db_path.exists():
         return []
@@ -194,6 +206,7 @@ def _read(db_path: str | Path, sql: str, args: Iterable) -> list[tuple]:
         exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone()
         if not exists:
             return []
+        sql = sql.replace("{target}", "target" if _has_target(conn) else "NULL")
         return conn.execute(sql, tuple(args)).fetchall()
     except sqlite3.Error as exc:
         raise HistoryError(f"{db_path}: cannot read the injection history: {exc}") from None
@@ -218,21 +231,22 @@ def records(db_path: str | Path, limit: int | None = None,
     where, args = "", list[object]()
     if workspace is not None:
         where, args = "WHERE workspace = ?", [str(workspace)]
-    sql = (f"SELECT id, time, workspace, count, chars, tokens, truncated, retrieval_ms, disabled_reason, entries "
-           f"FROM {TABLE} {where} ORDER BY time DESC, id DESC LIMIT ?")
+    sql = (f"SELECT id, time, workspace, count, chars, tokens, truncated, retrieval_ms, disabled_reason, entries, "
+           f"{{target}} FROM {TABLE} {where} ORDER BY time DESC, id DESC LIMIT ?")
     args.append(-1 if limit is None else max(0, int(limit)))
     return [
         InjectionRecord(id=r[0], time_ms=r[1], workspace=r[2], count=r[3], chars=r[4], tokens=r[5],
                         truncated=bool(r[6]), retrieval_ms=r[7], disabled_reason=r[8],
-                        entries=_parse_entries(r[9]))
+                        entries=_parse_entries(r[9]), target=r[10])
         for r in _read(db_path, sql, args)
     ]
 
 
-def stats(db_path: str | Path, workspace: str | Path | None = None,
-          since_ms: int | None = None) -> dict[str, tuple[int, int]]:
+def stats(db_path: str | Path, workspace: str | Path | None = None, since_ms: int | None = None,
+          by_target: bool = False) -> dict[str, tuple]:
     """entry id -> (times injected, time of the last injection in ms), over `workspace`'s
-    records (all when None) since `since_ms` (all when None)."""
+    records (all when None) since `since_ms` (all when None). With `by_target`, a third
+    item: ((assistant, times), ...) most first, `muse` for injections Muse recorded."""
     clauses, args = ["h.count > 0"], list[object]()
     if workspace is not None:
         clauses.append("h.workspace = ?")
@@ -240,7 +254,18 @@ def stats(db_path: str | Path, workspace: str | Path | None = None,
     if since_ms is not None:
         clauses.append("h.time >= ?")
         args.append(int(since_ms))
-    sql = (f"SELECT json_extract(e.value, '$.id') AS entry_id, count(DISTINCT h.id), max(h.time) "
+    target = "{target}" if by_target else "NULL"  # json_each has no column of that name
+    sql = (f"SELECT json_extract(e.value, '$.id') AS entry_id, {target} AS tgt, count(DISTINCT h.id), max(h.time) "
            f"FROM {TABLE} AS h, json_each(CASE WHEN json_valid(h.entries) THEN h.entries ELSE '[]' END) AS e "
-           f"WHERE {' AND '.join(clauses)} AND e.type = 'object' GROUP BY entry_id HAVING entry_id IS NOT NULL")
-    return {str(entry_id): (n, last) for entry_id, n, last in _read(db_path, sql, args)}
+           f"WHERE {' AND '.join(clauses)} AND e.type = 'object' GROUP BY entry_id, tgt HAVING entry_id IS NOT NULL")
+    out: dict[str, tuple] = {}
+    per_target: dict[str, dict[str, int]] = {}
+    for entry_id, tgt, n, last in _read(db_path, sql, args):
+        key = str(entry_id)
+        count, newest = out.get(key, (0, 0))[:2]
+        out[key] = (count + n, max(newest, last))
+        per_target.setdefault(key, {})[tgt or "muse"] = n
+    if by_target:
+        out = {key: (*value, tuple(sorted(per_target[key].items(), key=lambda kv: (-kv[1], kv[0]))))
+               for key, value in out.items()}
+    return out

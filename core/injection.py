@@ -20,6 +20,11 @@ computed elsewhere (`core.retrieval`); `FloatScores` then gives steps 4–6 as f
 max(keyword, semantic), the gate on it, the order on it times the decay). Without them the
 rule is §5 exactly, on the paths above.
 
+Review (SPEC §12): with `memory.requireReview`, the ids of unreviewed entries are passed as
+`unreviewed`; in step 2 they leave the candidates that can be injected and are listed with the
+status `unreviewed` (after the active candidates of their layer, before the archived ones),
+whatever their keyword or semantic score.
+
 How a layer's candidates are found fast (an inverted index over the terms, each line made
 once, the state kept between processes) is not here: `core.store.layer_index` implements
 `LayerCandidates` for that, and `core.serve` answers a workspace from it. Both import this
@@ -40,10 +45,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer
+from .outbound import redact_line as redact
 from .paths import Problem
 from .relevance import score as relevance_score
 from .relevance import share, terms
-from .secrets import redact
 from .settings import Settings
 
 log = logging.getLogger("memtui.injection")
@@ -56,6 +61,7 @@ ELLIPSIS = "…"
 INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET, ARCHIVED = (CandidateStatus.INCLUDED, CandidateStatus.BELOW_GATE,
                                                      CandidateStatus.MAX_ITEMS, CandidateStatus.BUDGET,
                                                      CandidateStatus.ARCHIVED)
+UNREVIEWED = CandidateStatus.UNREVIEWED
 
 # A made line (step 8 and 9): (line, clipped, redacted count, tokens). A plain tuple: the
 # prepared index saves it with marshal.
@@ -154,6 +160,14 @@ class LayerCandidates(Protocol):
 
     def archived_terms(self, pos: int) -> frozenset[str]: ...
 
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        """The active positions whose entry id is in `ids` (archived entries stay archived)."""
+        ...
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        """(layer, id, text, source) of a position, for the review check (SPEC §12)."""
+        ...
+
     def entry(self, pos: int) -> Entry: ...
 
     def made(self, pos: int, maker: LineMaker) -> Made: ...
@@ -195,6 +209,13 @@ class EntryLayer:
 
     def archived_terms(self, pos: int) -> frozenset[str]:
         return self.entries[pos].terms
+
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        return frozenset(p for p in range(self.n_active) if self.entries[p].id in ids)
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        e = self.entries[pos]
+        return e.layer, e.id, e.text, e.source
 
     def entry(self, pos: int) -> Entry:
         return self.entries[pos]
@@ -292,11 +313,20 @@ class FloatScores:
         ordered = sorted(range(self.n_active, size), key=lambda p: (rank[p], -self.order[p], p))
         return [(self.score[p], p) for p in ordered]
 
-    def passing(self, gate: float) -> int:
-        return sum(1 for p in range(self.n_active) if passes_gate(self.score[p], gate))
+    def held_order(self, rank: Sequence[int], held: frozenset[int]) -> list[int]:
+        """The unreviewed positions (SPEC §12) in step-6 order, listed after the layer's others."""
+        return sorted(held, key=lambda p: (rank[p], -self.order[p], p))
 
-    def best(self) -> float:
-        return max(self.score[: self.n_active], default=0.0)
+    def passing(self, gate: float, held: frozenset[int] = frozenset()) -> int:
+        """Active positions scoring at least the gate, the unreviewed ones left out."""
+        score = self.score
+        return sum(1 for p in range(self.n_active) if p not in held and passes_gate(score[p], gate))
+
+    def best(self, held: frozenset[int] = frozenset()) -> float:
+        """The best active score, the unreviewed ones left out."""
+        if not held:
+            return max(self.score[: self.n_active], default=0.0)
+        return max((self.score[p] for p in range(self.n_active) if p not in held), default=0.0)
 
 
 class Candidate:
@@ -496,9 +526,11 @@ class LayerFill:
     """Steps 5, 7, 8, 9 and 10 for one layer, in order, one candidate at a time."""
 
     def __init__(self, view: LayerCandidates, shared: Mapping[int, int], nq: int, settings: Settings,
-                 allowance: int, maker: LineMaker, floats: FloatScores | None = None):
+                 allowance: int, maker: LineMaker, floats: FloatScores | None = None,
+                 held: frozenset[int] = frozenset()):
         self.view = view
         self.floats = floats
+        self.held = held  # positions left out of the candidates as unreviewed (SPEC §12)
         self.shared = shared
         self.nq = nq
         self.gate = settings.gate.get(view.layer, 0.0)
@@ -514,7 +546,7 @@ class LayerFill:
     def walk(self, everything: bool) -> Iterator[tuple[int, float, CandidateStatus]]:
         """(position, score, status) in order. Unless `everything`, entries that share no term
         while the gate is above 0 are skipped: they are below the gate and change nothing."""
-        view, shared, nq, gate = self.view, self.shared, self.nq, self.gate
+        view, shared, nq, gate, held = self.view, self.shared, self.nq, self.gate, self.held
         scored_only = not everything and gate > 0
         if self.floats is None:
             walked: Iterator[tuple[int, float]] = ((pos, share(shared.get(pos, 0), nq))
@@ -523,6 +555,8 @@ class LayerFill:
             score = self.floats.score
             walked = ((pos, score[pos]) for pos in self.floats.in_order(view.rank, scored_only))
         for pos, s in walked:
+            if held and pos in held:
+                continue
             if not passes_gate(s, gate):
                 yield pos, s, BELOW_GATE
                 continue
@@ -561,12 +595,14 @@ class _Plan:
 
     def __init__(self, q: frozenset[str], settings: Settings,
                  layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker,
-                 floats: Mapping[str, FloatScores] | None = None):
+                 floats: Mapping[str, FloatScores] | None = None,
+                 held: Mapping[str, frozenset[int]] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
         self.maker = maker
         self.floats = floats or {}
+        self.held = held or {}  # layer -> active positions left out as unreviewed
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
         """The statuses `decisions()` would give, counted from the scores alone: in a layer the
@@ -578,37 +614,48 @@ class _Plan:
         for view, shared, _ in self.layers:
             gate = self.settings.gate.get(view.layer, 0.0)
             limit = self.settings.max_items.get(view.layer)
-            n = view.n_active
             floats = self.floats.get(view.layer)
+            held = self.held.get(view.layer, frozenset())
+            n = view.n_active - len(held)
+            out[UNREVIEWED] += len(held)
             if gate <= 0.0:
                 passing = n
             elif floats is not None:
-                passing = floats.passing(gate)
+                passing = floats.passing(gate, held)
             else:
                 passing = sum(1 for v in shared.values() if passes_gate(share(v, nq), gate))
+                if held and nq:
+                    passing -= sum(1 for p in held if passes_gate(share(shared.get(p, 0), nq), gate))
             capped = passing if limit is None else min(passing, max(limit, 0))
             out[BELOW_GATE] += n - passing
             out[MAX_ITEMS] += passing - capped
             out[INCLUDED] += included_in[view.layer]
             out[BUDGET] += capped - included_in[view.layer]
-            out[ARCHIVED] += view.size - n
+            out[ARCHIVED] += view.size - view.n_active
         return {status: k for status, k in out.items() if k}
 
     def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
         """Every candidate as (layer, position, score, status, (keyword, semantic) in hybrid
         retrieval or None), in layer order then sort order."""
+        nq = len(self.q)
         for view, shared, allowance in self.layers:
             floats = self.floats.get(view.layer)
-            fill = LayerFill(view, shared, len(self.q), self.settings, allowance, self.maker, floats)
+            held = self.held.get(view.layer, frozenset())
+            fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, floats, held)
+            rank = view.rank
             if floats is None:
                 for pos, score, status in fill.walk(everything=True):
                     yield view, pos, score, status, None
+                for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
+                    yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED, None
                 for score, pos in archived_order(view, self.q):
                     yield view, pos, score, ARCHIVED, None
                 continue
             for pos, score, status in fill.walk(everything=True):
                 yield view, pos, score, status, floats.parts(pos)
-            for score, pos in floats.archived_order(view.rank, view.size):
+            for pos in floats.held_order(rank, held):
+                yield view, pos, floats.score[pos], UNREVIEWED, floats.parts(pos)
+            for score, pos in floats.archived_order(rank, view.size):
                 yield view, pos, score, ARCHIVED, floats.parts(pos)
 
 
@@ -640,10 +687,12 @@ def disabled_reason(count: int, every_layer_failed: bool, any_candidates: bool, 
 # ---------------------------------------------------------------------- the rule
 def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Settings, query: str,
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
-           errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None) -> InjectionResult:
+           errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None,
+           unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
     `LayerCandidates` (the prepared index's, the store's). `extra`: the §13 semantic scores
-    and decay factors of a layer, computed by the caller (without it, §5 exactly)."""
+    and decay factors of a layer, computed by the caller (without it, §5 exactly).
+    `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -660,20 +709,26 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     any_candidates = any_passing = False
     planned: list[tuple[LayerCandidates, Mapping[int, int], int]] = []
     floated: dict[str, FloatScores] = {}
+    held_by_layer: dict[str, frozenset[int]] = {}
     for layer in LAYERS:
         view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
+        held = view.positions_of(unreviewed) if unreviewed else frozenset()  # ... less the unreviewed
+        if held:
+            held_by_layer[layer] = held
         shared = view.shared(q)  # 4. Score: |Q ∩ M| of the entries sharing a term
         gate = settings.gate.get(layer, 0.0)
-        any_candidates |= bool(view.n_active)
+        n_live = view.n_active - len(held)
+        any_candidates |= bool(n_live)
         layer_extra = extra.get(layer) if extra else None
         floats = None
         if layer_extra is None:
-            any_passing |= bool(view.n_active) and passes_gate(share(max(shared.values(), default=0), len(q)), gate)
+            live = shared if not held else {p: n for p, n in shared.items() if p not in held}
+            any_passing |= bool(n_live) and passes_gate(share(max(live.values(), default=0), len(q)), gate)
         else:  # §13: max(keyword, semantic), the order decayed
             floats = floated[layer] = FloatScores(view, shared, q, layer_extra)
-            any_passing |= bool(view.n_active) and passes_gate(floats.best(), gate)
+            any_passing |= bool(n_live) and passes_gate(floats.best(held), gate)
         allowance = budget.allowance(layer)  # 10. Budget
-        fill = LayerFill(view, shared, len(q), settings, allowance, maker, floats)  # 5–10 for the layer
+        fill = LayerFill(view, shared, len(q), settings, allowance, maker, floats, held)  # 5–10 for the layer
         result.truncated |= fill.settle()
         planned.append((view, shared, allowance))
         if fill.included:
@@ -681,7 +736,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
             result.included += fill.included
         result.layer_budget[layer] = (fill.used, allowance, budget.carry)
         budget.spend(allowance, fill.used)
-    result._plan = _Plan(q, settings, planned, maker, floated)
+    result._plan = _Plan(q, settings, planned, maker, floated, held_by_layer)
 
     result.text = render(blocks)  # 11. Render
     result.count = len(result.included)  # 12. Flags

@@ -332,18 +332,41 @@ def _file_eol(lines: list[str]) -> str:
 
 
 def touch_updated_at(lines: list[str], fm_lines: tuple[int, int] | None, today: date) -> list[str]:
-    """Set an existing top-level `updatedAt` value to today, keeping quotes and comments."""
+    """Set an existing top-level `updatedAt` value to today, keeping quotes and comments,
+    whatever the frontmatter's style: a block line is rewritten in place; anywhere else (a
+    flow mapping `{type: x, updatedAt: …}`, a value on its own line) only the value's
+    characters are replaced, found by the YAML parser."""
     out = list(lines)
     if fm_lines is None:
         return out
     for i in range(fm_lines[0], fm_lines[1]):
         body = strip_eol(out[i])
         m = _UPDATED_AT.match(body)
-        if m:
+        if m and (m.group(2) or m.group(3).strip()):  # `updatedAt:` alone: its value is on a later line
             new = f"{m.group(1)}{m.group(2)}{today.isoformat()}{m.group(4)}{m.group(5)}"
             out[i] = new + out[i][len(body) :]
-            break
-    return out
+            return out
+    return _touch_any_style(out, fm_lines, today)
+
+
+def _touch_any_style(lines: list[str], fm_lines: tuple[int, int], today: date) -> list[str]:
+    import yaml
+
+    fm_text = "".join(lines[fm_lines[0] : fm_lines[1]])
+    try:
+        _load_yaml(fm_text)  # the same checks as a read (no anchors, no deep nests): else leave it
+        root = yaml.compose(fm_text, Loader=_parsers()[0])
+    except (MemoryFileError, yaml.YAMLError):
+        return lines
+    if not isinstance(root, yaml.MappingNode):
+        return lines
+    value = next((v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == "updatedAt"), None)
+    if not isinstance(value, yaml.ScalarNode) or value.start_mark.line != value.end_mark.line:
+        return lines  # a list, a mapping or a multi-line scalar is not a date memtui rewrites
+    quote = value.style if value.style in ("'", '"') else ""
+    start, end = value.start_mark.index, value.end_mark.index
+    new_text = fm_text[:start] + f"{quote}{today.isoformat()}{quote}" + fm_text[end:]
+    return lines[: fm_lines[0]] + split_lines(new_text) + lines[fm_lines[1] :]
 
 
 def _fresh(parsed: ParsedFile) -> ParsedFile:
@@ -519,8 +542,12 @@ def new_file_header(category: str, tags: list[str], today: date) -> str:
         meta["tags"] = list(tags)
     meta["updatedAt"] = today
     meta["source"] = "manual"
-    dumped = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=None).strip()
-    return f"---\n{dumped}\n---\n\n"
+    # block style, one key a line (what people write, and what touch_updated_at rewrites in
+    # place); a list stays on its key's line: `tags: [a, b]`
+    lines = [yaml.safe_dump({key: value}, allow_unicode=True, width=10**6,
+                            default_flow_style=None if isinstance(value, list) else False).strip()
+             for key, value in meta.items()]
+    return "---\n" + "\n".join(lines) + "\n---\n\n"
 
 
 # ----------------------------------------------------------------------------- the neighbour check

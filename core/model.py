@@ -41,6 +41,7 @@ class CandidateStatus(StrEnum):
     MAX_ITEMS = "max_items"
     BUDGET = "budget"
     ARCHIVED = "archived"
+    UNREVIEWED = "unreviewed"  # left out until reviewed (SPEC §12, memory.requireReview)
 
 
 IMPORTANCE_RANK: dict[str, int] = {Importance.HIGH: 0, Importance.NORMAL: 1, Importance.LOW: 2}

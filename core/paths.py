@@ -21,23 +21,43 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     return Path(home).expanduser().resolve()
 
 
+class WorkspaceError(ValueError):
+    """The workspace asked for cannot be one (not an existing folder, or its project memory
+    root would be the user memory root); the message says which and why."""
+
+
 def resolve_workspace(
-    workspace: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
+    workspace: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None,
+    home: Path | None = None,
 ) -> Path:
-    """`-w DIR`; else the nearest ancestor (itself included) with a `.muse/` directory;
-    else the nearest with `.git`; else the current directory."""
+    """`-w DIR` (an existing folder); else the nearest ancestor (itself included) with a
+    `.muse/` directory that is not the Muse `home` itself (SPEC §1: the home is never a
+    workspace marker); else the nearest with `.git`; else the current directory."""
     if workspace is not None:
-        return Path(workspace).expanduser().resolve()
+        chosen = Path(workspace).expanduser()
+        if not chosen.is_dir():
+            what = "does not exist" if not os.path.lexists(chosen) else "is not a directory"
+            raise WorkspaceError(f"workspace {path_text(str(workspace))} {what}")
+        return chosen.resolve()
     start = Path(cwd if cwd is not None else os.getcwd()).resolve()
     chain = [start, *start.parents]
     for marker in (".muse", ".git"):
         for directory in chain:
             candidate = directory / marker
-            if marker == ".muse" and candidate.is_dir():
+            if marker == ".muse" and candidate.is_dir() and not _is_home(candidate, home):
                 return directory
             if marker == ".git" and candidate.exists():
                 return directory
     return start
+
+
+def _is_home(candidate: Path, home: Path | None) -> bool:
+    if home is None:
+        return False
+    try:
+        return candidate.resolve() == home.resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -48,7 +68,19 @@ class Paths:
     @classmethod
     def resolve(cls, home: str | os.PathLike[str] | None = None, workspace: str | os.PathLike[str] | None = None,
                 cwd: str | os.PathLike[str] | None = None) -> Paths:
-        return cls(resolve_home(home), resolve_workspace(workspace, cwd))
+        """The home and the workspace (SPEC §1); WorkspaceError when `workspace` is not an
+        existing folder, or when the workspace's project memory root would be the user memory
+        root (its `.muse` is the home)."""
+        home_path = resolve_home(home)
+        found = cls(home_path, resolve_workspace(workspace, cwd, home_path))
+        if found.workspace == home_path or home_path in found.workspace.parents:
+            raise WorkspaceError(f"{path_text(str(found.workspace))} cannot be a workspace: it is inside the Muse home "
+                                 f"({path_text(str(home_path))}), which is never a workspace; run memtui in a project "
+                                 "folder or name one with -w")
+        if _is_home(found.workspace / ".muse", home_path) or _is_home(found.project_root, found.user_root):
+            raise WorkspaceError(f"{path_text(str(found.workspace))} cannot be a workspace: its project memory "
+                                 f"would be the user memory ({path_text(str(found.user_root))})")
+        return found
 
     @property
     def user_root(self) -> Path:

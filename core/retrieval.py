@@ -182,14 +182,15 @@ def _save_aligned(path: Path, stamp: str, matrix: Any) -> None:
 
     import numpy as np
 
-    from .fileio import atomic_write_bytes
+    from . import gate
 
     buffer = io.BytesIO()
     np.savez(buffer, stamp=np.array(stamp), vectors=matrix)
+    home = path.parent.parent  # <home>/cache/<file>
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        atomic_write_bytes(path, buffer.getvalue())
-    except OSError as exc:  # a cache is never required
+        gate.make_dir(path.parent, root=home, mode=0o700)
+        gate.write(path, buffer.getvalue(), root=home, kind=gate.Kind.DATA)
+    except OSError as exc:  # a cache is never required (a refusal of the write gate is one too)
         log.info("layer vectors not saved: %s", exc)
 
 

@@ -11,7 +11,13 @@ replaced: `password=hunter2` becomes `password=[REDACTED]`, `postgres://u:p@h/db
 Deliberately *not* used: the entropy-only plugins (Base64/Hex high-entropy strings), which
 flag git SHAs, UUIDs and content hashes that memories mention all the time, and the public-IP
 plugin (an address is not a credential). A few formats the library lacks or matches only in
-part are added in `_own_rules()` below, each with the issuer's documented shape.
+part are added in `_own_rules()` below, each with the issuer's documented shape, and the
+assignment forms it misses (spaced or full-width separators, Chinese and Japanese keys,
+passwords said in prose). Values that are code rather than literals (`settings.API_KEY`,
+`expected_token`, `str`) are left alone. tests/core/secrets_corpus.py measures recall and
+false positives; every rule here is there for an entry of it.
+
+Callers outside this module go through `memtui.core.outbound`, the one gate for what leaves.
 
 Speed: importing detect-secrets costs ~0.1 s (it pulls in `requests` and its scan machinery),
 so it is imported on the first line that might hold a secret. A line passes that pre-filter
@@ -36,7 +42,8 @@ class _Rule(NamedTuple):
     group: int | str = 0      # the group that holds the secret (0: the whole match)
     extend: str = ""          # characters a whole-match secret is widened over, to the right
     kind: str = "token"       # "token"; "assignment" (value checked by the filters); "keyword"
-                              # (an assignment that starts with a library keyword); "pem"
+                              # (an assignment that starts with a library keyword); "pem";
+                              # "prose" (a password said in words, checked by `_prose_value`)
     min_len: int = 0          # shorter whole-match secrets are ignored
     after: str = ""           # a whole match starts with a key name up to this character
     needs: tuple[str, ...] = ()  # lower-cased text one of which the line must hold; with
@@ -54,6 +61,8 @@ _MARKERS = (
     "pass", "pwd", "secret", "contrase", "token",
     # context words and short-token prefixes
     "aws", "xox", "xapp", "hooks.slack.com", "authorization", "bearer", "private key", "putty-user-key", "eyj",
+    # ours: curl -u user:pass, and "password" in Chinese and Japanese (密码, 口令, 密钥, パスワード)
+    "curl", "密码", "口令", "密钥", "パスワード", "pw", "mysql",
 )
 # ..._key names: the library's api_key, auth_key, service_key, account_key, db_key, priv_key,
 # client_key, ...; ours: api-key, access_key, secret_key; Azure's AccountKey / SharedAccessKey.
@@ -104,9 +113,49 @@ def _own_rules() -> tuple[_Rule, ...]:
         _Rule(re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), extend=_TOKEN_CHARS),
         # OpenAI (sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...) and Anthropic (sk-ant-api03-...,
         # sk-ant-admin01-...) API keys; the library only knows OpenAI's legacy T3BlbkFJ form.
-        _Rule(re.compile(r"\bsk-(?:proj-|svcacct-|admin-|ant-[a-z]+\d*-)?[A-Za-z0-9_-]{20,}"), extend=_TOKEN_CHARS),
-        # Slack tokens of other shapes than the library's (xoxe-, refresh, app-level xapp-).
-        _Rule(re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"), extend=_TOKEN_CHARS,
+        # Random base62 of that length holds a digit; "sk-fading-circle-animation" (a CSS class) does not.
+        _Rule(re.compile(r"\bsk-(?:proj-|svcacct-|admin-|ant-[a-z]+\d*-)?(?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{20,}"),
+              extend=_TOKEN_CHARS),
+        # Hugging Face user access tokens: hf_ + 34 letters and digits (no "_": hf_hub_download).
+        _Rule(re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+        # Google OAuth client secrets: GOCSPX- + 28 (Google Cloud console, since 2021).
+        _Rule(re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{24,}"), extend=_TOKEN_CHARS),
+        # DigitalOcean personal access, OAuth and refresh tokens: dop_v1_ / doo_v1_ / dor_v1_ + 64 hex.
+        _Rule(re.compile(r"\bdo[por]_v1_[a-f0-9]{64}\b")),
+        # Shopify admin API access tokens, shared secrets, custom and private app tokens: + 32 hex.
+        _Rule(re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b")),
+        # A Twilio auth token is 32 bare hex characters: taken when the line says Twilio and auth
+        # or token, or holds an Account SID (AC + 32 hex) before it.
+        _Rule(re.compile(r"(?i:twilio.{0,60}?(?:auth|token)|\bAC[0-9a-f]{32}\b).{0,80}?(?<![0-9A-Za-z])([0-9a-f]{32})"
+                         r"(?![0-9A-Za-z])"), group=1, needs=("twilio", "ac")),
+        # PKCS#8 encrypted private keys (RFC 5958), which the library's list lacks.
+        _Rule(re.compile(r"BEGIN ENCRYPTED PRIVATE KEY"), kind="pem", needs=("private key",)),
+        # curl -u / --user user:password (the credential, both halves).
+        _Rule(re.compile(r"\bcurl\b.*?\s(?:-u|--user)(?:\s+|=)([\"']?)(?P<value>[^\s:\"'$]+:[^\s\"'$]+)\1"),
+              group="value", needs=("curl",)),
+        # The value of an HTML password input, <input type="password" value="...">, either order.
+        _Rule(re.compile(r"(?i)<input\b(?=[^>]*\btype\s*=\s*[\"']?password\b)[^>]*?\bvalue\s*=\s*([\"'])(?P<value>[^\"']+)\1"),
+              group="value", needs=("<input",)),
+        # Prose: "the password is hunter2", "pwd for the NAS is ...", "密码是 ..." (checked like
+        # a password by `_prose_value`: quoted, or holding a digit, a symbol or a capital).
+        _Rule(re.compile(r"(?i)\b(?:password|passwd|passphrase|pwd|pw)\b[^.;:!?\n]{0,30}?\s(?:is|was)\s*:?\s+(?:now\s+)?"
+                         r"(?P<q>[\"'`]?)(?P<value>[^\s\"'`]{3,})(?P=q)"), group="value", kind="prose",
+              needs=("pass", "pwd", "pw")),
+        # ... or quoted right after the word: `mongo password "r00t"`.
+        # (the quote is not taken as a sign here: `the password 'reset' link` is prose)
+        _Rule(re.compile(r"(?i)\b(?:password|passwd|passphrase)\s+(?P<quote>[\"'`])(?P<value>[^\s\"'`]{3,})(?P=quote)"),
+              group="value", kind="prose", needs=("pass",)),
+        # mysql -pPASSWORD (the password glued to -p; a bare -p asks for it).
+        _Rule(re.compile(r"\bmysql(?:dump|admin|sh)?\b.*?\s-p(?P<value>[^\s\"'-][^\s\"']*)"), group="value",
+              needs=("mysql",)),
+        # XML elements: <password>...</password>, <apiKey>...</apiKey>, <secret>, <token>.
+        _Rule(re.compile(r"(?i)<(?P<tag>[\w.-]*(?:password|passwd|secret|token|api[_-]?key))>(?P<value>[^<\s]+)</(?P=tag)>"),
+              group="value", needs=("pass", "secret", "token", "key")),
+        _Rule(re.compile(r"(?:密码|口令|密钥|パスワード)(?:是|为|為|は)\s*(?P<q>[\"'`「]?)(?P<value>[\x21-\x7e]{3,})"),
+              group="value", kind="prose", needs=("密码", "口令", "密钥", "パスワード")),
+        # Slack tokens of other shapes than the library's (xoxe-, refresh, app-level xapp-). Every
+        # Slack token has a number right after its prefix; "#xoxo-team-channel" is a channel name.
+        _Rule(re.compile(r"\bxox[abposre]-\d[A-Za-z0-9-]{9,}|\bxapp-\d-[A-Za-z0-9-]{10,}"), extend=_TOKEN_CHARS,
               needs=("xox", "xapp")),
         # Mailgun private API keys: key- + 32 (Mailgun "API keys").
         _Rule(re.compile(r"\bkey-[0-9a-zA-Z]{32}\b")),
@@ -129,8 +178,13 @@ def _own_rules() -> tuple[_Rule, ...]:
 # pass:, x-api-key:). The key must *end* with the word, so counters such as MAX_TOKENS=4096 or
 # TOKEN_LIMIT=4096 stay. Found by `_OWN_KEYWORD` in the lower-cased line, then `_OWN_VALUE`.
 # (Patterns used only once the library is loaded are compiled with it, in `_library()`.)
-_OWN_KEYWORD = r"token|passphrase|pass|api-key|access[_-]?key|secret[_-]?key"
-_OWN_VALUE = r"""(?![\w-])["'\]]{0,2}\s*(?::=|=>|==?|:)\s*(?P<q>["'`]?)(?P<value>(?(q)[^"'`]+|[^\s"'`,;]+))(?P=q)"""
+# Also password, secret and their Chinese and Japanese names, for the forms the library's
+# patterns miss: `"password" : "x"`, `password : x`, full-width `＝`/`：`, `PASSWORD: str = "x"`.
+# A comparison (`token == expected`) is no assignment.
+_OWN_KEYWORD = (r"token|passphrase|password|passwd|pass|secret[_-]?key|secret|api[_-]?key|access[_-]?key"
+                r"|密码|口令|密钥|パスワード")
+_OWN_VALUE = (r"""(?![\w-])["'\]]{0,2}(?:\s*:\s*[A-Za-z_][\w.]*(?:\[[\w., |]*\])?(?=\s*=))?"""
+              r"""\s*(?::=|=>|=(?![=>])|:(?!:)|＝|：)\s*(?P<q>["'`]?)(?P<value>(?(q)[^"'`]+|[^\s"'`,;]+))(?P=q)""")
 
 
 # ------------------------------------------------------------------ the library's detectors
@@ -229,14 +283,60 @@ def _rules() -> tuple[_Rule, ...]:
 _WINDOW = 1024
 _VALUE_END = re.compile(r"[\s;]")
 _NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted",
-                "enabled", "disabled", "required", "optional"}
+                "enabled", "disabled", "required", "optional",
+                # code, not a value: `token = await getToken()`, `expected_token: return True`
+                "await", "async", "return", "new", "function", "lambda", "self", "this", "super", "typeof", "yield",
+                # a type in a signature: `def check(password: str)`, `secretKey: string;`
+                "str", "string", "bytes", "int", "bool", "boolean", "number", "any", "secretstr", "object"}
+# An unquoted value that is code rather than a literal: an attribute path (settings.API_KEY,
+# req.body.password) or a name that itself says what it holds (expected_token, confirmPassword).
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_NAMED = re.compile(r"[A-Za-z_]*(?:_|[a-z][A-Z])[A-Za-z_]*")
+_NAMING_WORDS = ("password", "passwd", "pwd", "token", "secret", "key", "pass")
+# A password said in prose is one word that looks like one: a digit, a symbol or an inner capital
+# ("is hunter2", "is Winter-Sky"), not "is stored", "is required".
+_PASSWORD_LIKE = re.compile(r"\d|[^A-Za-z0-9'’-]|.[A-Z]")
+_MEASURE = re.compile(r"\d+[+]?(?:-?[a-z]+)*")  # "128-bit", "16+", "12chars": a size, not a password
+# "password: same as staging", "token: rotate weekly": a lower-case word after a colon that the
+# sentence goes on from is prose, not a YAML value.
+_PROSE_WORD = re.compile(r"[a-z]+")
+_GOES_ON = re.compile(r"(?:['’][a-z]+)?[ \t]+\w")
+_COLON_BEFORE = re.compile(r"[:：][ \t]*$")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # `GITHUB_TOKEN` in backticks names a variable
+
+
+def _is_code(value: str) -> bool:
+    """Is this unquoted value a name or attribute path in code rather than a literal?"""
+    if value.endswith(")") and "(" not in value:  # `password === confirmPassword)`
+        value = value.rstrip(")")
+    if _DOTTED.fullmatch(value):
+        return True
+    return _NAMED.fullmatch(value) is not None and any(w in value.lower() for w in _NAMING_WORDS)
+
+
+def _prose_value(text: str, m: re.Match) -> tuple[int, int] | None:
+    """The span of a password said in prose ("the password is hunter2"), or None."""
+    start, end = m.span("value")
+    quote = m.groupdict().get("q")
+    quoted = bool(quote) and quote != "「"
+    value = text[start:end]
+    if not quoted:
+        value = value.rstrip(".,;:!?)」")
+        if value.lower() in _NOT_SECRETS or not _PASSWORD_LIKE.search(value) or _MEASURE.fullmatch(value):
+            return None
+    lib = _library()
+    if not value or REDACTED in value or lib.templated(value) or lib.dollar(value):
+        return None
+    return start, start + len(value)
 _INDIRECT = r"^[\w.$-]+[\[(].*[\])]?$"   # a call or subscript: get_password(), env["X"]
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_ANNOTATED = re.compile(r"\s*=(?![=>])")
 # Keys that name, size or locate a secret rather than hold it (secretName, PASSWORD_MIN_LENGTH,
 # token_ttl, password_file, SECRET_REF), and plurals, which in a memory head prose
 # ("Passwords: never commit them") or a YAML mapping whose values are on other lines.
 _REFERENCE_KEY = (r"(?i)(?:name|names|ref|path|file|dir|length|len|min|max|count|limit|size|ttl|timeout"
                   r"|expiry|expires|age|days|type|policy|policies|url|uri|endpoint|header|field|prompt"
-                  r"|words|secrets|tokens|keys)$")
+                  r"|words|secrets|tokens|keys|manager|arn|id)$")
 
 
 def _key_starting_at(text: str, start: int) -> str:
@@ -279,7 +379,20 @@ def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, in
             value = text[start:cut.start() if cut else len(text)]
         value = value.rstrip(",;")
         end = start + len(value)
-    if not value.strip() or REDACTED in value or value.lower() in _NOT_SECRETS:
+    bare = value.rstrip(")") if not quoted and "(" not in value else value  # `check(password: str)`
+    if not value.strip() or REDACTED in value or bare.lower() in _NOT_SECRETS:
+        return None
+    if not _ASCII_ALNUM.search(value) or (not quoted and _is_code(value)):  # "********", "请向管理员索取"
+        return None
+    if not quoted and _ANNOTATED.match(text, end):  # `PASSWORD: str = "x"`: a type, the value follows
+        return None
+    if (not quoted and _PROSE_WORD.fullmatch(value) and _GOES_ON.match(text, end)
+            and _COLON_BEFORE.search(text, max(0, start - 8), start)):
+        return None
+    if quoted and text[start - 1] == "`" and _ENV_NAME.fullmatch(value):
+        return None
+    token_start = max(text.rfind(c, 0, m.start()) for c in " \t\"'`") + 1
+    if text.startswith(("arn:", "ARN:"), token_start):  # an AWS ARN names a secret (…:secret:prod/db)
         return None
     # the library's filters for templates ({x}, <x>, ${x}) and $VARIABLES; a one-character value
     # is still a password (the library drops those as "weak")
@@ -336,14 +449,30 @@ def _matches(text: str, exhaustive: bool) -> Iterator[tuple[_Rule, re.Match]]:
     own = _Rule(lib.own_value, "value", kind="assignment")
     for start in own_starts:
         key = lib.own_keyword_i.match(text, start)
+        if key and _inside_word(text, start, key.end()):
+            continue
         if key:
             m = lib.own_value.match(text, key.end(), key.end() + _WINDOW)
             if m:
                 yield own, m
 
 
+def _inside_word(text: str, start: int, end: int) -> bool:
+    """Is the short keyword "pass" at text[start:end] the tail of another word (compass,
+    bypass, COMPASS)? It counts after a non-letter or as a camel-case part (DB_PASS, dbPass)."""
+    if end - start != 4 or start == 0:
+        return False
+    before = text[start - 1]
+    return before.isalpha() and not (before.islower() and text[start].isupper())
+
+
 def _spans(text: str, exhaustive: bool = False) -> Iterator[tuple[int, int]]:
     for rule, m in _matches(text, exhaustive):
+        if rule.kind == "prose":
+            span = _prose_value(text, m)
+            if span:
+                yield span
+            continue
         if rule.kind in ("assignment", "keyword"):
             span = _assignment_value(text, m, rule.group)
             if span:
@@ -373,7 +502,7 @@ def _spans(text: str, exhaustive: bool = False) -> Iterator[tuple[int, int]]:
                     end -= 1
             if end - start < rule.min_len:
                 continue
-        if end > start:
+        if end > start and text[start:end] != REDACTED:  # already redacted: nothing more to find
             yield start, end
 
 

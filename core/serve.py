@@ -26,17 +26,18 @@ log = logging.getLogger("memtui.injection")
 
 def _inject(paths: Paths, layers: Mapping[str, LayerCandidates], settings: Settings, query: str,
             failed_layers: frozenset[str], errors: list[Problem], now: float | None = None,
-            session: Any = None, prepared_stamp: tuple[str, str] | None = None) -> InjectionResult:
+            session: Any = None, prepared_stamp: tuple[str, str] | None = None,
+            unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
     """`inject`, with the §13 scores when a §13 setting is on (their module, and numpy with
     it, is imported only then)."""
     if not (settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None)):
         return inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
-                      errors=errors)
+                      errors=errors, unreviewed=unreviewed)
     from .retrieval import compute
 
     extra = compute(paths, settings, layers, query, now=now, session=session, prepared_stamp=prepared_stamp)
     result = inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
-                    errors=errors + extra.problems, extra=extra.extra)
+                    errors=errors + extra.problems, extra=extra.extra, unreviewed=unreviewed)
     result.retrieval = extra.shown
     result.now = extra.now
     return result
@@ -52,6 +53,11 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: f
         _seed_lines(store.paths, settings, lines)
     layers: dict[str, LayerIndex] = {layer: lines.layer_index(layer, store.snapshot(layer)) for layer in LAYERS}
     errors = list(settings.problems) + store.problems
+    unreviewed: frozenset[str] = frozenset()
+    if settings.require_review:  # SPEC §12: computed only when the setting is on
+        from .review import held_back
+
+        unreviewed = held_back(store.db, store.entries())
     session = None
     if settings.enabled and settings.retrieval == "hybrid":
         session = lines.semantic
@@ -60,7 +66,7 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: f
 
             session = lines.semantic = SemanticSession(store.paths.home)
     return _inject(store.paths, layers, settings, query, frozenset(store.layer_errors), errors, now=now,
-                   session=session)
+                   session=session, unreviewed=unreviewed)
 
 
 def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
@@ -84,6 +90,14 @@ def _file_stamp(paths: Paths) -> str | None:
     return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}"
 
 
+def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset[str]:
+    """`memory.requireReview`: the ids of the prepared entries still awaiting review (the
+    review table read with sqlite3 alone, each entry's fields read without making it)."""
+    from .review import held_back
+
+    return held_back(paths.db_path, (index.review_fields(p) for index in indexes.values() for p in range(index.n_active)))
+
+
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
                     record: bool = False, now: float | None = None) -> InjectionResult:
     """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
@@ -101,9 +115,11 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
     def answer(prepared: Prepared) -> InjectionResult:
         # the layers read from a saved file that did not change meanwhile: §13 keeps their vectors beside it
         same = stamp is not None and stamp == _file_stamp(paths)
+        unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review else frozenset()
         result = _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
                          list(settings.problems) + prepared.problems, now=now,
-                         prepared_stamp=(cache_path(paths).stem, stamp) if same and stamp else None)
+                         prepared_stamp=(cache_path(paths).stem, stamp) if same and stamp else None,
+                         unreviewed=unreviewed)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
             c.entry  # noqa: B018
         return result
@@ -121,3 +137,4 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         if outcome.error:
             result.errors.append(Problem(str(paths.db_path), outcome.error))
     return result
+

@@ -6,14 +6,14 @@ import copy
 import errno
 import json
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import gate
 from .display import path_text
-from .fileio import RefusedFileError, atomic_write_bytes, read_regular_if_exists
+from .fileio import RefusedFileError, read_regular_if_exists
 from .paths import Paths, Problem, escapes
 
 MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file must be a regular file of at most 1 MiB (SPEC §8)
@@ -62,6 +62,7 @@ class Settings:
     redact_secrets: bool = True
     retrieval: str = "keyword"  # SPEC §13: keyword | hybrid
     half_life_days: float | None = None  # SPEC §13 decay; None = off
+    require_review: bool = False  # memory.requireReview (SPEC §12): unreviewed entries are left out
     theme: str = DEFAULT_THEME
     problems: list[Problem] = field(default_factory=list)
     global_path: Path | None = None
@@ -96,20 +97,22 @@ def read_json_object(path: Path) -> tuple[dict[str, Any] | None, Problem | None]
     return parse_json_object(path, raw)
 
 
-def parse_json_object(path: Path, raw: bytes | None) -> tuple[dict[str, Any] | None, Problem | None]:
-    """`raw` (the bytes of `path`, None if missing) as a JSON object, or the Problem with it."""
+def parse_json_object(path: Path, raw: bytes | None,
+                      consequence: str = "using defaults and not overwriting it",
+                      ) -> tuple[dict[str, Any] | None, Problem | None]:
+    """`raw` (the bytes of `path`, None if missing) as a JSON object, or the Problem with it
+    (its message ends with `consequence`)."""
     if raw is None:
         return None, None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        return None, Problem(str(path), "settings file is not UTF-8; using defaults and not overwriting it")
+        return None, Problem(str(path), f"settings file is not UTF-8; {consequence}")
     except json.JSONDecodeError as exc:
-        return None, Problem(
-            str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; using defaults and not overwriting it"
-        )
+        return None, Problem(str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; {consequence}")
     if not isinstance(data, dict):
-        return None, Problem(str(path), f"settings must be a JSON object, not {type(data).__name__}; not overwriting it")
+        tail = "not overwriting it" if consequence.startswith("using defaults") else consequence
+        return None, Problem(str(path), f"settings must be a JSON object, not {type(data).__name__}; {tail}")
     return data, None
 
 
@@ -202,6 +205,12 @@ def load_settings(paths: Paths) -> Settings:
             s.redact_secrets = v
         else:
             s.problems.append(Problem(str(gpath), f"memory.redactSecrets must be true or false, not {v!r}; ignored"))
+    if "requireReview" in memory:
+        v = memory["requireReview"]
+        if isinstance(v, bool):
+            s.require_review = v
+        else:
+            s.problems.append(Problem(str(gpath), f"memory.requireReview must be true or false, not {v!r}; ignored"))
     if "retrieval" in memory:
         v = memory["retrieval"]
         if v in RETRIEVAL_MODES:
@@ -234,12 +243,13 @@ def _read_decay(s: Settings, decay: Any, gpath: Path) -> None:
         s.problems.append(Problem(str(gpath), f"memory.decay.halfLifeDays must be a positive number of days, not {v!r}; decay is off"))
 
 
-def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None) -> None:
-    """Set each key path in `changes` (a value of `...` deletes it), keeping every other key
-    and value. Refuses (SettingsError, naming the file and the reason) when the file exists
-    but is not a JSON object, is not a regular file of at most 1 MiB, leads outside `within`
-    through a symlink, or cannot be written (read-only folder, a parent that is a file).
-    A ConflictError when the file changed while it was being updated."""
+def read_json_for_update(path: Path, within: Path | None = None,
+                         consequence: str = "using defaults and not overwriting it") -> tuple[bytes | None, dict[str, Any]]:
+    """The bytes of a JSON file about to be changed (None when missing) and its object ({}
+    when missing). SettingsError (naming the file and the reason) when it exists but is not a
+    JSON object or not a regular file of at most 1 MiB, or leads outside `within` through a
+    symlink. Every JSON file memtui changes (Muse's settings, the assistants' settings and
+    MCP client configs) is read here and written with `write_json_object`."""
     shown = path_text(str(path))
     if within is not None:
         reason = escapes(path, within)
@@ -251,10 +261,58 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
         raise SettingsError(f"{shown}: {exc.reason}; not overwritten") from None
     except OSError as exc:
         raise SettingsError(f"{shown}: cannot read it: {_os_reason(exc, path)}; not overwritten") from None
-    data, problem = parse_json_object(path, raw)
+    data, problem = parse_json_object(path, raw, consequence)
     if problem:
         raise SettingsError(f"{shown}: {problem.message}")
-    data = copy.deepcopy(data) if data is not None else {}
+    return raw, copy.deepcopy(data) if data is not None else {}
+
+
+def dump_json_object(data: dict[str, Any]) -> bytes:
+    """How memtui writes a JSON settings file: 2-space indent, UTF-8 kept, final newline."""
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_json_object(path: Path, data: dict[str, Any], expected: bytes | None, root: Path | None = None,
+                      container: Path | None = None) -> None:
+    """Write `data` to `path` (its folder made when missing), refused with ConflictError when
+    the file is no longer `expected` (what was read): another writer's keys are never lost.
+    SettingsError (file and reason) when it cannot be written.
+
+    The folder and the file pass the write gate with `root` (default: the file's folder)
+    inside `container`: nothing below `root` may be a symlink."""
+    shown = path_text(str(path))
+    root = root if root is not None else path.parent
+    try:
+        gate.make_dir(path.parent, root=root, container=container)
+    except gate.Refused as exc:
+        raise SettingsError(str(exc)) from None
+    except OSError as exc:
+        if isinstance(exc, FileExistsError):
+            reason = f"{path_text(str(path.parent))} is a file, not a folder"
+        else:
+            reason = _os_reason(exc, path.parent)
+        raise SettingsError(f"{shown}: cannot create its folder: {reason}; not written") from None
+    try:
+        # refused if the file changed after it was read: another writer's keys are never lost
+        gate.write(path, dump_json_object(data), root=root, container=container, kind=gate.Kind.SETTINGS,
+                   expected=expected)
+    except gate.Refused as exc:
+        raise SettingsError(str(exc)) from None
+    except OSError as exc:
+        raise SettingsError(f"{shown}: cannot write it: {_os_reason(exc, path)}; not written") from None
+
+
+def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Path | None = None,
+                     root: Path | None = None) -> None:
+    """Set each key path in `changes` (a value of `...` deletes it), keeping every other key
+    and value. Refuses (SettingsError, naming the file and the reason) when the file exists
+    but is not a JSON object, is not a regular file of at most 1 MiB, leads outside `within`
+    through a symlink, or cannot be written (read-only folder, a parent that is a file).
+    A ConflictError when the file changed while it was being updated.
+
+    The write passes the write gate with `root` (default: the file's folder) inside `within`:
+    nothing below `root` may be a symlink."""
+    raw, data = read_json_for_update(path, within)
     for keys, value in changes.items():
         node = data
         for key in keys[:-1]:
@@ -267,31 +325,25 @@ def update_json_file(path: Path, changes: dict[tuple[str, ...], Any], within: Pa
             node.pop(keys[-1], None)
         else:
             node[keys[-1]] = value
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    try:
-        os.makedirs(path.parent, exist_ok=True)
-    except OSError as exc:
-        if isinstance(exc, FileExistsError):
-            reason = f"{path_text(str(path.parent))} is a file, not a folder"
-        else:
-            reason = _os_reason(exc, path.parent)
-        raise SettingsError(f"{shown}: cannot create its folder: {reason}; not written") from None
-    try:
-        # refused if the file changed after it was read above: another writer's keys are never lost
-        atomic_write_bytes(path, text.encode("utf-8"), expected=raw)
-    except OSError as exc:
-        raise SettingsError(f"{shown}: cannot write it: {_os_reason(exc, path)}; not written") from None
+    write_json_object(path, data, raw, root=root, container=within)
 
 
 def set_workspace_enabled(paths: Paths, enabled: bool) -> Path:
     """Set `memoryEnabled` in the workspace settings; SettingsError (file + reason) when that
     file is invalid, not a regular file, leads out of the workspace, or cannot be written."""
-    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled}, within=paths.workspace)
+    update_json_file(paths.workspace_settings, {("memoryEnabled",): enabled}, within=paths.workspace,
+                     root=paths.workspace_settings.parent)
     return paths.workspace_settings
 
 
 def set_global(paths: Paths, changes: dict[tuple[str, ...], Any]) -> Path:
-    update_json_file(paths.global_settings, changes)
+    path = paths.global_settings
+    if path.is_symlink():  # the person's own file, e.g. linked from their dotfiles: written where it leads
+        try:
+            path = path.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise SettingsError(f"{path_text(str(path))}: broken symlink or symlink loop ({exc}); not written") from None
+    update_json_file(path, changes)
     return paths.global_settings
 
 

@@ -94,8 +94,9 @@ class NearDuplicates(Generic[T]):
         self._profiles[k] = _profiles([norm])[0]
         self._lengths[k] = len(norm)
 
-    def best(self, text: str) -> T | None:
-        """The item with the highest ratio >= the cutoff (the first added among equals), or None."""
+    def best(self, text: str, skip: Callable[[T], bool] | None = None) -> T | None:
+        """The item with the highest ratio >= the cutoff (the first added among equals), or None;
+        items for which `skip` is true are left out."""
         import numpy as np
         from rapidfuzz import fuzz
 
@@ -110,6 +111,8 @@ class NearDuplicates(Generic[T]):
         maybe = near[bound >= _need(lengths[near], len(norm))]
         best_k, best_score = -1, -1.0
         for k in maybe.tolist():
+            if skip is not None and skip(self.items[k]):
+                continue
             score = fuzz.ratio(norm, self.texts[k], score_cutoff=DUPLICATE_SCORE)
             if score and score > best_score:
                 best_k, best_score = k, score

@@ -2,29 +2,42 @@
 added where, what is skipped and why), written as one logged, undoable change; and exports
 through the format writers of `core/interop`.
 
-An import never overwrites and never duplicates: each memory is checked against the target
-layer (and the memories planned before it) with the near-duplicate rule of `remember`, so
-running the same import twice adds nothing. Each imported file says where it came from
-(`source: import`, `origin: <path>`), and every file is re-parsed before it is written: a
-memory that would not read back as exactly itself is skipped as invalid, with the reason.
+An import never overwrites and never duplicates: each memory is checked against what the
+target layer already holds (and what other source files of the same import bring) with the
+near-duplicate rule of `remember`, so running the same import twice adds nothing; entries of
+one source file that resemble each other all come in (the file's own structure is kept
+whole). Each imported file says where it came from (`source: import`, `origin: <path>`) and
+keeps the source's body as it was, with the source's own frontmatter under the format's key
+(so an export gives the file back byte for byte); every file is re-parsed before it is
+written: a memory that would not read back as exactly itself is skipped as invalid, with
+the reason. A jsonl backup restores its files whole, byte for byte, where their path is
+free and nothing in them is already there, and its conversation rows field for field.
+
+Exports go through `interop.sync` (re-runnable; only files memtui wrote are replaced) and
+every exported text and file name through `interop._files.outbound_text`/`outbound_name`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
-from . import interop
+from . import gate, interop
 from . import markdown as md
-from .interop import Memory
+from .fileio import sha256
+from .interop import BackupFile, Memory, ReadResult
+from .interop import sync as export_sync
+from .interop._files import outbound_name, outbound_text
 from .model import FILE_LAYERS, Entry, Layer
+from .paths import escapes
 from .store import MemoryStore
 from .store.edits import RowChange
 from .store.index import MuseDB, now_ms
@@ -38,6 +51,12 @@ class PlannedFile:
     layer: str
     data: bytes
     memories: list[Memory]
+    backup: tuple[str, str] | None = None  # a backup's file restored whole: its (layer, path) in the backup
+
+    @property
+    def real(self) -> Path:
+        """Where the file lands: its path with every link on the way resolved."""
+        return Path(os.path.realpath(self.path))
 
 
 @dataclass
@@ -50,37 +69,70 @@ class ImportReport:
     invalid: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     files: list[PlannedFile] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    conversations: list[dict[str, Any]] = field(default_factory=list)
+    boilerplate: list[Memory] = field(default_factory=list)
+    # a backup's review state: (review key, entry id) of the entries the person had accepted
+    reviewed: list[tuple[str, str, str, int]] = field(default_factory=list)
+    reviewed_restored: int = 0  # how many restored entries came back reviewed
     change_id: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "format": self.format, "source": self.source, "dry_run": self.dry_run,
             "added": len(self.added), "skipped_duplicate": len(self.duplicates), "skipped_invalid": len(self.invalid),
-            "files": [{"path": str(f.path), "layer": f.layer, "memories": len(f.memories)} for f in self.files],
-            "conversation_rows": len(self.rows),
+            "files": [{"path": str(f.path), "target": str(f.real), "layer": f.layer, "memories": len(f.memories)}
+                      for f in self.files],
+            "conversation_rows": len(self.rows), "skipped_boilerplate": len(self.boilerplate),
+            "reviewed_restored": self.reviewed_restored,
             "duplicates": [{"text": m.text[:200], "layer": m.layer, "existing": where} for m, where in self.duplicates],
             "invalid": [{"path": p, "reason": r} for p, r in self.invalid],
             "change": self.change_id,
         }
 
 
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE_NAME = re.compile(r"[^\w.-]+")
 
 
-def _file_stem(memory: Memory, fallback: str) -> str:
-    base = memory.name or Path(memory.origin).stem or fallback
-    stem = _UNSAFE_NAME.sub("-", base).strip("-.").lower()[:60]
-    return stem or fallback
+def _clean_part(part: str) -> str:
+    return _UNSAFE_NAME.sub("-", part).strip("-.")[:80]
+
+
+def _file_stem(memory: Memory, fallback: str, source: interop.SourceText | None = None) -> str:
+    """The name of the memtui file an import writes: the source file's own path (folders and
+    non-ASCII names kept, `core/general.mdc` -> `core/general`), else the memory's name."""
+    if source is not None:
+        parts = [_clean_part(p) for p in PurePosixPath(source.rel).with_suffix("").parts]
+        if parts and all(parts):
+            return "/".join(parts)
+    base = memory.name or (Path(memory.path).stem if memory.path else "") or Path(memory.origin).stem or fallback
+    return _clean_part(base).lower()[:60] or fallback
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, with a kept source text (a frontmatter block, an index) as a literal `|`
+    block, readable as it was; YAML falls back to a quoted string where a block cannot hold it."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _yaml(fields: dict[str, Any]) -> str:
+    clean = {k: v for k, v in fields.items() if v not in (None, "", [], ())}
+    return yaml.dump(clean, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
+                     width=1 << 30)
 
 
 def _frontmatter(fields: dict[str, Any]) -> str:
-    clean = {k: v for k, v in fields.items() if v not in (None, "", [], ())}
-    if not clean:
-        return ""
-    return "---\n" + yaml.safe_dump(clean, sort_keys=False, allow_unicode=True, default_flow_style=False) + "---\n\n"
+    text = _yaml(fields)
+    return "---\n" + text + "---\n\n" if text.strip() not in ("", "{}") else ""
 
 
-def _common_fields(group: list[Memory], origin: str, fmt: str) -> dict[str, Any]:
+def _common_fields(group: list[Memory], origin: str, fmt: str, source: interop.SourceText | None = None,
+                   verbatim: bool = False) -> dict[str, Any]:
     first = group[0]
     fields: dict[str, Any] = {}
     if first.name:
@@ -96,19 +148,24 @@ def _common_fields(group: list[Memory], origin: str, fmt: str) -> dict[str, Any]
         fields["status"] = first.status
     stamps = [m.updated_at for m in group if m.updated_at]
     if stamps:
-        fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=UTC).date().isoformat()
+        fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=UTC).date()
     sources = {m.source for m in group}
     # SPEC §9: an imported file says where it came from; a JSON Lines restore keeps the
     # memory's own `source` (it is the lossless backup) and still names its origin
     fields["source"] = sources.pop() if fmt == "jsonl" and len(sources) == 1 and first.source else "import"
     fields["origin"] = origin
-    own = {k: v for k, v in first.extra.items() if k not in _NOT_KEPT and _plain(v)}
-    if own and len(group) == 1:
+    own = {k: v for k, v in first.extra.items() if k not in _NOT_KEPT and _plain(v)} if len(group) == 1 else {}
+    if source is not None:
+        # where the memories go back to on export; with the body kept as it was, also the
+        # source's own frontmatter block exactly, so an export gives the file back byte for byte
+        head = {"head": source.head} if verbatim and source.head else {}
+        own = {"file": source.rel, **head, **source.keep, **own}
+    if own:
         fields[fmt] = own  # what only that format knows (Claude Code's type, Cursor's globs), for export
     return fields
 
 
-_NOT_KEPT = {"file", "conversation", "created_at"}
+_NOT_KEPT = {"file", "conversation", "created_at", "backup"}
 
 
 def _plain(value: Any) -> bool:
@@ -124,12 +181,16 @@ def _item(text: str) -> str:
     return "- " + lines[0] + "".join("\n" + ("  " + line if line else "") for line in lines[1:]) + "\n"
 
 
-def render_forms(group: list[Memory], origin: str, fmt: str) -> list[str]:
-    """Ways to write `group` as one memory file, most natural first: a single memory as the
-    whole body (how a named memory or a file of prose reads), then as list items under
-    headings for their sections."""
-    head = _frontmatter(_common_fields(group, origin, fmt))
+def render_forms(group: list[Memory], origin: str, fmt: str, source: interop.SourceText | None = None,
+                 whole: bool = False) -> list[str]:
+    """Ways to write `group` as one memory file, most faithful first: the source file's body
+    as it was (when the whole file comes in); a single memory as the whole body (how a named
+    memory or a file of prose reads); then as list items under headings for their sections."""
     forms = []
+    if source is not None and whole:
+        meta = _common_fields(group, origin, fmt, source, verbatim=True)
+        forms.append("---\n" + _yaml(meta) + "---\n" + source.body)
+    head = _frontmatter(_common_fields(group, origin, fmt, source))
     if len(group) == 1:
         forms.append(head + group[0].text.strip() + "\n")
     body: list[str] = []
@@ -158,9 +219,10 @@ def _reads_back(data: str, group: list[Memory]) -> str | None:
     return "would not read back as the same memories (its Markdown structure)"
 
 
-def _first_form(group: list[Memory], origin: str, fmt: str) -> tuple[str | None, str]:
+def _first_form(group: list[Memory], origin: str, fmt: str, source: interop.SourceText | None = None,
+                whole: bool = False) -> tuple[str | None, str]:
     why = ""
-    for data in render_forms(group, origin, fmt):
+    for data in render_forms(group, origin, fmt, source, whole):
         problem = _reads_back(data, group)
         if problem is None:
             return data, ""
@@ -168,33 +230,78 @@ def _first_form(group: list[Memory], origin: str, fmt: str) -> tuple[str | None,
     return None, why
 
 
+class _Pool:
+    """The entries of one layer as the near-duplicate rule sees them, each with the source
+    file it came from ("" for what the layer already holds). `similarity.NearDuplicates` finds
+    exactly what `near_duplicate` (the rule of `remember`) finds, without comparing a text
+    with every entry (SPEC §9): blocked by the length window and a bound on the characters in
+    common, only the pairs left judged by the ratio."""
+
+    def __init__(self, entries: list[Entry]):
+        from .similarity import NearDuplicates
+
+        self._near: NearDuplicates[tuple[Entry, str]] = NearDuplicates()
+        for entry in entries:
+            self.add(entry)
+
+    def add(self, entry: Entry, origin: str = "") -> None:
+        self._near.add((entry, origin), entry.text)
+
+    def match(self, text: str, skip_origin: str | None = None) -> Entry | None:
+        """The closest near-duplicate of `text`, leaving out entries from `skip_origin`; None
+        when there is none."""
+        skip = None if skip_origin is None else (lambda item: item[1] == skip_origin)
+        hit = self._near.best(text, skip)
+        return hit[0] if hit is not None else None
+
+
 def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | None, user_home: Path,
                 dry_run: bool = False) -> ImportReport:
     """What importing `fmt` from `source` would add (a plan; nothing is written)."""
-    from .similarity import NearDuplicates
-
     paths = store.paths
+    where_from = Path(os.path.abspath(source if source is not None
+                                      else interop.default_source(fmt, paths.workspace, user_home)))
+    report = ImportReport(fmt, str(where_from), dry_run)
+    in_workspace = where_from == paths.workspace or paths.workspace in where_from.parents
+    if in_workspace:
+        # SPEC §8: a source inside the workspace that links out of it is not read
+        reason = escapes(where_from, paths.workspace)
+        if reason is not None:
+            report.invalid.append((str(where_from), f"{reason}; not read"))
+            return report
     result = interop.read(fmt, source, paths.workspace, user_home)
-    origin_root = str(source if source is not None else interop.default_source(fmt, paths.workspace, user_home))
-    report = ImportReport(fmt, origin_root, dry_run)
     report.invalid += [(p.path, p.reason) for p in result.problems]
-    pool: dict[str, NearDuplicates[Entry]] = {name: NearDuplicates() for name in Layer}
-    for entry in store.entries():
-        pool[entry.layer].add(entry, entry.text)
-    planned: dict[str, NearDuplicates[Entry]] = {name: NearDuplicates() for name in Layer}
+    report.boilerplate = list(result.boilerplate)
+    pool = {str(name): _Pool(list(store.entries(name))) for name in Layer}
+    taken: set[Path] = set()
+    memories = result.memories
+    # Only what the target layer holds, and what OTHER files of this import bring, counts as a
+    # duplicate: a source file's own entries all come in, even where they resemble each other.
+    others = {str(name): _Pool([]) for name in Layer}
+    if in_workspace and fmt == "jsonl":
+        # a file that came with the repository is no backup of the person's: no file comes
+        # back whole, no row or conversation as it was; its project memories come in one by one
+        memories = _from_a_repository(memories, layer, report)
+    elif fmt == "jsonl" and (result.files or result.rows):
+        memories = _plan_backup(store, result, layer, report, pool, others, taken)
     accepted: list[Memory] = []
-    for memory in result.memories:
+    for memory in memories:
+        try:
+            gate.check_text(memory.text, "the memory text")
+        except gate.TextRefused as exc:
+            report.invalid.append((memory.origin or str(where_from), f"{_where(memory)}: {exc}"))
+            continue
         target = layer or memory.layer
         if target not in {str(name) for name in Layer}:
             target = Layer.PROJECT
         memory = replace(memory, layer=target)
         if not memory.text.strip():
             continue
-        existing = pool[target].best(memory.text) or planned[target].best(memory.text)
+        existing = pool[target].match(memory.text) or others[target].match(memory.text, skip_origin=memory.origin)
         if existing is not None:
             report.duplicates.append((memory, existing.source_ref if existing.id else "this import"))
             continue
-        planned[target].add(Entry(id="", layer=target, text=memory.text), memory.text)
+        others[target].add(Entry(id="", layer=target, text=memory.text), memory.origin)
         accepted.append(memory)
     # group by the file they came from; conversation memories become rows
     groups: dict[tuple[str, str], list[Memory]] = {}
@@ -205,21 +312,105 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
             continue
         key = (memory.layer, memory.path if fmt == "jsonl" and memory.path else memory.origin or fmt)
         groups.setdefault(key, []).append(memory)
-    taken: set[Path] = set()
+    read_per_origin: dict[str, int] = {}
+    for m in result.memories:
+        read_per_origin[m.origin] = read_per_origin.get(m.origin, 0) + 1
     for (target, where), group in groups.items():
         origin = group[0].origin or where
-        data, why = _first_form(group, origin, fmt)
+        found = result.sources.get(origin)
+        data, why = _first_form(group, origin, fmt, found, whole=len(group) == read_per_origin.get(origin))
         if data is not None:
             _add_file(report, paths.root(target), fmt, target, group, data, taken,
-                      preferred=where if fmt == "jsonl" else None)
+                      preferred=where if fmt == "jsonl" else None, source=found)
             continue
         for m in group:  # one file per memory before giving up on any
-            one, why = _first_form([m], m.origin or origin, fmt)
+            one, why = _first_form([m], m.origin or origin, fmt, found)
             if one is None:
                 report.invalid.append((m.origin or origin, f"{_where(m)}: {why}"))
             else:
                 _add_file(report, paths.root(target), fmt, target, [m], one, taken)
+    for f in report.files:  # the write gate, dry run or not: never through a link, never out of the root
+        gate.target(f.path, paths.root(f.layer), paths.container(f.layer))
     return report
+
+
+def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, report: ImportReport,
+                 pool: dict[str, _Pool], others: dict[str, _Pool], taken: set[Path]) -> list[Memory]:
+    """A jsonl backup: each file comes back whole at its own path when that path is free and
+    none of its entries is already in its layer; a file already there byte for byte is skipped;
+    otherwise its new entries are imported one by one (the other memories of the result).
+    Conversation rows come back field for field unless their id or text is already there.
+    Returns the memories still to plan the ordinary way."""
+    from .store.edits import UndoError, safe_target
+
+    rest: list[Memory] = [m for m in result.memories if "backup" not in m.extra]
+    report.reviewed = list(result.reviewed)
+    by_file: dict[tuple[str, str], list[Memory]] = {}
+    for m in result.memories:
+        if m.extra.get("backup") == "file":
+            by_file.setdefault((m.layer, m.path), []).append(m)
+    for backup in result.files:
+        target = layer if layer in (Layer.USER, Layer.PROJECT) else backup.layer
+        members = [replace(m, layer=target) for m in by_file.get((backup.layer, backup.path), [])]
+        where = f"{report.source}: {target}/{backup.path}"
+        try:
+            path = safe_target(store.paths, target, backup.path)
+        except UndoError as exc:
+            report.invalid.append((where, str(exc).replace("undo log names", "names")))
+            continue
+        data = backup.text.encode("utf-8")
+        try:
+            gate.check_data(path, data, gate.Kind.MEMORY)
+        except gate.Refused as exc:
+            report.invalid.append((where, exc.reason))
+            continue
+        current = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        if current == data:
+            report.duplicates += [(m, f"{backup.path} (the same file)") for m in members]
+            continue
+        dupes = [(m, hit.source_ref) for m in members if (hit := pool[target].match(m.text)) is not None]
+        if not os.path.lexists(path) and path not in taken and not dupes:
+            taken.add(path)
+            report.files.append(PlannedFile(path, target, data, members, backup=(backup.layer, backup.path)))
+            report.added += members
+            for m in members:  # the backup's own files never count against each other
+                others[target].add(Entry(id="", layer=target, text=m.text), f"backup:{target}/{backup.path}")
+            continue
+        rest += [replace(m, extra={}) for m in members]  # entry by entry, into imported/jsonl/
+    known_rows = store.db.existing_ids("memories", [r["id"] for r in result.rows]) if result.rows else set()
+    known_convs = (store.db.existing_ids("conversations", [c["id"] for c in result.conversations])
+                   if result.conversations else set())
+    report.conversations = [c for c in result.conversations if c["id"] not in known_convs]
+    rows = {r["id"]: r for r in result.rows}
+    for m in result.memories:
+        if m.extra.get("backup") != "row":
+            continue
+        hit = pool[Layer.CONVERSATION].match(m.text)
+        if m.id in known_rows or hit is not None:
+            report.duplicates.append((m, hit.source_ref if hit is not None and hit.id else f"row {m.id}"))
+            continue
+        known_rows.add(m.id)
+        others[Layer.CONVERSATION].add(Entry(id="", layer=Layer.CONVERSATION, text=m.text), "backup:rows")
+        report.rows.append(dict(rows[m.id]))
+        report.added.append(m)
+    return rest
+
+
+def _from_a_repository(memories: list[Memory], layer: str | None, report: ImportReport) -> list[Memory]:
+    """A JSON Lines file inside the workspace came with the repository, not from the person:
+    it may add project memories only (unless `--user`/`--project` chooses the layer), never a
+    user memory or a conversation row (another workspace's included), and it cannot say who
+    wrote a memory (`source` becomes `import`)."""
+    kept: list[Memory] = []
+    for m in memories:
+        if layer is None and m.layer != Layer.PROJECT:
+            report.invalid.append((m.origin, f"{_where(m)}: a {m.layer} memory from a file inside the workspace is "
+                                             "not imported (a repository must not add to your user memory or to "
+                                             "conversations); pass --user or --project to choose its layer"))
+            continue
+        kept.append(replace(m, source="", conversation_id=None, extra={k: v for k, v in m.extra.items()
+                                                                       if k not in ("conversation", "backup")}))
+    return kept
 
 
 def _where(memory: Memory) -> str:
@@ -229,10 +420,16 @@ def _where(memory: Memory) -> str:
 
 
 def _add_file(report: ImportReport, root: Path, fmt: str, layer: str, group: list[Memory], data: str,
-              taken: set[Path], preferred: str | None = None) -> None:
-    path = _free_path(root, fmt, _file_stem(group[0], fmt), taken, preferred)
+              taken: set[Path], preferred: str | None = None, source: interop.SourceText | None = None) -> None:
+    path = _free_path(root, fmt, _file_stem(group[0], fmt, source), taken, preferred)
     taken.add(path)
-    report.files.append(PlannedFile(path, layer, data.encode("utf-8"), group))
+    encoded = data.encode("utf-8")
+    try:
+        gate.check_data(path, encoded, gate.Kind.MEMORY)
+    except gate.Refused as exc:
+        report.invalid.append((group[0].origin or str(path), exc.reason))
+        return
+    report.files.append(PlannedFile(path, layer, encoded, group))
     report.added += group
 
 
@@ -269,7 +466,11 @@ def _row(memory: Memory) -> dict[str, Any]:
 
 def apply_import(store: MemoryStore, report: ImportReport) -> ImportReport:
     """Write a planned import as one logged, undoable change (refused whole on a conflict)."""
-    if report.dry_run or not (report.files or report.rows):
+    if report.dry_run or not (report.files or report.rows or report.conversations):
+        return report
+    if report.conversations:
+        store.db.restore_conversations(report.conversations)
+    if not (report.files or report.rows):
         return report
     writes: dict[Path, tuple[str, bytes | None]] = {f.path: (f.layer, f.data) for f in report.files}
     expected: dict[Path, bytes | None] = {f.path: None for f in report.files}
@@ -280,18 +481,45 @@ def apply_import(store: MemoryStore, report: ImportReport) -> ImportReport:
                              store.db, rows, MuseDB.write_rows if rows else None)
     report.change_id = change.id
     store.reload(changed=list(writes), conversation=bool(rows), reason="write")
+    if report.reviewed:
+        _restore_review_state(store, report)
     return report
 
 
-def _with_format_fields(store: MemoryStore, memory: Memory, entry: Entry, fmt: str) -> Memory:
-    """What an earlier import from `fmt` kept of that format (its frontmatter key `fmt`)."""
-    rec = store.file_record(entry.path) if entry.path else None
-    if rec is None:
-        return memory
-    own = rec.parsed.meta.get(fmt)
-    if not isinstance(own, dict):
-        return memory
-    return replace(memory, extra={**own, **memory.extra})
+def _restore_review_state(store: MemoryStore, report: ImportReport) -> None:
+    """Mark reviewed the restored entries the backup says the person had accepted: an entry
+    found again at its place (its file and which entry of that text it is, or its row) with
+    the same text. An entry imported one by one, or whose text changed, stays unreviewed.
+    The import is written already: a review state that cannot be saved only leaves entries
+    in the inbox (and says so)."""
+    from . import review
+    from .store.index import DatabaseError
+
+    wanted = set(report.reviewed)
+    found: list[tuple[str, str]] = []
+    for f in report.files:
+        rec = store.file_record(f.path) if f.backup is not None else None
+        if rec is None or f.backup is None:
+            continue
+        seen: dict[str, int] = {}
+        for e in rec.entries:
+            digest = sha256(e.text.encode("utf-8", "surrogatepass"))
+            n = seen[digest] = seen.get(digest, -1) + 1
+            if (*f.backup, digest, n) in wanted:
+                found.append((review.review_key(e), e.id))
+    row_ids = {str(r["id"]) for r in report.rows}
+    for e in store.entries(Layer.CONVERSATION) if row_ids else ():
+        if e.id in row_ids and (str(Layer.CONVERSATION), e.id, sha256(e.text.encode("utf-8", "surrogatepass")),
+                                0) in wanted:
+            found.append((review.review_key(e), e.id))
+    if not found:
+        return
+    try:
+        store.db.set_reviewed(found)
+    except (DatabaseError, OSError) as exc:
+        report.invalid.append((report.source, f"review state not restored: {exc}"))
+        return
+    report.reviewed_restored = len(found)
 
 
 def _ensure_conversations(db: MuseDB, report: ImportReport) -> None:
@@ -304,17 +532,184 @@ def _ensure_conversations(db: MuseDB, report: ImportReport) -> None:
                                conv.get("workspace_path"))
 
 
-def export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path,
-           layer: str | None = None) -> tuple[Path, list[Path], int]:
-    """Write the memories in `fmt` (every field for jsonl; the active user and project
-    memories for the other formats) to `dest` (default: where that tool reads them)."""
-    if dest is None:
-        dest = interop.default_source(fmt, store.paths.workspace, user_home)
-    entries = store.entries(layer)
-    if fmt != "jsonl":
-        entries = [e for e in entries if e.layer in FILE_LAYERS and not e.archived]
-    memories = [_with_format_fields(store, interop.memory_from_entry(e, origin=str(e.path or "")), e, fmt)
-                for e in entries]
-    written = interop.write(fmt, memories, dest)
-    return dest, written, len(memories)
+# ---------------------------------------------------------------------------- export
 
+REPOSITORY_FORMATS = ("agents-md", "cursor", "cline")
+
+
+def default_layers(fmt: str) -> tuple[str, ...]:
+    """SPEC §8: files that live in the repository get the project layer only; Claude Code's
+    folder (in the user's home) gets both file layers; the jsonl backup everything."""
+    if fmt == "jsonl":
+        return tuple(str(layer) for layer in Layer)
+    if fmt in REPOSITORY_FORMATS:
+        return (str(Layer.PROJECT),)
+    return tuple(str(layer) for layer in FILE_LAYERS)
+
+
+@dataclass
+class ExportPlan:
+    format: str
+    dest: Path
+    layers: tuple[str, ...]
+    redact: bool
+    memories: int = 0
+    redacted: int = 0
+    sync: export_sync.SyncPlan | None = None
+    text: str | None = None  # jsonl to stdout
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"format": self.format, "destination": str(self.dest), "layers": list(self.layers),
+                               "memories": self.memories, "redacted": self.redacted, "redact": self.redact}
+        if self.sync is not None:
+            out.update(self.sync.as_dict())
+        return out
+
+
+def _file_memories(store: MemoryStore, layers: tuple[str, ...], fmt: str) -> list[Memory]:
+    """The active entries of the file layers, each with what its memtui file knows: the raw
+    body (`memtui_body`), whether every entry of the file is exported (`memtui_whole`), the
+    file's own description, and what an import from `fmt` kept (its frontmatter key)."""
+    out: list[Memory] = []
+    for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)):
+        if rec.layer not in layers:
+            continue
+        active = [e for e in rec.entries if not e.archived]
+        if not active:
+            continue
+        parsed = rec.parsed
+        own = parsed.meta.get(fmt)
+        extra: dict[str, Any] = {**own} if isinstance(own, dict) else {}
+        extra["memtui_body"] = parsed.text[parsed.body_offset:]
+        extra["memtui_whole"] = len(active) == len(rec.entries)
+        extra["memtui_file"] = rec.rel
+        for e in active:
+            memory = interop.memory_from_entry(e, origin=str(e.path or ""))
+            out.append(replace(memory, extra={**memory.extra, **extra}))
+    return out
+
+
+def _backup(store: MemoryStore, layers: tuple[str, ...], redact: bool) -> tuple[str, int, int]:
+    """The jsonl backup text, how many memories it holds, and how many secrets were redacted."""
+    from .interop import jsonl
+
+    redacted = 0
+
+    def clean(value: Any) -> Any:
+        nonlocal redacted
+        if not isinstance(value, str):
+            return value
+        text, n = outbound_text(value, redact)
+        redacted += n
+        return text
+
+    def clean_path(rel: str) -> str:
+        nonlocal redacted
+        parts = []
+        for part in rel.split("/"):
+            out, n = outbound_name(part, redact)
+            redacted += n
+            parts.append(out)
+        return "/".join(parts)
+
+    where: dict[tuple[str, str], str] = {}
+    files: list[BackupFile] = []
+    for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)):
+        if rec.layer in layers:
+            where[(rec.layer, rec.rel)] = clean_path(rec.rel)
+            files.append(BackupFile(rec.layer, where[(rec.layer, rec.rel)], clean(rec.data.decode("utf-8"))))
+    count = sum(len(rec.entries) for rec in store.file_records() if rec.layer in layers)
+    conversations: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    if Layer.CONVERSATION in layers:
+        conversations, rows = store.db.backup_rows()
+        conversations = [{k: clean(v) if k in ("title", "workspace_path") else v for k, v in c.items()}
+                         for c in conversations]
+        rows = [{k: clean(v) if k == "content" else v for k, v in r.items()} for r in rows]
+        count += len(rows)
+    return jsonl.render_backup(files, conversations, rows, _review_state(store, layers, redact, where)), count, redacted
+
+
+def _review_state(store: MemoryStore, layers: tuple[str, ...], redact: bool,
+                  where: dict[tuple[str, str], str]) -> list[tuple[str, str, str, int]]:
+    """Where each exported entry the person accepted is (SPEC §12; `where`: a file's (layer,
+    rel) -> its path in the backup), so a restore brings it back reviewed. An entry whose
+    text the redaction changes is left out: it comes back changed, no longer what was accepted."""
+    from . import review
+
+    reviewed = store.db.reviewed_keys()
+    if not reviewed:
+        return []
+
+    def accepted(e: Entry) -> bool:
+        return (review.needs_review(e) and review.review_key(e) in reviewed
+                and (not redact or outbound_text(e.text, True)[0] == e.text))
+
+    out: list[tuple[str, str, str, int]] = []
+    for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)):
+        if rec.layer not in layers:
+            continue
+        seen: dict[str, int] = {}
+        for e in rec.entries:
+            digest = sha256(e.text.encode("utf-8", "surrogatepass"))
+            n = seen[digest] = seen.get(digest, -1) + 1
+            if accepted(e):
+                out.append((rec.layer, where[(rec.layer, rec.rel)], digest, n))
+    if Layer.CONVERSATION in layers:
+        out += [(str(Layer.CONVERSATION), e.id, sha256(e.text.encode("utf-8", "surrogatepass")), 0)
+                for e in store.entries(Layer.CONVERSATION) if accepted(e)]
+    return out
+
+
+def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path,
+                layers: tuple[str, ...] | None = None, redact: bool | None = None,
+                to_stdout: bool = False) -> ExportPlan:
+    """What exporting `fmt` to `dest` (default: where that tool reads them) would write: the
+    rendered files, redacted, and the sync plan against what memtui wrote there before."""
+    from .interop import jsonl
+    from .settings import load_settings
+
+    if redact is None:
+        redact = load_settings(store.paths).redact_secrets
+    chosen = tuple(layers) if layers else default_layers(fmt)
+    if dest is None and not to_stdout:
+        dest = interop.default_source(fmt, store.paths.workspace, user_home)
+    plan = ExportPlan(fmt, Path(os.path.abspath(dest)) if dest is not None else Path("-"), chosen, redact)
+    if fmt == "jsonl":
+        text, plan.memories, plan.redacted = _backup(store, chosen, redact)
+        if to_stdout:
+            plan.text = text
+            return plan
+        rendered = {jsonl.target(plan.dest): text}
+    else:
+        memories = [m for m in _file_memories(store, chosen, fmt) if m.layer in chosen]
+        plan.memories = len(memories)
+        rendered = {}
+        names = 0
+
+        def clean_name(name: str) -> str:
+            nonlocal names
+            out, n = outbound_name(name, redact)
+            names += n
+            return out
+
+        for path, text in interop.layout(fmt, memories, plan.dest, clean_name).items():
+            out, n = outbound_text(text, redact)
+            plan.redacted += n
+            rendered[path] = out
+        plan.redacted += names
+    base = plan.dest.parent if plan.dest.suffix.lower() in (".md", ".jsonl", ".ndjson", ".json") else plan.dest
+    files = {path: text.encode("utf-8") for path, text in rendered.items()}
+    workspace = store.paths.workspace
+    inside = base == workspace or workspace in base.parents
+    export_sync.check_base(base, workspace)
+    single = next(iter(rendered)) if fmt in ("jsonl", "agents-md") and len(rendered) == 1 else None
+    plan.sync = export_sync.plan(files, base, store.paths.home, fmt, target=single,
+                                 container=workspace if inside else None)
+    return plan
+
+
+def apply_export(plan: ExportPlan) -> ExportPlan:
+    if plan.sync is not None:
+        export_sync.apply(plan.sync)
+    return plan

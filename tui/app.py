@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
-from memtui.core import actions, history
+from memtui.core import actions, history, review
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding, findings
 from memtui.core.injection import InjectionResult
@@ -33,7 +33,7 @@ from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
 from .main_screen import MainScreen
-from .messages import InsightsReady, StoreChanged, StoreLoaded, WriteDone
+from .messages import InboxReady, InsightsReady, StoreChanged, StoreLoaded, WriteDone
 from .screens import (
     ConfirmScreen,
     ConflictScreen,
@@ -44,6 +44,7 @@ from .screens import (
     SettingsScreen,
     UndoLogScreen,
 )
+from .screens.inbox import InboxScreen
 from .text import LAYER_TITLES, describe, snippet
 
 SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed by `memtui disable` elsewhere)
@@ -81,10 +82,12 @@ class MemtuiApp(App[None]):
         self._theme_override = theme
         self.findings: list[Finding] | None = None  # the doctor's, once its first run is done
         self.findings_by_entry: dict[str, tuple[Finding, ...]] = {}
-        self.history: dict[str, tuple[int, int]] = {}  # entry id -> (times injected, last ms)
+        self.history: dict[str, tuple] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
         self.insight_runs = 0  # finished doctor + history runs (tests wait on it)
         self._insights_running = False
         self._insights_again = False
+        self.inbox: list[review.Pending] = []  # the entries awaiting review (SPEC §12), newest first
+        self.inbox_runs = 0  # finished inbox reads (tests wait on it)
         self.main = MainScreen()
 
     def get_default_screen(self) -> MainScreen:
@@ -134,6 +137,7 @@ class MemtuiApp(App[None]):
         self.main.store_loaded()
         self.ready.set()
         self.refresh_insights()
+        self.refresh_inbox()
         problems = self.store.problems
         if problems:
             first = problems[0]
@@ -160,6 +164,7 @@ class MemtuiApp(App[None]):
         self.main.store_changed(message.change.layers)
         self._check_edit_conflict()
         self.refresh_insights()
+        self.refresh_inbox()
 
     # ------------------------------------------------------------------ doctor + history
     def refresh_insights(self) -> None:
@@ -179,7 +184,8 @@ class MemtuiApp(App[None]):
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
             found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
         try:
-            stats = history.stats(self.paths.db_path, self.paths.workspace) if self.paths.db_path.is_file() else {}
+            stats = (history.stats(self.paths.db_path, self.paths.workspace, by_target=True)
+                     if self.paths.db_path.is_file() else {})
         except Exception:  # no history table yet, or a damaged database: nothing to show
             stats = {}
         self.post_message(InsightsReady(found, stats))
@@ -197,6 +203,48 @@ class MemtuiApp(App[None]):
         self.main.insights_changed()
         if self._insights_again:
             self.refresh_insights()
+
+    # ------------------------------------------------------------------ the inbox (SPEC §12)
+    @work(thread=True, exclusive=True, group="inbox", exit_on_error=False)
+    def refresh_inbox(self) -> None:
+        """Read what awaits review (the store's entries against memtui's review table)."""
+        try:
+            items = review.inbox(self.store)
+        except actions.ActionError as exc:
+            self.call_from_thread(self.say, escape_name(str(exc)), title="Inbox", severity="warning")
+            items = []
+        self.post_message(InboxReady(items))
+
+    def on_inbox_ready(self, message: InboxReady) -> None:
+        self.inbox = message.items
+        self.inbox_runs += 1
+        self._update_subtitle()
+        for screen in self.screen_stack:
+            if isinstance(screen, InboxScreen):
+                screen.show(self.inbox)
+
+    def open_inbox(self) -> None:
+        self.push_screen(InboxScreen())
+
+    def accept_memories(self, entries: list[Entry]) -> None:
+        self.write("accept", lambda: review.accept(self.store, entries))
+
+    def _accept_done(self, accepted: list[Entry] | None, error: actions.ActionError | None) -> None:
+        if error is not None:
+            self._refused(error, "Not accepted")
+        elif accepted:
+            what = describe(accepted[0]) if len(accepted) == 1 else f"{len(accepted)} memories"
+            self.say(f"Accepted {what}. Press u to undo.", title="Inbox")
+        self.refresh_inbox()
+
+    def reject_memory(self, entry: Entry) -> None:
+        self.write("reject", lambda: review.reject(self.store, [entry]), entry=entry)
+
+    def _reject_done(self, change: Change | None, error: actions.ActionError | None, entry: Entry) -> None:
+        if error is not None:
+            self._refused(error, "Not rejected")
+        elif change is not None:
+            self.say(f"Rejected and deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Inbox")
 
     def show_findings(self) -> None:
         def chosen(finding: Finding | None) -> None:
@@ -240,7 +288,8 @@ class MemtuiApp(App[None]):
     def _update_subtitle(self) -> None:
         state = "memory on" if self.settings.enabled else "memory OFF"
         demo = " · demo" if self.demo else ""
-        self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}"
+        waiting = f" · {len(self.inbox)} to review (i)" if self.inbox else ""
+        self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}{waiting}"
 
     def _theme_changed(self, theme: Theme) -> None:
         """A theme chosen in the command palette is remembered (the settings screen saves its own)."""
@@ -276,7 +325,11 @@ class MemtuiApp(App[None]):
                 self.write("remember", lambda: actions.remember(self.store, text, layer, check_enabled=False),
                            layer=layer)
 
-        self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer), done)
+        off = None if self.settings.enabled else (
+            "Memory is off for this workspace: this memory is saved, but Muse won't use it until you turn "
+            "memory on (t).")
+        self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer, note=off),
+                         done)
 
     def _remember_done(self, done: actions.Remembered | None, error: actions.ActionError | None, layer: str) -> None:
         if error is not None:
@@ -287,7 +340,11 @@ class MemtuiApp(App[None]):
                      title="Not added", severity="warning", timeout=8)
         elif done is not None and done.entry is not None:
             self.main.select_after_reload(layer, done.entry.id)
-            self.say(f"Added to {describe(done.entry)}", title="Saved")
+            if self.settings.enabled:
+                self.say(f"Added to {describe(done.entry)}", title="Saved")
+            else:
+                self.say(f"Added to {describe(done.entry)}. Memory is off for this workspace: Muse won't use it "
+                         "until you turn memory on (t).", title="Saved · memory off", severity="warning", timeout=8)
 
     # -- edit
     def edit_memory(self, entry: Entry | None, text: str | None = None) -> None:
@@ -391,9 +448,15 @@ class MemtuiApp(App[None]):
         if entry is None:
             self.say("Select a memory first.", severity="warning")
             return
+        # what the confirmation must add (a parse of the file) is worked out off the event loop
+        self.write("delete_warning", lambda: actions.delete_warning(self.store, entry), entry=entry)
+
+    def _delete_warning_done(self, warning: str | None, error: actions.ActionError | None, entry: Entry) -> None:
+        if error is not None:
+            self._refused(error, "Cannot delete")
+            return
         body = Text.assemble(("This memory will be deleted:\n\n", ""), (snippet(entry.text, 400), "bold"),
                              (f"\n\nfrom {describe(entry)}. You can undo with u.", "dim"))
-        warning = actions.delete_warning(self.store, entry)
         if warning:
             body.append(f"\n\n⚠ {escape_name(warning)}", style="bold")
 
@@ -426,6 +489,8 @@ class MemtuiApp(App[None]):
             self._refused(error, "Cannot undo")
         elif change is not None:
             self.say(f"Undone: {escape_name(change.summary)}", title="Undo", timeout=8)
+            if change.reviews:  # an accept: its entries await review again (no memory changed)
+                self.refresh_inbox()
 
     def show_undo_log(self) -> None:
         def job() -> tuple[list[Change], str | None]:
@@ -485,22 +550,40 @@ class MemtuiApp(App[None]):
 
     def reload_all(self) -> None:
         self.reload_settings()
-        self.run_worker(lambda: self.store.reload(full=True), thread=True, group="reload", exclusive=True,
-                        exit_on_error=False)
+        self.say("Reloading every memory file, the database and the settings…", title="Reload", timeout=2)
+
+        def job() -> dict[str, dict[str, int]]:
+            self.store.reload(full=True)
+            return actions.layer_counts(self.store.entries())
+
+        self.write("reload", job)
+
+    def _reload_done(self, counts: dict[str, dict[str, int]] | None, error: actions.ActionError | None) -> None:
+        if error is not None:
+            self._refused(error, "Reload failed")
+            return
+        assert counts is not None
+        shown = ", ".join(f"{counts[layer]['total']} {layer}" for layer in counts)
+        problems = len(self.store.problems)
+        extra = f"; {problems} file{'s' if problems != 1 else ''} skipped (see D)" if problems else ""
+        self.say(f"Reloaded: {shown} memories{extra}.", title="Reload", timeout=4)
 
     # ------------------------------------------------------------------ help + palette
     def help_rows(self) -> list[tuple[str, str]]:
         names = {"question_mark": "?", "slash": "/", "escape": "esc"}
         longer = {"cycle_order": "Sort each pane: file order → most injected → last injected",
-                  "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid"}
+                  "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid",
+                  "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x)",
+                  "reload": "Reload every memory file, the database and the settings",
+                  "undo_log": "Undo log: memtui's changes, newest first"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))
                 for b in MainScreen.BINDINGS if isinstance(b, Binding)]
         rows += [("↑/↓ j/k, pgup/pgdn", "Move in a pane"),
                  ("tab / shift+tab", "Move between panes and inputs"),
-                 ("r", "Reload every memory file, the database and the settings"),
-                 ("U", "Undo log: memtui's changes, newest first"),
                  ("enter (on the fold)", "Expand or collapse the injected text (also f)"),
                  ("enter (on a reason)", "List the memories left out for that reason"),
+                 ("ctrl+t (in the preview)", "Show the injection as Claude Code, Codex or Gemini CLI receives it "
+                                             "(cut to what each keeps), then as Muse's own again"),
                  ("ctrl+s (in dialogs)", "Save"), ("ctrl+p", "Command palette (themes are remembered)")]
         return rows
 
@@ -518,6 +601,7 @@ class MemtuiApp(App[None]):
         yield SystemCommand("Delete memory", "Delete the selected memory (asks first)", main.action_delete)
         yield SystemCommand("Undo", "Undo the last change (says which)", main.action_undo)
         yield SystemCommand("Undo log", "memtui's changes, newest first", main.action_undo_log)
+        yield SystemCommand("Inbox", "Review what the assistant learned: accept, edit or reject", main.action_inbox)
         yield SystemCommand("Toggle memory", "Turn memory on or off for this workspace", main.action_toggle_memory)
         yield SystemCommand("Settings", "Budgets, gates, switches and theme", main.action_settings)
         yield SystemCommand("Preview injection", "Type a message and see what would be injected", main.action_focus_query)

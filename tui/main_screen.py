@@ -38,7 +38,8 @@ COMPACT_WIDTH = 100  # below this many columns: one pane at a time (tabs), detai
 COMPACT_HEIGHT = 30
 # Keys that type a character: not advertised (and not run) while an input has focus.
 TYPING_ACTIONS = {"focus_filter", "focus_query", "new", "edit", "edit_external", "delete", "undo", "undo_log",
-                  "toggle_fold", "toggle_memory", "settings", "focus_pane", "reload", "help", "quit", "cycle_order", "findings"}
+                  "toggle_fold", "toggle_memory", "settings", "focus_pane", "reload", "help", "quit", "cycle_order", "findings",
+                  "inbox"}
 
 
 class MainScreen(Screen[None]):
@@ -58,6 +59,7 @@ class MainScreen(Screen[None]):
         Binding("f", "toggle_fold", "Fold", id="main.fold"),
         Binding("t", "toggle_memory", "On/off", id="main.toggle"),
         Binding("s", "settings", "Settings", id="main.settings"),
+        Binding("i", "inbox", "Inbox", show=False, id="main.inbox"),  # the header says "N to review (i)"
         Binding("1", "focus_pane('user')", "User", show=False, id="main.pane_user"),
         Binding("2", "focus_pane('project')", "Project", show=False, id="main.pane_project"),
         Binding("3", "focus_pane('conversation')", "Conversation", show=False, id="main.pane_conversation"),
@@ -359,6 +361,9 @@ class MainScreen(Screen[None]):
 
     def action_settings(self) -> None:
         self.memtui.open_settings()
+
+    def action_inbox(self) -> None:
+        self.memtui.open_inbox()
 
     def action_help(self) -> None:
         self.memtui.open_help()

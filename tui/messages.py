@@ -59,3 +59,11 @@ class InsightsReady(Message):
         super().__init__()
         self.findings = findings
         self.stats = stats
+
+
+class InboxReady(Message):
+    """The entries awaiting review (`core.review.Pending`, newest first), read in a worker."""
+
+    def __init__(self, items: list[Any]) -> None:
+        super().__init__()
+        self.items = items

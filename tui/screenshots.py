@@ -19,13 +19,14 @@ from typing import cast
 
 from textual.app import App
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from memtui.core.demo import write_demo
 from memtui.core.paths import Paths
 
 from .app import MemtuiApp
-from .screens import ConfirmScreen, SettingsScreen
+from .screens import ConfirmScreen, EditScreen, SettingsScreen
+from .screens.inbox import InboxScreen
 
 SIZE = (140, 45)
 SMALL = (80, 24)
@@ -49,11 +50,14 @@ def still(app: App[None]) -> None:
     for screen in app.screen_stack:
         for widget in screen.query(Input):
             widget.cursor_blink = False
+        for area in screen.query(TextArea):
+            area.cursor_blink = False
 
 
 async def ready(pilot: Pilot) -> None:
     app = cast(MemtuiApp, pilot.app)
-    await wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.insight_runs >= 1)
+    await wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.insight_runs >= 1
+                     and app.inbox_runs >= 1)
     still(pilot.app)
     await pilot.pause()
 
@@ -87,16 +91,32 @@ async def delete_confirmation(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def inbox(pilot: Pilot) -> None:
+    await ready(pilot)
+    await pilot.press("i")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, InboxScreen))
+
+
+async def new_memory(pilot: Pilot) -> None:
+    await ready(pilot)
+    await pilot.press("n", *"Webhooks are verified with the signing secret")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditScreen))
+    still(pilot.app)
+    await pilot.pause()
+
+
 SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "main": main_screen,
     "preview": expanded_preview,
     "settings": settings,
     "delete": delete_confirmation,
+    "inbox": inbox,
+    "new": new_memory,
 }
-# (scene, theme, size): every scene in both themes at 140×45; the main screens also at 80×24.
+# (scene, theme, size): every scene in both themes, at 140×45 and at 80×24.
 SHOTS: list[tuple[str, str, tuple[int, int]]] = [
     *[(scene, theme, SIZE) for scene in SCENES for theme in THEMES],
-    *[(scene, theme, SMALL) for scene in ("main", "preview") for theme in THEMES],
+    *[(scene, theme, SMALL) for scene in SCENES for theme in THEMES],
 ]
 
 

@@ -18,6 +18,16 @@ from memtui.core.model import Entry
 LAYER_TITLES = {"user": "User", "project": "Project", "conversation": "Conversation"}
 
 
+def fit_path(path: str, width: int) -> str:
+    """`path`, or its end after `…` (from a `/`) when it is wider than `width`: a path is
+    shortened from the left, never wrapped inside a name."""
+    if len(path) <= width:
+        return path
+    tail = path[-max(1, width - 1):]
+    cut = tail.find("/")
+    return "…" + (tail[cut:] if 0 <= cut < len(tail) - 1 else tail)
+
+
 def text(value: str, style: str = "") -> Text:
     """Memory text: literal, with control characters escaped (tab and newline kept)."""
     return Text(escape_text(value), style=style)

@@ -3,7 +3,8 @@
 Readers turn an outside format into `Memory` records and report every file they could not
 use as an `ImportProblem` (path + reason); they never raise for bad input and never write
 into memtui's store. Writers turn records into the outside layout, write each file
-atomically and refuse to replace a file that already exists. Deduplication, dry runs,
+atomically and refuse to replace a file that already exists; `layout` gives the files
+without writing them (what export syncs). Deduplication, dry runs,
 counts and writing into the store belong to the caller (`core/actions.py`).
 
     read(fmt, path, workspace, user_home) -> ReadResult
@@ -14,7 +15,7 @@ counts and writing into the store belong to the caller (`core/actions.py`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -71,10 +72,43 @@ class ImportProblem:
         return f"{self.path}: {self.reason}"
 
 
+@dataclass(frozen=True)
+class BackupFile:
+    """A memory file whole, as the jsonl backup carries it: its layer, its path relative to
+    that layer's root (POSIX separators) and its exact text."""
+
+    layer: str
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A source file as it was read, so an import can keep it whole: `head` is its frontmatter
+    block exactly (fences included; "" without one), `body` everything after it, `rel` its
+    name relative to the folder read (the file name it goes back to on export)."""
+
+    head: str
+    body: str
+    rel: str
+    keep: dict[str, Any] = field(default_factory=dict, hash=False)  # more the format keeps about the file
+
+
 @dataclass
 class ReadResult:
     memories: list[Memory] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
+    # the jsonl backup only: whole files, conversations and conversation rows as stored
+    files: list[BackupFile] = field(default_factory=list)
+    conversations: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    # the entries the person had accepted (SPEC §12), each as (layer, the file's path relative
+    # to its layer root or the row's id, sha256 of the entry's text, its occurrence in the file)
+    reviewed: list[tuple[str, str, str, int]] = field(default_factory=list)
+    # entries that are a tool's boilerplate rather than knowledge ("This file provides guidance to ...")
+    boilerplate: list[Memory] = field(default_factory=list)
+    # origin -> the source file whole, for every file whose memories are all in `memories`
+    sources: dict[str, SourceText] = field(default_factory=dict)
 
 
 class InteropError(Exception):
@@ -109,12 +143,21 @@ def read(fmt: str, path: Path | None, workspace: Path, user_home: Path) -> ReadR
     return module.read(source)
 
 
+def layout(fmt: str, memories: Iterable[Memory], dest: Path, name: Callable[[str], str] = str) -> dict[Path, str]:
+    """The files `memories` make in `fmt` under `dest` (path -> text), nothing written. Every
+    file and folder name the writer makes up passes through `name` (the outbound gate)."""
+    return _module(fmt).layout(list(memories), Path(dest), name)
+
+
 def write(fmt: str, memories: Iterable[Memory], dest: Path) -> list[Path]:
     """Write `memories` in `fmt` under `dest` and return the files written.
 
-    Raises WriteRefused, writing nothing, when any file it would write already exists.
+    Raises WriteRefused, writing nothing, when any file it would write already exists
+    (`core/transfer.py` exports as a sync instead, through `layout`).
     """
-    return _module(fmt).write(list(memories), Path(dest))
+    from ._files import write_all
+
+    return write_all(layout(fmt, memories, dest))
 
 
 def memory_from_entry(entry: Any, origin: str = "") -> Memory:
@@ -131,6 +174,6 @@ def memory_from_entry(entry: Any, origin: str = "") -> Memory:
 
 
 __all__ = [
-    "FORMATS", "ImportProblem", "InteropError", "Memory", "ReadResult", "WriteRefused", "default_source",
+    "FORMATS", "BackupFile", "ImportProblem", "SourceText", "InteropError", "Memory", "ReadResult", "WriteRefused", "default_source",
     "memory_from_entry", "read", "write",
 ]

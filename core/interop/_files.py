@@ -2,18 +2,17 @@
 
 Reading: only regular files, at most `MAX_FILE_BYTES`, UTF-8, never through a symlink that
 leads out of the folder being imported; YAML frontmatter loaded safely, with anchors and
-aliases refused (an alias bomb must not cost memory). Writing: temporary file in the same
-folder, fsync, then a link into place that fails when the name exists, so an existing file
-is never replaced.
+aliases refused (an alias bomb must not cost memory). Writing: through the write gate only
+(`core/gate.py`: never through a link below the root, never replacing a file). Everything
+written for another tool passes `outbound_text` / `outbound_name` (the outbound gate,
+`core/outbound.py`) first.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,10 +21,10 @@ from typing import Any, TypeVar
 
 import yaml
 
+from .. import gate
 from .. import markdown as md
-from ..fileio import fsync_dir
 from ..paths import MAX_FILE_BYTES
-from . import ImportProblem, WriteRefused
+from . import ImportProblem, SourceText, WriteRefused
 
 T = TypeVar("T")
 _FENCE = re.compile(r"---[ \t]*")
@@ -200,6 +199,13 @@ def split_frontmatter(text: str) -> Split:
     return Split(None, text)
 
 
+def source_text(text: str, rel: str) -> SourceText:
+    """The file `text` split into its exact frontmatter block and the rest (SourceText)."""
+    split = split_frontmatter(text)
+    head = text[: len(text) - len(split.body)] if split.meta_text is not None else ""
+    return SourceText(head, text[len(head):], rel)
+
+
 def frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """(meta, body) of a Markdown file; raises SourceError for bad frontmatter."""
     split = split_frontmatter(text)
@@ -234,41 +240,22 @@ def refuse_existing(targets: list[Path]) -> None:
         seen.add(key)
 
 
-def write_new(path: Path, data: bytes) -> None:
-    """Create `path` with `data` atomically; WriteRefused if it exists (checked at the final link)."""
-    directory = path.parent
+def write_new(path: Path, data: bytes, root: Path | None = None) -> None:
+    """Create `path` with `data` atomically through the write gate (below `root`, default its
+    folder); WriteRefused if it exists (checked at the final link) or the gate refuses it."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        gate.create(path, data, root=root if root is not None else path.parent, kind=gate.Kind.TEXT)
+    except FileExistsError:
+        raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
+    except gate.Refused as exc:
+        raise WriteRefused(str(exc), [path]) from None
     except OSError as exc:
         raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)  # fails if the name exists: never replaces a file
-        except FileExistsError:
-            raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-                raise
-            if os.path.lexists(path):  # a file system without hard links: check, then rename
-                raise WriteRefused(f"refusing to overwrite existing file {path}", [path]) from None
-            os.replace(tmp, path)
-    except OSError as exc:
-        raise WriteRefused(f"cannot write {path}: {exc.strerror or exc}", [path]) from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-    fsync_dir(directory)
 
 
 def write_all(files: dict[Path, str]) -> list[Path]:
-    """Write every file (UTF-8) after checking that none exists; returns them in order."""
+    """Write every file (UTF-8) after checking that none exists; returns them in order. Each
+    is created through the write gate in its folder (the caller checked that folder)."""
     targets = list(files)
     refuse_existing(targets)
     written: list[Path] = []
@@ -279,7 +266,7 @@ def write_all(files: dict[Path, str]) -> list[Path]:
     except BaseException:
         for path in written:  # all or nothing: remove what this call created
             try:
-                os.unlink(path)
+                gate.remove(path, root=path.parent)
             except OSError:
                 pass
         raise
@@ -296,15 +283,6 @@ def slug(text: str, fallback: str = "memory", limit: int = 60) -> str:
     return words or fallback
 
 
-def unique_stem(stem: str, used: set[str]) -> str:
-    candidate, n = stem, 2
-    while candidate.casefold() in used:
-        candidate = f"{stem}-{n}"
-        n += 1
-    used.add(candidate.casefold())
-    return candidate
-
-
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CODE_FENCE = re.compile(r"^(`{3,}|~{3,})")
 
@@ -314,12 +292,76 @@ def one_line(text: str) -> str:
     return " ".join(_CONTROL.sub("", text).split())
 
 
+_LEAD_MARKER = re.compile(r"(?:#{1,6}[ \t]+|>[ \t]*|[-*+][ \t]+|\d{1,9}[.)][ \t]+)+")
+
+
 def first_line(text: str, limit: int = 150) -> str:
-    """The first line that says something: no list/heading marker, no code fence opener."""
+    """The first line that says something: without its list, quote or heading marker (but
+    with its inline Markdown: `**Module**: x` stays as it is), never a code fence opener."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not _CODE_FENCE.match(ln.strip())]
     line = one_line(lines[0] if lines else "")
-    line = line.lstrip("#>-*+ ").strip() or line
+    marker = _LEAD_MARKER.match(line)
+    line = (line[marker.end():].strip() if marker else line) or line
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+# ----------------------------------------------------------------------------- export layout
+
+
+def by_file(memories: list[Any], together: bool = False) -> list[list[Any]]:
+    """Memories grouped by the memtui file they live in (`extra["memtui_file"]`), in order;
+    memories that name no file are one group (`together`) or each a group of its own."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for n, m in enumerate(memories):
+        where = m.extra.get("memtui_file")
+        key = (m.layer, where) if isinstance(where, str) and where else ("", "" if together else f"#{n}")
+        groups.setdefault(key, []).append(m)
+    return list(groups.values())
+
+
+def kept_body(group: list[Any]) -> str | None:
+    """The body of the group's memtui file exactly as it is, when every entry of that file is
+    exported (then the file goes out whole, its structure as it is); else None."""
+    first = group[0]
+    body = first.extra.get("memtui_body")
+    return body if isinstance(body, str) and first.extra.get("memtui_whole") is True else None
+
+
+def safe_rel(rel: object, suffix: str) -> bool:
+    """A relative path an exporter may write under its destination (from a file's own record)."""
+    if not isinstance(rel, str) or not rel.endswith(suffix) or "\\" in rel or "\x00" in rel:
+        return False
+    parts = rel.split("/")
+    return not rel.startswith("/") and all(p and p not in (".", "..") and not p.startswith(".") for p in parts)
+
+
+def clean_rel(rel: str, name: Callable[[str], str], used: set[str]) -> str:
+    """`rel` with every part through the outbound gate `name`, made unique (case-insensitively)."""
+    parts = [name(p) for p in rel.split("/")]
+    rel = "/".join(parts)
+    stem, dot, ext = rel.rpartition(".")
+    candidate, n = rel, 2
+    while candidate.casefold() in used:
+        candidate = f"{stem}-{n}{dot}{ext}"
+        n += 1
+    used.add(candidate.casefold())
+    return candidate
+
+
+def join_texts(texts: list[str]) -> str:
+    """Several files' texts as one: a single text exactly; several separated by a blank line."""
+    if len(texts) == 1:
+        return texts[0]
+    return "\n\n".join(t.strip("\r\n") for t in texts if t.strip()) + "\n"
+
+
+def same_entries(text: str, memories: list[Any]) -> bool:
+    """Does `text` read back (SPEC §2) as exactly the texts of `memories`, in order?"""
+    try:
+        _, entries = markdown_entries(text)
+    except SourceError:
+        return False
+    return [e.text for e in entries] == [m.text.strip() for m in memories]
 
 
 @lru_cache(maxsize=1)
@@ -342,3 +384,38 @@ def first_heading(body: str) -> str:
 def dump_yaml(meta: dict[str, Any]) -> str:
     """YAML for a frontmatter block: UTF-8 as is (no \\u escapes), key order kept, no wrapping."""
     return yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 30)
+
+
+# ----------------------------------------------------------------------------- what leaves
+
+
+def outbound_text(text: str, redact_secrets: bool = True) -> tuple[str, int]:
+    """SPEC §8 "one gate for what leaves": every string memtui writes for another tool (file
+    text, index lines, frontmatter) passes here, which hands it to the outbound gate
+    (`core/outbound.redact_text`): secrets become `[REDACTED]`. Returns the text and how many
+    secrets were replaced. The one place the exporters call."""
+    if not redact_secrets or not text:
+        return text, 0
+    from .. import outbound
+
+    clean = outbound.redact_text(text, True)
+    return clean, _replaced(text, clean, outbound.REDACTED)
+
+
+def outbound_name(name: str, redact_secrets: bool = True) -> tuple[str, int]:
+    """A file or folder name through the same gate (`core/outbound.redact_name`): a secret
+    becomes `redacted` (no brackets, so the name stays a plain name and a Markdown link to it
+    still works)."""
+    if not redact_secrets or not name:
+        return name, 0
+    from .. import outbound
+
+    clean = outbound.redact_name(name, True)
+    return clean, _replaced(name, clean, outbound.NAME_MARK)
+
+
+def _replaced(before: str, after: str, mark: str) -> int:
+    """How many secrets the gate replaced: the marks it added (at least one when it changed anything)."""
+    if after == before:
+        return 0
+    return max(1, after.count(mark) - before.count(mark))

@@ -3,25 +3,33 @@
 
 Given a file, that file; given a folder (by default the workspace), every one of them it
 holds. Each file's entries follow SPEC §2 (a top-level list item or block is one entry,
-its section the nearest heading above it) and become project memories. Export writes one
-AGENTS.md: entries without a section first, then one `## section` per section, in the
-order they first appear, each entry a list item, so reading it back gives the same texts
-and sections.
+its section the nearest heading above it) and become project memories; the line
+"This file provides guidance to Claude Code ..." that generators open such a file with is
+not knowledge and is left out. Export writes one AGENTS.md: each memtui file's body as it
+is (a file imported from an instructions file: that file's text again), one after the
+other; where that would not read back as the same entries, or a file goes out only in
+part, its entries as list items under `## section` headings.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 from . import ImportProblem, Memory, ReadResult
 from ._files import (
+    by_file,
     guarded,
+    join_texts,
+    kept_body,
     markdown_entries,
     missing_source,
     mtime,
     one_line,
     read_text,
-    write_all,
+    same_entries,
+    source_text,
 )
 
 FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md",
@@ -32,13 +40,28 @@ def default_source(workspace: Path, user_home: Path) -> Path:
     return Path(workspace)
 
 
-def _read_file(path: Path, root: Path | None, label: str) -> list[Memory]:
+# What `claude /init` and similar generators open an instructions file with: it tells the
+# tool what the file is, it is no knowledge about the project, so it is not imported.
+BOILERPLATE = re.compile(
+    r"(?is)\s*this file provides (?:guidance|instructions|context) to (?:claude code|claude|codex|gemini|"
+    r"github copilot|copilot|ai (?:coding )?(?:assistants|agents)|the agent|agents)\b[^\n]*"
+)
+
+
+def is_boilerplate(text: str) -> bool:
+    return len(text) < 300 and BOILERPLATE.fullmatch(text) is not None
+
+
+def _read_file(path: Path, root: Path | None, label: str, result: ReadResult) -> list[Memory]:
     text = read_text(path, root)
     _, entries = markdown_entries(text)
     when = mtime(path)
-    return [Memory(text=e.text, layer="project", section=e.section, updated_at=when, origin=str(path),
-                   extra={"file": label})
-            for e in entries]
+    memories = [Memory(text=e.text, layer="project", section=e.section, updated_at=when, origin=str(path),
+                       extra={"file": label})
+                for e in entries]
+    result.boilerplate += [m for m in memories if is_boilerplate(m.text)]
+    result.sources[str(path)] = source_text(text, label)
+    return [m for m in memories if not is_boilerplate(m.text)]
 
 
 def read(source: Path) -> ReadResult:
@@ -55,7 +78,7 @@ def read(source: Path) -> ReadResult:
     else:
         targets = [(source, None, source.name)]
     for path, root, label in targets:
-        memories = guarded(path, result.problems, _read_file, path, root, label)
+        memories = guarded(path, result.problems, _read_file, path, root, label, result)
         if memories:
             result.memories.extend(memories)
     return result
@@ -64,7 +87,9 @@ def read(source: Path) -> ReadResult:
 def _item(text: str) -> str:
     lines = text.strip().split("\n")
     out = ["- " + lines[0]]
-    out.extend(("  " + line) if line.strip() else "" for line in lines[1:])
+    # whitespace-only lines keep their spaces (inside a fence they are code): only a truly
+    # empty line stays empty
+    out.extend(("  " + line) if line else "" for line in lines[1:])
     return "\n".join(out)
 
 
@@ -82,6 +107,25 @@ def render(memories: list[Memory]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def write(memories: list[Memory], dest: Path) -> list[Path]:
+def file_text(group: list[Memory], fmt_file: bool) -> str:
+    """One memtui file's memories as instructions: the file's body as it is when it goes out
+    whole (with the source's own frontmatter when it came from such a file), else its
+    entries as list items under their sections."""
+    body = kept_body(group)
+    if body is None:
+        return render(group)
+    first = group[0]
+    if fmt_file and isinstance(first.extra.get("file"), str):
+        head = first.extra.get("head")
+        return (head if isinstance(head, str) else "") + body
+    return body.lstrip("\r\n")
+
+
+def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str) -> dict[Path, str]:
     target = dest if dest.suffix.lower() == ".md" else dest / "AGENTS.md"
-    return write_all({target: render(memories)})
+    target = target.with_name(name(target.name))
+    memories = [m for m in memories if m.text.strip()]
+    text = join_texts([file_text(group, True) for group in by_file(memories, together=True)]) if memories else "\n"
+    if memories and not same_entries(text, memories):
+        text = render(memories)  # the files' bodies do not join cleanly: one list, by section
+    return {target: text}

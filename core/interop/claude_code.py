@@ -16,29 +16,34 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
 from .. import markdown as md
 from ..fileio import read_regular
-from . import ImportProblem, Memory, ReadResult
+from . import ImportProblem, Memory, ReadResult, SourceText
 from ._files import (
     SourceError,
+    by_file,
+    clean_rel,
     dump_yaml,
     first_heading,
     first_line,
     frontmatter,
     guarded,
     iter_files,
+    kept_body,
     markdown_entries,
     missing_source,
     mtime,
     one_line,
     read_text,
+    safe_rel,
     slug,
-    unique_stem,
-    write_all,
+    source_text,
 )
+from .agents_md import render as render_sections
 
 INDEX = "MEMORY.md"
 MAX_INDEX_LINES = 200
@@ -56,6 +61,7 @@ _INDEX_LINE = re.compile(
 _MARKER = re.compile(r"[ \t]*[-*+][ \t]+")
 _WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[#|][^\[\]\n]*)?\]\]")
 _ESCAPED = re.compile(r"\\(.)")
+_HEADING = re.compile(r" {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
 
 
 # ----------------------------------------------------------------------------- where
@@ -155,7 +161,12 @@ def default_source(workspace: Path, user_home: Path) -> Path:
 def _index_links(text: str, folder: Path, problems: list[ImportProblem], index_path: Path) -> dict[str, dict]:
     """`- [Title](file.md) — hook` lines -> {relative file: {"title", "hook", "line"}}."""
     links: dict[str, dict] = {}
+    section = ""
     for number, line in enumerate(text.splitlines(), start=1):
+        heading = _HEADING.fullmatch(line)
+        if heading:
+            section = heading.group(1).strip()
+            continue
         marker = _MARKER.match(line)
         if not marker:
             continue
@@ -173,7 +184,7 @@ def _index_links(text: str, folder: Path, problems: list[ImportProblem], index_p
             problems.append(ImportProblem(str(index_path), f"line {number} links to {rel}, which is not in the folder"))
             continue
         links[rel] = {"title": _ESCAPED.sub(r"\1", match.group("title")), "hook": (match.group("hook") or "").strip(),
-                      "line": number}
+                      "line": number, "raw": line, "section": section}
     return links
 
 
@@ -183,16 +194,20 @@ def _is_index_or_warning(text: str) -> bool:
     return "\n" not in text and _INDEX_LINE.fullmatch(text.strip()) is not None
 
 
-def _index_notes(path: Path, text: str) -> list[Memory]:
+def _index_notes(path: Path, text: str, result: ReadResult) -> list[Memory]:
     _, entries = markdown_entries(text)
     when = mtime(path)
-    return [Memory(text=e.text, layer="project", section=e.section, updated_at=when, origin=str(path),
-                   extra={"file": INDEX})
-            for e in entries if not _is_index_or_warning(e.text)]
+    notes = [Memory(text=e.text, layer="project", section=e.section, updated_at=when, origin=str(path),
+                    extra={"file": INDEX})
+             for e in entries if not _is_index_or_warning(e.text)]
+    if notes:  # the index as it was, so an export can give it back when nothing changed
+        result.sources[str(path)] = SourceText("", text, INDEX, {"index": text})
+    return notes
 
 
-def _topic(path: Path, rel: str, folder: Path, link: dict | None) -> Memory | None:
+def _topic(path: Path, rel: str, folder: Path, link: dict | None, result: ReadResult) -> Memory | None:
     text = read_text(path, folder)
+    result.sources[str(path)] = source_text(text, rel)
     meta, body = frontmatter(text)
     body_text = body.strip()
     if not body_text:
@@ -212,6 +227,11 @@ def _topic(path: Path, rel: str, folder: Path, link: dict | None) -> Memory | No
         extra["index_title"] = link["title"]
         if link["hook"]:
             extra["index_hook"] = link["hook"]
+        extra["index_line"] = link["raw"]
+        if "index" in link:
+            extra["index"] = link["index"]
+        if link["section"]:
+            extra["index_section"] = link["section"]
     importance = md.text_field(meta, "importance")
     status = md.text_field(meta, "status")
     return Memory(
@@ -238,7 +258,7 @@ def read(source: Path) -> ReadResult:
         return result
     if source.is_file():
         if source.name != INDEX:
-            memory = guarded(source, result.problems, _topic, source, source.name, source.parent, None)
+            memory = guarded(source, result.problems, _topic, source, source.name, source.parent, None, result)
             if memory:
                 result.memories.append(memory)
             return result
@@ -249,17 +269,23 @@ def read(source: Path) -> ReadResult:
     links: dict[str, dict] = {}
     index_path = folder / INDEX
     notes: list[Memory] = []
+    raw: list[str] = []
     if os.path.lexists(index_path):
         def read_index() -> None:
             text = read_text(index_path, folder)
             links.update(_index_links(text, folder, result.problems, index_path))
-            notes.extend(_index_notes(index_path, text))
+            notes.extend(_index_notes(index_path, text, result))
+            raw.append(text)
         guarded(index_path, result.problems, read_index)
+    if raw and not notes and links:
+        # the index as it was (headings, blank lines, its title), kept with its first topic,
+        # so an export can give MEMORY.md back as it was while nothing changed
+        links[next(iter(links))]["index"] = raw[0]
     for path in iter_files(folder, ".md", result.problems):
         rel = path.relative_to(folder).as_posix()
         if rel == INDEX:
             continue
-        memory = guarded(path, result.problems, _topic, path, rel, folder, links.get(rel))
+        memory = guarded(path, result.problems, _topic, path, rel, folder, links.get(rel), result)
         if memory:
             result.memories.append(memory)
     result.memories.extend(notes)
@@ -278,22 +304,16 @@ def _type_for(memory: Memory) -> str:
     return "reference" if memory.category == "reference" else "project"
 
 
-def _stem_for(memory: Memory, used: set[str]) -> str:
-    original = str(memory.extra.get("file", ""))
-    base = ""
-    if "type" in memory.extra and original.endswith(".md") and "/" not in original and original != INDEX:
-        base = slug(original[:-3], fallback="")
-    if not base:
-        base = slug(memory.name or first_line(memory.text, 60))
-    return unique_stem(base, used)
-
-
 def _escape_title(title: str) -> str:
     return re.sub(r"([\[\]\\])", r"\\\1", one_line(title))
 
 
+def _link_target(file: str) -> str:
+    return f"<{file}>" if re.search(r"[\s()<>]", file) else file
+
+
 def _index_line(title: str, file: str, hook: str) -> str:
-    line = f"- [{_escape_title(title)}]({file})"
+    line = f"- [{_escape_title(title)}]({_link_target(file)})"
     if hook:
         line += f" — {one_line(hook)}"
     if len(line) > 200:  # Claude Code asks for index lines under ~200 characters
@@ -318,17 +338,121 @@ def index_text(lines: list[str]) -> str:
         keep -= 1
 
 
-def write(memories: list[Memory], dest: Path) -> list[Path]:
-    used = {INDEX[:-3].casefold()}
+def _head_meta(head: object) -> dict | None:
+    if not isinstance(head, str):
+        return None
+    try:
+        meta, _ = frontmatter(head)
+    except SourceError:
+        return None
+    return meta
+
+
+def _topic_text(group: list[Memory], rel: str) -> str:
+    """A topic file: its own frontmatter kept as it was (exactly, while its name and description
+    are what memtui holds; else with those two updated and every other key, `metadata:`
+    nesting included, kept), then the memtui file's body as it is, or its entries."""
+    first = group[0]
+    body = kept_body(group)
+    if body is None:
+        body = "\n" + (first.text.strip() + "\n" if len(group) == 1 else render_sections(group))
+    head = first.extra.get("head")
+    meta = _head_meta(head)
+    name = one_line(first.name) or Path(rel).stem
+    description = one_line(first.description) or first_line(first.text)
+    if meta is not None and isinstance(head, str):
+        if (one_line(md.text_field(meta, "name")) or Path(rel).stem) == name and one_line(
+                md.text_field(meta, "description")) == description:
+            return head + body
+        meta = {**meta, "name": name, "description": description}
+    else:
+        meta = {"name": name, "description": description, "type": _type_for(first)}
+    return "---\n" + dump_yaml(meta) + "---\n" + ("" if body.startswith(("\n", "\r\n")) else "\n") + body
+
+
+def _index_entries(text: str) -> list[str]:
+    _, entries = markdown_entries(text)
+    return [e.text for e in entries if not _is_index_or_warning(e.text)]
+
+
+def _line_target(line: str) -> str | None:
+    marker = _MARKER.match(line)
+    match = _INDEX_LINE.fullmatch(line[marker.end():].rstrip()) if marker else None
+    return match.group("target").strip("<>") if match else None
+
+
+def _index(topics: list[tuple[Memory, str]], notes: list[Memory], raw: str | None) -> str:
+    """MEMORY.md: the index as it was when it came with notes that are unchanged (its lines
+    for topics still here, new ones after them); else the topics' lines grouped under the
+    `## ` headings they stood under, with the notes, within Claude Code's limits."""
+    lines: dict[str, str] = {}
+    for memory, rel in topics:
+        kept = memory.extra.get("index_line")
+        if isinstance(kept, str) and memory.extra.get("file") == rel and _line_target(kept) is not None:
+            lines[rel] = kept
+        else:
+            title = str(memory.extra.get("index_title") or one_line(memory.name) or Path(rel).stem)
+            hook = str(memory.extra.get("index_hook") or one_line(memory.description) or first_line(memory.text))
+            lines[rel] = _index_line(title, rel, hook)
+    if raw is not None and _index_entries(raw) == [m.text.strip() for m in notes]:
+        out: list[str] = []
+        seen: set[str] = set()
+        for line in raw.splitlines(keepends=True):
+            target = _line_target(line)
+            linked = os.path.normpath(unquote(target.split("#", 1)[0])).replace(os.sep, "/") if target else None
+            if linked is None or re.match(r"[a-z][a-z0-9+.-]*:", target or "", re.IGNORECASE):
+                out.append(line)
+            elif linked in lines and linked not in seen:
+                seen.add(linked)
+                out.append(lines[linked] + line[len(line.rstrip("\r\n")):])
+        new = [lines[rel] + "\n" for rel in lines if rel not in seen]
+        if new and out and not out[-1].endswith("\n"):
+            out[-1] += "\n"
+        return "".join(out + new)
+    sections: dict[str, list[str]] = {"": []}
+    for memory, rel in topics:
+        sections.setdefault(str(memory.extra.get("index_section") or ""), []).append(lines[rel])
+    for note in notes:
+        sections.setdefault(note.section, []).append(_note_item(note.text.strip()))
+    flat: list[str] = list(sections[""])
+    for section, items in sections.items():
+        if section and items:
+            flat += ([""] if flat else []) + [f"## {one_line(section)}", ""] + items
+    return index_text(flat)
+
+
+def _note_item(text: str) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join(["- " + first] + [("  " + line) if line else "" for line in rest])
+
+
+def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str) -> dict[Path, str]:
+    """Topic files and MEMORY.md. A topic imported from Claude Code goes back to its own file
+    name (non-ASCII and folders as they were), byte for byte when nothing changed; a memtui
+    file born elsewhere becomes one topic file (its path, its body as it is), not one per
+    entry; notes that came from MEMORY.md go back into it."""
+    used = {INDEX.casefold()}
     files: dict[Path, str] = {}
-    lines: list[str] = []
-    for memory in memories:
-        stem = _stem_for(memory, used)
-        name = one_line(memory.name) or stem
-        description = one_line(memory.description) or first_line(memory.text)
-        meta = {"name": name, "description": description, "type": _type_for(memory)}
-        files[dest / f"{stem}.md"] = "---\n" + dump_yaml(meta) + "---\n\n" + memory.text.strip() + "\n"
-        lines.append(_index_line(str(memory.extra.get("index_title") or name), f"{stem}.md",
-                                 str(memory.extra.get("index_hook") or description)))
-    files[dest / INDEX] = index_text(lines)
-    return write_all(files)
+    topics: list[tuple[Memory, str]] = []
+    notes: list[Memory] = []
+    raw: str | None = None
+    for group in by_file([m for m in memories if m.text.strip()]):
+        first = group[0]
+        original = first.extra.get("file")
+        if isinstance(first.extra.get("index"), str) and (raw is None or original == INDEX):
+            raw = first.extra["index"]  # the index as it came, kept with its notes or its first topic
+        if original == INDEX:
+            notes += group
+            continue
+        where = first.extra.get("memtui_file")
+        if safe_rel(original, ".md"):
+            rel = str(original)
+        elif isinstance(where, str) and safe_rel(where, ".md"):
+            rel = where
+        else:
+            rel = slug(first.name or first_line(first.text, 60)) + ".md"
+        rel = clean_rel(rel, name, used)
+        files[dest.joinpath(*rel.split("/"))] = _topic_text(group, rel)
+        topics.append((first, rel))
+    files[dest / INDEX] = _index(topics, notes, raw)
+    return files

@@ -11,13 +11,15 @@ does; anything else that YAML refuses is a problem.
 One rule is one memory: its description and globs describe the rule as a whole (when it
 applies, what it is for), so splitting it into list-item entries would leave pieces whose
 `globs` no longer say anything about them, and an export could not give the rule back.
-`globs` (a string) and `alwaysApply` (a bool) are kept in `extra`.
+`globs` (a string; a YAML list is also kept as a list) and `alwaysApply` (a bool) are
+kept in `extra`. Export gives each rule back at its own path with its own frontmatter.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +28,24 @@ import yaml
 from . import Memory, ReadResult
 from ._files import (
     SourceError,
+    by_file,
+    clean_rel,
     first_heading,
     first_line,
     guarded,
     iter_files,
+    kept_body,
     load_yaml_mapping,
     missing_source,
     mtime,
     one_line,
     read_text,
+    safe_rel,
     slug,
+    source_text,
     split_frontmatter,
-    unique_stem,
-    write_all,
 )
+from .agents_md import render as render_sections
 
 SUFFIX = ".mdc"
 RULE_KEYS = ("description", "globs", "alwaysApply")
@@ -105,8 +111,9 @@ def _globs_text(value: Any) -> str:
     return one_line(str(value))
 
 
-def _read_rule(path: Path, rel: str, root: Path | None) -> Memory:
+def _read_rule(path: Path, rel: str, root: Path | None, result: ReadResult) -> Memory:
     text = read_text(path, root)
+    result.sources[str(path)] = source_text(text, rel)
     split = split_frontmatter(text)
     meta = rule_frontmatter(split.meta_text) if split.meta_text is not None else {}
     body = split.body.strip()
@@ -117,7 +124,8 @@ def _read_rule(path: Path, rel: str, root: Path | None) -> Memory:
         text=body, layer="project", section=first_heading(split.body), name=Path(rel).stem,
         description=one_line(str(description)) if description is not None else "",
         updated_at=mtime(path), origin=str(path),
-        extra={"file": rel, "globs": _globs_text(meta.get("globs")), "alwaysApply": meta.get("alwaysApply") is True},
+        extra={"file": rel, "globs": _globs_text(meta.get("globs")), "alwaysApply": meta.get("alwaysApply") is True,
+               **({"globs_list": [str(g) for g in globs]} if isinstance(globs := meta.get("globs"), list) else {})},
     )
 
 
@@ -128,7 +136,7 @@ def read(source: Path) -> ReadResult:
         result.problems.append(problem)
         return result
     if source.is_file():
-        memory = guarded(source, result.problems, _read_rule, source, source.name, None)
+        memory = guarded(source, result.problems, _read_rule, source, source.name, None, result)
         if memory:
             result.memories.append(memory)
         return result
@@ -136,7 +144,7 @@ def read(source: Path) -> ReadResult:
         source = source / ".cursor" / "rules"  # given the workspace
     for path in iter_files(source, SUFFIX, result.problems):
         rel = path.relative_to(source).as_posix()
-        memory = guarded(path, result.problems, _read_rule, path, rel, source)
+        memory = guarded(path, result.problems, _read_rule, path, rel, source, result)
         if memory:
             result.memories.append(memory)
     return result
@@ -154,22 +162,63 @@ def _scalar(value: str) -> str:
     return " " + json.dumps(value, ensure_ascii=False)
 
 
-def render(memory: Memory) -> str:
-    description = one_line(memory.description) or first_line(memory.text)
+def _globs_yaml(memory: Memory) -> str:
+    listed = memory.extra.get("globs_list")
+    if isinstance(listed, list) and listed:
+        return "".join(f"\n  - {_scalar(str(g)).strip()}" for g in listed)
     globs = _globs_text(memory.extra.get("globs"))
+    return " " + globs if globs else ""
+
+
+def render(memory: Memory, body: str | None = None) -> str:
+    """A rule: the memory's own description (none is made up), its globs as they were (a
+    YAML list stays a list), `alwaysApply` as it was, or true for a memory that has nothing
+    else to attach it to; then the body."""
+    description = one_line(memory.description)
     always = memory.extra.get("alwaysApply")
     if not isinstance(always, bool):
-        always = not globs  # a memory with nothing to attach it to applies everywhere
-    head = f"---\ndescription:{_scalar(description)}\nglobs:{' ' + globs if globs else ''}\n"
-    return head + f"alwaysApply: {'true' if always else 'false'}\n---\n\n" + memory.text.strip() + "\n"
+        always = not _globs_text(memory.extra.get("globs"))
+    head = f"---\ndescription:{_scalar(description)}\nglobs:{_globs_yaml(memory)}\n"
+    head += f"alwaysApply: {'true' if always else 'false'}\n---\n"
+    if body is None:
+        return head + "\n" + memory.text.strip() + "\n"
+    return head + ("" if body.startswith(("\n", "\r\n")) else "\n") + body
 
 
-def write(memories: list[Memory], dest: Path) -> list[Path]:
+def _head_agrees(head: str, memory: Memory) -> bool:
+    """Does the rule's own frontmatter still say what memtui holds (its description)?"""
+    split = split_frontmatter(head)
+    try:
+        meta = rule_frontmatter(split.meta_text) if split.meta_text is not None else {}
+    except SourceError:
+        return False
+    described = meta.get("description")
+    return one_line(str(described) if described is not None else "") == one_line(memory.description)
+
+
+def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str) -> dict[Path, str]:
+    """One rule per memtui file: a rule imported from Cursor goes back to its own path
+    (folders and name as they were) with its own frontmatter, byte for byte when nothing
+    changed; a memtui file born elsewhere becomes `<its path>.mdc`, its body as it is."""
     used: set[str] = set()
     files: dict[Path, str] = {}
-    for memory in memories:
-        original = str(memory.extra.get("file", ""))
-        base = slug(Path(original).stem, fallback="") if original.endswith(SUFFIX) and "globs" in memory.extra else ""
-        stem = unique_stem(base or slug(memory.name or first_line(memory.text, 60), fallback="rule"), used)
-        files[dest / f"{stem}{SUFFIX}"] = render(memory)
-    return write_all(files)
+    for group in by_file([m for m in memories if m.text.strip()]):
+        first = group[0]
+        original = first.extra.get("file")
+        where = first.extra.get("memtui_file")
+        if safe_rel(original, SUFFIX):
+            rel = str(original)
+        elif isinstance(where, str) and where.endswith(".md"):
+            rel = where[:-3] + SUFFIX
+        else:
+            rel = slug(first.name or first_line(first.text, 60), fallback="rule") + SUFFIX
+        body = kept_body(group)
+        if body is None and len(group) > 1:
+            body = "\n" + render_sections(group)
+        head = first.extra.get("head")
+        if body is not None and isinstance(head, str) and _head_agrees(head, first):
+            text = head + body
+        else:
+            text = render(first, body)
+        files[dest.joinpath(*clean_rel(rel, name, used).split("/"))] = text
+    return files

@@ -1,15 +1,29 @@
-"""JSON Lines: one object per memory with every field of SPEC §2, UTF-8 (no \\u escapes).
+"""JSON Lines, the lossless backup (SPEC §9): one JSON object per line, UTF-8 (no \\u escapes).
 
-Fields: id, layer, category, tags, source, importance, status, section, name, description,
-text, updated_at (ISO 8601, UTC), path (relative to its layer root), conversation_id,
-conversation_title, origin, and extra when it holds anything. Written and read back,
-every field is the same (`updated_at` to the microsecond).
+A backup made by `memtui export jsonl` holds three kinds of line:
 
-Also reads the earlier `memtui export` format, one conversation memory per line:
-`{"memory": {id, type, category, content, tags (a JSON array in a string), source,
-conversation_id, created_at, updated_at (ms)}, "conversation": {id, title,
-workspace_path, created_at, updated_at} | null}`. Its conversation (and the memory's
-created_at) is kept in `extra` so the caller can recreate the rows.
+    {"kind": "file", "layer": "user"|"project", "path": "<relative to the layer root>", "text": "<the file>"}
+    {"kind": "conversation", <every column of the conversations row>}
+    {"kind": "row", <every column of the memories row of type 'conversation'>}
+    {"kind": "reviewed", "layer": "user"|"project", "path": "<file>", "occurrence": <n>, "sha256": "<text>"}
+    {"kind": "reviewed", "layer": "conversation", "id": "<row id>", "sha256": "<text>"}
+
+A `reviewed` line carries the review state (SPEC §12) of one entry the person had accepted:
+where it is (a file's path and which entry of that text it is, counting from 0, or a row's
+id) and the sha256 of its exact text; never the text itself. Markdown entry ids name the
+file's absolute path, so they do not travel: a restore finds the entry again by place and
+text, and marks reviewed only an entry it brings back exactly as it was.
+
+A file's `text` is the whole file exactly (memory files are UTF-8, so the bytes are the
+text's UTF-8 encoding: BOM, CRLF and frontmatter as they were). Rows and conversations keep
+every column as stored (`tags` the JSON string it is in the database, times in ms), so an
+import into an empty home and workspace gives back every file byte for byte and every row
+field for field.
+
+Two older shapes are still read, one memory per line: memtui's earlier entry records
+(id, layer, category, tags, source, importance, status, section, name, description, text,
+updated_at in ISO 8601, path, conversation_id, conversation_title, origin, extra), and
+`{"memory": {...row...}, "conversation": {...} | null}`.
 
 A bad line is a problem naming the file and line; the other lines still import.
 """
@@ -17,11 +31,14 @@ A bad line is a problem naming the file and line; the other lines still import.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import LAYERS, ImportProblem, Memory, ReadResult
+from .. import markdown as md
+from . import LAYERS, BackupFile, ImportProblem, Memory, ReadResult
 from ._files import SourceError, missing_source, read_text, write_all
 
 FILE = "memories.jsonl"
@@ -29,6 +46,10 @@ MAX_JSONL_BYTES = 256 * 1024 * 1024  # an export of a whole home; each memory is
 MAX_LINE_CHARS = 1024 * 1024
 FIELDS = ("id", "layer", "category", "tags", "source", "importance", "status", "section", "name", "description",
           "text", "updated_at", "path", "conversation_id", "conversation_title", "origin")
+FILE_LAYERS = ("user", "project")
+ROW_COLUMNS = ("id", "type", "category", "content", "tags", "source", "conversation_id", "file_path", "created_at",
+               "updated_at")
+CONVERSATION_COLUMNS = ("id", "title", "workspace_path", "created_at", "updated_at")
 _STRINGS = ("id", "category", "source", "section", "name", "description", "path", "conversation_title", "origin")
 
 
@@ -151,6 +172,114 @@ def parse_line(line: str, origin: str) -> Memory:
     return _from_current(obj, origin)
 
 
+def _safe_rel(path: object) -> str:
+    """A backup file's path: relative, POSIX, a `.md` file, no hidden or `..` part."""
+    if not isinstance(path, str) or not path.endswith(".md"):
+        raise ValueError('"path" must be a relative path of a .md file')
+    parts = path.split("/")
+    if path.startswith("/") or "\\" in path or "\x00" in path or any(
+            not p or p in (".", "..") or p.startswith(".") for p in parts):
+        raise ValueError('"path" must stay inside its memory root (no absolute, hidden or ".." part)')
+    return path
+
+
+def _file_line(obj: dict[str, Any], origin: str, result: ReadResult) -> None:
+    layer = obj.get("layer")
+    if layer not in FILE_LAYERS:
+        raise ValueError('"layer" of a file must be user or project')
+    rel = _safe_rel(obj.get("path"))
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise ValueError('"text" must be a string')
+    try:
+        parsed = md.parse_text(text)
+    except md.MemoryFileError as exc:
+        raise ValueError(f"the file would not load: {exc}") from None
+    result.files.append(BackupFile(layer, rel, text))
+    name = md.text_field(parsed.meta, "name")
+    result.memories += [Memory(text=e.text, layer=layer, section=e.section, name=name, origin=origin, path=rel,
+                               source=md.text_field(parsed.meta, "source"), extra={"backup": "file"})
+                        for e in parsed.entries]
+
+
+def _columns(obj: dict[str, Any], columns: tuple[str, ...]) -> dict[str, Any]:
+    unknown = sorted(set(obj) - set(columns) - {"kind"})
+    if unknown:
+        raise ValueError(f"unknown column {unknown[0]!r}")
+    row = {k: obj.get(k) for k in columns}
+    if not isinstance(row["id"], str) or not row["id"]:
+        raise ValueError('"id" must be a non-empty string')
+    for key in ("created_at", "updated_at"):
+        if isinstance(row[key], bool) or not isinstance(row[key], int):
+            raise ValueError(f'"{key}" must be milliseconds (an integer)')
+    for key, value in row.items():
+        if value is not None and not isinstance(value, (str, int)):
+            raise ValueError(f'"{key}" must be a string, an integer or null')
+    return row
+
+
+def _row_line(obj: dict[str, Any], origin: str, result: ReadResult) -> None:
+    row = _columns(obj, ROW_COLUMNS)
+    if row["type"] != "conversation":
+        raise ValueError('a row must be of type "conversation" (file memories travel as files)')
+    if not isinstance(row["content"], str) or not row["content"].strip():
+        raise ValueError('"content" must be a non-empty string')
+    for key in ("category", "source"):
+        if not isinstance(row[key], str):
+            raise ValueError(f'"{key}" must be a string')
+    result.rows.append(row)
+    result.memories.append(Memory(
+        text=row["content"], layer="conversation", category=row["category"], tags=_tags(row["tags"]),
+        updated_at=row["updated_at"] / 1000.0, origin=origin, conversation_id=row["conversation_id"],
+        id=row["id"], source=row["source"], extra={"backup": "row"}))
+
+
+def _conversation_line(obj: dict[str, Any], result: ReadResult) -> None:
+    result.conversations.append(_columns(obj, CONVERSATION_COLUMNS))
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _reviewed_line(obj: dict[str, Any], result: ReadResult) -> None:
+    layer, digest = obj.get("layer"), obj.get("sha256")
+    if layer not in LAYERS:
+        raise ValueError(f'"layer" must be one of {", ".join(LAYERS)}')
+    if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+        raise ValueError('"sha256" must be 64 lowercase hex digits')
+    if layer == "conversation":
+        columns, where, occurrence = {"kind", "layer", "id", "sha256"}, obj.get("id"), 0
+        if not isinstance(where, str) or not where:
+            raise ValueError('"id" must be a non-empty string')
+    else:
+        columns, where, n = {"kind", "layer", "path", "occurrence", "sha256"}, _safe_rel(obj.get("path")), \
+            obj.get("occurrence")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError('"occurrence" must be a whole number from 0')
+        occurrence = n
+    unknown = sorted(set(obj) - columns)
+    if unknown:
+        raise ValueError(f"unknown column {unknown[0]!r}")
+    result.reviewed.append((layer, where, digest, occurrence))
+
+
+def _parse_into(line: str, origin: str, result: ReadResult) -> None:
+    obj = json.loads(line)
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if kind is None:
+        result.memories.append(parse_line(line, origin))
+    elif kind == "file":
+        _file_line(obj, origin, result)
+    elif kind == "row":
+        _row_line(obj, origin, result)
+    elif kind == "conversation":
+        _conversation_line(obj, result)
+    elif kind == "reviewed":
+        _reviewed_line(obj, result)
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+
+
 def read(source: Path) -> ReadResult:
     result = ReadResult()
     problem = missing_source(source)
@@ -175,7 +304,7 @@ def read(source: Path) -> ReadResult:
             result.problems.append(ImportProblem(where, "line is over 1 MiB; skipped"))
             continue
         try:
-            result.memories.append(parse_line(line, str(source)))
+            _parse_into(line, str(source), result)
         except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             result.problems.append(ImportProblem(where, f"not a memory: {reason or type(exc).__name__}"))
@@ -186,6 +315,32 @@ def render(memories: list[Memory]) -> str:
     return "".join(json.dumps(to_record(m), ensure_ascii=False, default=str) + "\n" for m in memories)
 
 
+def _dumps(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def render_backup(files: list[BackupFile], conversations: list[dict[str, Any]], rows: list[dict[str, Any]],
+                  reviewed: list[tuple[str, str, str, int]] | None = None) -> str:
+    """The backup: every file whole, then every conversation, then every conversation row,
+    then the review state of the accepted entries."""
+    out = [_dumps({"kind": "file", "layer": f.layer, "path": f.path, "text": f.text}) for f in files]
+    out += [_dumps({"kind": "conversation", **{k: c.get(k) for k in CONVERSATION_COLUMNS}}) for c in conversations]
+    out += [_dumps({"kind": "row", **{k: r.get(k) for k in ROW_COLUMNS}}) for r in rows]
+    for layer, where, digest, occurrence in reviewed or ():
+        place = {"id": where} if layer == "conversation" else {"path": where, "occurrence": occurrence}
+        out.append(_dumps({"kind": "reviewed", "layer": layer, **place, "sha256": digest}))
+    return "".join(out)
+
+
+def target(dest: Path) -> Path:
+    return dest if dest.suffix.lower() in (".jsonl", ".ndjson", ".json") else dest / FILE
+
+
+def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str) -> dict[Path, str]:
+    """Memory records (the older entry shape) in one file; the backup is `render_backup`."""
+    where = target(dest)
+    return {where.with_name(name(where.name)): render(memories)}
+
+
 def write(memories: list[Memory], dest: Path) -> list[Path]:
-    target = dest if dest.suffix.lower() in (".jsonl", ".ndjson", ".json") else dest / FILE
-    return write_all({target: render(memories)})
+    return write_all(layout(memories, dest))

@@ -42,6 +42,8 @@ CREATE INDEX IF NOT EXISTS memories_file_path ON memories(file_path);
 CREATE TABLE IF NOT EXISTS memtui_files (
   path TEXT PRIMARY KEY, layer TEXT NOT NULL, size INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, payload TEXT);
+CREATE TABLE IF NOT EXISTS memtui_reviewed (
+  key TEXT PRIMARY KEY, entry_id TEXT NOT NULL, reviewed_at INTEGER NOT NULL);
 """
 
 
@@ -396,6 +398,9 @@ class MuseDB:
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
+                # the write lock first (waiting out a busy writer): a read that became a write
+                # inside a deferred transaction fails at once when another connection wrote
+                db.conn.execute("BEGIN IMMEDIATE")
                 for change in changes:
                     if not self._row_is(db, change.id, change.before):
                         raise ConflictError(f"conversation memory {change.id} was changed by another writer; "
@@ -417,11 +422,19 @@ class MuseDB:
                     raise ConflictError(f"conversation memory {change.id} changed since memtui wrote it; "
                                         "not restored")
 
+    def rows_match(self, changes: list, side: str) -> bool:
+        """Is every row of `changes` as it was `before` the change (side "before") or as
+        memtui left it (side "after")? None on that side means the row is absent."""
+        with self._lock:
+            db = self.ensure_schema()
+            return all(self._row_is(db, change.id, getattr(change, side)) for change in changes)
+
     def restore_rows(self, changes: list) -> None:
         """Put every row back as it was before the change (None: remove it)."""
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
+                db.conn.execute("BEGIN IMMEDIATE")
                 for change in changes:
                     if change.before is None:
                         db.execute("DELETE FROM memories WHERE id = ?", [change.id])
@@ -438,6 +451,45 @@ class MuseDB:
                      "created_at": stamp, "updated_at": stamp},
                     ignore=True,
                 )
+
+    def backup_rows(self) -> tuple[list[dict], list[dict]]:
+        """Every conversation and every conversation memory row, each as a dict of its
+        columns exactly as stored (the `jsonl` backup, SPEC §9). ([], []) without a database."""
+        with self._lock:
+            if not self.exists():
+                return [], []
+            try:
+                db = self._connect(create=False)
+                tables = self._tables(db)
+                convs = list(db["conversations"].rows_where(order_by="rowid")) if "conversations" in tables else []
+                rows = (list(db["memories"].rows_where("type = 'conversation'", order_by="rowid"))
+                        if "memories" in tables else [])
+                db.conn.commit()
+            except sqlite3.DatabaseError as exc:
+                raise DatabaseError(f"{self.path}: {exc}") from None
+        return convs, rows
+
+    def existing_ids(self, table: str, ids: Iterable[str]) -> set[str]:
+        """Which of `ids` are already rows of `table` (`memories` or `conversations`)."""
+        if table not in ("memories", "conversations"):
+            raise ValueError(table)
+        wanted = list(ids)
+        with self._lock:
+            db = self.ensure_schema()
+            found: set[str] = set()
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start:start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                found.update(str(r[0]) for r in db.execute(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk))
+            return found
+
+    def restore_conversations(self, conversations: list[dict]) -> None:
+        """Insert conversations field for field; one whose id exists is left as it is."""
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                for conv in conversations:
+                    db.table("conversations").insert(conv, ignore=True)
 
     # ------------------------------------------------------------------ Markdown index
     def indexed_files(self) -> dict[str, str]:
@@ -488,6 +540,41 @@ class MuseDB:
             with db.conn:
                 db.execute("DELETE FROM memories WHERE file_path IS NOT NULL")
                 db.execute("DELETE FROM memtui_files")
+
+    # ------------------------------------------------------------------ review state (SPEC §12)
+    def reviewed_keys(self) -> set[str]:
+        """The review keys the person accepted (see `core.review.review_key`); an empty set
+        when there is no database or no review table yet (nothing is created to read)."""
+        with self._lock:
+            if not self.exists():
+                return set()
+            try:
+                db = self._connect(create=False)
+                if "memtui_reviewed" not in self._tables(db):
+                    return set()
+                keys = {r[0] for r in db.execute("SELECT key FROM memtui_reviewed")}
+                db.conn.commit()  # never hold a read snapshot
+                return keys
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                raise DatabaseError(f"{self.path}: {exc}") from None
+
+    def set_reviewed(self, items: Iterable[tuple[str, str]]) -> int:
+        """Mark (review key, entry id) pairs reviewed now; returns how many were new."""
+        with self._lock:
+            db = self.ensure_schema()
+            stamp = now_ms()
+            with db.conn:
+                cur = db.conn.executemany(
+                    "INSERT OR IGNORE INTO memtui_reviewed (key, entry_id, reviewed_at) VALUES (?, ?, ?)",
+                    [(key, entry_id, stamp) for key, entry_id in items])
+            return max(cur.rowcount, 0)
+
+    def unset_reviewed(self, keys: Iterable[str]) -> None:
+        with self._lock:
+            db = self.ensure_schema()
+            with db.conn:
+                db.conn.executemany("DELETE FROM memtui_reviewed WHERE key = ?", [(k,) for k in keys])
 
     # ------------------------------------------------------------------ search and health
     def search(self, keyword: str, limit: int = 200) -> list[str]:

@@ -33,6 +33,7 @@ ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "ter
 _PATH_AT = ENTRY_FIELDS.index("path")
 _TEXT_AT = ENTRY_FIELDS.index("text")
 _ID_AT = ENTRY_FIELDS.index("id")
+_SOURCE_AT = ENTRY_FIELDS.index("source")
 _FIELD_AT = {name: i for i, name in enumerate(ENTRY_FIELDS)}
 _FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path"))
 _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
@@ -278,6 +279,21 @@ class LayerIndex:
         if frags is not None:
             return frags[pos]
         return json_pieces(self.layer, self.shown(pos), self.made(pos, maker))
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
+        e = self._entries[pos]
+        if e is None and self._rows is not None:
+            row = self._rows[pos]
+            return self.layer, row[_ID_AT], row[_TEXT_AT], row[_SOURCE_AT]
+        e = self.entry(pos)
+        return self.layer, e.id, e.text, e.source
+
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        """The active positions whose entry id is in `ids` (archived entries stay archived)."""
+        if self._shown is not None:
+            return frozenset(p for p in range(self.n_active) if self._shown[p][0] in ids)
+        return frozenset(p for p in range(self.n_active) if self.entry(p).id in ids)
 
     def archived_terms(self, pos: int) -> frozenset[str]:
         t = self._archived_terms[pos - self.n_active]

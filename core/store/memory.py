@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from .. import gate
 from .. import markdown as md
-from ..fileio import ConflictError
+from ..fileio import ConflictError, read_regular_if_exists
 from ..model import FILE_LAYERS, Entry, Layer
-from ..paths import Paths, Problem, UnsafePathError, path_text
-from .edits import Change, ChangeLog, RowChange
+from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError, path_text
+from .edits import Change, ChangeLog, ReviewChange, RowChange
 from .index import DatabaseError, MuseDB, now_ms
 from .layer_index import LineCache
 from .scan import FileRecord, Scan, conversation_entry
@@ -122,6 +123,11 @@ class MemoryStore:
         with self._lock:
             return {str(p): rec.sha for p, rec in self.scan.files.items()}
 
+    def file_records(self) -> list[FileRecord]:
+        """Every memory file loaded, in a consistent copy (the jsonl backup reads them whole)."""
+        with self._lock:
+            return list(self.scan.files.values())
+
     def file_record(self, path: Path) -> FileRecord | None:
         return self.scan.files.get(path)
 
@@ -134,7 +140,8 @@ class MemoryStore:
         self.loaded = True
         if self.index:
             try:
-                self.log.remove_stale_temp_files([self.paths.user_root, self.paths.project_root], _TEMP_FILE)
+                self.log.remove_stale_temp_files(
+                    [(self.paths.root(layer), self.paths.container(layer)) for layer in FILE_LAYERS], _TEMP_FILE)
             except OSError as exc:
                 log.warning("stale temp files not removed: %s", exc)
         return change
@@ -268,8 +275,9 @@ class MemoryStore:
         raise ConflictError(f"{rec.path}: the entry is no longer where it was; reload and try again")
 
     def edit_entry(self, entry: Entry, new_text: str) -> Entry | None:
-        """Replace one entry's text. Markdown: only its lines change (and `updatedAt`)."""
-        new_text = new_text.strip()
+        """Replace one entry's text. Markdown: only its lines change (and `updatedAt`).
+        Text with a NUL or another control character is refused (gate.TextRefused)."""
+        new_text = gate.clean_text(new_text)
         if not new_text:
             raise ValueError("an entry cannot be empty; delete it instead")
         if new_text == entry.text:
@@ -324,7 +332,7 @@ class MemoryStore:
 
     def create_entry(self, layer: str, text: str, category: str = "", tags: Iterable[str] = (),
                      conversation_id: str | None = None) -> Entry | None:
-        text = text.strip()
+        text = gate.clean_text(text)
         if not text:
             raise ValueError("a memory cannot be empty")
         tags = [t for t in tags if t]
@@ -353,26 +361,41 @@ class MemoryStore:
             reason = problem.message if problem else "it could not be read"
             raise ConflictError(f"{path} exists but is not usable as memory ({reason}); not touched")
         today = date.today()
-        if rec is None:
+
+        def build() -> tuple[dict[Path, tuple[str, bytes | None]], dict[Path, bytes | None]]:
+            """The append, made under the writer lock from the file as it is then."""
+            try:
+                current = read_regular_if_exists(path, MAX_FILE_BYTES)
+                parsed = None if current is None else md.parse_text(md.decode(current))
+            except (OSError, md.MemoryFileError) as exc:
+                reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+                raise ConflictError(f"{path} is not usable as memory ({reason}); not touched") from None
             with _naming(path):
-                data = md.append_item(None, text, today, md.new_file_header(category, tags, today)).encode("utf-8")
-        else:
-            with _naming(path):
-                data = md.append_item(rec.parsed, text, today).encode("utf-8")
-        self.log.apply("create", f"add {_snippet(text)} to {path.name}", {path: (layer, data)},
-                       {path: None if rec is None else rec.data})
+                if parsed is None:
+                    data = md.append_item(None, text, today, md.new_file_header(category, tags, today))
+                else:
+                    data = md.append_item(parsed, text, today)
+            return {path: (layer, data.encode("utf-8"))}, {path: current}
+
+        self.log.apply("create", f"add {_snippet(text)} to {path.name}", {}, {}, build=build)
         self.reload(changed=[path], conversation=False, reason="write")
         with self._lock:
             new = self.scan.files.get(path)
         return new.entries[-1] if new and new.entries else None
 
+    def accept_entries(self, entries: list[Entry], keys: list[str]) -> Change:
+        """Record entries as reviewed (their review keys, SPEC §12) as one undoable change."""
+        reviews = [ReviewChange(key, e.id, e.layer) for e, key in zip(entries, keys, strict=True)]
+        return self.log.apply("accept", _summary("accept", entries), {}, {}, self.db, reviews=reviews)
+
     def workspace_conversation_id(self) -> str:
         return "memtui-" + hashlib.sha1(str(self.paths.workspace).encode()).hexdigest()[:12]
 
-    def undo(self, expected_id: str | None = None) -> Change:
-        """Reverse the newest change not yet undone (see ChangeLog.undo). Raises LookupError
-        when there is nothing to undo, ConflictError when it cannot be undone safely."""
-        change, restored = self.log.undo(self.db, expected_id)
+    def undo(self, expected_id: str | None = None, name: str | None = None) -> Change:
+        """Reverse the newest change not yet undone, or the change `name` (see ChangeLog.undo).
+        Raises LookupError when there is nothing to undo, ConflictError when it cannot be
+        undone safely."""
+        change, restored = self.log.undo(self.db, expected_id, name)
         self.reload(changed=restored, conversation=bool(change.rows), reason="undo")
         return change
 

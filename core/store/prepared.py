@@ -28,13 +28,13 @@ import marshal
 import os
 import sqlite3
 import sys
-import tempfile
 import time
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import gate
 from ..fileio import sha256
 from ..injection import LineMaker
 from ..model import LAYERS, Layer
@@ -112,19 +112,21 @@ class DamagedPreparedIndex(RuntimeError):
 class _Sections:
     """The saved file's sections, each read (`pread`) and checked when first asked for."""
 
-    def __init__(self, path: Path, fd: int, base: int):
+    def __init__(self, path: Path, fd: int, base: int, size: int):
         self.path = path
         self.fd = fd
         self.base = base
+        self.size = size  # the file's length: no section may claim more than is there
 
     def read(self, offset: int, length: int, crc: int) -> list:
         return marshal.loads(self.raw(offset, length, crc))
 
     def raw(self, offset: int, length: int, crc: int) -> bytes:
-        piece = os.pread(self.fd, length, self.base + offset)
-        if len(piece) != length or zlib.crc32(piece) != crc:
+        fits = offset >= 0 and length >= 0 and self.base + offset + length <= self.size
+        piece = os.pread(self.fd, length, self.base + offset) if fits else b""
+        if not fits or len(piece) != length or zlib.crc32(piece) != crc:
             try:
-                self.path.unlink()  # rebuilt by the next run
+                gate.remove(self.path, root=self.path.parent)  # rebuilt by the next run
             except OSError:
                 pass
             raise DamagedPreparedIndex(f"{self.path}: the prepared index is damaged (a section fails its "
@@ -256,6 +258,10 @@ def load_layers(paths: Paths, settings: Settings, sources: bool = True) -> dict[
         if len(head) != HEADER or head[:8] != MAGIC:
             return {}
         length, crc = int.from_bytes(head[8:16], "big"), int.from_bytes(head[16:20], "big")
+        size = os.fstat(fd).st_size
+        if length > size - HEADER:  # a damaged length: never read (or allocate) past the file
+            log.info("prepared index not used: %s: its header claims more than the file holds", path)
+            return {}
         body = os.pread(fd, length, HEADER)
         if len(body) != length or zlib.crc32(body) != crc:
             return {}
@@ -263,7 +269,7 @@ def load_layers(paths: Paths, settings: Settings, sources: bool = True) -> dict[
         if (data["stamp"] != code_stamp() or data["workspace"] != str(paths.workspace)
                 or data["settings"] != _settings_key(settings)):
             return {}
-        sections = _Sections(path, fd, HEADER + length)
+        sections = _Sections(path, fd, HEADER + length, size)
         found = {}
         gen = _read_generation(paths) if sources and Layer.CONVERSATION in data["layers"] else None
         for layer, saved in data["layers"].items():
@@ -317,7 +323,12 @@ def _check_layer(paths: Paths, layer: str, saved: dict, gen: int | str | None) -
         st = os.stat(path)
         if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
             return None
-        if sha and mtime_ns >= saved["read_ns"] - FRESH_NS:
+        # a write within one mtime tick, or one that put the mtime back, changes neither size
+        # nor mtime, but always the ctime (which no one can set back): hashed again then
+        fresh = saved["read_ns"] - FRESH_NS
+        if mtime_ns >= fresh or st.st_ctime_ns >= fresh:
+            if not sha:
+                return None
             with open(path, "rb") as fh:
                 if sha256(fh.read()) != sha:
                     return None
@@ -417,18 +428,8 @@ def _save(paths: Paths, settings: Settings, built: dict[str, tuple[LayerIndex, d
     target = cache_path(paths)
     try:
         body = marshal.dumps(data)
-        target.parent.mkdir(mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".injection-", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + len(body).to_bytes(8, "big") + zlib.crc32(body).to_bytes(4, "big") + body)
-                fh.writelines(writer.parts)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        gate.make_dir(target.parent, root=paths.home, mode=0o700)
+        header = MAGIC + len(body).to_bytes(8, "big") + zlib.crc32(body).to_bytes(4, "big")
+        gate.write(target, b"".join([header, body, *writer.parts]), root=paths.home, kind=gate.Kind.DATA)
     except (OSError, ValueError) as exc:  # a cache is never required
         log.info("prepared index not saved: %s", exc)

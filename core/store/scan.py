@@ -51,6 +51,7 @@ class FileRecord:
     _parsed: md.ParsedFile | None = None
     cached: bool = False  # served from the index's cache (so the cache is current)
     ino: int = 0
+    ctime_ns: int = 0  # any write moves it, even one that puts the mtime back
 
     @property
     def parsed(self) -> md.ParsedFile:
@@ -203,7 +204,7 @@ class Scan:
                 continue
             stat_key = (st.st_size, st.st_mtime_ns, st.st_ino)
             if not full and path not in changed:
-                if rec is not None and (rec.size, rec.mtime_ns, rec.ino) == stat_key:
+                if rec is not None and (rec.size, rec.mtime_ns, rec.ino, rec.ctime_ns) == (*stat_key, st.st_ctime_ns):
                     continue
                 known = self._file_problems.get(path)
                 if rec is None and known is not None and known[2] == stat_key:
@@ -259,7 +260,7 @@ class Scan:
             entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime)
             if entries is not None:
                 return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1],
-                                  cached=True, ino=st.st_ino)
+                                  cached=True, ino=st.st_ino, ctime_ns=st.st_ctime_ns)
         try:
             text = md.decode(data)
             if "\x00" in text:
@@ -272,4 +273,4 @@ class Scan:
         entries = entries_from_payload(layer, path, rel, payload, st.st_mtime)
         assert entries is not None
         return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed,
-                          ino=st.st_ino)
+                          ino=st.st_ino, ctime_ns=st.st_ctime_ns)

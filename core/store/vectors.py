@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..fileio import atomic_write_bytes
+from .. import gate
 from ..semantic import Embedder
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class VectorCache:
 
         self._np = np
         self.embedder = embedder
+        self.home = home
         self.path = home / "cache" / f"vectors-{embedder.info.tag}.npy"
         self._dtype = np.dtype([("key", f"S{KEY_BYTES}"), ("vec", "<f4", (embedder.dim,))])
         self._rows = self._read()
@@ -94,7 +95,7 @@ class VectorCache:
         buffer = io.BytesIO()
         np.save(buffer, rows, allow_pickle=False)
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            atomic_write_bytes(self.path, buffer.getvalue())
-        except OSError as exc:  # a cache is never required
+            gate.make_dir(self.path.parent, root=self.home, mode=0o700)
+            gate.write(self.path, buffer.getvalue(), root=self.home, kind=gate.Kind.DATA)
+        except OSError as exc:  # a cache is never required (a refusal of the write gate is one too)
             log.info("vector cache not saved: %s", exc)

@@ -10,7 +10,6 @@ import shutil
 import sqlite3
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from memtui.core.display import path_text
 from memtui.core.paths import Paths
 from memtui.core.store.index import BUSY_TIMEOUT_MS
 from memtui.tui.app import MemtuiApp
+from tests.cli.run import memtui
 from tests.helpers import enable, write
 from tests.tui.conftest import wait_until
 
@@ -79,13 +79,11 @@ async def test_bad_input_is_reported_and_untouched(kind, paths, tmp_path):
     (paths.user_root / "dir.md").mkdir()  # a directory named like a memory file is simply walked
     bad, reason = _setup(kind, paths, tmp_path)
     before = snapshot(bad)
-    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
-
-    status = json.loads(subprocess.run(cli + ["status", "--json"], capture_output=True, text=True, timeout=60).stdout)
+    status = json.loads(memtui(paths, "status", "--json").stdout)
     assert any(e["source"] == str(bad) and reason in e["message"] for e in status["errors"]), status["errors"]
-    listed = json.loads(subprocess.run(cli + ["list", "--json"], capture_output=True, text=True, timeout=60).stdout)
+    listed = json.loads(memtui(paths, "list", "--json").stdout)
     assert "a good memory about sqlite" in [e["text"] for e in listed["entries"]]
-    preview = json.loads(subprocess.run(cli + ["preview", "sqlite", "--json"], capture_output=True, text=True, timeout=60).stdout)
+    preview = json.loads(memtui(paths, "preview", "sqlite", "--json").stdout)
     assert "- a good memory about sqlite" in preview["text"].split("\n")
     assert any(e["source"] == str(bad) for e in preview["errors"])
 
@@ -103,8 +101,7 @@ def test_empty_and_frontmatter_only_files_are_valid_and_untouched(paths):
     empty = write(paths.user_root / "empty.md", "")
     only_fm = write(paths.user_root / "fm.md", "---\ntype: knowledge\n---\n")
     write(paths.user_root / "good.md", "- a good memory\n")
-    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
-    status = json.loads(subprocess.run(cli + ["status", "--json"], capture_output=True, text=True, timeout=60).stdout)
+    status = json.loads(memtui(paths, "status", "--json").stdout)
     assert status["errors"] == [] and status["counts"]["user"]["active"] == 1
     assert empty.read_bytes() == b"" and only_fm.read_text() == "---\ntype: knowledge\n---\n"
 
@@ -118,13 +115,12 @@ def test_older_schema_is_backed_up_before_it_is_upgraded(paths):
                        "INSERT INTO memories VALUES ('m','conversation','knowledge','old sqlite row','[]','auto',NULL,1,1);")
     conn.commit()
     conn.close()
-    cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
-    status = json.loads(subprocess.run(cli + ["status", "--json"], capture_output=True, text=True, timeout=60).stdout)
+    status = json.loads(memtui(paths, "status", "--json").stdout)
     backup = sqlite3.connect(status["index"]["backup"])
     # the copy holds the database as it was: the older schema (no file_path) and its rows
     assert "file_path" not in [r[1] for r in backup.execute("PRAGMA table_info(memories)")]
     assert backup.execute("SELECT id, content FROM memories").fetchall() == [("m", "old sqlite row")]
-    preview = json.loads(subprocess.run(cli + ["preview", "sqlite", "--json"], capture_output=True, text=True, timeout=60).stdout)
+    preview = json.loads(memtui(paths, "preview", "sqlite", "--json").stdout)
     assert preview["text"].endswith("- old sqlite row")
 
 
@@ -377,6 +373,25 @@ def _db_files(paths: Paths) -> dict[str, tuple[int, bytes]]:
     return {p.name: (p.stat().st_ino, p.read_bytes()) for p in paths.home.iterdir() if p.name.startswith("muse.db")}
 
 
+def _at_once(paths: Paths, *commands: list[str]) -> list[tuple[subprocess.CompletedProcess[str], float]]:
+    """Run the real console script once per command, all at the same time; each result with
+    the seconds that process took."""
+    from tests.cli.run import TIMEOUT, console_script
+
+    started = time.monotonic()
+    procs = [subprocess.Popen([console_script(), "--home", str(paths.home), "-w", str(paths.workspace), *args],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+             for args in commands]
+    out = []
+    for proc, args in zip(procs, commands):
+        stdout, stderr = proc.communicate(timeout=TIMEOUT)
+        # the moment this one ended is not observable once another is waited on; an upper bound
+        # is enough for "one busy timeout per command"
+        out.append((subprocess.CompletedProcess(args, proc.returncode, stdout, stderr), time.monotonic() - started))
+    return out
+
+
 @pytest.mark.parametrize("journal", ["wal", "delete"])
 def test_locked_database_for_status_repair_and_preview(paths, journal):
     """In WAL mode a `BEGIN EXCLUSIVE` still lets readers read (only writing waits); in
@@ -392,12 +407,10 @@ def test_locked_database_for_status_repair_and_preview(paths, journal):
     conn.close()
     before = _db_files(paths)
     with _exclusive(paths.db_path):
-        started = time.monotonic()
-        status = memtui(paths, "status", "--json")
-        waited = time.monotonic() - started
-        repaired = memtui(paths, "repair")
-        preview = memtui(paths, "preview", "sqlite", "--json")
-        listed = memtui(paths, "list", "--json")
+        # four real processes at once against the held lock: each waits out its own busy
+        # timeout, so the test takes one timeout rather than four in a row
+        runs = _at_once(paths, ["status", "--json"], ["repair"], ["preview", "sqlite", "--json"], ["list", "--json"])
+    (status, waited), (repaired, _), (preview, _), (listed, _) = runs
     for r in (status, repaired, preview, listed):
         assert r.returncode in (0, 1), r
         assert_no_traceback(r)
@@ -459,3 +472,52 @@ def test_repair_of_a_garbage_database_never_replaces_it(paths):
     assert r.returncode == 1 and "damaged" in r.stderr
     assert_no_traceback(r)
     assert _db_files(paths) == before
+
+
+def test_deleting_a_conversation_memory_while_muse_db_is_locked_is_a_clear_error(paths):
+    """`delete` of a conversation memory and `forget --layer conversation` under another
+    program's lock: a message that says so, no sqlite3 traceback, nothing changed."""
+    from memtui.core.store.index import MuseDB
+    from tests.cli.run import assert_no_traceback, memtui
+
+    enable(paths)
+    db = MuseDB(paths.db_path)
+    db.ensure_conversation("c1", "chat", str(paths.workspace))
+    db.add_conversation_memory("the kiwi service runs on port 8080", memory_id="m1", conversation_id="c1")
+    db.close()
+    assert memtui(paths, "list").returncode == 0
+    with _exclusive(paths.db_path):
+        deleted = memtui(paths, "delete", "m1", "--yes")
+        forgot = memtui(paths, "forget", "kiwi", "--layer", "conversation", "--yes")
+    for r in (deleted, forgot):
+        assert r.returncode == 1, r
+        assert_no_traceback(r)
+        assert "locked" in r.stderr and "muse.db" in r.stderr, r.stderr
+    conn = sqlite3.connect(paths.db_path)
+    assert conn.execute("SELECT count(*) FROM memories WHERE id = 'm1'").fetchone() == (1,)
+    conn.close()
+
+
+def test_undo_with_the_database_locked_says_so_and_finishes_later(paths):
+    """Undoing the delete of a conversation memory while Muse holds muse.db: a clear refusal (no
+    traceback), and once the lock is gone the same undo brings the row back."""
+    from memtui.core.store.index import MuseDB
+    from tests.cli.run import assert_no_traceback, memtui
+
+    enable(paths)
+    MuseDB(paths.db_path).ensure_schema()
+    with sqlite3.connect(paths.db_path) as conn:
+        conn.execute("INSERT INTO conversations VALUES ('c1', 'billing', ?, 1, 1)", (str(paths.workspace),))
+        conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "
+                     "created_at, updated_at) VALUES ('row-1', 'conversation', 'knowledge', 'pool size is 50', '[]', "
+                     "'auto', 'c1', NULL, 1, 1)")
+    conn.close()
+    assert memtui(paths, "delete", "row-1", "--yes").returncode == 0
+    with _exclusive(paths.db_path):
+        refused = memtui(paths, "undo", real=True)
+    assert_no_traceback(refused)
+    assert refused.returncode == 1 and "locked" in refused.stderr and "did not finish" in refused.stderr, refused
+    done = memtui(paths, "undo")
+    assert done.returncode == 0, done
+    rows = sqlite3.connect(paths.db_path).execute("SELECT content FROM memories WHERE id = 'row-1'").fetchall()
+    assert rows == [("pool size is 50",)]

@@ -87,13 +87,13 @@ def test_edit_of_a_conversation_memory_by_id(paths):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["edit", "no-such-id", "x"], "no memory has the id 'no-such-id'"),
-    (["delete", "no-such-id", "--yes"], "no memory has the id 'no-such-id'"),
-    (["delete", "no-such-id"], "no memory has the id 'no-such-id'"),
+    (["edit", "no-such-id", "x"], "no memory has the id or source 'no-such-id'"),
+    (["delete", "no-such-id", "--yes"], "no memory has the id or source 'no-such-id'"),
+    (["delete", "no-such-id"], "no memory has the id or source 'no-such-id'"),
 ])
 def test_unknown_id_is_exit_1_with_a_clear_message(paths, notes, args, message):
     r = memtui(paths, *args)
-    assert r.returncode == 1 and message in r.stderr and "list --json" in r.stderr, r
+    assert r.returncode == 1 and message in r.stderr and "memtui list" in r.stderr, r
     assert_no_traceback(r)
     assert notes.read_text() == NOTES
 

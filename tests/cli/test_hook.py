@@ -15,16 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtui.core import history
-from memtui.core.hook_settings import (
-    HookSettingsError,
-    hook_command,
-    install,
-    is_memtui_hook,
-    project_settings_path,
-    receipts_path,
-    uninstall,
-    user_settings_path,
-)
+from memtui.core.assistants import claude_code, hook_files
+from memtui.core.assistants.files import ConfigError as HookSettingsError
+from memtui.core.assistants.files import Receipts, receipts_path
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -32,6 +25,22 @@ CONTEXT = "- 数据库连接池 zebracorn 配置过小\n- Use PostgreSQL + pgbou
 PROMPT = "帮我优化数据库查询 vitest quokkaprompt"
 MEMTUI = str(Path(sys.executable).parent / "memtui")  # this installation's console script
 HOOK = [sys.executable, "-m", "memtui.cli.hook"]
+
+
+def hook_command(program: str) -> str:
+    return hook_files.hook_command("claude-code", program)
+
+
+def install(path, command: str, receipts=None):
+    return hook_files.install(claude_code.FILES, "claude-code", path, command, Receipts(receipts))
+
+
+def uninstall(path, receipts=None):
+    return hook_files.uninstall(claude_code.FILES, "claude-code", path, Receipts(receipts))
+
+
+def is_memtui_hook(command) -> bool:
+    return hook_files.is_memtui_hook(command, "claude-code")
 
 
 @pytest.fixture
@@ -228,8 +237,8 @@ def test_a_stale_memtui_hook_is_updated_not_duplicated(tmp_path):
 
 
 @pytest.mark.parametrize("content, reason", [
-    (b'{"model": "opus",', "not valid JSON"),
-    (b'["a"]', "not a JSON object"),
+    (b'{"model": "opus",', "invalid JSON"),
+    (b'["a"]', "must be a JSON object"),
     (b'{"hooks": []}', '"hooks" is not a JSON object'),
     (b'{"hooks": {"UserPromptSubmit": {}}}', '"hooks.UserPromptSubmit" is not a JSON array'),
     (b'\xff\xfe{}', "not UTF-8"),
@@ -258,8 +267,10 @@ def test_a_symlinked_settings_file_is_written_through(tmp_path):
 
 
 def test_settings_paths(tmp_path):
-    assert user_settings_path(tmp_path) == tmp_path / ".claude" / "settings.json"
-    assert project_settings_path(tmp_path / "ws") == tmp_path / "ws" / ".claude" / "settings.json"
+    files = claude_code.FILES
+    assert files.user(tmp_path) == tmp_path / ".claude" / "settings.json"
+    assert files.shared_project(tmp_path / "ws") == tmp_path / "ws" / ".claude" / "settings.json"
+    assert files.personal_project and files.personal_project(tmp_path / "ws") == tmp_path / "ws" / ".claude" / "settings.local.json"
     assert receipts_path(tmp_path).parent == tmp_path
     assert is_memtui_hook(f"{shlex.quote(sys.executable)} -m memtui.cli.hook")
     assert not is_memtui_hook("memtui-other hook claude-code") and not is_memtui_hook("echo 'unclosed")
@@ -283,7 +294,7 @@ def test_install_command_writes_a_hook_claude_code_can_run(ws):
 
 
 def test_install_command_project_and_invalid_file(ws):
-    settings = ws.workspace / ".claude" / "settings.json"
+    settings = ws.workspace / ".claude" / "settings.local.json"  # --project: the personal, uncommitted file
     r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "install", "claude-code", "--project")
     assert r.returncode == 0 and our_handlers(json.loads(settings.read_text()))
     r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "uninstall", "claude-code", "--project")
@@ -291,7 +302,7 @@ def test_install_command_project_and_invalid_file(ws):
     settings.parent.mkdir(exist_ok=True)
     settings.write_text("{oops", encoding="utf-8")
     r = memtui("--home", str(ws.home), "-w", str(ws.workspace), "hook", "install", "claude-code", "--project")
-    assert r.returncode == 1 and str(settings) in r.stderr and "not valid JSON" in r.stderr
+    assert r.returncode == 1 and str(settings) in r.stderr and "invalid JSON" in r.stderr
     assert "Traceback" not in r.stderr and settings.read_text() == "{oops"
 
 
@@ -343,3 +354,148 @@ def test_install_then_uninstall_gives_back_any_settings_object(tmp_path, other, 
     assert len(our_handlers(installed)) == 1
     uninstall(path, receipts)
     assert json.loads(path.read_text(encoding="utf-8")) == original
+
+
+# ---------------------------------------------------------------------- bounded input, exit 0 always
+def hook_shell(ws, script: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """`script` run by sh, with $MEMTUI and $HOME_DIR set: the surroundings Claude Code gives."""
+    env = {**os.environ, "MEMTUI": MEMTUI, "HOME_DIR": str(ws.home), "MUSE_HOME": str(ws.home)}
+    return subprocess.run(["sh", "-c", script], input=stdin, capture_output=True, env=env, timeout=60,
+                          stdin=None if stdin is not None else subprocess.DEVNULL)
+
+
+TARGETS = ("claude-code", "codex", "gemini")
+
+
+def target_input(target: str, cwd, prompt=PROMPT) -> bytes:
+    from memtui.core.assistants.delivery import protocol
+
+    return hook_input(cwd, prompt, hook_event_name=protocol(target).event)
+
+
+def nothing(target: str) -> bytes:
+    from memtui.core.assistants.delivery import protocol
+
+    return protocol(target).nothing
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("case, script, reason", [
+    ("closed-stdin", 'exec <&-; exec "$MEMTUI" hook "$TARGET"', "stdin is closed"),
+    ("home-is-a-file", 'exec "$MEMTUI" --home "$HOME_DIR/settings.json" hook "$TARGET"', "not a directory"),
+    ("unknown-option-after", 'exec "$MEMTUI" hook "$TARGET" --verbose', "'--verbose'"),
+    ("unknown-option-before", 'exec "$MEMTUI" --quiet hook "$TARGET"', "'--quiet'"),
+    ("home-is-empty", 'exec "$MEMTUI" --home= hook "$TARGET"', "--home is empty"),
+    ("option-without-value", 'exec "$MEMTUI" --home hook "$TARGET"', "--home needs a value"),
+    ("extra-argument", 'exec "$MEMTUI" --home "$HOME_DIR" hook "$TARGET" now', "'now'"),
+    ("module-extra-argument", 'exec "$PYTHON" -m memtui.cli.hook "$TARGET" now', "'now'"),
+])
+def test_the_hook_exits_0_whatever_its_surroundings(ws, case, script, reason, target):
+    """Every target: exit 0, its own "nothing" on stdout, one reason on stderr."""
+    stdin = None if case == "closed-stdin" else target_input(target, ws.workspace)
+    r = hook_shell(ws, f"TARGET={target}; PYTHON={shlex.quote(sys.executable)}; {script}", stdin)
+    assert (r.returncode, r.stdout) == (0, nothing(target)), r.stderr
+    err = r.stderr.decode()
+    assert err.startswith("memtui hook: ") and err.count("\n") == 1 and reason in err, err
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("command", ['"$MEMTUI" --home "$HOME_DIR" hook', f"{shlex.quote(sys.executable)} -m memtui.cli.hook"])
+def test_a_vanished_current_directory_does_not_matter(ws, tmp_path, command, target):
+    from memtui.core.assistants.delivery import protocol
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    r = hook_shell(ws, f'cd "{gone}" && rmdir "{gone}" && exec {command} {target}', target_input(target, ws.workspace))
+    assert (r.returncode, r.stderr) == (0, b"")
+    shown = preview(ws, PROMPT, "--target", target).stdout.decode()
+    assert shown.startswith("## Memory") and r.stdout == protocol(target).render(shown.removesuffix("\n"))
+
+
+def test_only_a_hook_run_is_taken_before_click():
+    from memtui.cli.hook import hook_argv
+
+    assert hook_argv(["--home", "/h", "-w", "/w", "hook", "claude-code"]) == ("claude-code", "/h", None)
+    assert hook_argv(["--home=/h", "-w/w", "hook", "claude-code"]) == ("claude-code", "/h", None)
+    assert hook_argv(["hook", "claude-code"]) == ("claude-code", None, None)
+    assert hook_argv(["--home", "/h", "hook", "codex"]) == ("codex", "/h", None)
+    assert hook_argv(["hook", "gemini", "x"]) == ("gemini", None, "unexpected argument 'x' after 'hook gemini'")
+    for other in (["remember", "hook", "claude-code"], ["hook", "install", "claude-code"], ["list"], [],
+                  ["hook", "claude-code", "--help"], ["-w", "/w", "search", "hook"], ["--home", "hook"],
+                  ["hook", "install", "codex"], ["hook", "uninstall", "gemini"], ["hook", "copilot"]):
+        assert hook_argv(other) is None, other
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_closed_stdout_is_not_a_failure(ws, target):
+    r = hook_shell(ws, f'exec "$MEMTUI" hook {target} >&-', target_input(target, ws.workspace))
+    assert (r.returncode, r.stderr) == (0, b"")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_input_over_1_mib_is_cut_for_every_target(ws, target):
+    """A 3 MiB prompt: the reason on stderr, and the injection for the prompt up to the cut."""
+    from memtui.cli.hook import LIMIT
+    from memtui.core.assistants.delivery import for_target, protocol
+    from memtui.core.serve import build_injection
+
+    prompt = "vitest " + "y" * (3 << 20)
+    stdin = target_input(target, ws.workspace, prompt)
+    r = hook_shell(ws, f'exec "$MEMTUI" hook {target}', stdin)
+    assert r.returncode == 0 and r.stderr.decode() == (
+        "memtui hook: hook input is longer than 1 MiB; the prompt was cut there for matching\n"), r.stderr
+    kept = LIMIT - len(stdin.split(b'"prompt": "')[0]) - len('"prompt": "')
+    shown = for_target(build_injection(ws.workspace, prompt[:kept], home=ws.home), target).text
+    assert b"vitest" in r.stdout and r.stdout == protocol(target).render(shown)
+
+
+# The real entry point (memtui.cli.entry:main, what the console script calls), reporting the
+# process's own peak memory on stderr after the hook's own line: VmHWM, the peak of this
+# program's memory since exec (ru_maxrss would count the forking test process too).
+MEASURED = ("import re, sys\nfrom memtui.cli.entry import main\nsys.argv = ['memtui', 'hook', 'claude-code']\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+            "peak = re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read()).group(1)\n"
+            "sys.stderr.write(f'rc={code} peak_kb={peak}\\n')\n")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="peak memory is read from /proc")
+def test_a_100_mb_prompt_is_cut_at_1_mib_quickly_and_in_little_memory(ws):
+    import time
+
+    from memtui.cli.hook import LIMIT
+    from memtui.core.serve import build_injection
+
+    prompt = "vitest " + "x" * 100_000_000
+    stdin = hook_input(ws.workspace, prompt=prompt)
+    started = time.perf_counter()
+    r = run_hook(ws.home, stdin, cmd=[sys.executable, "-c", MEASURED])
+    elapsed = time.perf_counter() - started
+    lines = r.stderr.decode().splitlines()
+    assert r.returncode == 0 and len(lines) == 2, r.stderr
+    assert lines[0] == "memtui hook: hook input is longer than 1 MiB; the prompt was cut there for matching"
+    code, rss = (field.split("=")[1] for field in lines[1].split())
+    assert code == "0"
+    # what was matched is the prompt up to the first 1 MiB of the input ("pgbouncer" is past it)
+    kept = LIMIT - len(stdin.split(b'"prompt": "')[0]) - len('"prompt": "')
+    assert r.stdout == (build_injection(ws.workspace, prompt[:kept], home=ws.home).text + "\n").encode()
+    assert b"Use vitest, not jest" in r.stdout
+    assert int(rss) < 120_000, f"peak memory {int(rss) // 1024} MB"  # it was 573 MB
+    assert elapsed < 4, f"{elapsed:.2f} s"  # it was 8.6 s; typically 0.4 s
+
+
+def test_input_cut_anywhere_gives_a_prefix_of_the_prompt():
+    from memtui.core.assistants.protocol import HookInputError, parse_input
+
+    prompt = 'é "quoted" \\ back\nslash\t数据库 🙂 \u2028 end\x01'
+    raw = json.dumps({"cwd": "/", "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
+    starts = raw.index(b'"prompt": "') + len(b'"prompt": "')  # where the prompt's characters start
+    got = []
+    for cut in range(len(raw) + 1):
+        try:
+            found, cwd = parse_input(raw[:cut], "UserPromptSubmit", cut=True)
+        except HookInputError as exc:
+            assert cut < starts, (cut, exc)
+            continue
+        assert cwd == "/" and prompt.startswith(found), (cut, found)
+        got.append(found)
+    assert got == sorted(got, key=len) and got[-1] == prompt and len(set(got)) == len(prompt) + 1

@@ -1,5 +1,5 @@
-"""What the hook imports is what it needs: Claude Code spawns it before every prompt, so
-`memtui hook claude-code` is routed before the command-line framework loads, and on a warm
+"""What the hook imports is what it needs: each assistant spawns it before every prompt, so
+`memtui hook claude-code|codex|gemini` is routed before the command-line framework loads, and on a warm
 run (the prepared index up to date) it reads the saved index with the standard library and
 the injection's own modules, nothing else."""
 
@@ -11,20 +11,27 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import enable, write
 
 MEMTUI = str(Path(sys.executable).parent / "memtui")
 
-# Every memtui module a warm hook imports. A new one here is a new cost on every prompt.
+# Every memtui module a warm hook imports, besides its own target's module
+# (memtui.core.assistants.claude_code, .codex or .gemini). A new one here is a new cost on
+# every prompt.
 WARM_HOOK_MODULES = {
     "memtui", "memtui.cli", "memtui.cli.entry", "memtui.cli.hook",
+    "memtui.core.assistants", "memtui.core.assistants.delivery", "memtui.core.assistants.protocol",
     "memtui.core", "memtui.core.serve", "memtui.core.injection", "memtui.core.relevance", "memtui.core.model",
     "memtui.core.paths", "memtui.core.display", "memtui.core.fileio", "memtui.core.secrets", "memtui.core.settings",
-    "memtui.core.history", "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index",
-    "memtui.core.store.generation",
+    "memtui.core.outbound", "memtui.core.gate", "memtui.core.history",
+    "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
 }
+EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
-         "detect_secrets", "memtui.cli.main", "memtui.core.store.memory", "memtui.core.store.index", "memtui.core.markdown",
+         "detect_secrets", "tomlkit", "memtui.cli.main", "memtui.core.store.memory", "memtui.core.store.index",
+         "memtui.core.markdown", "memtui.core.assistants.files", "memtui.core.assistants.hook_files",
          "tokenizers", "safetensors", "wordllama", "memtui.core.semantic", "memtui.core.store.vectors")
 
 
@@ -39,12 +46,13 @@ def imported(stderr: str) -> set[str]:
     return out
 
 
-def test_a_warm_hook_imports_the_injection_and_nothing_else(paths):
+@pytest.mark.parametrize("target", sorted(EVENTS))
+def test_a_warm_hook_imports_the_injection_and_nothing_else(paths, target):
     write(paths.user_root / "preferences.md", "- Use vitest, not jest\n")
     write(paths.project_root / "context.md", "- 数据库连接池配置过小\n")
     enable(paths)
-    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "vitest 数据库", "cwd": str(paths.workspace)})
-    command = [MEMTUI, "--home", str(paths.home), "hook", "claude-code"]
+    event = json.dumps({"hook_event_name": EVENTS[target], "prompt": "vitest 数据库", "cwd": str(paths.workspace)})
+    command = [MEMTUI, "--home", str(paths.home), "hook", target]
     first = subprocess.run(command, input=event.encode(), capture_output=True, timeout=60)
     assert b"vitest" in first.stdout  # builds and saves the prepared index
     subprocess.run(command, input=event.encode(), capture_output=True, timeout=60)  # muse.db now exists (history)
@@ -52,7 +60,8 @@ def test_a_warm_hook_imports_the_injection_and_nothing_else(paths):
     warm = subprocess.run(command, input=event.encode(), capture_output=True, timeout=60, env=env)
     assert warm.returncode == 0 and warm.stdout == first.stdout
     modules = imported(warm.stderr.decode())
-    assert {m for m in modules if m.startswith("memtui")} == WARM_HOOK_MODULES
+    own = "memtui.core.assistants." + target.replace("-", "_")
+    assert {m for m in modules if m.startswith("memtui")} == WARM_HOOK_MODULES | {own}
     assert not [m for m in modules if m.split(".")[0] in NEVER or m in NEVER]
 
 
@@ -61,10 +70,13 @@ def test_other_command_lines_still_reach_the_full_cli(paths):
     for argv in (["hook", "--help"], ["--home", str(paths.home), "hook", "claude-code", "--help"]):
         done = subprocess.run([MEMTUI, *argv], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "Usage:" in done.stdout, argv
+    # a --home that is a file: the hook's own answer (exit 2 would block the prompt), not click's usage error
     not_a_dir = paths.home / "settings.json"
-    done = subprocess.run([MEMTUI, "--home", str(not_a_dir), "hook", "claude-code"], input="{}", capture_output=True,
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "x", "cwd": str(paths.workspace)})
+    done = subprocess.run([MEMTUI, "--home", str(not_a_dir), "hook", "claude-code"], input=event, capture_output=True,
                           text=True, timeout=60)
-    assert done.returncode == 2 and "--home" in done.stderr  # the full CLI's usage error, as before
+    assert (done.returncode, done.stdout) == (0, "") and "is not a directory" in done.stderr, done.stderr
+    assert "Usage:" not in done.stderr
 
 
 def test_decay_alone_loads_no_model(paths):
@@ -79,5 +91,6 @@ def test_decay_alone_loads_no_model(paths):
     warm = subprocess.run(command, input=event.encode(), capture_output=True, timeout=60, env=env)
     assert warm.returncode == 0 and b"PostgreSQL" in warm.stdout
     modules = imported(warm.stderr.decode())
-    assert {m for m in modules if m.startswith("memtui")} == WARM_HOOK_MODULES | {"memtui.core.retrieval"}
+    own = {"memtui.core.assistants.claude_code", "memtui.core.retrieval"}
+    assert {m for m in modules if m.startswith("memtui")} == WARM_HOOK_MODULES | own
     assert not [m for m in modules if m.split(".")[0] in NEVER or m in NEVER]

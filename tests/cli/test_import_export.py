@@ -4,10 +4,10 @@ way each tool writes its files (tests/core/interop/fixtures)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +18,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "core" / "interop" / "fixtures"
 
 
 def cli(paths: Paths, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    """memtui in a process of its own (a forked entry point: tests/cli/run.py)."""
+    from tests.cli.run import memtui
+
+    return memtui(paths, *args)
 
 
 def listed(paths: Paths) -> list[dict]:
@@ -120,14 +122,111 @@ def test_jsonl_export_then_import_into_an_empty_home_gives_the_same_entries(path
     assert sorted(map(key, listed(empty))) == sorted(map(key, listed(paths)))
 
 
-def test_export_never_replaces_files(paths, tmp_path):
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def export_json(paths: Paths, *args: str) -> tuple[int, dict]:
+    r = cli(paths, "export", *args, "--json")
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_export_is_a_re_runnable_sync(paths, tmp_path):
     assert cli(paths, "import", "cline", str(FIXTURES / "cline" / "memory-bank"), "--project").returncode == 0
     out = tmp_path / "bank"
-    assert cli(paths, "export", "cline", str(out)).returncode == 0
-    before = {p: p.read_bytes() for p in out.rglob("*")  if p.is_file()}
+    rc, first = export_json(paths, "cline", str(out))
+    assert rc == 0 and first["added"] == len(tree(out)) > 0 and first["conflict"] == first["left"] == 0
+    before = tree(out)
+    # the marks live in the Muse home, not in the exported files nor at the destination
+    assert not any(name.startswith(".") for name in before)
+    assert list((paths.home / "exports").glob("*.json"))
+
+    rc, again = export_json(paths, "cline", str(out))  # twice: nothing to do, nothing refused
+    assert rc == 0 and again["unchanged"] == len(before) and again["added"] == again["replaced"] == 0
+    assert tree(out) == before
+
+    # a memory changes in memtui: the file memtui wrote is replaced (a dry run first shows it)
+    entry = next(e for e in listed(paths) if e["text"].startswith("Offline queue"))
+    assert cli(paths, "edit", entry["id"], "Offline queue for scans, retried with backoff").returncode == 0
+    r = cli(paths, "export", "cline", str(out), "--dry-run")
+    assert r.returncode == 0 and "1 replaced" in r.stdout and "replaced: " in r.stdout and "activeContext.md" in r.stdout
+    assert tree(out) == before
+    rc, synced = export_json(paths, "cline", str(out))
+    assert rc == 0 and synced["replaced"] == 1
+    assert "retried with backoff" in (out / "activeContext.md").read_text()
+
+    # a file changed by hand at the destination is a conflict: reported, left as the person made it
+    hand = (out / "progress.md").read_text() + "\n- added by hand in Cline\n"
+    (out / "progress.md").write_text(hand)
+    entry = next(e for e in listed(paths) if "progress" in e["tags"])
+    assert cli(paths, "edit", entry["id"], entry["text"] + " (checked)").returncode == 0
     r = cli(paths, "export", "cline", str(out))
-    assert r.returncode == 1 and "exist" in r.stderr
-    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert r.returncode == 1 and "conflict: " in r.stdout and "progress.md" in r.stdout and "left alone" in r.stderr
+    assert (out / "progress.md").read_text() == hand
+
+    # a memory file deleted in memtui: the file memtui wrote for it (and nobody changed) goes too
+    while brief := [e for e in listed(paths) if "projectbrief" in e["tags"]]:
+        assert cli(paths, "delete", brief[0]["id"], "--yes").returncode == 0
+    rc, pruned = export_json(paths, "cline", str(out))
+    assert pruned["removed"] == 1 and not (out / "projectbrief.md").exists()
+
+
+def test_export_never_touches_files_memtui_did_not_write(paths, tmp_path):
+    assert cli(paths, "import", "agents-md", str(FIXTURES / "agents" / "AGENTS.md")).returncode == 0
+    out = tmp_path / "repo"
+    out.mkdir()
+    (out / "AGENTS.md").write_text("# Mine\n\nWritten by a person.\n")
+    r = cli(paths, "export", "agents-md", str(out))
+    assert r.returncode == 1 and "left: " in r.stdout and "not written by memtui" in r.stdout
+    assert (out / "AGENTS.md").read_text() == "# Mine\n\nWritten by a person.\n"
+    # a symlink where a file would go is never written through
+    link_out = tmp_path / "linked"
+    link_out.mkdir()
+    victim = tmp_path / "victim.md"
+    victim.write_text("precious\n")
+    (link_out / "AGENTS.md").symlink_to(victim)
+    assert cli(paths, "export", "agents-md", str(link_out)).returncode == 1
+    assert victim.read_text() == "precious\n"
+    # a repository that ships `.cursor -> elsewhere`: the default destination is not written through
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (paths.workspace / ".cursor").symlink_to(elsewhere, target_is_directory=True)
+    r = cli(paths, "export", "cursor")
+    assert r.returncode == 1 and "symlink" in r.stderr and list(elsewhere.iterdir()) == []
+
+
+def test_export_records_stay_in_the_muse_home(paths, tmp_path):
+    """The write gate: `<home>/exports` that is a link elsewhere refuses the export before any
+    file is written (dry run included), and nothing lands where the link points."""
+    assert cli(paths, "import", "agents-md", str(FIXTURES / "agents" / "AGENTS.md")).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (paths.home / "exports").symlink_to(elsewhere, target_is_directory=True)
+    out = tmp_path / "repo"
+    for extra in (("--dry-run",), ()):
+        r = cli(paths, "export", "agents-md", str(out), *extra)
+        assert r.returncode == 1 and "exports is a symlink" in r.stderr, r.stderr
+    assert not out.exists() and list(elsewhere.iterdir()) == []
+
+
+def test_claude_code_export_to_its_default_place_twice(paths, tmp_path):
+    user_home = tmp_path / "user-home"
+    user_home.mkdir()
+    env = {**os.environ, "HOME": str(user_home)}
+    assert cli(paths, "import", "claude-code", str(FIXTURES / "claude-code" / "memory")).returncode == 0
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        from tests.cli.run import memtui
+
+        return memtui(paths, *args, env=env)
+
+    first = run("export", "claude-code")
+    assert first.returncode == 0, first.stderr
+    [folder] = list((user_home / ".claude" / "projects").glob("*/memory"))
+    made = tree(folder)
+    second = run("export", "claude-code")
+    assert second.returncode == 0, second.stderr
+    assert "0 added, 0 replaced" in second.stdout and tree(folder) == made
 
 
 def test_an_import_is_one_undoable_change(paths):
@@ -156,3 +255,39 @@ def test_format_fields_survive_import_then_export(paths, tmp_path):
     assert cli(paths, "export", "claude-code", str(cc_out)).returncode == 0
     types_out = {m.group(1) for p in cc_out.glob("*.md") for m in re.finditer(r"^\s*type: (\w+)", p.read_text(), re.M)}
     assert types_in <= types_out
+
+
+def test_export_redacts_unless_no_redact_is_said_on_stderr(paths, tmp_path):
+    secret = "sk_live_" + "51H8aQ2eZvKYlo2C0Yk3tB9mXqW7rPz"
+    (paths.project_root / "keys.md").write_text(f"- The Stripe key is {secret}\n")
+    r = cli(paths, "export", "jsonl")
+    assert r.returncode == 0 and secret not in r.stdout and "[REDACTED]" in r.stdout
+    assert "1 secret written as [REDACTED]" in r.stderr
+    r = cli(paths, "export", "jsonl", "--no-redact")
+    assert r.returncode == 0 and secret in r.stdout and "--no-redact" in r.stderr
+    out = tmp_path / "rules"
+    r = cli(paths, "export", "cursor", str(out), "--dry-run")
+    assert r.returncode == 0 and "added: " in r.stdout and not out.exists()
+
+
+def test_exports_of_other_formats_into_one_folder_keep_out_of_each_others_way(paths, tmp_path):
+    (paths.project_root / "context.md").write_text("- Deploys go out on Tuesdays\n")
+    out = tmp_path / "repo"
+    assert cli(paths, "export", "jsonl", str(out / "backup.jsonl")).returncode == 0
+    assert cli(paths, "export", "agents-md", str(out / "AGENTS.md")).returncode == 0
+    assert cli(paths, "export", "agents-md", str(out / "CLAUDE.md")).returncode == 0
+    assert cli(paths, "export", "cline", str(out)).returncode == 0
+    # none of them took the others' files for its own stale ones
+    assert sorted(p.name for p in out.iterdir()) == ["AGENTS.md", "CLAUDE.md", "activeContext.md", "backup.jsonl"]
+    rc, again = export_json(paths, "agents-md", str(out / "AGENTS.md"))
+    assert rc == 0 and again["unchanged"] == 1 and again["removed"] == 0
+
+
+def test_imported_files_write_updated_at_as_a_plain_date(tmp_path):
+    """Every writer of memtui writes `updatedAt: 2026-11-24` (a YAML date), never a quoted string."""
+    paths = fresh(tmp_path, "dates")
+    (paths.workspace / "AGENTS.md").write_text("# Rules\n\n- run the linter before committing\n", encoding="utf-8")
+    r = cli(paths, "import", "agents-md", str(paths.workspace / "AGENTS.md"))
+    assert r.returncode == 0, r
+    written = [p.read_text(encoding="utf-8") for p in paths.project_root.rglob("*.md")]
+    assert written and all(re.search(r"^updatedAt: \d{4}-\d{2}-\d{2}$", t, re.M) for t in written), written

@@ -12,6 +12,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from memtui.core.paths import Paths
+from memtui.core.store.index import MuseDB
 
 from ..helpers import enable, write
 
@@ -74,15 +75,113 @@ async def test_preview_remember_search_forget(paths):
     assert "api/server.py" not in (paths.project_root / "context.md").read_text()
 
 
-async def test_refused_while_memory_is_off(paths):
+TOOL_CALLS = {
+    "search_memories": {"query": "keep"},
+    "list_memories": {},
+    "preview_injection": {"message": "keep"},
+    "remember": {"text": "something new"},
+    "forget": {"id": "anything"},
+}
+
+
+async def test_every_tool_answers_only_memory_is_off_while_memory_is_off(paths):
     write(paths.user_root / "notes.md", "- keep me\n")
+    write(paths.project_root / "context.md", "- keep this too\n")
     async with session_for(paths) as session:
-        refused = await session.call_tool("remember", {"text": "something new"})
-        assert refused.is_error and "Memory is off" in refused.content[0].text and "memtui enable" in refused.content[0].text
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert tools == set(TOOL_CALLS)  # a new tool must be added here (and to the secrets test)
+        for name, arguments in TOOL_CALLS.items():
+            result = await session.call_tool(name, arguments)
+            assert result.is_error, name
+            assert [c.text for c in result.content] == ["memory is off"], name
+            assert not result.structured_content, name
+        enable(paths)  # read on every call: turning it on needs no restart
         listed = payload(await session.call_tool("list_memories", {}))
-        entry_id = listed["memories"][0]["id"]
-        no_forget = await session.call_tool("forget", {"id": entry_id})
-        assert no_forget.is_error and "Memory is off" in no_forget.content[0].text
-        preview = payload(await session.call_tool("preview_injection", {"message": "keep"}))
-        assert preview["text"] == "" and preview["disabled_reason"] == "switch_off"
+        assert {m["text"] for m in listed["memories"]} == {"keep me", "keep this too"}
     assert (paths.user_root / "notes.md").read_text() == "- keep me\n"
+
+
+async def test_forget_deletes_only_the_workspaces_own_memories(paths):
+    enable(paths)
+    write(paths.user_root / "preferences.md", "- I am a backend developer\n")
+    write(paths.project_root / "context.md", "- The API lives in api/server.py\n")
+    seed_conversation(paths, "the staging database is called nightingale")
+    async with session_for(paths) as session:
+        listed = payload(await session.call_tool("list_memories", {}))["memories"]
+        by_layer = {m["layer"]: m["id"] for m in listed}
+        refused = await session.call_tool("forget", {"id": by_layer["user"]})
+        assert refused.is_error and "user memory" in refused.content[0].text
+        for layer in ("project", "conversation"):
+            gone = payload(await session.call_tool("forget", {"id": by_layer[layer]}))
+            assert gone["deleted"]["layer"] == layer
+        left = payload(await session.call_tool("list_memories", {}))["memories"]
+    assert [m["layer"] for m in left] == ["user"]
+    assert (paths.user_root / "preferences.md").read_text() == "- I am a backend developer\n"
+    assert "api/server.py" not in (paths.project_root / "context.md").read_text()
+
+
+def seed_conversation(paths: Paths, text: str) -> None:
+    db = MuseDB(paths.db_path)
+    db.ensure_conversation("c1", "Chat", str(paths.workspace))
+    db.add_conversation_memory(text, memory_id="m1", conversation_id="c1", tags=["db"])
+    db.close()
+
+
+# Fake secrets in every place a tool result can carry text: memory text in every layer, a
+# section heading, a tag, a file name (the `source`), a conversation row.
+GH = "ghp_" + "Fa1KeT0kEn" * 3 + "AbCdEf"
+AWS = "AKIA" + "FAKEKEY0NOTREAL1"
+STRIPE = "sk_live_" + "51FakeNotARealKey0123456789"
+PASSWORD = "Zebra-Falcon-42-not-real"
+SECRETS = (GH, AWS, STRIPE, PASSWORD)
+
+
+async def test_no_tool_returns_unredacted_secrets(paths):
+    enable(paths)
+    write(paths.user_root / "preferences.md", f"## Deploy with {GH}\n\n- deploy keys: use {AWS} in CI\n")
+    write(paths.project_root / "context.md", f"---\ntags: [{STRIPE}]\n---\n\n- the deploy password={PASSWORD}\n")
+    write(paths.project_root / f"notes-{GH}.md", "- deploy notes live here\n")
+    seed_conversation(paths, f"deploy with Authorization: Bearer {GH}")
+    seen: list[str] = []
+
+    def keep(result) -> dict:
+        seen.extend(c.text for c in result.content)
+        seen.append(json.dumps(result.structured_content))
+        return json.loads(result.content[0].text) if not result.is_error else {}
+
+    async with session_for(paths) as session:
+        for layer in (None, "user", "project", "conversation"):
+            keep(await session.call_tool("list_memories", {} if layer is None else {"layer": layer}))
+        for query in ("deploy", GH, AWS, STRIPE, PASSWORD, "password"):
+            keep(await session.call_tool("search_memories", {"query": query}))
+        keep(await session.call_tool("preview_injection", {"message": f"deploy {GH} {AWS} {STRIPE} password"}))
+        keep(await session.call_tool("remember", {"text": f"the deploy password={PASSWORD}", "layer": "project"}))
+        keep(await session.call_tool("remember", {"text": f"rotate {GH} monthly", "layer": "project"}))
+        listed = keep(await session.call_tool("list_memories", {}))
+        for memory in listed["memories"]:
+            keep(await session.call_tool("forget", {"id": memory["id"]}))
+        keep(await session.call_tool("forget", {"id": f"missing {GH}"}))
+    text = "\n".join(seen)
+    assert "[REDACTED]" in text and "deploy keys" in text
+    for secret in SECRETS:
+        assert secret not in text
+    assert len(listed["memories"]) == 5  # 4 seeded, 1 remembered (the other a duplicate)
+
+
+async def test_no_secret_of_the_corpus_leaves_through_list_or_search(paths):
+    from tests.core.secrets_corpus import SECRETS
+
+    enable(paths)
+    lines = [marked.replace("⟦", "").replace("⟧", "") for marked in SECRETS.values()]
+    write(paths.project_root / "secrets.md", "".join(f"- {line}\n" for line in lines))
+    async with session_for(paths) as session:
+        listed = await session.call_tool("list_memories", {"limit": 500})
+        found = await session.call_tool("search_memories", {"query": "password token key secret", "limit": 200})
+    listed_text = listed.content[0].text
+    assert json.loads(listed_text)["total"] == len(lines)
+    out = listed_text + found.content[0].text + json.dumps([listed.structured_content, found.structured_content])
+    for name, marked in SECRETS.items():
+        for part in marked.split("⟦")[1:]:
+            secret = part.split("⟧")[0]
+            if len(secret) >= 6:  # shorter ones ("x", "xyz") occur in ordinary words
+                assert secret not in out and json.dumps(secret)[1:-1] not in out, name

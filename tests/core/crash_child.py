@@ -8,11 +8,11 @@ import random
 import sys
 from pathlib import Path
 
+from memtui.core import fileio as store_module  # the gate's low-level write
 from memtui.core.actions import matching
 from memtui.core.fileio import ConflictError, sha256
 from memtui.core.paths import Paths
 from memtui.core.store import MemoryStore
-from memtui.core.store import edits as store_module
 
 
 def main() -> None:

@@ -4,8 +4,9 @@ never changes a memory."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
+import time
 
 from memtui.core import doctor
 from memtui.core.paths import Paths
@@ -14,8 +15,10 @@ from ..helpers import enable, write
 
 
 def cli(paths: Paths, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    """memtui in a process of its own (a forked entry point: tests/cli/run.py)."""
+    from tests.cli.run import memtui
+
+    return memtui(paths, *args)
 
 
 def memory_bytes(paths: Paths) -> dict[str, bytes]:
@@ -100,5 +103,38 @@ def test_never_injected_uses_the_history(paths):
     for _ in range(3):
         result = build_injection(paths.workspace, "alpha", home=paths.home, record=True)
         assert result.count == 1
+    # both entries were just written: neither has had its 30 days yet, so neither is flagged
+    assert doctor.findings(paths, ("never_injected",)) == []
+    old = time.time() - 40 * 86400
+    os.utime(paths.user_root / "notes.md", (old, old))  # no updatedAt: the file's age is its mtime
     found = doctor.findings(paths, ("never_injected",))
     assert [(f.kind, f.source) for f in found] == [("never_injected", "notes.md:2")]
+
+
+def test_non_ascii_paths_are_judged_whole_and_globs_are_not_paths(paths):
+    """Real-world false positives: names cut at the first non-ASCII character, and a
+    backticked glob judged by its folder part."""
+    enable(paths)
+    write(paths.workspace / "docs" / "1.关键词策略.md", "# 关键词\n")
+    write(paths.workspace / "docs" / "notes-été.md", "notes\n")
+    write(paths.workspace / "src" / "main" / "App.java", "class App {}\n")
+    write(paths.project_root / "refs.md",
+          "- 关键词策略见 `docs/1.关键词策略.md`，也见 docs/1.关键词策略.md\n"
+          "- Meeting notes: docs/notes-été.md\n"
+          "- Java sources match `src/main/**/*.java`; tests match src/main/**/*Test.java\n")
+    assert doctor.findings(paths) == []
+    write(paths.project_root / "gone.md", "- 旧的策略在 `docs/2.旧策略.md`\n")
+    [finding] = doctor.findings(paths)
+    assert finding.kind == "stale_reference" and "`docs/2.旧策略.md`" in finding.reason
+
+
+def test_a_memory_made_today_is_not_never_injected(paths):
+    """SPEC §10: only entries older than the window; `remember` then doctor flags nothing."""
+    from memtui.core.serve import build_injection
+
+    enable(paths, {"memory": {"budget": {"total": 2000, "user": 12, "project": 0, "conversation": 0}}})
+    write(paths.user_root / "old.md", "---\nupdatedAt: 2020-01-01\n---\n- alpha beta gamma\n")
+    assert build_injection(paths.workspace, "alpha", home=paths.home, record=True).count == 1
+    assert cli(paths, "remember", "a brand new memory about queues").returncode == 0
+    data = json.loads(cli(paths, "doctor", "--json").stdout)
+    assert [f for f in data["findings"] if f["kind"] == "never_injected"] == []

@@ -146,19 +146,24 @@ def test_semantic_scores_are_clipped_rounded_and_max_with_keyword(tmp_path):
 @needs_model
 @pytest.mark.parametrize("budget", [None, {"total": 300, "user": 80, "project": 120, "conversation": 100}])
 @pytest.mark.parametrize("half_life", [None, 30])
-def test_status_counts_agree_with_the_candidates_in_hybrid_mode(tmp_path, budget, half_life):
+@pytest.mark.parametrize("require_review", [False, True])
+def test_status_counts_agree_with_the_candidates_in_hybrid_mode(tmp_path, budget, half_life, require_review):
     paths = demo(tmp_path)
     memory: dict = {"retrieval": "hybrid", "gate": {"user": 0.15, "project": 0.2, "conversation": 0.25}}
     if budget:
         memory["budget"] = budget
     if half_life:
         memory["decay"] = {"halfLifeDays": half_life}
+    if require_review:  # SPEC §12: the demo's unreviewed memories are held back whatever they score
+        memory["requireReview"] = True
     set_memory(paths, **memory)
     for query in (POSTGRES, "vitest", "", "部署"):
         result = build_injection(paths.workspace, query, home=paths.home)
         counted = dict(Counter(c.status for c in result.iter_candidates()))
         assert result.status_counts() == counted
-        passing = sum(k for s, k in counted.items() if s not in ("below_gate", "archived"))
+        assert bool(counted.get("unreviewed")) == require_review
+        assert all(c.parts is not None for c in result.iter_candidates() if c.status == "unreviewed")
+        passing = sum(k for s, k in counted.items() if s not in ("below_gate", "archived", "unreviewed"))
         assert (result.disabled_reason == "low_relevance") == (result.count == 0 and passing == 0 and
                                                              sum(counted.values()) > counted.get("archived", 0))
 
@@ -288,9 +293,10 @@ def test_saved_layer_vectors_follow_the_memories(paths):
 
 
 # ---------------------------------------------------------------------- the rule with §13 scores, property-checked
-def reference_hybrid(layers, s, query: str, semantic: dict, decay: dict):
+def reference_hybrid(layers, s, query: str, semantic: dict, decay: dict, unreviewed: frozenset[str] = frozenset()):
     """§5 with §13 written out plainly: score = max(keyword, semantic), gate on it, order on
-    score × decay; the oracle for `inject(..., extra=...)`."""
+    score × decay; the unreviewed entries (§12) listed after the others of their layer,
+    whatever they score; the oracle for `inject(..., extra=..., unreviewed=...)`."""
     from memtui.core.injection import HEADERS, base_key, est, make_line
     from memtui.core.relevance import score, terms
 
@@ -304,7 +310,8 @@ def reference_hybrid(layers, s, query: str, semantic: dict, decay: dict):
             best = max(kw, sem)
             scored.append((e, best, best * decay[layer][pos], (kw, sem), pos))
         key = lambda t: ({"high": 0, "normal": 1, "low": 2}[t[0].importance], -t[2], t[4])  # noqa: E731
-        active = sorted([t for t in scored if not t[0].archived], key=key)
+        active = sorted([t for t in scored if not t[0].archived and t[0].id not in unreviewed], key=key)
+        held = sorted([t for t in scored if not t[0].archived and t[0].id in unreviewed], key=key)
         archived = sorted([t for t in scored if t[0].archived], key=key)
         allowance = min(s.budget[layer] + carry, remaining)
         used, passed, fits, lines = 0, 0, True, []
@@ -324,6 +331,7 @@ def reference_hybrid(layers, s, query: str, semantic: dict, decay: dict):
                 else:
                     fits, status = False, "budget"
             out.append((e.id, sc, status, parts))
+        out += [(e.id, sc, "unreviewed", parts) for e, sc, _, parts, _ in held]
         out += [(e.id, sc, "archived", parts) for e, sc, _, parts, _ in archived]
         if lines:
             blocks += ["", HEADERS[layer], *lines]
@@ -346,8 +354,9 @@ def test_the_rule_with_semantic_scores_and_decay_equals_the_plain_rule():
            total=st.integers(0, 900), caps=st.tuples(*[st.integers(0, 400)] * 3),
            gates=st.tuples(*[st.sampled_from([0.0, 0.2, 0.34, 0.5])] * 3),
            limits=st.tuples(*[st.sampled_from([None, 0, 3])] * 3), with_decay=st.booleans(),
+           held_share=st.sampled_from([0.0, 0.3, 1.0]),
            query=st.lists(st.sampled_from([*WORDS, "zzz", "数据"]), max_size=4).map(" ".join))
-    def check(seed, sizes, total, caps, gates, limits, with_decay, query):
+    def check(seed, sizes, total, caps, gates, limits, with_decay, held_share, query):
         import random
 
         rnd = random.Random(seed)
@@ -361,14 +370,16 @@ def test_the_rule_with_semantic_scores_and_decay_equals_the_plain_rule():
         s.gate = dict(zip(names, gates))
         s.max_items = dict(zip(names, limits))
         extra = {name: ExtraScores(semantic[name], decay[name] if with_decay else None) for name in names}
-        text, expected = reference_hybrid(layers, s, query, semantic, decay)
+        # §12: some entries await review (archived ones among them stay archived)
+        unreviewed = frozenset(e.id for name in names for e in layers[name] if rnd.random() < held_share)
+        text, expected = reference_hybrid(layers, s, query, semantic, decay, unreviewed)
         for given_layers in (layers, {n: LayerIndex.from_entries(n, e) for n, e in layers.items()}):
-            r = inject(given_layers, s, query, extra=extra)
+            r = inject(given_layers, s, query, extra=extra, unreviewed=unreviewed)
             assert r.text == text
             got = [(c.entry.id, c.score, c.status, c.parts) for c in r.iter_candidates()]
             assert got == expected
             assert r.status_counts() == dict(Counter(status for _, _, status, _ in expected))
-            passing = any(st_ not in ("below_gate", "archived") for _, _, st_, _ in expected)
+            passing = any(st_ not in ("below_gate", "archived", "unreviewed") for _, _, st_, _ in expected)
             if r.count == 0 and r.disabled_reason in ("low_relevance", "over_budget"):
                 assert (r.disabled_reason == "over_budget") == passing
             assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)

@@ -8,6 +8,7 @@ import os
 import random
 import sqlite3
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -518,6 +519,54 @@ def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
     assert again.text == first.text and json.loads(again.to_json())["count"] == first.count
 
 
+def test_preview_json_survives_a_damaged_section_of_the_prepared_index(worked):
+    """The installed `memtui preview --json` after damage to one section: the same answer
+    as before the damage, rebuilt from the files, no DamagedPreparedIndex traceback."""
+    from tests.cli.run import memtui, ok
+
+    query = "vitest 数据库"
+    first = json.loads(ok(memtui(worked, "preview", query, "--json")).stdout)
+    path = prep.cache_path(worked)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    again = json.loads(ok(memtui(worked, "preview", query, "--json")).stdout)
+    assert again["text"] == first["text"] and again["candidates"] == first["candidates"]
+    assert path.exists()  # saved again by the rebuild
+
+
+def test_a_same_size_edit_with_the_mtime_put_back_is_not_served_stale(worked):
+    """README: "never a stale answer". A file rewritten in place (same inode, same size) with
+    its old mtime put back looks unchanged by size, mtime and inode; its ctime moved, so it
+    is hashed again, by the prepared index (`memtui preview`) and by a live store's reload."""
+    from memtui.core.store import MemoryStore
+    from tests.cli.run import memtui, ok
+
+    path = worked.user_root / "preferences.md"
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+    store = MemoryStore(worked)
+    store.load()
+    first = json.loads(ok(memtui(worked, "preview", "vitest", "--json")).stdout)
+    assert "vitest" in first["text"].lower() and prep.cache_path(worked).exists()
+    data = path.read_bytes()
+    changed = data.replace(b"vitest", b"jestxx")
+    assert changed != data and len(changed) == len(data)
+    st = os.stat(path)
+    with open(path, "r+b") as fh:  # in place: the inode stays
+        fh.write(changed)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the mtime put back
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+    assert "Use vitest" in first["text"]
+    again = json.loads(ok(memtui(worked, "preview", "vitest", "--json")).stdout)
+    assert "Use vitest" not in again["text"]
+    assert "Use jestxx" in json.loads(ok(memtui(worked, "preview", "jestxx", "--json")).stdout)["text"]
+    store.reload()
+    assert any("jestxx" in e.text for e in store.entries("user"))
+    store.close()
+
+
 def test_no_saved_state_without_a_home(tmp_path):
     paths = Paths(tmp_path / "nohome", tmp_path)
     r = build_injection(paths.workspace, "anything", home=paths.home)
@@ -603,3 +652,49 @@ def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
         assert (r.text, _json(r)) == _fresh(worked, query)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("length_bytes", [b"\xff\xff\xff\xff", b"\x00\xff\xff\xff"])
+def test_a_huge_length_in_the_prepared_index_header_is_damage_not_a_crash(worked, length_bytes):
+    """Bytes 8-11 of the saved file are the top of the header body's length: flipped, it
+    claims exabytes (an OverflowError from pread) or petabytes (a MemoryError). Every length
+    is checked against the file's size first: the file is damaged, so it is rebuilt, and both
+    `memtui preview --json` and the hook answer as before."""
+    from tests.cli.run import memtui, ok
+
+    query = "vitest 数据库"
+    first = json.loads(ok(memtui(worked, "preview", query, "--json")).stdout)
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": query, "cwd": str(worked.workspace)})
+    hooked = memtui(worked, "hook", "claude-code", input=event)
+    assert hooked.returncode == 0 and hooked.stdout == first["text"] + "\n"
+    path = prep.cache_path(worked)
+
+    def damage() -> None:
+        data = bytearray(path.read_bytes())
+        data[8:12] = length_bytes
+        path.write_bytes(bytes(data))
+
+    damage()
+    assert prep.load_prepared(worked, load_settings(worked)) is None
+    again = ok(memtui(worked, "preview", query, "--json"))
+    assert json.loads(again.stdout)["candidates"] == first["candidates"] and "Traceback" not in again.stderr
+    damage()
+    hooked = memtui(worked, "hook", "claude-code", input=event)
+    assert (hooked.returncode, hooked.stdout, hooked.stderr) == (0, first["text"] + "\n", "")
+
+
+def test_a_section_longer_than_the_file_is_damage(worked):
+    """A section's offset and length are checked against the file's size before it is read."""
+    build_injection(worked.workspace, "vitest", home=worked.home)
+    path = prep.cache_path(worked)
+    size = path.stat().st_size
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        sections = prep._Sections(path, fd, prep.HEADER, size)
+        for offset, length in ((0, 1 << 56), (size, 1), (-1, 4)):
+            with pytest.raises(prep.DamagedPreparedIndex):
+                sections.raw(offset, length, 0)
+    finally:
+        os.close(fd)
+    assert not path.exists()  # removed: rebuilt by the next run
+    assert build_injection(worked.workspace, "vitest", home=worked.home).count

@@ -373,3 +373,32 @@ def test_updated_at_is_set_to_today_with_its_comment_kept():
                 md.append_item(parsed, "z", TODAY)):
         assert out.startswith("---\nupdatedAt: 2026-11-22 # when\nother: 1\n---\n")
     assert md.replace_entry(parsed, parsed.entries[0], "a", TODAY) == text  # unchanged: no byte, not even the date
+
+
+def test_a_new_file_header_is_block_style_with_or_without_tags():
+    """`remember` on a fresh home wrote `{type: knowledge, updatedAt: …, source: manual}` on one
+    line when there were no tags; a person expects (and edits) one key a line."""
+    header = md.new_file_header("", [], date(2026, 1, 2))
+    assert header == "---\ntype: knowledge\nupdatedAt: 2026-01-02\nsource: manual\n---\n\n"
+    assert md.new_file_header("pattern", ["a b", "c"], date(2026, 1, 2)).splitlines()[2] == "tags: [a b, c]"
+
+
+@pytest.mark.parametrize("frontmatter,expected", [
+    ("{type: knowledge, updatedAt: 2025-01-01, source: manual}", "{type: knowledge, updatedAt: 2026-11-22, source: manual}"),
+    ("{type: k, updatedAt: '2025-01-01'}", "{type: k, updatedAt: '2026-11-22'}"),
+    ('{type: k,\n updatedAt: "2025-01-01T10:00:00"}', '{type: k,\n updatedAt: "2026-11-22"}'),
+    ("type: k\nupdatedAt:\n  2025-01-01\n", "type: k\nupdatedAt:\n  2026-11-22\n"),
+    ("type: k\nupdatedAt: 2025-01-01 # keep\n", "type: k\nupdatedAt: 2026-11-22 # keep\n"),
+], ids=["flow", "flow-quoted", "flow-multi-line", "value-on-next-line", "block"])
+def test_updated_at_is_touched_in_any_frontmatter_style(frontmatter, expected):
+    fm = frontmatter if frontmatter.endswith("\n") else frontmatter + "\n"
+    parsed = md.parse_text(f"---\n{fm}---\n- a\n- b\n")
+    out = md.append_item(parsed, "c", TODAY)
+    want = expected if expected.endswith("\n") else expected + "\n"
+    assert out == f"---\n{want}---\n- a\n- b\n- c\n"
+    assert md.parse_text(out).meta["updatedAt"] in (date(2026, 11, 22), "2026-11-22")
+
+
+def test_updated_at_that_is_not_a_date_is_left_alone():
+    text = "---\n{type: k, updatedAt: [1, 2]}\n---\n- a\n"
+    assert md.append_item(md.parse_text(text), "b", TODAY) == text + "- b\n"

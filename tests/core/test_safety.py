@@ -23,7 +23,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from memtui.core.display import display_path, escape_name, escape_text, path_text
+from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal, path_text
 from memtui.core.fileio import (
     FileTooLargeError,
     NotRegularFileError,
@@ -40,14 +40,10 @@ TIMEOUT = 30  # seconds; a hang (a FIFO opened for reading) fails the test inste
 
 
 def memtui(paths: Paths, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The real console script in a subprocess, with a timeout so a hang is a failure."""
-    exe = shutil.which("memtui", path=str(Path(sys.executable).parent))
-    assert exe, "the memtui console script is not installed next to this Python"
-    return subprocess.run(
-        [exe, "--home", str(paths.home), "-w", str(paths.workspace), *args],
-        check=False, capture_output=True, text=True, timeout=TIMEOUT, input=input,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    )
+    """memtui in a process of its own (tests/cli/run.py), with a timeout so a hang is a failure."""
+    from tests.cli.run import memtui as run
+
+    return run(paths, *args, input=input, timeout=TIMEOUT)
 
 
 def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:
@@ -355,6 +351,23 @@ def test_escape_text_keeps_tab_and_newline_and_shows_controls():
     assert escape_text("x\udcffy") == "x\\xffy"
 
 
+BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
+
+
+@pytest.mark.parametrize("bidi", BIDI, ids=[f"U+{ord(c):04X}" for c in BIDI])
+def test_bidi_controls_are_shown_as_escapes_everywhere_a_terminal_sees(bidi):
+    escaped = f"\\u{ord(bidi):04x}"
+    assert escape_text(f"run {bidi}exe.txt") == f"run {escaped}exe.txt"
+    assert escape_name(f"evil{bidi}gnp.md") == f"evil{escaped}gnp.md"
+    from memtui.cli.hook import printable
+
+    assert printable(f"cwd {bidi}x") == f"cwd {escaped}x"
+    assert json.loads(json_for_terminal(json.dumps({"t": bidi}, ensure_ascii=False))) == {"t": bidi}
+    assert bidi not in json_for_terminal(json.dumps({"t": bidi}, ensure_ascii=False))
+    # right-to-left writing keeps its marks in memory text
+    assert escape_text("שלום\u200f abc") == "שלום\u200f abc"
+
+
 def test_escape_name_forges_no_line():
     assert escape_name("a\nb\r\tc.md") == "a\\nb\\r\\tc.md"
     assert escape_name("evil\u202egnp.md") == "evil\\u202egnp.md"
@@ -371,6 +384,7 @@ CONTROL_OR_SURROGATE = {"Cc", "Cs"}
 def test_escaped_output_has_no_control_characters(s):
     text = escape_text(s)
     assert all(unicodedata.category(c) not in CONTROL_OR_SURROGATE or c in "\t\n" for c in text)
+    assert not set(text) & set(BIDI)
     name = escape_name(s)
     assert all(unicodedata.category(c) not in CONTROL_OR_SURROGATE for c in name)
     assert "\u2028" not in name and "\u202e" not in name
@@ -379,7 +393,7 @@ def test_escaped_output_has_no_control_characters(s):
     path_text(s).encode("utf-8")
 
 
-@given(st.text(alphabet=st.characters(exclude_categories=("Cc", "Cs"))))
+@given(st.text(alphabet=st.characters(exclude_categories=("Cc", "Cs"), exclude_characters="".join(BIDI))))
 def test_clean_text_is_unchanged(s):
     assert escape_text(s) == s
     assert path_text(s) == s
@@ -446,6 +460,8 @@ def assert_no_terminal_control(output: bytes, command: str) -> None:
         assert b"\x1b" not in line, f"{command}: a raw ESC reached the terminal: {line!r}"
         assert b"\xc2\x9b" not in line and b"\x07" not in line, f"{command}: a raw control reached the terminal: {line!r}"
         assert b"\r" not in line, f"{command}: a raw carriage return reached the terminal: {line!r}"
+        for bidi in BIDI:
+            assert bidi.encode() not in line, f"{command}: a raw bidi control reached the terminal: {line!r}"
 
 
 @pytest.fixture
@@ -462,6 +478,7 @@ def hostile_repo(paths) -> Paths:
     write(paths.project_root / f"esc{TITLE}name.md", "- from a file whose name sets the title\n")
     write(paths.project_root / "bad\nyaml.md", f"---\nkey: [{OSC52}\n---\n- x\n")  # reported by name
     write(paths.user_root / "mine.md", "- my own memory about paste and colour\n")
+    write(paths.project_root / "reorder.md", "- paste runs \u202egnp.exe\u202c and \u2067isolated\u2069\n")
     return paths
 
 
@@ -492,6 +509,7 @@ def test_no_escape_sequence_from_a_repository_reaches_the_terminal(hostile_repo)
     assert "bad\\nyaml.md: invalid YAML" in listed  # reported under its escaped name
     assert "bad\\nyaml.md: invalid YAML" in outputs["status"]
     assert "\\x1b]52" in outputs["preview paste colour file name newline title"]
+    assert "paste runs \\u202egnp.exe\\u202c and \\u2067isolated\\u2069" in listed
     assert "Deleted" in outputs["forget colour"] and "Undone" in outputs["undo"]
     # --json keeps the exact characters (as JSON escapes): the value is the original text
     entries = json.loads(outputs["list --json"])["entries"]

@@ -234,13 +234,13 @@ import os, sys
 from pathlib import Path
 from memtui.core import actions
 from memtui.core.paths import Paths
-from memtui.core.store import edits
+from memtui.core import fileio
 from memtui.core.store.index import MuseDB
 
 home, ws, where, what = sys.argv[1:5]
 paths = Paths(Path(home), Path(ws))
 trash = paths.home / "trash"
-real_write = edits.atomic_write_bytes
+real_write = fileio.atomic_write_bytes
 real_rows = MuseDB.write_rows
 
 memory_writes = []
@@ -256,7 +256,7 @@ def dying_rows(self, changes):
     os._exit(9)
 
 if where in ("file", "second-file"):
-    edits.atomic_write_bytes = dying_write
+    fileio.atomic_write_bytes = dying_write
 else:
     MuseDB.write_rows = dying_rows
 store = actions.open_store(paths)
@@ -471,3 +471,223 @@ def test_a_saved_version_that_is_a_symlink_is_not_followed(tmp_path):
     with pytest.raises(ActionError, match="cannot be used"):
         undo(store)
     assert "PRIVATE" not in (home / "memory" / "notes.md").read_text()
+
+
+# ---------------------------------------------------------------------- never stuck (SPEC §8)
+
+
+def test_one_conflict_never_blocks_older_changes(paths):
+    """`delete ID --yes; echo "- x" >> context.md; undo` refuses (right); the change stays
+    in the log marked conflicting, `undo` says how to go on, and the older change is undone."""
+    enable(paths)
+    ok(memtui(paths, "remember", "--project", "older note"))
+    older = undo_log(paths)[0]
+    context = paths.project_root / "context.md"
+    ok(memtui(paths, "remember", "--project", "to be deleted"))
+    ok(memtui(paths, "delete", entry_id(paths, "to be deleted"), "--yes"))
+    deleted = undo_log(paths)[0]
+    with context.open("a") as handle:
+        handle.write("- x\n")
+    after_append = context.read_bytes()
+    refused = memtui(paths, "undo")
+    assert refused.returncode == 1 and "changed since memtui wrote it" in refused.stderr, refused
+    assert "marked conflicting" in refused.stderr and f"memtui undo {deleted['id']}" in refused.stderr
+    assert_no_traceback(refused)
+    assert context.read_bytes() == after_append
+    listed = ok(memtui(paths, "undo", "--list")).stdout
+    assert f"{deleted['id']}" in listed and "(conflicting)" in listed
+    # the next undo passes over the conflicting change: the remember of "to be deleted"
+    # conflicts too (the file changed since), so it is marked and passed over as well ...
+    second = memtui(paths, "undo")
+    assert second.returncode == 1 and "marked conflicting" in second.stderr
+    # ... and an older change is still reachable by name
+    r = memtui(paths, "undo", older["id"])
+    assert r.returncode == 1 and "changed since memtui wrote it" in r.stderr  # honest: context.md changed
+    # put the file back as memtui left it: the conflicting change is undone by name
+    text = context.read_text()
+    context.write_text(text.replace("- x\n", ""))
+    undo_says(memtui(paths, "undo", deleted["id"]), deleted["summary"])
+    assert "to be deleted" in context.read_text()
+
+
+def test_undo_by_name_reverses_a_change_that_is_not_the_newest(paths):
+    enable(paths)
+    ok(memtui(paths, "remember", "user side note"))
+    user_change = undo_log(paths)[0]
+    notes = paths.user_root / "notes.md"
+    before_user = None  # the file did not exist
+    ok(memtui(paths, "remember", "--project", "project note"))
+    project_change = undo_log(paths)[0]
+    assert project_change["id"] != user_change["id"]
+    undo_says(memtui(paths, "undo", user_change["id"][:24]), user_change["summary"])  # a unique start is enough
+    assert read_if_exists(notes) == before_user
+    assert "project note" in (paths.project_root / "context.md").read_text()
+    again = memtui(paths, "undo", user_change["id"])
+    assert again.returncode == 1 and "already undone" in again.stderr
+    unknown = memtui(paths, "undo", "no-such-change")
+    assert unknown.returncode == 1 and "no change" in unknown.stderr
+    assert_no_traceback(unknown)
+    undo_says(memtui(paths, "undo"), project_change["summary"])
+
+
+UNDO_KILLER = r"""
+import os, sys
+from pathlib import Path
+from memtui.core import actions, fileio
+from memtui.core.paths import Paths
+
+home, ws, after = sys.argv[1], sys.argv[2], int(sys.argv[3])
+paths = Paths(Path(home), Path(ws))
+import time
+trash = paths.home / "trash"
+real_write = fileio.atomic_write_bytes
+restored = []
+
+def dying_write(path, data, expected="any"):
+    if trash not in Path(path).parents:  # a memory file being restored
+        if len(restored) == after:
+            print("half undone", flush=True)  # the parent kills this process with SIGKILL now
+            time.sleep(60)
+            os._exit(3)
+        restored.append(path)
+    return real_write(path, data, expected=expected)
+
+fileio.atomic_write_bytes = dying_write
+store = actions.open_store(paths)
+actions.undo(store)
+print("not killed")
+"""
+
+
+def _kill_undo_half_way(paths: Paths, after: int) -> None:
+    """Run an undo in a child process and SIGKILL it once `after` files are restored."""
+    import signal
+
+    child = subprocess.Popen([sys.executable, "-c", UNDO_KILLER, str(paths.home), str(paths.workspace), str(after)],
+                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()  # blocks until the child is half way (or dies)
+        assert line.strip() == "half undone", (line, child.stderr.read() if child.stderr else "")
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+@pytest.mark.parametrize("after", [1, 2])
+def test_an_undo_killed_between_files_is_settled_whole(paths, after):
+    """SIGKILL in the middle of undoing a change of three files and a row: the next run
+    finishes it (every file back to its exact previous bytes, the row too), never half."""
+    originals = _forget_fixture(paths)
+    rows = conversation_rows(paths)
+    ok(memtui(paths, "forget", "kiwi", "--yes"))
+    forgotten = {f: f.read_bytes() for f in originals}
+    _kill_undo_half_way(paths, after)
+    now = {f: f.read_bytes() for f in originals}
+    assert sum(now[f] == originals[f] for f in originals) == after  # killed half way, as meant
+    assert any(m["state"] == "undoing" for m in manifests(paths))
+    log = undo_log(paths)  # the next run settles the record: the undo is finished
+    assert {f: f.read_bytes() for f in originals} == originals and conversation_rows(paths) == rows
+    assert log[0]["state"] == "undone" and not any(m["state"] == "undoing" for m in manifests(paths))
+    assert forgotten != originals
+
+
+def test_an_undo_killed_then_a_file_changed_is_rolled_back_whole(paths):
+    """When a file changed between the kill and the next run, the undo cannot be finished: it
+    is rolled back (the restored files put back as memtui left them) and marked conflicting."""
+    originals = _forget_fixture(paths)
+    ok(memtui(paths, "forget", "kiwi", "--yes"))
+    forgotten = {f: f.read_bytes() for f in originals}
+    _kill_undo_half_way(paths, 1)
+    untouched = [f for f in originals if f.read_bytes() == forgotten[f]]
+    victim = untouched[-1]
+    with victim.open("a") as handle:
+        handle.write("- written meanwhile\n")
+    meanwhile = victim.read_bytes()
+    log = undo_log(paths)
+    assert log[0]["state"] == "done" and log[0]["conflict"]
+    for f in originals:
+        assert f.read_bytes() == (meanwhile if f == victim else forgotten[f])
+    r = memtui(paths, "undo")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+
+
+ORPHAN_KILLER = r"""
+import os, sys
+from pathlib import Path
+from memtui.core import actions, fileio
+from memtui.core.paths import Paths
+
+paths = Paths(Path(sys.argv[1]), Path(sys.argv[2]))
+real_write = fileio.atomic_write_bytes
+
+def dying_write(path, data, expected="any"):
+    if Path(path).name == "manifest.json":  # the change's folder and saved version exist; its record does not
+        os._exit(9)
+    return real_write(path, data, expected=expected)
+
+fileio.atomic_write_bytes = dying_write
+store = actions.open_store(paths)
+actions.edit(store, next(e for e in store.entries() if e.text == "keep me"), "edited then killed")
+"""
+
+
+def test_a_writer_killed_before_its_record_leaves_no_orphan_folder(paths):
+    """Killed after the change's folder and saved version were made but before its record:
+    the next run removes that folder (it names no change), and undo still works."""
+    enable(paths)
+    write(paths.user_root / "notes.md", "- keep me\n")
+    ok(memtui(paths, "remember", "an older change"))
+    before = (paths.user_root / "notes.md").read_bytes()
+    child = subprocess.run([sys.executable, "-c", ORPHAN_KILLER, str(paths.home), str(paths.workspace)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert child.returncode == 9, (child.stdout, child.stderr)
+    trash = paths.home / "trash"
+    orphans = [d for d in trash.iterdir() if d.is_dir() and not (d / "manifest.json").exists()]
+    assert len(orphans) == 1
+    assert (paths.user_root / "notes.md").read_bytes() == before
+    ok(memtui(paths, "list"))  # any run that loads the store settles the trash
+    assert [d for d in trash.iterdir() if d.is_dir() and not (d / "manifest.json").exists()] == []
+    assert not [p for p in trash.rglob("*.tmp")]
+    assert len(undo_log(paths)) == 1
+
+
+ACCEPT_CRASH_CHILD = r"""
+import os, sys
+from pathlib import Path
+from memtui.core import actions, review
+from memtui.core.paths import Paths
+from memtui.core.store.index import MuseDB
+
+home, ws = sys.argv[1:3]
+paths = Paths(Path(home), Path(ws))
+
+def dying(self, items):
+    os._exit(9)
+
+MuseDB.set_reviewed = dying
+store = actions.open_store(paths)
+review.accept_all(store)
+print("not killed")
+"""
+
+
+def test_an_accept_killed_before_its_review_keys_leaves_undo_working(paths):
+    enable(paths)
+    write(paths.user_root / "learned.md", "---\nsource: auto\n---\n\n- learned on its own\n")
+    ok(memtui(paths, "remember", "the real previous change"))
+    real = undo_log(paths)[0]
+    child = subprocess.run([sys.executable, "-c", ACCEPT_CRASH_CHILD, str(paths.home), str(paths.workspace)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert child.returncode == 9, (child.stdout, child.stderr)
+    assert any(m["state"] == "pending" and m["action"] == "accept" for m in manifests(paths))
+    assert [c["id"] for c in undo_log(paths)] == [real["id"]]  # nothing was accepted: settled away
+    ok(memtui(paths, "review", "accept", "--all"))
+    log = undo_log(paths)
+    assert log[0]["action"] == "accept" and [r["id"] for r in log[0]["reviews"]] == [
+        e["id"] for e in entries(paths) if e["text"] == "learned on its own"]
+    ok(memtui(paths, "undo"))
+    undo_says(memtui(paths, "undo"), real["summary"])

@@ -54,6 +54,9 @@ async def test_badges_detail_and_findings_list(tmp_path):
                          and "⚑ stale" in shown(app.query_one("#detail-body")), message="reason in the detail")
         await pilot.press("D")
         await wait_until(pilot, lambda: isinstance(app.screen, FindingsScreen), message="findings screen")
+        # drawn, with the file's name whole however long its folder is (it wrapped inside
+        # `broken.md` under a longer temporary folder)
+        await wait_until(pilot, lambda: "broken.md" in screen_text(app), message="the findings drawn")
         listing = screen_text(app)
         assert "broken.md" in listing and "invalid" in listing and "dup" in listing
         findings = app.screen.findings
@@ -78,7 +81,7 @@ async def test_history_in_detail_and_sort_by_most_injected(tmp_path):
     app = MemtuiApp(paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await loaded(pilot)
-        injected = [eid for eid, (n, _) in app.history.items() if n == 3]
+        injected = [eid for eid, (n, *_) in app.history.items() if n == 3]
         assert injected
         pane = app.query_one("#pane-user", EntryPane)
         target = next(e for e in pane.entries if e.id in injected and e.text.startswith("Prefer small"))

@@ -39,7 +39,8 @@ def hostile(tmp_path) -> Paths:
     store = open_store(paths)
     try:
         store.db.ensure_conversation("c1", f"[@click=app.quit]title[/] {OSC52}", str(ws))
-        store.create_entry("conversation", f"conversation {CLICK} {OSC52}", conversation_id="c1")
+        # written as Muse writes it (memtui itself refuses control characters in new text)
+        store.db.add_conversation_memory(f"conversation {CLICK} {OSC52}", conversation_id="c1")
     finally:
         store.close()
     return paths

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static, TextArea
+from textual.widgets import Button, Footer, Label, Static, TextArea
 
 from memtui.core.model import Entry
 
@@ -20,8 +20,10 @@ class EditScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="edit.cancel", priority=True),  # the TextArea would take it
     ]
 
-    def __init__(self, title: str, text: str = "", entry: Entry | None = None, layer: str = "") -> None:
+    def __init__(self, title: str, text: str = "", entry: Entry | None = None, layer: str = "",
+                 note: str | None = None) -> None:
         super().__init__(classes="dialog-screen")
+        self.note = note  # a warning shown above the text (memory off)
         self.title_text = title  # escaped by the caller; shown literally
         self.initial = text
         self.entry = entry
@@ -31,11 +33,14 @@ class EditScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="edit-dialog"):
             yield Label(Text(self.title_text), classes="dialog-title", markup=False)
+            if self.note:
+                yield Static(Text(f"⚠ {self.note}"), id="edit-note", markup=False)
             yield Static("", id="conflict-banner", markup=False)
             yield TextArea(self.initial, id="editor", soft_wrap=True, tab_behavior="indent")
             with Horizontal(classes="buttons"):
                 yield Button("Save  ctrl+s", id="save", variant="primary")
                 yield Button("Cancel  esc", id="cancel")
+        yield Footer()  # this dialog's keys, not the main screen's
 
     def on_mount(self) -> None:
         self.query_one("#conflict-banner").display = False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,13 +15,17 @@ from textual.widgets.option_list import Option
 from memtui.core.display import escape_name
 from memtui.core.doctor import Finding
 
+from ..text import fit_path, home_path
 from ..widgets.entry_pane import BADGES
+
+SOURCE_WIDTH = 48  # a longer source (a file's full path) is shortened from the left, never wrapped
 
 
 def finding_prompt(finding: Finding) -> Text:
     """`stale  notes.md:3  names `src/old.py`, which does not exist` — every part literal."""
+    source = fit_path(home_path(Path(finding.source)), SOURCE_WIDTH)
     return Text.assemble((f"{BADGES.get(finding.kind, finding.kind):<8}", "bold"),
-                         (escape_name(finding.source), "dim"), "  ", escape_name(finding.reason))
+                         (source, "dim"), "  ", escape_name(finding.reason))
 
 
 class FindingsScreen(ModalScreen[Finding | None]):

@@ -30,8 +30,10 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(table)
                 yield Static(Text(
                     "\nThe fold shows exactly the text Muse would add to its system prompt for the query; "
-                    "beside it, one gauge per layer: tokens used of the layer's allowance (its budget plus, "
-                    "after '+', what the layers before it left unused). Left-out memories come nearest first "
+                    "beside it, one gauge per layer: tokens used of what the layer may spend (its budget plus "
+                    "what the layers before it left unused). The fold says 'truncated' when memories were left "
+                    "out for the budget and 'N clipped' when injected ones were cut to the length limit. "
+                    "Left-out memories come nearest first "
                     "(highest score, then over budget); the rest are counted per reason: below the relevance "
                     "gate, over the token budget, past the layer's maximum items, or archived. Enter on a "
                     "reason lists them."), markup=False)

@@ -12,13 +12,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.validation import Integer, Number
-from textual.widgets import Button, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Footer, Input, Label, Select, Static, Switch
 
 from memtui.core.display import escape_name, escape_text
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
 
-from ..text import home_path
+from ..text import fit_path, home_path
 
 BUDGET_KEYS = ("total", "user", "project", "conversation")
 GATE_KEYS = ("user", "project", "conversation")
@@ -40,11 +40,31 @@ def field_row(label: str, widget: Input) -> ComposeResult:
         yield Static("", id=f"{widget.id}-error", classes="field-error", markup=False)
 
 
-def switch_label(title: str, where: str | None = None) -> Label:
-    text = Text(title)
+def switch_text(title: str, value: bool, where: str | None = None, width: int = 0) -> Text:
+    """`on   Memory for this workspace`: the state in words, so it reads without colour; the
+    file on a line of its own, fitted to `width` from the left."""
+    text = Text.assemble(("on " if value else "off", "bold"), "  ", title)
     if where:
-        text.append(f"\nstored in {where}", style="dim")
-    return Label(text, classes="switch-label", markup=False)
+        prefix = "     stored in "
+        text.append("\n" + prefix + (fit_path(where, width - len(prefix)) if width else where), style="dim")
+    return text
+
+
+class SwitchLabel(Static):
+    """The words beside a switch; they follow its state."""
+
+    def __init__(self, title: str, value: bool, switch_id: str, where: str | None = None) -> None:
+        super().__init__(classes="switch-label", id=f"{switch_id}-label", markup=False)
+        self.switch_title = title
+        self.where = where
+        self.value = value
+
+    def render(self) -> Text:
+        return switch_text(self.switch_title, self.value, self.where, self.content_region.width)
+
+    def show_state(self, value: bool) -> None:
+        self.value = value
+        self.refresh()
 
 
 def retrieval_note(settings: Settings) -> Text:
@@ -62,7 +82,7 @@ def retrieval_note(settings: Settings) -> Text:
         info = locate().info
     except ModelUnavailable as exc:
         return Text(f"hybrid not available: {exc}", style="dim")
-    return Text(f"hybrid would use {info.name} {info.version}", style="dim")
+    return Text(f"hybrid: {info.name} {info.version}", style="dim")
 
 
 class SettingsScreen(ModalScreen[SettingsChoice | None]):
@@ -83,15 +103,26 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         with Vertical(classes="dialog", id="settings-dialog"):
             yield Label("Settings", classes="dialog-title")
             with VerticalScroll(id="settings-form"):
+                ws_on = s.enabled if s.workspace_enabled is None else s.workspace_enabled
                 with Horizontal(classes="setting-row"):
-                    yield Switch(value=s.enabled if s.workspace_enabled is None else s.workspace_enabled, id="ws-enabled")
-                    yield switch_label("Memory for this workspace", home_path(self.paths.workspace_settings))
+                    yield Switch(value=ws_on, id="ws-enabled")
+                    yield SwitchLabel("Memory for this workspace", ws_on, "ws-enabled",
+                                       home_path(self.paths.workspace_settings))
                 with Horizontal(classes="setting-row"):
                     yield Switch(value=bool(s.global_enabled), id="global-enabled")
-                    yield switch_label("Default for other workspaces", home_path(self.paths.global_settings))
+                    yield SwitchLabel("Default for other workspaces", bool(s.global_enabled), "global-enabled",
+                                       home_path(self.paths.global_settings))
                 with Horizontal(classes="setting-row"):
                     yield Switch(value=s.redact_secrets, id="redact")
-                    yield switch_label("Redact secrets before injection")
+                    yield SwitchLabel("Redact secrets before injection", s.redact_secrets, "redact")
+                with Horizontal(classes="setting-row"):
+                    yield Switch(value=s.require_review, id="require-review")
+                    yield SwitchLabel("Inject Muse's own memories only once reviewed (i: the inbox)",
+                                      s.require_review, "require-review")
+                yield Static(Text.assemble(
+                    "Type a value; ", ("ctrl+s", "bold"), " saves it in ",
+                    (home_path(self.paths.global_settings), "bold"), " (every workspace). A value out of range "
+                    "is refused, with the reason beside it."), id="settings-hint", markup=False)
                 yield Label("Budgets (tokens)", classes="section-title")
                 for key in BUDGET_KEYS:
                     yield from field_row(key, Input(str(s.budget[key]), id=f"budget-{key}", type="integer",
@@ -106,21 +137,25 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                 yield from field_row("max conversation items", Input(
                     str(s.max_items.get("conversation") or 0), id="max-conversation", type="integer",
                     validators=[Integer(minimum=0, maximum=100_000)], compact=True))
-                yield Label("Retrieval", classes="section-title")
-                yield Select([("keyword", "keyword"), ("hybrid: keywords and a local embedding model", "hybrid")],
-                             value=s.retrieval if s.retrieval in ("keyword", "hybrid") else "keyword",
-                             allow_blank=False, id="retrieval", compact=True)
-                yield Static(retrieval_note(s), id="retrieval-model", markup=False)
-                yield Label("Theme", classes="section-title")
-                yield Select([(t, t) for t in self.themes],
-                             value=self.theme_name if self.theme_name in self.themes else self.themes[0],
-                             allow_blank=False, id="theme", compact=True)
+                with Horizontal(classes="field-row", id="retrieval-row"):
+                    yield Label("Retrieval", classes="section-title")
+                    yield Select([("keyword", "keyword"), ("hybrid", "hybrid")],
+                                 value=s.retrieval if s.retrieval in ("keyword", "hybrid") else "keyword",
+                                 allow_blank=False, id="retrieval", compact=True)
+                    yield Static(retrieval_note(s), id="retrieval-model", markup=False)
+                with Horizontal(classes="field-row", id="theme-row"):
+                    yield Label("Theme", classes="section-title")
+                    yield Select([(t, t) for t in self.themes],
+                                 value=self.theme_name if self.theme_name in self.themes else self.themes[0],
+                                 allow_blank=False, id="theme", compact=True)
                 yield Static("", id="settings-error", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Save  ctrl+s", id="save", variant="primary")
                 yield Button("Cancel  esc", id="cancel")
+        yield Footer()  # this screen's keys, not the main screen's
 
     def on_mount(self) -> None:
+        self.query_one("#settings-error", Static).display = bool(self.settings.problems)
         if self.settings.problems:
             self.query_one("#settings-error", Static).update(Text(
                 "\n".join(f"⚠ {escape_name(str(p.source))}: {escape_text(p.message)}" for p in self.settings.problems),
@@ -138,6 +173,11 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
             note.update("")
         else:
             note.update(Text("✗ " + "; ".join(result.failure_descriptions), style="bold"))
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        for label in self.query(SwitchLabel):
+            if label.id == f"{event.switch.id}-label":
+                label.show_state(event.value)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "theme" and isinstance(event.value, str):
@@ -157,7 +197,9 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         bad = [i for i in self.query(Input) if not i.is_valid]
         if bad:
             labels = ", ".join((i.id or "").replace("-", " ") for i in bad)
-            self.query_one("#settings-error", Static).update(Text(f"Fix these values first: {labels}", style="bold red"))
+            error = self.query_one("#settings-error", Static)
+            error.update(Text(f"Fix these values first: {labels}", style="bold red"))
+            error.display = True
             for i in bad:
                 i.validate(i.value)
                 self.show_validation(Input.Changed(i, i.value, i.validate(i.value)))
@@ -185,6 +227,9 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         redact = self.query_one("#redact", Switch).value
         if redact != s.redact_secrets:
             memory[("memory", "redactSecrets")] = redact
+        require = self.query_one("#require-review", Switch).value
+        if require != s.require_review:
+            memory[("memory", "requireReview")] = require
         self.dismiss(SettingsChoice(
             workspace_enabled=self.query_one("#ws-enabled", Switch).value,
             global_enabled=self.query_one("#global-enabled", Switch).value,

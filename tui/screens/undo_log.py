@@ -29,7 +29,7 @@ def log_table(changes: list[Change], next_id: str | None) -> Table | Text:
         if change.id == next_id:
             state = Text("u undoes", style="bold")
         else:
-            state = Text(change.state, style="dim")
+            state = Text(change.status, style="dim")
         table.add_row(when, state, Text(escape_name(change.summary)))
     return table
 

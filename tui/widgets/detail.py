@@ -17,17 +17,19 @@ from ..text import LAYER_TITLES, name, text
 from .entry_pane import BADGES
 
 
-def injected_line(stat: tuple[int, int] | None) -> str:
-    """`injected 3 times, last 2026-11-23 10:58 UTC` (or never)."""
+def injected_line(stat: tuple | None) -> str:
+    """`injected 3 times (claude-code 2, codex 1), last 2026-11-23 10:58 UTC` (or never):
+    which assistant received it, when the history says (`history.stats(..., by_target=True)`)."""
     if not stat or not stat[0]:
         return "never injected"
-    count, last_ms = stat
+    count, last_ms = stat[0], stat[1]
+    to = ", ".join(f"{target} {n}" for target, n in stat[2]) if len(stat) > 2 and stat[2] else ""
     when = datetime.fromtimestamp(last_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"injected {count} time{'s' if count != 1 else ''}, last {when}"
+    return f"injected {count} time{'s' if count != 1 else ''}{f' ({to})' if to else ''}, last {when}"
 
 
 def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
-                      stat: tuple[int, int] | None = None) -> Group:
+                      stat: tuple | None = None) -> Group:
     """Text first (what people read), metadata below; every value a literal Text."""
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold dim", no_wrap=True)
@@ -57,8 +59,14 @@ def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
     row("status", status)
     row("updated", datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC"))
     row("history", injected_line(stat))
+    # the doctor's reasons come right under the text, so a short pane shows them before the fields
+    flags = Table.grid(padding=(0, 1))
+    flags.add_column(style="bold", no_wrap=True)
+    flags.add_column()
     for finding in findings:
-        table.add_row(Text(f"⚑ {BADGES.get(finding.kind, finding.kind)}", style="bold"), name(finding.reason))
+        flags.add_row(Text(f"⚑ {BADGES.get(finding.kind, finding.kind)}", style="bold"), name(finding.reason))
+    if findings:
+        return Group(text(entry.text), Text(""), flags, Text(""), table)
     return Group(text(entry.text), Text(""), table)
 
 
@@ -75,7 +83,7 @@ class DetailView(VerticalScroll):
         self.show(None)
 
     def show(self, entry: Entry | None, findings: tuple[Finding, ...] = (),
-             stat: tuple[int, int] | None = None) -> None:
+             stat: tuple | None = None) -> None:
         key = (entry, findings, stat)
         if key == self._shown:
             return  # same entry, same fields: nothing to redraw

@@ -45,7 +45,7 @@ def shorten_path(where: str, room: int) -> str:
 
 
 BADGES = {"stale_reference": "stale", "duplicate": "dup", "unreachable": "unreach", "never_injected": "never",
-          "invalid": "invalid", "index": "index"}
+          "invalid": "invalid", "index": "index", "unreviewed": "review"}
 
 
 def badge_for(kinds: list[str]) -> str:
@@ -252,10 +252,25 @@ class EntryPane(ScrollView, can_focus=True):
         self.refresh()
 
     # ---------------------------------------------------------------- rendering
+    def empty_hint(self) -> str:
+        """What an empty pane says: how to fill it, or that the filter hides everything."""
+        if self.loading:
+            return ""
+        if self.total:
+            return "Nothing here matches the filter (esc clears it)."
+        if self.memory_layer == "conversation":
+            return "No conversation memories for this workspace yet: Muse writes them as you chat."
+        return "No memories yet: press n to write one, or run `memtui import` to bring some in."
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         row = int(self.scroll_offset.y) + y
         base = self.rich_style
+        if not self.rows and y == 0 and width > 0:
+            hint = Text(self.empty_hint(), style="dim italic", no_wrap=True, overflow="ellipsis")
+            hint.truncate(width, overflow="ellipsis")
+            return Strip(Segment.apply_style(list(hint.render(self.app.console, end="")), base)).adjust_cell_length(
+                width, base)
         if row >= len(self.rows) or width <= 0:
             return Strip.blank(width, base)
         item = self.rows[row]

@@ -11,10 +11,13 @@ from itertools import islice
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Collapsible, Input, Static
 
+from memtui.core.assistants import TARGETS, Target
+from memtui.core.assistants.delivery import for_target, protocol
 from memtui.core.display import escape_name, escape_text
 from memtui.core.injection import Candidate, InjectionResult
 from memtui.core.model import LAYERS
@@ -26,8 +29,10 @@ REASONS = {
     "budget": "over the token budget",
     "max_items": "past the layer's max items",
     "archived": "archived",
+    "unreviewed": "awaiting review (memory.requireReview; i opens the inbox)",
 }
-SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived"}
+SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived",
+                 "unreviewed": "unreviewed"}
 NEAR_MISSES = 8  # listed first: the memories that almost made it
 PER_REASON = 60  # listed under each reason when expanded; every line is re-rendered per query
 GAUGE_CELLS = 4
@@ -64,18 +69,31 @@ def gauge(used: int, allowance: int) -> Text:
 
 def gauges_renderable(result: InjectionResult) -> Text:
     """One gauge per layer, on one line above the fold: tokens used of the layer's allowance
-    (its budget plus, after +, what the layers before it left unused)."""
+    (its budget plus what the layers before it left unused; `Proj 212/1264` is 212 of 1264)."""
     line = Text(no_wrap=True, overflow="ellipsis")
     for i, layer in enumerate(LAYERS):
-        used, allowance, carry = result.layer_budget.get(layer, (0, 0, 0))
+        used, allowance, _carry = result.layer_budget.get(layer, (0, 0, 0))
         if i:
             line.append("  ")
         line.append(f"{LAYER_TITLES[layer][:4]} ", style="bold")
         line.append_text(gauge(used, allowance))
         line.append(f" {used}/{allowance}")
-        if carry:
-            line.append(f"+{carry}", style="dim")
     return line
+
+
+def fold_title(result: InjectionResult, summary: LeftOut) -> str:
+    """`33 memories injected · 834/2000 tokens · truncated · 1 clipped`: "truncated" only when
+    memories were left out for the budget, "N clipped" when injected ones were shortened."""
+    noun = "memory" if result.count == 1 else "memories"
+    parts = [f"{result.count} {noun} injected", f"{result.tokens}/{result.budget.get('total', 0)} tokens"]
+    if summary.over_budget:
+        parts.append("truncated")
+    clipped = sum(1 for c in result.included if c.clipped)
+    if clipped:
+        parts.append(f"{clipped} clipped")
+    if result.count == 0 and result.disabled_reason:
+        parts.append(result.disabled_reason.replace("_", " "))
+    return " · ".join(parts)
 
 
 def near_miss_key(c: Candidate) -> tuple[float, int]:
@@ -108,6 +126,7 @@ class LeftOut:
     counts: dict[str, int] = field(default_factory=dict)  # per reason, exact
     near: list[Candidate] = field(default_factory=list)
     samples: dict[str, list[Candidate]] = field(default_factory=dict)  # per reason, nearest first
+    over_budget: int = 0  # left out because the budget was spent (near misses included)
 
 
 def left_out(result: InjectionResult) -> LeftOut:
@@ -116,7 +135,7 @@ def left_out(result: InjectionResult) -> LeftOut:
     `status_counts()`, so no keystroke produces every candidate of a large store."""
     counts = result.status_counts()
     counts.pop("included", None)
-    out = LeftOut(total=sum(counts.values()), counts=counts)
+    out = LeftOut(total=sum(counts.values()), counts=counts, over_budget=counts.get("budget", 0))
     seen = [c for c in islice(result.iter_candidates(), SCAN_LIMIT) if c.status != "included"]
     out.near = heapq.nsmallest(NEAR_MISSES, (c for c in seen if c.status in ("budget", "max_items") or c.score > 0),
                                key=near_miss_key)
@@ -132,7 +151,24 @@ def left_out(result: InjectionResult) -> LeftOut:
 
 
 class PreviewPane(Vertical):
-    """A query, the fold and the gauges, and what was left out and why."""
+    """A query, the fold and the gauges, and what was left out and why. ctrl+t shows it as
+    an assistant's hook delivers it (Claude Code, Codex, Gemini CLI: cut to what each keeps),
+    then as Muse injects it again; the title says which."""
+
+    BINDINGS = [Binding("ctrl+t", "cycle_target", "Assistant", id="preview.target")]  # in the footer while in the preview
+    TARGET_CYCLE: tuple[Target | None, ...] = (None, *TARGETS)
+    target: Target | None = None
+    _last: tuple[InjectionResult, LeftOut | None] | None = None
+
+    def action_cycle_target(self) -> None:
+        self.target = self.TARGET_CYCLE[(self.TARGET_CYCLE.index(self.target) + 1) % len(self.TARGET_CYCLE)]
+        self.border_title = self.title_for(self.target)
+        if self._last is not None:
+            self.show(*self._last)
+
+    @staticmethod
+    def title_for(target: Target | None) -> str:
+        return "Injection preview" if target is None else f"Injection preview · as {protocol(target).name} receives it"
 
     def compose(self):
         yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
@@ -151,6 +187,10 @@ class PreviewPane(Vertical):
         self.border_title = "Injection preview"
 
     def show(self, result: InjectionResult, summary: LeftOut | None = None) -> None:
+        self._last = (result, summary)
+        delivered = for_target(result, self.target)
+        cut = result.count - delivered.count
+        result = delivered
         fold = self.query_one("#fold", Collapsible)
         injected = self.query_one("#injected-text", Static)
         problems = self.query_one("#problems", Static)
@@ -172,7 +212,8 @@ class PreviewPane(Vertical):
             for reason in REASONS:
                 self.query_one(f"#left-{reason}", Collapsible).display = False
             return
-        fold.title = Content(result.summary())  # type: ignore[assignment]
+        summary = summary or left_out(result)
+        fold.title = Content(fold_title(result, summary))  # type: ignore[assignment]
         injected.update(injected_renderable(result.text))
         gauges.display = True
         gauges.update(gauges_renderable(result))
@@ -183,6 +224,10 @@ class PreviewPane(Vertical):
             model = result.retrieval["model"]
             notes.append(f"Hybrid retrieval: score = max(keyword, semantic) · {model['name']} {model['version']}\n",
                          style="dim")
+        if cut and self.target is not None:
+            proto = protocol(self.target)
+            notes.append(f"Cut to the {proto.limit} {proto.unit} {proto.name} keeps: {cut} "
+                         f"{'entry' if cut == 1 else 'entries'} left out\n", style="bold")
         clipped = [c for c in result.included if c.clipped]
         if clipped:
             notes.append(f"Clipped to {len(clipped[0].line) - 2} characters: {len(clipped)}\n", style="dim")

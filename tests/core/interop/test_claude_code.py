@@ -30,27 +30,29 @@ FREEZE = ("Non-critical merges are frozen from 2026-03-05 while mobile cuts the 
           "**Why:** the mobile team needs a stable main for the cut.\n"
           "**How to apply:** flag any non-critical PR scheduled after that date.")
 
+INDEX_LINES = (Path(__file__).parent / "fixtures" / "claude-code" / "memory" / "MEMORY.md").read_text().splitlines()
 EXPECTED = [
     ("user", "preference", (), "", "Prefers real databases in tests",
      "Integration tests must hit a real Postgres, never mocks", WHY_DB,
      {"file": "feedback_real_db.md", "type": "feedback", "index_title": "Prefers real databases in tests",
-      "index_hook": "integration tests hit Postgres, never mocks"}),
+      "index_hook": "integration tests hit Postgres, never mocks", "index_line": INDEX_LINES[0]}),
     ("user", "preference", (), "CI", "flaky-ci", "Retried CI jobs hide real failures", FLAKY,
      {"file": "flaky_ci.md", "type": "feedback", "links": ["feedback_real_db"], "index_title": "Flaky CI",
-      "index_hook": "retried jobs hide real failures"}),
+      "index_hook": "retried jobs hide real failures", "index_line": INDEX_LINES[4]}),
     ("project", "knowledge", (), "", "project-release-freeze",
      "Merge freeze for non-critical PRs from 2026-03-05 (mobile release cut)", FREEZE,
      {"file": "project-release-freeze.md", "type": "project", "links": ["reference-grafana"],
-      "index_title": "project-release-freeze", "index_hook": "merge freeze from 2026-03-05 for the mobile cut"}),
+      "index_title": "project-release-freeze", "index_hook": "merge freeze from 2026-03-05 for the mobile cut",
+      "index_line": INDEX_LINES[2]}),
     ("project", "knowledge", (), "", "reference-grafana", "Grafana board the on-call engineer watches for API latency",
      "grafana.internal/d/api-latency is the on-call latency dashboard; check it when touching request handling.",
      {"file": "reference-grafana.md", "type": "reference", "index_title": "reference-grafana",
-      "index_hook": "on-call latency board"}),
+      "index_hook": "on-call latency board", "index_line": INDEX_LINES[3]}),
     ("user", "preference", (), "", "User role", "Senior backend engineer, new to the React side of this repository",
      ("The user is a senior backend engineer (Go, Postgres) and new to React; explain frontend changes in backend "
       "terms."),
      {"file": "user_role.md", "type": "user", "index_title": "User role",
-      "index_hook": "senior backend engineer, new to React"}),
+      "index_hook": "senior backend engineer, new to React", "index_line": INDEX_LINES[1]}),
     ("project", "", (), "Build notes", "", "", "`pnpm test --filter api` runs only the API tests", {"file": "MEMORY.md"}),
 ]
 
@@ -188,7 +190,8 @@ def test_write_then_read_round_trip(tmp_path):
 
 
 def test_fixture_round_trips_through_export(fixture_copy, tmp_path):
-    first = interop.read("claude-code", fixture_copy("claude-code") / "memory", tmp_path, tmp_path)
+    source = fixture_copy("claude-code") / "memory"
+    first = interop.read("claude-code", source, tmp_path, tmp_path)
     dest = tmp_path / "again"
     interop.write("claude-code", first.memories, dest)
     second = interop.read("claude-code", dest, tmp_path, tmp_path)
@@ -196,10 +199,10 @@ def test_fixture_round_trips_through_export(fixture_copy, tmp_path):
     def key(m: Memory) -> tuple:
         return (m.layer, m.text, m.name, m.description, m.extra.get("type"))
 
-    # The MEMORY.md note becomes a topic file of its own (type project) on the way back.
-    assert sorted(map(key, second.memories)) == sorted(
-        (m.layer, m.text, m.name or claude_code.slug(m.text[:60]), m.description or m.text, m.extra.get("type", "project"))
-        for m in first.memories)
+    # every topic file comes back as itself, and the MEMORY.md note stays a note of MEMORY.md
+    assert sorted(map(key, second.memories)) == sorted(map(key, first.memories))
+    assert {p.name for p in dest.iterdir()} == {p.name for p in source.iterdir()}
+    assert "## Build notes\n\n- `pnpm test --filter api` runs only the API tests\n" in (dest / "MEMORY.md").read_text()
 
 
 def test_export_index_stays_within_both_limits(tmp_path):

@@ -1,0 +1,97 @@
+"""The hook's whole answer for one input: parse it, build the injection for that prompt in
+the workspace of `cwd` (SPEC §5), fit it into what the assistant keeps, record it (with
+the assistant named) and render it the way that assistant reads it.
+
+`memtui hook TARGET`, `memtui preview --target TARGET` and the TUI's preview for a target
+all go through `for_target`, so what they show is what the assistant receives.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import Target
+from .protocol import HookInputError, HookProtocol, fit, parse_input
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
+    from ..injection import InjectionResult
+    from .hook_files import HookFiles
+
+
+def protocol(target: Target | str) -> HookProtocol:
+    target = Target(target)
+    if target is Target.CODEX:
+        from .codex import PROTOCOL
+    elif target is Target.GEMINI:
+        from .gemini import PROTOCOL
+    else:
+        from .claude_code import PROTOCOL
+    return PROTOCOL
+
+
+def files_of(target: Target | str) -> HookFiles:
+    target = Target(target)
+    if target is Target.CODEX:
+        from . import codex
+
+        return codex.FILES
+    if target is Target.GEMINI:
+        from . import gemini
+
+        return gemini.FILES
+    from . import claude_code
+
+    return claude_code.FILES
+
+
+def for_target(result: InjectionResult, target: Target | str | None) -> InjectionResult:
+    """`result` as `target` receives it (unchanged for None: Muse itself)."""
+    return result if target is None else fit(result, protocol(target))
+
+
+def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool = False) -> bytes:
+    """The bytes to print for this hook input (`cut`: only the input's first bytes, the rest
+    not kept). Raises on any failure (the face prints the target's `nothing` instead and says
+    why on stderr)."""
+    proto = protocol(target)
+    prompt, cwd = parse_input(raw, proto.event, cut)
+    from .. import outbound
+    from ..history import record
+    from ..paths import Paths
+    from ..serve import build_injection
+
+    paths = Paths.resolve(home=home, cwd=cwd)
+    if paths.home.exists() and not paths.home.is_dir():
+        raise HookInputError(f"the Muse home {paths.home} is not a directory")
+    result = build_injection(paths.workspace, prompt, home=paths.home)
+    if result.disabled_reason == "switch_off":
+        return proto.nothing
+    delivered = fit(result, proto)
+    # Recorded before it is printed: the history never misses an injection the assistant
+    # saw, and a muse.db that cannot be written (locked, damaged) gives nothing rather than
+    # a silent gap.
+    outcome = record(paths.db_path, delivered, paths.workspace, target=str(proto.target))
+    if not outcome.ok:
+        raise RuntimeError(f"{paths.db_path}: {outcome.error}")
+    text = outbound.injection_text(delivered)  # what leaves passes the outbound gate (SPEC §8)
+    return proto.render(text) if text else proto.nothing
+
+
+def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                   target: Target | str | None = None, now: float | None = None) -> str:
+    """`build_injection(...).to_json()` (what `preview --json` prints), as the assistant
+    `target` receives it when given. A section of the prepared index that turns out damaged
+    while the candidates are rendered is removed when it is read; the answer is then built
+    again from the files, never a traceback."""
+    import logging
+
+    from ..serve import build_injection
+    from ..store.prepared import DamagedPreparedIndex
+
+    try:
+        return for_target(build_injection(workspace, query, home=home, now=now), target).to_json()
+    except DamagedPreparedIndex as exc:
+        logging.getLogger("memtui.injection").warning("%s", exc)
+        return for_target(build_injection(workspace, query, home=home, now=now), target).to_json()

@@ -1,0 +1,250 @@
+"""Reviewing what the assistant learned (SPEC §12).
+
+Muse's extractor writes memories on its own (`source: auto`, in files and rows) and imports
+bring in other tools' memories (`source: import`). Such an entry is *unreviewed* until the
+person accepts it, or edits it in memtui (an edit is a review).
+
+The review state lives in memtui's own table in muse.db (`memtui_reviewed`), never in a
+memory file or in Muse's tables. Its key is the entry's id together with its text: a
+Markdown entry's id already changes with its text, and a conversation row keeps its id when
+the extractor rewrites it, so a change of text from outside finds no key and the entry is
+unreviewed again; memtui's own edit records the new key as it writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .model import LAYERS, Entry, Layer
+
+if TYPE_CHECKING:
+    from .store import Change, MemoryStore
+    from .store.index import MuseDB
+
+log = logging.getLogger("memtui.review")
+
+REVIEW_SOURCES = frozenset({"auto", "import"})  # who wrote it: the assistant, or another tool through import
+
+
+def from_assistant(source: str) -> bool:
+    """Was it written by the assistant or an import (and so waits for a person)?"""
+    return source.strip().casefold() in REVIEW_SOURCES
+
+
+def needs_review(entry: Entry) -> bool:
+    return from_assistant(entry.source)
+
+
+def key_of(layer: str, entry_id: str, text: str) -> str:
+    """What an accept records: an entry's layer, id and exact text, hashed."""
+    return hashlib.sha256(f"{layer}\0{entry_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def review_key(entry: Entry) -> str:
+    return key_of(entry.layer, entry.id, entry.text)
+
+
+def unreviewed_among(entries: Iterable[Entry], reviewed: set[str]) -> list[Entry]:
+    return [e for e in entries if needs_review(e) and review_key(e) not in reviewed]
+
+
+def read_reviewed(db_path: Path) -> set[str]:
+    """The accepted keys, read with the standard library alone (the hook's path); an empty set
+    when there is no database or no review table. Creates nothing."""
+    if not db_path.is_file():
+        return set()
+    conn = sqlite3.connect(db_path, timeout=5)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memtui_reviewed'").fetchone():
+            return {r[0] for r in conn.execute("SELECT key FROM memtui_reviewed")}
+        return set()
+    finally:
+        conn.close()
+
+
+# (layer, id, text, source) of an entry: what deciding its review needs, without the entry itself
+ReviewFields = tuple[str, str, str, str]
+
+
+def held_back(db: MuseDB | Path, entries: Iterable[Entry] | Iterable[ReviewFields]) -> frozenset[str]:
+    """The ids of the unreviewed entries among `entries` (entries, or their ReviewFields), for
+    `memory.requireReview`. `db`: the store's database, or the path of muse.db. When the
+    review state cannot be read, every auto or import entry counts as unreviewed (the setting
+    asks to send nothing unjudged)."""
+    try:
+        reviewed = read_reviewed(db) if isinstance(db, Path) else db.reviewed_keys()
+    except Exception as exc:  # a locked or damaged database: fail closed
+        log.warning("review state unreadable, holding back every auto/import memory: %s", exc)
+        reviewed = set()
+    held = set()
+    for item in entries:
+        layer, entry_id, text, source = ((item.layer, item.id, item.text, item.source) if isinstance(item, Entry)
+                                         else item)
+        if from_assistant(source) and key_of(layer, entry_id, text) not in reviewed:
+            held.add(entry_id)
+    return frozenset(held)
+
+
+# ---------------------------------------------------------------------- where an entry came from
+@dataclass(frozen=True)
+class Provenance:
+    """Where an unreviewed entry came from: a conversation (title and time), an import (its
+    origin file) or a Markdown file and line."""
+
+    kind: str  # conversation | import | file
+    label: str  # one line for a person
+    time: str  # ISO 8601, UTC: the row's or the entry's last change
+    conversation_id: str | None = None
+    conversation_title: str = ""
+    origin: str = ""
+    path: str = ""
+    line: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {"kind": self.kind, "label": self.label, "time": self.time}
+        if self.kind == "conversation":
+            data["conversation_id"] = self.conversation_id
+            data["conversation_title"] = self.conversation_title
+        else:
+            data["path"] = self.path
+            data["line"] = self.line
+            if self.origin:
+                data["origin"] = self.origin
+        return data
+
+
+def _when(entry: Entry) -> str:
+    return datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def provenance(store: MemoryStore, entry: Entry) -> Provenance:
+    time = entry.updated_iso
+    if entry.layer == Layer.CONVERSATION:
+        title = entry.conversation_title or (f"conversation {entry.conversation_id}" if entry.conversation_id
+                                             else "no conversation")
+        return Provenance("conversation", f"“{title}” · {_when(entry)}", time, entry.conversation_id,
+                          entry.conversation_title)
+    rec = store.file_record(entry.path) if entry.path is not None else None
+    origin = ""
+    if rec is not None and entry.source.strip().casefold() == "import":
+        value = rec.parsed.meta.get("origin")
+        origin = value.strip() if isinstance(value, str) else ""
+    where = entry.source_ref
+    path = str(entry.path or "")
+    if origin:
+        return Provenance("import", f"imported from {origin} · {where}", time, origin=origin, path=path, line=entry.line)
+    return Provenance("file", f"{where} · {_when(entry)}", time, path=path, line=entry.line)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One entry waiting for review, with where it came from."""
+
+    entry: Entry
+    provenance: Provenance
+
+    def as_dict(self) -> dict[str, object]:
+        data = self.entry.as_dict()
+        data["provenance"] = self.provenance.as_dict()
+        return data
+
+
+def _newest_first(entries: Iterable[Entry]) -> list[Entry]:
+    rank: dict[str, int] = {layer: i for i, layer in enumerate(LAYERS)}
+    return sorted(entries, key=lambda e: (-e.updated_at, rank.get(e.layer, 9), e.rel_path, e.line_start, e.id))
+
+
+# ---------------------------------------------------------------------- the actions
+def _reviewed(store: MemoryStore) -> set[str]:
+    from .actions import ActionError
+    from .store.index import DatabaseError
+
+    try:
+        return store.db.reviewed_keys()
+    except DatabaseError as exc:
+        raise ActionError(f"cannot read the review state: {exc}") from None
+
+
+def unreviewed(store: MemoryStore) -> list[Entry]:
+    """The entries awaiting review, newest first."""
+    return _newest_first(unreviewed_among(store.entries(), _reviewed(store)))
+
+
+def inbox(store: MemoryStore) -> list[Pending]:
+    """The entries awaiting review, newest first, each with where it came from."""
+    return [Pending(e, provenance(store, e)) for e in unreviewed(store)]
+
+
+def is_unreviewed(store: MemoryStore, entry: Entry) -> bool:
+    return needs_review(entry) and review_key(entry) not in _reviewed(store)
+
+
+def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:
+    """Mark entries reviewed as they are now, as one change in the undo log (undo puts them
+    back in the inbox); returns the ones that were awaiting review."""
+    from .actions import ActionError
+    from .fileio import ConflictError
+    from .store.index import DatabaseError
+
+    reviewed = _reviewed(store)
+    todo = [e for e in entries if needs_review(e) and review_key(e) not in reviewed]
+    if todo:
+        try:
+            store.accept_entries(todo, [review_key(e) for e in todo])
+        except (DatabaseError, sqlite3.Error, OSError, ConflictError) as exc:
+            raise ActionError(f"review state not saved: {exc}") from None
+    return todo
+
+
+def accept_all(store: MemoryStore) -> list[Entry]:
+    return accept(store, unreviewed(store))
+
+
+def reject(store: MemoryStore, entries: Iterable[Entry]) -> Change | None:
+    """Delete entries awaiting review: the same undoable change as `delete` (undo restores
+    the exact bytes and rows, and the entries come back unreviewed)."""
+    from . import actions
+
+    entries = list(entries)
+    reviewed = _reviewed(store)
+    for e in entries:
+        if not needs_review(e) or review_key(e) in reviewed:
+            raise actions.Refused(f"{e.source_ref} is not awaiting review; `memtui delete` deletes it")
+    return actions.delete(store, entries)
+
+
+def edited(store: MemoryStore, entry: Entry | None) -> None:
+    """memtui's own edit is a review: record the new text as reviewed (never raises: the
+    edit itself is written; a review state that cannot be saved only keeps it in the inbox)."""
+    if entry is None or not needs_review(entry):
+        return
+    try:
+        store.db.set_reviewed([(review_key(entry), entry.id)])
+    except Exception as exc:
+        log.warning("edit not recorded as a review: %s", exc)
+
+
+# ---------------------------------------------------------------------- references
+def resolve(store: MemoryStore, ref: str, layer: str | None = None) -> Entry:
+    """An entry by REF (SPEC §6): its id, or the source label every face prints (`notes.md:6`,
+    relative to its layer root; `conversation:<cid>/<id>`), with `layer` to choose between
+    layers that have the same label."""
+    from .actions import NotFound, Refused
+
+    entry = store.get(ref)
+    if entry is not None and (layer is None or entry.layer == layer):
+        return entry
+    found = [e for e in store.entries(layer) if e.source_ref == ref]
+    if not found:
+        raise NotFound(f"no memory has the id or label {ref!r} (see `memtui review` or `memtui list`)")
+    if len({e.layer for e in found}) > 1:
+        layers = ", ".join(sorted({str(e.layer) for e in found}))
+        raise Refused(f"{ref!r} names a memory in more than one layer ({layers}); choose one with --layer")
+    return found[0]

@@ -1,0 +1,116 @@
+"""The review state (SPEC §12) and `memory.requireReview` in the injection, on real files and a
+real muse.db."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from memtui.core import actions, review
+from memtui.core.paths import Paths
+from memtui.core.serve import build_injection, inject_from_store
+from memtui.core.settings import load_settings
+from memtui.core.store import MemoryStore
+from memtui.core.store.index import MuseDB
+from tests.helpers import enable, write
+
+AUTO = "---\nsource: auto\n---\n\n- deploy with blue green switches\n- deploy on fridays never\n- deploy notes kept in the wiki\n"
+MANUAL = "- deploy checklist lives in docs\n"
+
+
+@pytest.fixture
+def store(paths: Paths):
+    write(paths.user_root / "auto.md", AUTO)
+    write(paths.project_root / "manual.md", MANUAL)
+    db = MuseDB(paths.db_path)
+    db.ensure_conversation("c1", "Deploys", str(paths.workspace))
+    for i in range(14):  # more than the conversation layer's max items (10)
+        db.add_conversation_memory(f"deploy fact number {i}", conversation_id="c1", source="auto" if i % 2 else "manual",
+                                   memory_id=f"row-{i:02d}", created_at=1000 + i, updated_at=1000 + i)
+    db.close()
+    enable(paths, {"memory": {"requireReview": True}})
+    s = actions.open_store(paths)
+    yield s
+    s.close()
+
+
+def test_the_key_follows_the_text_and_the_id(store):
+    row = store.get("row-01")
+    assert review.review_key(row) != review.review_key(type(row)(**{**_fields(row), "text": row.text + "!"}))
+    assert review.review_key(row) != review.review_key(type(row)(**{**_fields(row), "id": "row-03"}))
+    assert review.needs_review(row) and not review.needs_review(store.get("row-00"))
+
+
+def _fields(entry) -> dict:
+    return {f: getattr(entry, f) for f in entry.__dataclass_fields__}
+
+
+def test_counted_statuses_agree_with_the_candidates_when_entries_are_held_back(store):
+    settings = load_settings(store.paths)
+    for query in ("deploy", "deploy fact number 3", "", "nothing shared"):
+        result = inject_from_store(store, settings, query)
+        assert result.status_counts() == dict(Counter(c.status for c in result.candidates)), query
+        held = {c.entry.id for c in result.candidates if c.status == "unreviewed"}
+        assert held == {e.id for e in review.unreviewed(store)}
+        assert all("blue green" not in c.line for c in result.included)
+
+
+def test_the_prepared_index_holds_back_the_same_entries_as_the_store(store):
+    settings = load_settings(store.paths)
+    for query in ("deploy", "deploy fact number 3"):
+        warm = build_injection(store.paths.workspace, query, home=store.paths.home)
+        again = build_injection(store.paths.workspace, query, home=store.paths.home)  # from the saved index
+        fresh = inject_from_store(store, settings, query)
+        assert warm.text == again.text == fresh.text
+        assert [(c.entry.id, c.status) for c in again.candidates] == [(c.entry.id, c.status) for c in fresh.candidates]
+
+
+def test_accepting_lets_an_entry_in_and_an_outside_change_holds_it_back_again(store):
+    settings = load_settings(store.paths)
+    row = store.get("row-13")
+    assert "deploy fact number 13" not in inject_from_store(store, settings, "deploy fact number 13").text
+    review.accept(store, [row])
+    assert "- deploy fact number 13" in inject_from_store(store, settings, "deploy fact number 13").text
+    db = MuseDB(store.paths.db_path)
+    db.update_conversation_memory("row-13", "deploy fact number 13, revised", None)
+    db.close()
+    store.reload(conversation=True)
+    result = inject_from_store(store, settings, "deploy fact number 13")
+    assert "revised" not in result.text
+    assert {c.entry.id: c.status for c in result.candidates}["row-13"] == "unreviewed"
+
+
+def test_everything_held_back_is_an_empty_result(paths):
+    write(paths.user_root / "auto.md", AUTO)
+    enable(paths, {"memory": {"requireReview": True}})
+    result = build_injection(paths.workspace, "deploy", home=paths.home)
+    assert result.text == "" and result.disabled_reason == "empty_result"
+    assert Counter(c.status for c in result.candidates) == {"unreviewed": 3}
+
+
+def test_an_unreadable_review_state_holds_back_every_auto_entry(store, tmp_path):
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"not a database at all" * 100)
+    expected = {e.id for e in store.entries() if review.needs_review(e)}
+    assert review.held_back(MuseDB(broken), store.entries()) == expected
+    assert review.held_back(broken, store.entries()) == expected  # the hook's reader
+
+
+def test_require_review_must_be_a_boolean(paths):
+    paths.global_settings.write_text(json.dumps({"memory": {"requireReview": "yes"}}))
+    settings = load_settings(paths)
+    assert settings.require_review is False
+    assert any("requireReview" in p.message for p in settings.problems)
+
+
+def test_the_review_table_is_memtuis_own(store):
+    review.accept(store, review.unreviewed(store)[:1])
+    tables = {r[0] for r in MuseDB(store.paths.db_path).ensure_schema().execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "memtui_reviewed" in tables
+    fresh = MemoryStore(store.paths)
+    fresh.load()
+    assert len(review.unreviewed(fresh)) == len(review.unreviewed(store))
+    fresh.close()
