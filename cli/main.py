@@ -133,18 +133,27 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
 @click.option("--json", "as_json", is_flag=True, help="Print the full result (every candidate) as one JSON object.")
 @click.option("--target", type=click.Choice(TARGET_NAMES),
               help="What this assistant's hook gives it (cut to what the assistant keeps).")
+@click.option("--now", "now", metavar="ISO", help="The time memory decay measures ages at (default: now; a time without a zone is UTC).")
 @click.pass_obj
-def preview(obj: Ctx, query: str, as_json: bool, target: str | None) -> None:
+def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | None) -> None:
     """Show exactly what would be injected for QUERY: the text on stdout, a one-line
     summary on stderr."""
+    at = None
+    if now is not None:
+        from memtui.core.retrieval import parse_now
+
+        try:
+            at = parse_now(now)
+        except ValueError as exc:
+            raise click.BadParameter(f"{now!r} is not an ISO 8601 time ({exc})", param_hint="--now") from exc
     if as_json:
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
         from memtui.core.assistants.delivery import injection_json
 
-        text = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target)
+        text = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at)
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
     else:
-        result = build_injection(obj.paths.workspace, query, home=obj.paths.home)
+        result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at)
         if target is not None:
             from memtui.core.assistants.delivery import for_target
 
@@ -525,6 +534,13 @@ def status(obj: Ctx, as_json: bool) -> None:
         c = data["counts"][layer]
         extra = f", {c['archived']} archived" if c["archived"] else ""
         click.echo(f"  {layer}: {c['active']}{extra}")
+    retrieval = data.get("retrieval") or {}
+    if retrieval.get("model"):
+        click.echo(f"Retrieval: {retrieval['mode']} ({retrieval['model']['name']} {retrieval['model']['version']})")
+    elif retrieval.get("reason"):
+        click.echo(f"Retrieval: keyword (hybrid is set but {_name(retrieval['reason'])})")
+    elif retrieval:
+        click.echo(f"Retrieval: {retrieval['mode']}")
     if data["unreviewed"]:
         waiting = data["unreviewed"]
         click.echo(f"{waiting} {'memory awaits' if waiting == 1 else 'memories await'} review: memtui review")

@@ -14,7 +14,8 @@ from typing import Any
 
 from .actions import layer_counts, open_store
 from .model import LAYERS, Entry, Layer
-from .paths import Paths
+from .paths import Paths, Problem
+from .retrieval import hybrid_off_reason, model_status
 from .settings import Settings, load_settings
 from .store import MemoryStore, MuseDB
 from .store.index import busy_or_readonly
@@ -43,7 +44,10 @@ def status(paths: Paths) -> dict:
             "unreviewed": _unreviewed_count(store),
             "errors": [p.as_dict() for p in problems],
             "index": store.db.health(),
+            "retrieval": model_status(settings),  # §13: the mode in use and its model, or why keyword
         }
+        if hybrid_off_reason(data["retrieval"]):
+            data["errors"].append(Problem(str(paths.global_settings), hybrid_off_reason(data["retrieval"])).as_dict())
         if store.db.backup_path:
             data["index"]["backup"] = str(store.db.backup_path)
         return data

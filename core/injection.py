@@ -15,9 +15,15 @@ The rule alone, in the SPEC's order, one place per step:
  11. Render ......... `render`
  12. Flags .......... `disabled_reason`, the end of `inject`
 
+SPEC §13 (opt-in): `ExtraScores` hands the rule, per layer, semantic scores and decay factors
+computed elsewhere (`core.retrieval`); `FloatScores` then gives steps 4–6 as floats (score =
+max(keyword, semantic), the gate on it, the order on it times the decay). Without them the
+rule is §5 exactly, on the paths above.
+
 Review (SPEC §12): with `memory.requireReview`, the ids of unreviewed entries are passed as
 `unreviewed`; in step 2 they leave the candidates that can be injected and are listed with the
-status `unreviewed` (after the active candidates of their layer, before the archived ones).
+status `unreviewed` (after the active candidates of their layer, before the archived ones),
+whatever their keyword or semantic score.
 
 How a layer's candidates are found fast (an inverted index over the terms, each line made
 once, the state kept between processes) is not here: `core.store.layer_index` implements
@@ -27,6 +33,7 @@ module; it imports neither (an import-linter contract says so).
 
 from __future__ import annotations
 
+import heapq
 import json
 import logging
 import math
@@ -235,25 +242,107 @@ def archived_order(view: LayerCandidates, q: frozenset[str]) -> list[tuple[float
 
 # ---------------------------------------------------------------------- the result
 def candidate_fields(entry_id: str, layer: str, source: str, score: float | None, status: str,
-                     made: Made, importance: str, updated_at: str) -> dict:
-    """A candidate as `preview --json` prints it (SPEC §5): the one definition."""
+                     made: Made, importance: str, updated_at: str, parts: tuple[float, float] | None = None) -> dict:
+    """A candidate as `preview --json` prints it (SPEC §5): the one definition. In hybrid
+    retrieval (§13) `parts` = (keyword, semantic) follow the score."""
     line, clipped, _, tokens = made
+    if parts is not None:
+        return {"id": entry_id, "layer": layer, "source": source, "score": score, "keyword": parts[0],
+                "semantic": parts[1], "status": status, "clipped": clipped, "tokens": tokens, "line": line,
+                "importance": importance, "updated_at": updated_at}
     return {"id": entry_id, "layer": layer, "source": source, "score": score, "status": status,
             "clipped": clipped, "tokens": tokens, "line": line, "importance": importance, "updated_at": updated_at}
+
+
+# ---------------------------------------------------------------------- §13: scores from outside
+@dataclass(frozen=True)
+class ExtraScores:
+    """SPEC §13 for one layer, computed outside the rule (the model and the injection history
+    are not the rule's): one value per position, the active ones then the archived ones.
+    `semantic`: the rounded clipped cosine (hybrid retrieval), or None; `decay`: the factor
+    `0.5 ** (age / halfLifeDays)` step 6 multiplies the score by, or None."""
+
+    semantic: Sequence[float] | None = None
+    decay: Sequence[float] | None = None
+
+
+class FloatScores:
+    """Steps 4 and 6 of one layer when §13 is on: every position's score as a float
+    (`max(keyword, semantic)`), and the score its order uses (decayed, or the same)."""
+
+    def __init__(self, view: LayerCandidates, shared: Mapping[int, int], q: frozenset[str], extra: ExtraScores):
+        n, nq = view.size, len(q)
+        keyword = [0.0] * n
+        for pos, k in shared.items():
+            keyword[pos] = share(k, nq)
+        for pos in range(view.n_active, n):
+            keyword[pos] = relevance_score(q, view.archived_terms(pos))
+        self.keyword = keyword
+        self.semantic = None if extra.semantic is None else [float(v) for v in extra.semantic]
+        if self.semantic is not None:
+            if len(self.semantic) != n:
+                raise ValueError(f"{view.layer}: {len(self.semantic)} semantic scores for {n} candidates")
+            self.score = [k if k >= s else s for k, s in zip(keyword, self.semantic)]
+        else:
+            self.score = keyword
+        if extra.decay is not None:
+            if len(extra.decay) != n:
+                raise ValueError(f"{view.layer}: {len(extra.decay)} decay factors for {n} candidates")
+            self.order = [s * d for s, d in zip(self.score, extra.decay)]
+        else:
+            self.order = self.score
+        self.n_active = view.n_active
+
+    def parts(self, pos: int) -> tuple[float, float] | None:
+        """(keyword, semantic) of a position in hybrid retrieval, else None."""
+        if self.semantic is None:
+            return None
+        return self.keyword[pos], self.semantic[pos]
+
+    def in_order(self, rank: Sequence[int], scored_only: bool) -> Iterator[int]:
+        """Active positions in step-6 order: importance, the (decayed) score descending, base
+        order; with `scored_only`, only those scoring above 0. Lazy: a heap."""
+        score, order = self.score, self.order
+        positions = range(self.n_active)
+        heap = [(rank[p], -order[p], p) for p in positions if not scored_only or score[p] > 0]
+        heapq.heapify(heap)
+        while heap:
+            yield heapq.heappop(heap)[2]
+
+    def archived_order(self, rank: Sequence[int], size: int) -> list[tuple[float, int]]:
+        ordered = sorted(range(self.n_active, size), key=lambda p: (rank[p], -self.order[p], p))
+        return [(self.score[p], p) for p in ordered]
+
+    def held_order(self, rank: Sequence[int], held: frozenset[int]) -> list[int]:
+        """The unreviewed positions (SPEC §12) in step-6 order, listed after the layer's others."""
+        return sorted(held, key=lambda p: (rank[p], -self.order[p], p))
+
+    def passing(self, gate: float, held: frozenset[int] = frozenset()) -> int:
+        """Active positions scoring at least the gate, the unreviewed ones left out."""
+        score = self.score
+        return sum(1 for p in range(self.n_active) if p not in held and passes_gate(score[p], gate))
+
+    def best(self, held: frozenset[int] = frozenset()) -> float:
+        """The best active score, the unreviewed ones left out."""
+        if not held:
+            return max(self.score[: self.n_active], default=0.0)
+        return max((self.score[p] for p in range(self.n_active) if p not in held), default=0.0)
 
 
 class Candidate:
     """One entry's fate in an injection: where it is in its layer, its score and status. The
     entry, its line and cost are looked up in the layer when asked for."""
 
-    __slots__ = ("view", "pos", "score", "status", "_maker")
+    __slots__ = ("view", "pos", "score", "status", "_maker", "parts")
 
-    def __init__(self, view: LayerCandidates, pos: int, score: float, status: str, maker: LineMaker):
+    def __init__(self, view: LayerCandidates, pos: int, score: float, status: str, maker: LineMaker,
+                 parts: tuple[float, float] | None = None):
         self.view = view
         self.pos = pos
         self.score = score
         self.status = status
         self._maker = maker
+        self.parts = parts  # (keyword, semantic) in hybrid retrieval (§13), else None
 
     @property
     def entry(self) -> Entry:
@@ -282,7 +371,7 @@ class Candidate:
     def as_dict(self) -> dict:
         e = self.entry
         return candidate_fields(e.id, self.view.layer, e.source_ref, self.score, self.status,
-                                self.view.made(self.pos, self._maker), e.importance, e.updated_iso)
+                                self.view.made(self.pos, self._maker), e.importance, e.updated_iso, self.parts)
 
 
 @dataclass
@@ -303,6 +392,8 @@ class InjectionResult:
     enabled_why: str = ""
     included: list[Candidate] = field(default_factory=list)
     layer_budget: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # layer: (used, allowance, carry in)
+    retrieval: dict | None = None  # §13, shown only when hybrid retrieval was asked for
+    now: str | None = None  # §13 decay: the time ages were measured at (ISO), shown only with decay on
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
     _status_counts: dict[str, int] | None = field(default=None, repr=False)
@@ -317,8 +408,8 @@ class InjectionResult:
         if self._candidates is not None:
             yield from self._candidates
         elif self._plan is not None:
-            for view, pos, score, status in self._plan.decisions():
-                yield Candidate(view, pos, score, status, self._plan.maker)
+            for view, pos, score, status, parts in self._plan.decisions():
+                yield Candidate(view, pos, score, status, self._plan.maker, parts)
 
     def status_counts(self) -> dict[str, int]:
         """How many candidates got each status (only those with any), as counting
@@ -365,6 +456,10 @@ class InjectionResult:
             "text": self.text,
             "errors": [p.as_dict() for p in self.errors],
         }
+        if self.retrieval is not None:
+            data["retrieval"] = self.retrieval
+        if self.now is not None:
+            data["now"] = self.now
         if candidates:
             data["candidates"] = [c.as_dict() for c in self.iter_candidates()]
         return data
@@ -386,16 +481,21 @@ class InjectionResult:
             scores: dict[float, str] = {}  # few distinct scores: format each once
             for view, _, _ in self._plan.layers:
                 view.preload(maker, as_json=True)
-            for view, pos, score, status in self._plan.decisions():
+            for view, pos, score, status, parts in self._plan.decisions():
                 ready = view.candidate_json(pos, maker)
                 if ready is None:
-                    append(json.dumps(Candidate(view, pos, score, status, maker).as_dict(), ensure_ascii=False))
+                    append(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(), ensure_ascii=False))
                 else:
                     shown = scores.get(score)
                     if shown is None:
                         shown = scores[score] = json.dumps(score)
                     append(ready[0])
                     append(shown)
+                    if parts is not None:  # hybrid retrieval: the two scores follow (`candidate_fields`)
+                        append(', "keyword": ')
+                        append(json.dumps(parts[0]))
+                        append(', "semantic": ')
+                        append(json.dumps(parts[1]))
                     append(', "status": "')
                     append(status)
                     append(ready[1])
@@ -426,8 +526,10 @@ class LayerFill:
     """Steps 5, 7, 8, 9 and 10 for one layer, in order, one candidate at a time."""
 
     def __init__(self, view: LayerCandidates, shared: Mapping[int, int], nq: int, settings: Settings,
-                 allowance: int, maker: LineMaker, held: frozenset[int] = frozenset()):
+                 allowance: int, maker: LineMaker, floats: FloatScores | None = None,
+                 held: frozenset[int] = frozenset()):
         self.view = view
+        self.floats = floats
         self.held = held  # positions left out of the candidates as unreviewed (SPEC §12)
         self.shared = shared
         self.nq = nq
@@ -445,10 +547,16 @@ class LayerFill:
         """(position, score, status) in order. Unless `everything`, entries that share no term
         while the gate is above 0 are skipped: they are below the gate and change nothing."""
         view, shared, nq, gate, held = self.view, self.shared, self.nq, self.gate, self.held
-        for pos in view.in_order(shared, scored_only=not everything and gate > 0):
+        scored_only = not everything and gate > 0
+        if self.floats is None:
+            walked: Iterator[tuple[int, float]] = ((pos, share(shared.get(pos, 0), nq))
+                                                   for pos in view.in_order(shared, scored_only))
+        else:
+            score = self.floats.score
+            walked = ((pos, score[pos]) for pos in self.floats.in_order(view.rank, scored_only))
+        for pos, s in walked:
             if held and pos in held:
                 continue
-            s = share(shared.get(pos, 0), nq)
             if not passes_gate(s, gate):
                 yield pos, s, BELOW_GATE
                 continue
@@ -463,7 +571,8 @@ class LayerFill:
             extra = view.made(pos, self.maker)[3] + (0 if self.included else self.header)
             if self.used + extra <= self.allowance:
                 self.used += extra
-                self.included.append(Candidate(view, pos, s, INCLUDED, self.maker))
+                self.included.append(Candidate(view, pos, s, INCLUDED, self.maker,
+                                               None if self.floats is None else self.floats.parts(pos)))
                 yield pos, s, INCLUDED
             else:
                 self.fits = False
@@ -486,11 +595,13 @@ class _Plan:
 
     def __init__(self, q: frozenset[str], settings: Settings,
                  layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker,
+                 floats: Mapping[str, FloatScores] | None = None,
                  held: Mapping[str, frozenset[int]] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
         self.maker = maker
+        self.floats = floats or {}
         self.held = held or {}  # layer -> active positions left out as unreviewed
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
@@ -503,11 +614,14 @@ class _Plan:
         for view, shared, _ in self.layers:
             gate = self.settings.gate.get(view.layer, 0.0)
             limit = self.settings.max_items.get(view.layer)
+            floats = self.floats.get(view.layer)
             held = self.held.get(view.layer, frozenset())
             n = view.n_active - len(held)
             out[UNREVIEWED] += len(held)
             if gate <= 0.0:
                 passing = n
+            elif floats is not None:
+                passing = floats.passing(gate, held)
             else:
                 passing = sum(1 for v in shared.values() if passes_gate(share(v, nq), gate))
                 if held and nq:
@@ -520,19 +634,29 @@ class _Plan:
             out[ARCHIVED] += view.size - view.n_active
         return {status: k for status, k in out.items() if k}
 
-    def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus]]:
-        """Every candidate as (layer, position, score, status), in layer order then sort order."""
+    def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
+        """Every candidate as (layer, position, score, status, (keyword, semantic) in hybrid
+        retrieval or None), in layer order then sort order."""
         nq = len(self.q)
         for view, shared, allowance in self.layers:
+            floats = self.floats.get(view.layer)
             held = self.held.get(view.layer, frozenset())
-            fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, held)
-            for pos, score, status in fill.walk(everything=True):
-                yield view, pos, score, status
+            fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, floats, held)
             rank = view.rank
-            for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
-                yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED
-            for score, pos in archived_order(view, self.q):
-                yield view, pos, score, ARCHIVED
+            if floats is None:
+                for pos, score, status in fill.walk(everything=True):
+                    yield view, pos, score, status, None
+                for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
+                    yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED, None
+                for score, pos in archived_order(view, self.q):
+                    yield view, pos, score, ARCHIVED, None
+                continue
+            for pos, score, status in fill.walk(everything=True):
+                yield view, pos, score, status, floats.parts(pos)
+            for pos in floats.held_order(rank, held):
+                yield view, pos, floats.score[pos], UNREVIEWED, floats.parts(pos)
+            for score, pos in floats.archived_order(rank, view.size):
+                yield view, pos, score, ARCHIVED, floats.parts(pos)
 
 
 # ---------------------------------------------------------------------- 11. Render
@@ -563,10 +687,12 @@ def disabled_reason(count: int, every_layer_failed: bool, any_candidates: bool, 
 # ---------------------------------------------------------------------- the rule
 def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Settings, query: str,
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
-           errors: list[Problem] | None = None, unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
+           errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None,
+           unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
-    `LayerCandidates` (the prepared index's, the store's). `unreviewed`: ids of entries left
-    out as candidates with status `unreviewed` (SPEC §12)."""
+    `LayerCandidates` (the prepared index's, the store's). `extra`: the §13 semantic scores
+    and decay factors of a layer, computed by the caller (without it, §5 exactly).
+    `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -582,6 +708,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     blocks: list[tuple[str, list[str]]] = []
     any_candidates = any_passing = False
     planned: list[tuple[LayerCandidates, Mapping[int, int], int]] = []
+    floated: dict[str, FloatScores] = {}
     held_by_layer: dict[str, frozenset[int]] = {}
     for layer in LAYERS:
         view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
@@ -590,12 +717,18 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
             held_by_layer[layer] = held
         shared = view.shared(q)  # 4. Score: |Q ∩ M| of the entries sharing a term
         gate = settings.gate.get(layer, 0.0)
-        live = shared if not held else {p: n for p, n in shared.items() if p not in held}
         n_live = view.n_active - len(held)
         any_candidates |= bool(n_live)
-        any_passing |= bool(n_live) and passes_gate(share(max(live.values(), default=0), len(q)), gate)
+        layer_extra = extra.get(layer) if extra else None
+        floats = None
+        if layer_extra is None:
+            live = shared if not held else {p: n for p, n in shared.items() if p not in held}
+            any_passing |= bool(n_live) and passes_gate(share(max(live.values(), default=0), len(q)), gate)
+        else:  # §13: max(keyword, semantic), the order decayed
+            floats = floated[layer] = FloatScores(view, shared, q, layer_extra)
+            any_passing |= bool(n_live) and passes_gate(floats.best(held), gate)
         allowance = budget.allowance(layer)  # 10. Budget
-        fill = LayerFill(view, shared, len(q), settings, allowance, maker, held)  # 5–10 for the layer
+        fill = LayerFill(view, shared, len(q), settings, allowance, maker, floats, held)  # 5–10 for the layer
         result.truncated |= fill.settle()
         planned.append((view, shared, allowance))
         if fill.included:
@@ -603,7 +736,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
             result.included += fill.included
         result.layer_budget[layer] = (fill.used, allowance, budget.carry)
         budget.spend(allowance, fill.used)
-    result._plan = _Plan(q, settings, planned, maker, held_by_layer)
+    result._plan = _Plan(q, settings, planned, maker, floated, held_by_layer)
 
     result.text = render(blocks)  # 11. Render
     result.count = len(result.included)  # 12. Flags

@@ -8,15 +8,15 @@ import logging
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .history import record as record_injection
-from .injection import InjectionResult, inject
+from .injection import InjectionResult, LayerCandidates, inject
 from .model import LAYERS
 from .paths import Paths, Problem
 from .settings import Settings, load_settings
 from .store.layer_index import LayerIndex, LineCache
-from .store.prepared import DamagedPreparedIndex, Prepared, load_layers, load_prepared, prepare
+from .store.prepared import DamagedPreparedIndex, Prepared, cache_path, load_layers, load_prepared, prepare
 
 if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
     from .store.memory import MemoryStore
@@ -24,8 +24,28 @@ if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
 log = logging.getLogger("memtui.injection")
 
 
-def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> InjectionResult:
-    """The injection over a loaded MemoryStore (the TUI and the MCP server call this)."""
+def _inject(paths: Paths, layers: Mapping[str, LayerCandidates], settings: Settings, query: str,
+            failed_layers: frozenset[str], errors: list[Problem], now: float | None = None,
+            session: Any = None, prepared_stamp: tuple[str, str] | None = None,
+            unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
+    """`inject`, with the §13 scores when a §13 setting is on (their module, and numpy with
+    it, is imported only then)."""
+    if not (settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None)):
+        return inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
+                      errors=errors, unreviewed=unreviewed)
+    from .retrieval import compute
+
+    extra = compute(paths, settings, layers, query, now=now, session=session, prepared_stamp=prepared_stamp)
+    result = inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
+                    errors=errors + extra.problems, extra=extra.extra, unreviewed=unreviewed)
+    result.retrieval = extra.shown
+    result.now = extra.now
+    return result
+
+
+def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: float | None = None) -> InjectionResult:
+    """The injection over a loaded MemoryStore (the TUI and the MCP server call this); the
+    semantic model, when hybrid retrieval is on, is loaded once per store."""
     lines = store.lines
     key = (settings.max_item_chars, bool(settings.redact_secrets))
     if key not in lines.made:  # the first time with these settings: take the lines already made
@@ -38,8 +58,15 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str) -> Inj
         from .review import held_back
 
         unreviewed = held_back(store.db, store.entries())
-    return inject(layers, settings, query, workspace=str(store.paths.workspace),
-                  failed_layers=frozenset(store.layer_errors), errors=errors, unreviewed=unreviewed)
+    session = None
+    if settings.enabled and settings.retrieval == "hybrid":
+        session = lines.semantic
+        if session is None:
+            from .retrieval import SemanticSession
+
+            session = lines.semantic = SemanticSession(store.paths.home)
+    return _inject(store.paths, layers, settings, query, frozenset(store.layer_errors), errors, now=now,
+                   session=session, unreviewed=unreviewed)
 
 
 def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
@@ -55,6 +82,14 @@ def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
         log.info("made lines not taken from the prepared index: %s", exc)
 
 
+def _file_stamp(paths: Paths) -> str | None:
+    try:
+        st = cache_path(paths).stat()
+    except OSError:
+        return None
+    return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}"
+
+
 def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset[str]:
     """`memory.requireReview`: the ids of the prepared entries still awaiting review (the
     review table read with sqlite3 alone, each entry's fields read without making it)."""
@@ -64,7 +99,7 @@ def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset
 
 
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
-                    record: bool = False) -> InjectionResult:
+                    record: bool = False, now: float | None = None) -> InjectionResult:
     """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
 
     With `record`, a real injection: one record is added to the injection history (§11);
@@ -75,11 +110,16 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
     if not settings.enabled:
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
 
+    stamp = _file_stamp(paths) if settings.retrieval == "hybrid" else None
+
     def answer(prepared: Prepared) -> InjectionResult:
+        # the layers read from a saved file that did not change meanwhile: §13 keeps their vectors beside it
+        same = stamp is not None and stamp == _file_stamp(paths)
         unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review else frozenset()
-        result = inject(prepared.indexes, settings, query, workspace=str(paths.workspace),
-                        failed_layers=prepared.failed_layers, errors=list(settings.problems) + prepared.problems,
-                        unreviewed=unreviewed)
+        result = _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
+                         list(settings.problems) + prepared.problems, now=now,
+                         prepared_stamp=(cache_path(paths).stem, stamp) if same and stamp else None,
+                         unreviewed=unreviewed)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
             c.entry  # noqa: B018
         return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import errno
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,8 @@ class Settings:
     max_items: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_MAX_ITEMS))
     max_item_chars: int = DEFAULT_MAX_ITEM_CHARS
     redact_secrets: bool = True
+    retrieval: str = "keyword"  # SPEC §13: keyword | hybrid
+    half_life_days: float | None = None  # SPEC §13 decay; None = off
     require_review: bool = False  # memory.requireReview (SPEC §12): unreviewed entries are left out
     theme: str = DEFAULT_THEME
     problems: list[Problem] = field(default_factory=list)
@@ -208,7 +211,36 @@ def load_settings(paths: Paths) -> Settings:
             s.require_review = v
         else:
             s.problems.append(Problem(str(gpath), f"memory.requireReview must be true or false, not {v!r}; ignored"))
+    if "retrieval" in memory:
+        v = memory["retrieval"]
+        if v in RETRIEVAL_MODES:
+            s.retrieval = v
+        else:
+            s.problems.append(Problem(str(gpath), f"memory.retrieval must be \"keyword\" or \"hybrid\", not {v!r}; using keyword"))
+    if "decay" in memory:
+        _read_decay(s, memory["decay"], gpath)
     return s
+
+
+RETRIEVAL_MODES = ("keyword", "hybrid")
+
+
+def _read_decay(s: Settings, decay: Any, gpath: Path) -> None:
+    if decay is None:
+        return
+    if not isinstance(decay, dict):
+        s.problems.append(Problem(str(gpath), "memory.decay must be an object; ignored"))
+        return
+    for name in decay:
+        if name != "halfLifeDays":
+            s.problems.append(Problem(str(gpath), f"memory.decay.{name} is not a known key; ignored"))
+    v = decay.get("halfLifeDays")
+    if v is None:
+        return
+    if _is_number(v) and v > 0 and math.isfinite(v):
+        s.half_life_days = float(v)
+    else:
+        s.problems.append(Problem(str(gpath), f"memory.decay.halfLifeDays must be a positive number of days, not {v!r}; decay is off"))
 
 
 def read_json_for_update(path: Path, within: Path | None = None,

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
+from typing import Any
 
 from ..injection import LineMaker, Made, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry
@@ -33,6 +34,7 @@ _PATH_AT = ENTRY_FIELDS.index("path")
 _TEXT_AT = ENTRY_FIELDS.index("text")
 _ID_AT = ENTRY_FIELDS.index("id")
 _SOURCE_AT = ENTRY_FIELDS.index("source")
+_FIELD_AT = {name: i for i, name in enumerate(ENTRY_FIELDS)}
 _FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path"))
 _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
 
@@ -97,6 +99,7 @@ class LineCache:
         # that holds exactly their entries instead of indexing it again
         self.saved: dict[str, LayerIndex] = {}
         self._taken: dict[str, LayerIndex] = {}  # layers taken from there, whose lines serve the next snapshot
+        self.semantic: Any = None  # §13: the model and its vector cache, once hybrid retrieval asked for them
 
     def make(self, maker: LineMaker, text: str) -> Made:
         known = self.made.get(maker.key)
@@ -174,6 +177,7 @@ class LayerIndex:
         self._packed = packed  # postings as bytes of native ints (saved), read per term
         # (rank, start, stop): the ranges of active positions of one importance (saved, or found here)
         self.groups = groups if groups is not None else _groups(rank, n_active)
+        self.semantic_vectors: Any = None  # §13: (model tag, each position's vector), once asked for
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
@@ -242,6 +246,16 @@ class LayerIndex:
             fields["tags"] = tuple(fields["tags"])
             e = self._entries[pos] = Entry(**fields)
         return e
+
+    def fields(self, pos: int, names: Sequence[str]) -> tuple:
+        """Some of a position's entry fields, from the saved row when the entry is not made yet
+        (§13 reads the text fields and dates of every position: making 40,000 entries costs more)."""
+        e = self._entries[pos]
+        if e is None and self._rows is not None:
+            row = self._rows[pos]
+            return tuple(row[_FIELD_AT[name]] for name in names)
+        e = self.entry(pos)
+        return tuple(getattr(e, name) for name in names)
 
     def text(self, pos: int) -> str:
         e = self._entries[pos]

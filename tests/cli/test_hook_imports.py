@@ -31,7 +31,8 @@ WARM_HOOK_MODULES = {
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
          "detect_secrets", "tomlkit", "memtui.cli.main", "memtui.core.store.memory", "memtui.core.store.index",
-         "memtui.core.markdown", "memtui.core.assistants.files", "memtui.core.assistants.hook_files")
+         "memtui.core.markdown", "memtui.core.assistants.files", "memtui.core.assistants.hook_files",
+         "tokenizers", "safetensors", "wordllama", "memtui.core.semantic", "memtui.core.store.vectors")
 
 
 def imported(stderr: str) -> set[str]:
@@ -76,3 +77,20 @@ def test_other_command_lines_still_reach_the_full_cli(paths):
                           text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "") and "is not a directory" in done.stderr, done.stderr
     assert "Usage:" not in done.stderr
+
+
+def test_decay_alone_loads_no_model(paths):
+    """Decay (SPEC §13) without hybrid retrieval adds its own module and nothing of the model's."""
+    write(paths.project_root / "context.md", "- Use PostgreSQL 16 + pgbouncer\n")
+    enable(paths, {"memory": {"decay": {"halfLifeDays": 30}}})
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "postgresql", "cwd": str(paths.workspace)})
+    command = [MEMTUI, "--home", str(paths.home), "hook", "claude-code"]
+    for _ in range(2):
+        subprocess.run(command, input=event.encode(), capture_output=True, timeout=60)
+    env = dict(os.environ, PYTHONPROFILEIMPORTTIME="1")
+    warm = subprocess.run(command, input=event.encode(), capture_output=True, timeout=60, env=env)
+    assert warm.returncode == 0 and b"PostgreSQL" in warm.stdout
+    modules = imported(warm.stderr.decode())
+    own = {"memtui.core.assistants.claude_code", "memtui.core.retrieval"}
+    assert {m for m in modules if m.startswith("memtui")} == WARM_HOOK_MODULES | own
+    assert not [m for m in modules if m.split(".")[0] in NEVER or m in NEVER]

@@ -1,4 +1,5 @@
-"""The workspace switch (and the file it lives in), the global default, budgets, gates, theme."""
+"""The workspace switch (and the file it lives in), the global default, budgets, gates,
+retrieval (keyword or hybrid, and the model), theme."""
 
 from __future__ import annotations
 
@@ -66,6 +67,24 @@ class SwitchLabel(Static):
         self.refresh()
 
 
+def retrieval_note(settings: Settings) -> Text:
+    """Which model hybrid retrieval uses, or why there is none (its files are found, not loaded)."""
+    from memtui.core.retrieval import model_status
+    from memtui.core.semantic import ModelUnavailable, locate
+
+    status = model_status(settings)
+    if status.get("model"):
+        model = status["model"]
+        return Text(f"model in use: {model['name']} {model['version']}", style="dim")
+    if status.get("reason"):
+        return Text(f"⚠ hybrid is set but retrieval is keyword: {status['reason']}", style="bold")
+    try:
+        info = locate().info
+    except ModelUnavailable as exc:
+        return Text(f"hybrid not available: {exc}", style="dim")
+    return Text(f"hybrid: {info.name} {info.version}", style="dim")
+
+
 class SettingsScreen(ModalScreen[SettingsChoice | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="settings.save"),
@@ -118,6 +137,12 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                 yield from field_row("max conversation items", Input(
                     str(s.max_items.get("conversation") or 0), id="max-conversation", type="integer",
                     validators=[Integer(minimum=0, maximum=100_000)], compact=True))
+                with Horizontal(classes="field-row", id="retrieval-row"):
+                    yield Label("Retrieval", classes="section-title")
+                    yield Select([("keyword", "keyword"), ("hybrid", "hybrid")],
+                                 value=s.retrieval if s.retrieval in ("keyword", "hybrid") else "keyword",
+                                 allow_blank=False, id="retrieval", compact=True)
+                    yield Static(retrieval_note(s), id="retrieval-model", markup=False)
                 with Horizontal(classes="field-row", id="theme-row"):
                     yield Label("Theme", classes="section-title")
                     yield Select([(t, t) for t in self.themes],
@@ -196,6 +221,9 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         conv = int(self.query_one("#max-conversation", Input).value)
         if conv != (s.max_items.get("conversation") or 0):
             memory[("memory", "maxItems", "conversation")] = conv
+        retrieval = self.query_one("#retrieval", Select).value
+        if isinstance(retrieval, str) and retrieval != s.retrieval:
+            memory[("memory", "retrieval")] = retrieval
         redact = self.query_one("#redact", Switch).value
         if redact != s.redact_secrets:
             memory[("memory", "redactSecrets")] = redact

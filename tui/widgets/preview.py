@@ -107,6 +107,8 @@ def candidate_line(c: Candidate, scored: bool = True) -> Text:
         reason = f"{reason} {c.score:.2f}"
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"  {reason:<17}", style="yellow" if c.status == "budget" else "dim")
+    if scored and c.parts is not None:  # hybrid retrieval (§13): the score is the larger of the two
+        out.append(f"kw {c.parts[0]:.2f} · sem {c.parts[1]:.4f}  ", style="dim")
     if c.entry.layer == "conversation":
         where = f"“{escape_name(c.entry.conversation_title or 'no conversation')}”"
     else:
@@ -218,6 +220,10 @@ class PreviewPane(Vertical):
         if result.redacted:
             notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
             notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
+        if result.retrieval and result.retrieval.get("model"):  # hybrid retrieval (§13): which model scored
+            model = result.retrieval["model"]
+            notes.append(f"Hybrid retrieval: score = max(keyword, semantic) · {model['name']} {model['version']}\n",
+                         style="dim")
         if cut and self.target is not None:
             proto = protocol(self.target)
             notes.append(f"Cut to the {proto.limit} {proto.unit} {proto.name} keeps: {cut} "

@@ -1,0 +1,101 @@
+"""Entry vectors for hybrid retrieval (SPEC §13), computed once per entry text and kept beside
+the prepared index in `<home>/cache/`.
+
+One file per model version, `vectors-<model>.npy`: a NumPy structured array of (key, vector)
+rows, where the key is a digest of the text that was embedded (so an entry's vector follows its
+text, whatever its id, layer or file) and the vector is the model's unit vector in float32 — the
+canonical form, used alike when it was just computed and when it was read back, so a score never
+depends on whether the cache was warm. The file is read memory-mapped; new texts are embedded in
+one batch and the file is rewritten atomically. Like every cache it is never required: a damaged
+or unreadable file is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import gate
+from ..semantic import Embedder
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger("memtui.vectors")
+
+KEY_BYTES = 16
+MAX_ROWS = 2_000_000  # a cache past this is started afresh rather than grown forever
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=KEY_BYTES).digest()
+
+
+class VectorCache:
+    """Vectors for texts: from the cache file when known, else embedded and added to it."""
+
+    def __init__(self, home: Path, embedder: Embedder):
+        import numpy as np
+
+        self._np = np
+        self.embedder = embedder
+        self.home = home
+        self.path = home / "cache" / f"vectors-{embedder.info.tag}.npy"
+        self._dtype = np.dtype([("key", f"S{KEY_BYTES}"), ("vec", "<f4", (embedder.dim,))])
+        self._rows = self._read()
+        self._where: dict[bytes, int] | None = None
+
+    def _read(self) -> np.ndarray:
+        np = self._np
+        try:
+            rows = np.load(self.path, mmap_mode="r", allow_pickle=False)
+            if rows.dtype == self._dtype and rows.ndim == 1:
+                return rows
+            log.info("vector cache %s has another layout; rebuilding", self.path)
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            log.info("vector cache %s unreadable (%s); rebuilding", self.path, exc)
+        return np.zeros(0, dtype=self._dtype)
+
+    def _index(self) -> dict[bytes, int]:
+        if self._where is None:
+            # NumPy's fixed-width bytes drop trailing NUL bytes when read: pad them back
+            self._where = {bytes(key).ljust(KEY_BYTES, b"\0"): i for i, key in enumerate(self._rows["key"].tolist())}
+        return self._where
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """One float32 unit vector per text (rows in the order given)."""
+        np = self._np
+        keys = [text_key(t) for t in texts]
+        where = self._index()
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts):
+            if key not in where and key not in missing:
+                missing[key] = text
+        if missing:
+            self._add(list(missing), self.embedder.embed(list(missing.values())).astype(np.float32))
+            where = self._index()
+        if not keys:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.asarray(self._rows["vec"][[where[k] for k in keys]], dtype=np.float32)
+
+    def _add(self, keys: list[bytes], vectors: np.ndarray) -> None:
+        np = self._np
+        fresh = np.zeros(len(keys), dtype=self._dtype)
+        fresh["key"] = keys
+        fresh["vec"] = vectors
+        rows = fresh if len(self._rows) + len(fresh) > MAX_ROWS else np.concatenate([np.asarray(self._rows), fresh])
+        self._rows = rows
+        self._where = None
+        buffer = io.BytesIO()
+        np.save(buffer, rows, allow_pickle=False)
+        try:
+            gate.make_dir(self.path.parent, root=self.home, mode=0o700)
+            gate.write(self.path, buffer.getvalue(), root=self.home, kind=gate.Kind.DATA)
+        except OSError as exc:  # a cache is never required (a refusal of the write gate is one too)
+            log.info("vector cache not saved: %s", exc)
