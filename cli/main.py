@@ -97,9 +97,8 @@ class _TextCommand(click.Command):
             text = next((a for a in given if a.startswith("-") and a != "--" and a.split("=")[0] not in known),
                         exc.option_name)
             before = "REF " if ctx.info_name == "edit" else ""
-            exc.message = (f"{exc.message.rstrip('.')}. Text that starts with '-' goes after '--', as in: "
-                           f"memtui {ctx.info_name} {before}-- {shlex.quote(text)}")
-            raise
+            raise click.UsageError(f"{exc.message.rstrip('.')}. Text that starts with '-' goes after '--', as in: "
+                                   f"memtui {ctx.info_name} {before}-- {shlex.quote(text)}", ctx=ctx) from None
 
 
 @click.group(invoke_without_command=True, context_settings=CONTEXT)
