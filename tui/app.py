@@ -4,12 +4,7 @@ that load the store and run every write (results come back as messages)."""
 from __future__ import annotations
 
 import asyncio
-import os
-import shlex
-import subprocess
-import tempfile
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -62,9 +57,6 @@ from .screens import (
     ConfirmScreen,
     ConflictScreen,
     EditScreen,
-    FindingsScreen,
-    HelpScreen,
-    SettingsChoice,
     SettingsScreen,
     UndoLogScreen,
 )
@@ -243,9 +235,6 @@ class MemtuiApp(App[None]):
             if isinstance(screen, InboxScreen):
                 screen.show(self.inbox)
 
-    def open_inbox(self) -> None:
-        self.push_screen(InboxScreen())
-
     def accept_memories(self, entries: list[Entry]) -> None:
         self.write(lambda: EntriesAccepted(review.accept(self.store, entries)), AcceptRefused)
 
@@ -273,18 +262,6 @@ class MemtuiApp(App[None]):
     def _rejected(self, message: EntryRejected) -> None:
         entry = message.entry
         self.say(f"Rejected and deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Inbox")
-
-    def show_findings(self) -> None:
-        def chosen(finding: Finding | None) -> None:
-            if finding is None or not finding.entry_id:
-                return
-            entry = self.store.get(finding.entry_id)
-            if entry is None:
-                self.say("That memory is gone since the doctor ran.", severity="warning")
-                return
-            self.main.jump_to(entry)
-
-        self.push_screen(FindingsScreen(self.findings), chosen)
 
     def say(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None:
         """A notification whose text is shown literally (it names entries and files)."""
@@ -361,19 +338,6 @@ class MemtuiApp(App[None]):
             return None if done.entry is None else EntryAdded(done.entry)
 
         self.write(job)
-
-    def new_memory(self, layer: str) -> None:
-        target = display_path(self.paths.default_file(layer).name) if layer != "conversation" else "muse.db"
-
-        def done(text: str | None) -> None:
-            if text is not None and text.strip():
-                self.remember(text, layer)
-
-        off = None if self.settings.enabled else (
-            "Memory is off for this workspace: this memory is saved, but Muse won't use it until you turn "
-            "memory on (t).")
-        self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer, note=off),
-                         done)
 
     @on(AlreadyRemembered)
     def _already_remembered(self, message: AlreadyRemembered) -> None:
@@ -462,36 +426,7 @@ class MemtuiApp(App[None]):
                 and self.store.get(screen.entry.id) is None):
             screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
 
-    def edit_in_editor(self, entry: Entry | None) -> None:
-        if entry is None:
-            self.say("Select a memory first.", severity="warning")
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
-            tmp.write(entry.text + "\n")
-            name = tmp.name
-        try:
-            with self.suspend():
-                subprocess.run([*shlex.split(editor), name], check=False)
-            text = Path(name).read_text(encoding="utf-8")
-        except Exception as exc:  # no terminal to suspend to, editor missing…
-            self.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
-            return
-        finally:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        self.save_edit(entry, text)
-
     # -- delete
-    def delete_memory(self, entry: Entry | None) -> None:
-        if entry is None:
-            self.say("Select a memory first.", severity="warning")
-            return
-        # what the confirmation must add (a parse of the file) is worked out off the event loop
-        self.write(lambda: DeleteAsked(entry, actions.delete_warning(self.store, entry)), "Cannot delete")
-
     @on(DeleteAsked)
     def _delete_asked(self, message: DeleteAsked) -> None:
         entry, warning = message.entry, message.warning
@@ -536,23 +471,11 @@ class MemtuiApp(App[None]):
     def _change_undone(self, message: ChangeUndone) -> None:
         self.say(f"Undone: {escape_name(message.change.summary)}", title="Undo", timeout=8)
 
-    def show_undo_log(self) -> None:
-        def job() -> UndoLogRead:
-            pending = actions.undo_preview(self.store)
-            return UndoLogRead(actions.undo_log(self.store), pending.id if pending else None)
-
-        self.write(job, "Undo log")
-
     @on(UndoLogRead)
     def _undo_log_read(self, message: UndoLogRead) -> None:
         self.push_screen(UndoLogScreen(message.changes, message.pending_id))
 
     # -- settings
-    def toggle_memory(self) -> None:
-        value = not self.settings.enabled
-        self.write(lambda: MemorySwitched(value, actions.set_enabled(self.paths, value)),
-                   lambda error: SwitchRefused(error, value))
-
     @on(SwitchRefused)
     def _switch_refused(self, message: SwitchRefused) -> None:
         self.say(f"Memory is still {'off' if message.wanted else 'on'}: {escape_name(str(message.error))}",
@@ -563,23 +486,6 @@ class MemtuiApp(App[None]):
         self.reload_settings()
         self.say(f"Memory {'on' if self.settings.enabled else 'off'} for this workspace "
                  f"(saved in {display_path(message.path)})", title="Memory")
-
-    def open_settings(self) -> None:
-        self.settings = load_settings(self.paths)
-        themes = [t for t in self.theme_names if t in self.available_themes]
-        self.push_screen(SettingsScreen(self.paths, self.settings, themes, self.theme), self._apply_settings)
-
-    def _apply_settings(self, choice: SettingsChoice | None) -> None:
-        if choice is None:
-            return
-        current = self.settings
-
-        def job() -> SettingsSaved:
-            actions.save_settings(self.paths, current, choice.workspace_enabled, choice.global_enabled,
-                                  choice.memory, choice.theme)
-            return SettingsSaved(choice.theme)
-
-        self.write(job, SettingsRefused)
 
     @on(SettingsRefused)
     def _settings_refused(self, message: SettingsRefused) -> None:
@@ -595,16 +501,6 @@ class MemtuiApp(App[None]):
     @on(ThemeRemembered)
     def _theme_remembered(self, _message: ThemeRemembered) -> None:
         self.reload_settings()
-
-    def reload_all(self) -> None:
-        self.reload_settings()
-        self.say("Reloading every memory file, the database and the settings…", title="Reload", timeout=2)
-
-        def job() -> StoreReloaded:
-            self.store.reload(full=True)
-            return StoreReloaded(actions.layer_counts(self.store.entries()))
-
-        self.write(job, "Reload failed")
 
     @on(StoreReloaded)
     def _store_reloaded(self, message: StoreReloaded) -> None:
@@ -632,9 +528,6 @@ class MemtuiApp(App[None]):
                                              "(cut to what each keeps), then as Muse's own again"),
                  ("ctrl+s (in dialogs)", "Save"), ("ctrl+p", "Command palette (themes are remembered)")]
         return rows
-
-    def open_help(self) -> None:
-        self.push_screen(HelpScreen(self.help_rows()))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
