@@ -86,7 +86,6 @@ class MemtuiApp(App[None]):
         self._settings_stamp = self._stat_settings()
         self.watcher: StoreWatcher | None = None
         self.loaded = False
-        self.store_changes = 0  # refreshes after a store change (the benchmark watches it)
         self.ready = asyncio.Event()  # set once the panes are populated
         self._unsubscribe: Callable[[], None] | None = None
         themes, self.theme_problems = load_themes()
@@ -99,11 +98,9 @@ class MemtuiApp(App[None]):
         self.findings: list[Finding] | None = None  # the doctor's, once its first run is done
         self.findings_by_entry: dict[str, tuple[Finding, ...]] = {}
         self.history: dict[str, tuple] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
-        self.insight_runs = 0  # finished doctor + history runs (tests wait on it)
         self._insights_running = False
         self._insights_again = False
-        self.inbox: list[review.Pending] = []  # the entries awaiting review (SPEC §12), newest first
-        self.inbox_runs = 0  # finished inbox reads (tests wait on it)
+        self.inbox: list[review.Pending] | None = None  # awaiting review (SPEC §12), newest first; None: not read yet
         self.main = MainScreen()
 
     def get_default_screen(self) -> MainScreen:
@@ -172,7 +169,6 @@ class MemtuiApp(App[None]):
     def on_store_changed(self, message: StoreChanged) -> None:
         if not self.loaded:
             return
-        self.store_changes += 1
         self.main.store_changed(message.change.layers)
         self._check_edit_conflict()
         self.refresh_insights()
@@ -211,7 +207,6 @@ class MemtuiApp(App[None]):
                 by_entry.setdefault(finding.entry_id, []).append(finding)
         self.findings_by_entry = {k: tuple(v) for k, v in by_entry.items()}
         self.history = message.stats
-        self.insight_runs += 1
         self.main.insights_changed()
         if self._insights_again:
             self.refresh_insights()
@@ -229,7 +224,6 @@ class MemtuiApp(App[None]):
 
     def on_inbox_ready(self, message: InboxReady) -> None:
         self.inbox = message.items
-        self.inbox_runs += 1
         self._update_subtitle()
         for screen in self.screen_stack:
             if isinstance(screen, InboxScreen):
