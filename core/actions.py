@@ -18,7 +18,7 @@ from typing import Any
 from . import gate
 from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer
-from .paths import Paths, Problem
+from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, MemoryStore
@@ -253,11 +253,9 @@ def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
     rec = store.file_record(entry.path) if entry.path else None
     if rec is None:
         return None
-    merges = getattr(md, "delete_merges_rest", None)
-    if merges is None:
-        return None
     for raw in rec.parsed.entries:
-        if raw.line_start == entry.line_start and raw.text == entry.text and merges(rec.parsed, raw):
+        if (raw.line_start == entry.line_start and raw.text == entry.text
+                and md.delete_merges_rest(rec.parsed, raw)):
             return f"it is the last list item of {rec.rel}: the rest of the file then reads as one memory"
     return None
 
@@ -382,10 +380,6 @@ def render_export(store: MemoryStore, layer: str | None = None) -> str:
     from .interop import jsonl, memory_from_entry
 
     return jsonl.render([memory_from_entry(e, origin=str(e.path or "")) for e in store.entries(layer)])
-
-
-def problems_of(store: MemoryStore, settings: Settings | None = None) -> list[Problem]:
-    return list(settings.problems if settings else ()) + store.problems
 
 
 def on_disk_now(store: MemoryStore, entry: Entry) -> Entry | None:

@@ -65,10 +65,6 @@ class InjectionRecord:
     entries: tuple[tuple[str, str], ...]  # (entry id, source) of each injected entry
     target: str | None = None  # the assistant that received it; None: Muse (or a record from before targets)
 
-    @property
-    def entry_ids(self) -> tuple[str, ...]:
-        return tuple(entry_id for entry_id, _ in self.entries)
-
     def as_dict(self) -> dict:
         return {
             "id": self.id,
