@@ -4,7 +4,12 @@ that load the store and run every write (results come back as messages)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
+import subprocess
+import tempfile
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -20,7 +25,7 @@ from memtui.core import actions, history, review
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding, findings
 from memtui.core.injection import InjectionResult
-from memtui.core.model import Entry
+from memtui.core.model import Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
@@ -372,7 +377,7 @@ class MemtuiApp(App[None]):
         try:
             new = actions.edit(self.store, current, text)
         except actions.Conflict:
-            self.store.reload(changed=[entry.path] if entry.path else None, conversation=entry.layer == "conversation")
+            self.store.reload(changed=[entry.path] if entry.path else None, conversation=entry.layer == Layer.CONVERSATION)
             return EditConflict(entry, text, actions.on_disk_now(self.store, entry))
         return None if new is None else EntryEdited(new)
 
@@ -419,6 +424,29 @@ class MemtuiApp(App[None]):
         if (isinstance(screen, EditScreen) and screen.entry is not None and not screen.conflict
                 and self.store.get(screen.entry.id) is None):
             screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
+
+    def edit_in_editor(self, entry: Entry | None) -> None:
+        """Edit `entry` in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
+        if entry is None:
+            self.say("Select a memory first.", severity="warning")
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
+            tmp.write(entry.text + "\n")
+            name = tmp.name
+        try:
+            with self.suspend():
+                subprocess.run([*shlex.split(editor), name], check=False)
+            text = Path(name).read_text(encoding="utf-8")
+        except Exception as exc:  # no terminal to suspend to, editor missing…
+            self.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
+            return
+        finally:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+        self.save_edit(entry, text)
 
     # -- delete
     @on(DeleteAsked)

@@ -4,12 +4,7 @@ one refresh of the layers it touched."""
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
-import tempfile
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rapidfuzz import fuzz, process, utils
@@ -25,10 +20,10 @@ from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memtui.core import actions
-from memtui.core.display import display_path, escape_name
+from memtui.core.display import display_path
 from memtui.core.doctor import Finding
 from memtui.core.injection import InjectionResult, inject_from_store
-from memtui.core.model import LAYERS, Entry
+from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.settings import load_settings
 
 from .messages import (
@@ -95,7 +90,7 @@ class MainScreen(Screen[None]):
         self.filter_text = ""
         self.query_text = ""
         self.last_result: InjectionResult | None = None
-        self.last_layer = "user"
+        self.last_layer: str = Layer.USER
         self._generation = 0
         self._filter_generation = 0
         self._choices: dict[str, tuple[tuple[Entry, ...], list[str]]] = {}  # filter strings per layer snapshot
@@ -357,7 +352,7 @@ class MainScreen(Screen[None]):
     # ------------------------------------------------------------------ actions (the app's worker runs the writes)
     def action_new(self) -> None:
         app, layer = self.memtui, self.last_layer
-        target = display_path(app.paths.default_file(layer).name) if layer != "conversation" else "muse.db"
+        target = display_path(app.paths.default_file(layer).name) if layer != Layer.CONVERSATION else "muse.db"
 
         def done(text: str | None) -> None:
             if text is not None and text.strip():
@@ -373,27 +368,7 @@ class MainScreen(Screen[None]):
         self.memtui.edit_memory(self.selected_entry())
 
     def action_edit_external(self) -> None:
-        app, entry = self.memtui, self.selected_entry()
-        if entry is None:
-            app.say("Select a memory first.", severity="warning")
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
-            tmp.write(entry.text + "\n")
-            name = tmp.name
-        try:
-            with app.suspend():
-                subprocess.run([*shlex.split(editor), name], check=False)
-            text = Path(name).read_text(encoding="utf-8")
-        except Exception as exc:  # no terminal to suspend to, editor missing…
-            app.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
-            return
-        finally:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        app.save_edit(entry, text)
+        self.memtui.edit_in_editor(self.selected_entry())
 
     def action_delete(self) -> None:
         app, entry = self.memtui, self.selected_entry()

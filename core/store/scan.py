@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import markdown as md
 from ..fileio import NotRegularFile, read_regular, sha256
-from ..model import Entry
+from ..model import Entry, Layer
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
 from .index import ConversationRow
@@ -113,7 +113,7 @@ def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: 
 
 def conversation_entry(row: ConversationRow) -> Entry:
     return Entry(
-        id=row.id, layer="conversation", text=row.content, category=row.category, tags=row.tags,
+        id=row.id, layer=Layer.CONVERSATION, text=row.content, category=row.category, tags=row.tags,
         source=row.source, updated_at=row.updated_at / 1000.0, conversation_id=row.conversation_id,
         conversation_title=row.conversation_title, terms=entry_terms(row.content, tags=row.tags),
     )
