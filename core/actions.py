@@ -10,10 +10,10 @@ the entry and says why. A face prints it; it never needs a traceback.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from . import gate
 from .fileio import ConflictError
@@ -127,7 +127,11 @@ class Remembered:
     notes: list[str] = field(default_factory=list)
 
 
-def _guard(call, *args, **kwargs):
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _guard(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """Run a store write, turning its failures into ActionErrors a face can print."""
     from . import markdown as md
 

@@ -102,7 +102,7 @@ class MemtuiApp(App[None]):
         self._theme_override = theme
         self.findings: list[Finding] | None = None  # the doctor's, once its first run is done
         self.findings_by_entry: dict[str, tuple[Finding, ...]] = {}
-        self.history: dict[str, tuple] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
+        self.history: dict[str, tuple[Any, ...]] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
         self._insights_running = False
         self._insights_again = False
         self.inbox: list[review.Pending] | None = None  # awaiting review (SPEC §12), newest first; None: not read yet

@@ -34,7 +34,7 @@ THEMES = ("memtui-dark", "memtui-light")
 QUERY = "数据库 slow query"
 
 
-async def _wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float = 10.0,
+async def _wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 10.0,
                      message: str = "the expected state") -> None:
     """Let the app run until `condition()` holds; raise after `timeout` seconds."""
     loop = asyncio.get_running_loop()
@@ -54,7 +54,7 @@ def _still(app: App[None]) -> None:
             area.cursor_blink = False
 
 
-async def ready(pilot: Pilot) -> None:
+async def ready(pilot: Pilot[None]) -> None:
     app = cast(MemtuiApp, pilot.app)
     await _wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.findings is not None
                       and app.inbox is not None)
@@ -62,12 +62,12 @@ async def ready(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-async def main_screen(pilot: Pilot) -> None:
+async def main_screen(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("down", "down", "down")
 
 
-async def expanded_preview(pilot: Pilot) -> None:
+async def expanded_preview(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("p", *QUERY)
     app = cast(MemtuiApp, pilot.app)
@@ -76,7 +76,7 @@ async def expanded_preview(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-async def settings(pilot: Pilot) -> None:
+async def settings(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("s")
     await _wait_until(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
@@ -84,20 +84,20 @@ async def settings(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-async def delete_confirmation(pilot: Pilot) -> None:
+async def delete_confirmation(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("2", "down", "d")
     await _wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
     await pilot.pause()
 
 
-async def inbox(pilot: Pilot) -> None:
+async def inbox(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("i")
     await _wait_until(pilot, lambda: isinstance(pilot.app.screen, InboxScreen))
 
 
-async def new_memory(pilot: Pilot) -> None:
+async def new_memory(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("n", *"Webhooks are verified with the signing secret")
     await _wait_until(pilot, lambda: isinstance(pilot.app.screen, EditScreen))
@@ -105,7 +105,7 @@ async def new_memory(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
+SCENES: dict[str, Callable[[Pilot[None]], Awaitable[None]]] = {
     "main": main_screen,
     "preview": expanded_preview,
     "settings": settings,
