@@ -10,6 +10,7 @@ import os
 import stat as stat_mod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import markdown as md
 from ..fileio import NotRegularFile, read_regular, sha256
@@ -61,16 +62,16 @@ class FileRecord:
         return self._parsed
 
 
-def _importance(meta: dict) -> str:
+def _importance(meta: dict[str, Any]) -> str:
     value = meta.get("importance")
     return value if value in ("high", "low") else "normal"
 
 
-def _status(meta: dict) -> str:
+def _status(meta: dict[str, Any]) -> str:
     return "archived" if meta.get("status") in ("archived", "superseded") else "active"
 
 
-def file_fields(meta: dict) -> dict:
+def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
     """The frontmatter fields every entry of a file shares (`updated_at` None: use the mtime)."""
     return {
         "category": md.text_field(meta, "type"), "tags": list(md.tags_of(meta)),
@@ -148,11 +149,11 @@ class Scan:
             out.extend(rec.entries)
         return out
 
-    def file_states(self, layer: str) -> dict[str, tuple] | None:
+    def file_states(self, layer: str) -> dict[str, tuple[Any, ...]] | None:
         """path -> (size, mtime_ns, inode, sha256 or "", problem message or "") of every file of
         the layer as it was read; None when one of them could not be stat-ed (nothing to check
         a saved state against)."""
-        out: dict[str, tuple] = {}
+        out: dict[str, tuple[Any, ...]] = {}
         for path, rec in self.files.items():
             if rec.layer == layer:
                 out[str(path)] = (rec.size, rec.mtime_ns, rec.ino, rec.sha, "")
