@@ -15,7 +15,7 @@ from rich.text import Text
 from memtui.core.display import display_path, escape_name, escape_text
 from memtui.core.model import Entry, Layer
 
-LAYER_TITLES = {Layer.USER: "User", Layer.PROJECT: "Project", Layer.CONVERSATION: "Conversation"}
+LAYER_TITLES: dict[str, str] = {Layer.USER: "User", Layer.PROJECT: "Project", Layer.CONVERSATION: "Conversation"}
 
 
 def fit_path(path: str, width: int) -> str:
