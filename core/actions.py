@@ -10,15 +10,15 @@ the entry and says why. A face prints it; it never needs a traceback.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from . import gate
 from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer
-from .paths import Paths, Problem
+from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, MemoryStore
@@ -127,7 +127,11 @@ class Remembered:
     notes: list[str] = field(default_factory=list)
 
 
-def _guard(call, *args, **kwargs):
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _guard(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """Run a store write, turning its failures into ActionErrors a face can print."""
     from . import markdown as md
 
@@ -253,11 +257,9 @@ def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
     rec = store.file_record(entry.path) if entry.path else None
     if rec is None:
         return None
-    merges = getattr(md, "delete_merges_rest", None)
-    if merges is None:
-        return None
     for raw in rec.parsed.entries:
-        if raw.line_start == entry.line_start and raw.text == entry.text and merges(rec.parsed, raw):
+        if (raw.line_start == entry.line_start and raw.text == entry.text
+                and md.delete_merges_rest(rec.parsed, raw)):
             return f"it is the last list item of {rec.rel}: the rest of the file then reads as one memory"
     return None
 
@@ -385,8 +387,6 @@ def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, laye
         raise ActionError(f"cannot write {exc.filename or dest}: {exc.strerror or exc}") from None
 
 
-def problems_of(store: MemoryStore, settings: Settings | None = None) -> list[Problem]:
-    return list(settings.problems if settings else ()) + store.problems
 
 
 def on_disk_now(store: MemoryStore, entry: Entry) -> Entry | None:

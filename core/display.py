@@ -109,7 +109,7 @@ def escape_name(s: str) -> str:
     return _NAME_RE.sub(_NAME_SUB, s) if _NAME_RE.search(s) else s
 
 
-def display_path(p: str | bytes | os.PathLike) -> str:
+def display_path(p: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:
     """A path as one safe line of terminal output."""
     return escape_name(os.fsdecode(p))
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .injection import InjectionResult
@@ -65,11 +65,7 @@ class InjectionRecord:
     entries: tuple[tuple[str, str], ...]  # (entry id, source) of each injected entry
     target: str | None = None  # the assistant that received it; None: Muse (or a record from before targets)
 
-    @property
-    def entry_ids(self) -> tuple[str, ...]:
-        return tuple(entry_id for entry_id, _ in self.entries)
-
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "time_ms": self.time_ms,
@@ -194,7 +190,7 @@ def _prune(conn: sqlite3.Connection, now: int) -> None:
         (KEEP_RECORDS,))
 
 
-def _read(db_path: str | Path, sql: str, args: Iterable) -> list[tuple]:
+def _read(db_path: str | Path, sql: str, args: Iterable[object]) -> list[tuple[Any, ...]]:
     """Rows of a query over our table; [] when there is no database or no table yet. In
     `sql`, `{target}` stands for the target column (NULL in a table made before it)."""
     db_path = Path(db_path)
@@ -243,7 +239,7 @@ def records(db_path: str | Path, limit: int | None = None,
 
 
 def stats(db_path: str | Path, workspace: str | Path | None = None, since_ms: int | None = None,
-          by_target: bool = False) -> dict[str, tuple]:
+          by_target: bool = False) -> dict[str, tuple[Any, ...]]:
     """entry id -> (times injected, time of the last injection in ms), over `workspace`'s
     records (all when None) since `since_ms` (all when None). With `by_target`, a third
     item: ((assistant, times), ...) most first, `muse` for injections Muse recorded."""
@@ -258,7 +254,7 @@ def stats(db_path: str | Path, workspace: str | Path | None = None, since_ms: in
     sql = (f"SELECT json_extract(e.value, '$.id') AS entry_id, {target} AS tgt, count(DISTINCT h.id), max(h.time) "
            f"FROM {TABLE} AS h, json_each(CASE WHEN json_valid(h.entries) THEN h.entries ELSE '[]' END) AS e "
            f"WHERE {' AND '.join(clauses)} AND e.type = 'object' GROUP BY entry_id, tgt HAVING entry_id IS NOT NULL")
-    out: dict[str, tuple] = {}
+    out: dict[str, tuple[Any, ...]] = {}
     per_target: dict[str, dict[str, int]] = {}
     for entry_id, tgt, n, last in _read(db_path, sql, args):
         key = str(entry_id)

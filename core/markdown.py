@@ -299,12 +299,6 @@ def frontmatter_updated_at(meta: dict[str, Any]) -> float | None:
     return None
 
 
-def updated_at_of(meta: dict[str, Any], mtime: float) -> float:
-    """Frontmatter `updatedAt` as epoch seconds, else the file's mtime."""
-    value = frontmatter_updated_at(meta)
-    return mtime if value is None else value
-
-
 def text_field(meta: dict[str, Any], key: str) -> str:
     value = meta.get(key)
     return "" if value is None else str(value)

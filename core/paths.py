@@ -103,23 +103,23 @@ class Paths:
         return self.workspace / ".muse" / "settings.json"
 
     def root(self, layer: str) -> Path:
-        if layer == "user":
+        if layer == Layer.USER:
             return self.user_root
-        if layer == "project":
+        if layer == Layer.PROJECT:
             return self.project_root
         raise ValueError(f"layer {layer!r} has no memory root")
 
     def default_file(self, layer: str) -> Path:
         """Where `remember` appends: notes.md for the user, context.md for the project."""
-        return self.root(layer) / ("notes.md" if layer == "user" else "context.md")
+        return self.root(layer) / ("notes.md" if layer == Layer.USER else "context.md")
 
     def container(self, layer: str) -> Path:
         """What a layer's memory root (and every file in it) must stay inside: for the project,
         the workspace (a cloned repository decides what is there); for the user, the root itself
         — it is the person's own folder, and may be a link into their dotfiles."""
-        if layer == "user":
+        if layer == Layer.USER:
             return self.user_root
-        if layer == "project":
+        if layer == Layer.PROJECT:
             return self.workspace
         raise ValueError(f"layer {layer!r} has no memory root")
 

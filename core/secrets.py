@@ -38,7 +38,7 @@ __all__ = ["REDACTED", "redact"]
 
 
 class _Rule(NamedTuple):
-    regex: re.Pattern
+    regex: re.Pattern[str]
     group: int | str = 0      # the group that holds the secret (0: the whole match)
     extend: str = ""          # characters a whole-match secret is widened over, to the right
     kind: str = "token"       # "token"; "assignment" (value checked by the filters); "keyword"
@@ -213,16 +213,16 @@ class _Library(NamedTuple):
     rules: tuple[_Rule, ...]
     keyword_rules: tuple[_Rule, ...]                             # tried where a keyword starts
     gated: tuple[tuple[tuple[str, ...], tuple[_Rule, ...]], ...]  # the others, by what they need
-    keyword_start: re.Pattern       # where the keyword plugin's patterns can start (lower-cased)
-    keyword_start_i: re.Pattern     # the same, case-insensitive, for text whose length lower() changes
+    keyword_start: re.Pattern[str]       # where the keyword plugin's patterns can start (lower-cased)
+    keyword_start_i: re.Pattern[str]     # the same, case-insensitive, for text whose length lower() changes
     templated: Callable[[str], bool]
     dollar: Callable[[str], bool]
-    own_keyword: re.Pattern
-    own_keyword_i: re.Pattern
-    own_value: re.Pattern
-    indirect: re.Pattern
-    reference_key: re.Pattern
-    pem_end: re.Pattern
+    own_keyword: re.Pattern[str]
+    own_keyword_i: re.Pattern[str]
+    own_value: re.Pattern[str]
+    indirect: re.Pattern[str]
+    reference_key: re.Pattern[str]
+    pem_end: re.Pattern[str]
 
 
 @lru_cache(maxsize=1)
@@ -249,7 +249,7 @@ def _library() -> _Library:
     # The keyword plugin picks its patterns by file type; a memory line can be any of them
     # (.env, YAML, JSON, code), so every pattern of every type is used, with its value group.
     # All but one start with the keyword: those are tried only where a keyword starts.
-    seen: set[re.Pattern] = set()
+    seen: set[re.Pattern[str]] = set()
     for table in (keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, *keyword.REGEX_BY_FILETYPE.values()):
         for regex, group in table.items():
             if regex in seen:
@@ -314,7 +314,7 @@ def _is_code(value: str) -> bool:
     return _NAMED.fullmatch(value) is not None and any(w in value.lower() for w in _NAMING_WORDS)
 
 
-def _prose_value(text: str, m: re.Match) -> tuple[int, int] | None:
+def _prose_value(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     """The span of a password said in prose ("the password is hunter2"), or None."""
     start, end = m.span("value")
     quote = m.groupdict().get("q")
@@ -353,7 +353,7 @@ def _key_ending_at(text: str, end: int) -> str:
     return text[start:end]
 
 
-def _assignment_key(lib: _Library, text: str, m: re.Match, group: int | str) -> str:
+def _assignment_key(lib: _Library, text: str, m: re.Match[str], group: int | str) -> str:
     if group == "value":  # ours: the key ends where the value pattern starts
         return _key_ending_at(text, m.start())
     if m.group(1) and m.group(1)[0].isalpha():           # keyword first: password_x = "..."
@@ -361,7 +361,7 @@ def _assignment_key(lib: _Library, text: str, m: re.Match, group: int | str) -> 
     return _key_ending_at(text, m.end())                 # keyword last: "..." == my_password
 
 
-def _assignment_value(text: str, m: re.Match, group: int | str) -> tuple[int, int] | None:
+def _assignment_value(text: str, m: re.Match[str], group: int | str) -> tuple[int, int] | None:
     """The span of an assignment's value, or None when the library's heuristics (or ours) say
     the value is not a secret."""
     start, end = m.span(group)
@@ -408,11 +408,11 @@ _PEM_END = r"-----END[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?|KEY FILE)-----"
 
 
 @cache
-def _widener(chars: str) -> re.Pattern:
+def _widener(chars: str) -> re.Pattern[str]:
     return re.compile(f"[{chars}]+")
 
 
-def _starts(pattern: re.Pattern, text: str) -> Iterator[int]:
+def _starts(pattern: re.Pattern[str], text: str) -> Iterator[int]:
     """Every index where `pattern` matches, overlapping ones included."""
     pos = 0
     while (m := pattern.search(text, pos)) is not None:
@@ -420,7 +420,7 @@ def _starts(pattern: re.Pattern, text: str) -> Iterator[int]:
         pos = m.start() + 1
 
 
-def _matches(text: str, exhaustive: bool) -> Iterator[tuple[_Rule, re.Match]]:
+def _matches(text: str, exhaustive: bool) -> Iterator[tuple[_Rule, re.Match[str]]]:
     """Every rule's matches. Each rule is only tried where it can match: on lines holding its
     literal text or a long token, and the keyword patterns only where a keyword starts.
     `exhaustive` tries every rule everywhere (the tests compare the two)."""

@@ -67,8 +67,6 @@ class Settings:
     problems: list[Problem] = field(default_factory=list)
     global_path: Path | None = None
     workspace_path: Path | None = None
-    global_valid: bool = True
-    workspace_valid: bool = True
 
     @property
     def enabled_why(self) -> str:
@@ -141,7 +139,6 @@ def load_settings(paths: Paths) -> Settings:
     gdata, problem = read_json_object(paths.global_settings)
     if problem:
         s.problems.append(problem)
-        s.global_valid = False
     wdata = None
     if paths.workspace_settings != paths.global_settings:
         # a cloned repository's `.muse/settings.json` (or `.muse`) may be a symlink out of
@@ -151,7 +148,6 @@ def load_settings(paths: Paths) -> Settings:
             wdata, problem = read_json_object(paths.workspace_settings)
         if problem:
             s.problems.append(problem)
-            s.workspace_valid = False
 
     def enabled_from(data, path):
         if data is None or "memoryEnabled" not in data:

@@ -12,6 +12,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
+from .model import FILE_LAYERS
 from .store import MemoryStore
 
 log = logging.getLogger("memtui.watch")
@@ -97,7 +98,7 @@ class StoreWatcher:
         if observer is None:
             return False
         paths = self.store.paths
-        for layer in ("user", "project"):
+        for layer in FILE_LAYERS:
             root = paths.root(layer)
             if root in self._watched or not root.is_dir():
                 continue

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
@@ -25,22 +26,43 @@ from memtui.core import actions, history, review
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding, findings
 from memtui.core.injection import InjectionResult
-from memtui.core.model import Entry
+from memtui.core.model import Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import load_settings
-from memtui.core.store import Change, MemoryStore
+from memtui.core.store import MemoryStore
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
 from .main_screen import MainScreen
-from .messages import InboxReady, InsightsReady, StoreChanged, StoreLoaded, WriteDone
+from .messages import (
+    AcceptRefused,
+    AlreadyRemembered,
+    ChangeUndone,
+    DeleteAsked,
+    EditConflict,
+    EntriesAccepted,
+    EntryAdded,
+    EntryDeleted,
+    EntryEdited,
+    EntryRejected,
+    InboxReady,
+    InsightsReady,
+    MemorySwitched,
+    NothingToUndo,
+    SettingsRefused,
+    SettingsSaved,
+    StoreChanged,
+    StoreLoaded,
+    StoreReloaded,
+    SwitchRefused,
+    ThemeRemembered,
+    UndoLogRead,
+    WriteRefused,
+)
 from .screens import (
     ConfirmScreen,
     ConflictScreen,
     EditScreen,
-    FindingsScreen,
-    HelpScreen,
-    SettingsChoice,
     SettingsScreen,
     UndoLogScreen,
 )
@@ -70,7 +92,6 @@ class MemtuiApp(App[None]):
         self._settings_stamp = self._stat_settings()
         self.watcher: StoreWatcher | None = None
         self.loaded = False
-        self.store_changes = 0  # refreshes after a store change (the benchmark watches it)
         self.ready = asyncio.Event()  # set once the panes are populated
         self._unsubscribe: Callable[[], None] | None = None
         themes, self.theme_problems = load_themes()
@@ -82,12 +103,10 @@ class MemtuiApp(App[None]):
         self._theme_override = theme
         self.findings: list[Finding] | None = None  # the doctor's, once its first run is done
         self.findings_by_entry: dict[str, tuple[Finding, ...]] = {}
-        self.history: dict[str, tuple] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
-        self.insight_runs = 0  # finished doctor + history runs (tests wait on it)
+        self.history: dict[str, tuple[Any, ...]] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
         self._insights_running = False
         self._insights_again = False
-        self.inbox: list[review.Pending] = []  # the entries awaiting review (SPEC §12), newest first
-        self.inbox_runs = 0  # finished inbox reads (tests wait on it)
+        self.inbox: list[review.Pending] | None = None  # awaiting review (SPEC §12), newest first; None: not read yet
         self.main = MainScreen()
 
     def get_default_screen(self) -> MainScreen:
@@ -160,7 +179,6 @@ class MemtuiApp(App[None]):
     def on_store_changed(self, message: StoreChanged) -> None:
         if not self.loaded:
             return
-        self.store_changes += 1
         self.main.store_changed(message.change.layers)
         self._check_edit_conflict()
         self.refresh_insights()
@@ -199,7 +217,6 @@ class MemtuiApp(App[None]):
                 by_entry.setdefault(finding.entry_id, []).append(finding)
         self.findings_by_entry = {k: tuple(v) for k, v in by_entry.items()}
         self.history = message.stats
-        self.insight_runs += 1
         self.main.insights_changed()
         if self._insights_again:
             self.refresh_insights()
@@ -217,46 +234,38 @@ class MemtuiApp(App[None]):
 
     def on_inbox_ready(self, message: InboxReady) -> None:
         self.inbox = message.items
-        self.inbox_runs += 1
         self._update_subtitle()
         for screen in self.screen_stack:
             if isinstance(screen, InboxScreen):
                 screen.show(self.inbox)
 
-    def open_inbox(self) -> None:
-        self.push_screen(InboxScreen())
-
     def accept_memories(self, entries: list[Entry]) -> None:
-        self.write("accept", lambda: review.accept(self.store, entries))
+        self.write(lambda: EntriesAccepted(review.accept(self.store, entries)), AcceptRefused)
 
-    def _accept_done(self, accepted: list[Entry] | None, error: actions.ActionError | None) -> None:
-        if error is not None:
-            self._refused(error, "Not accepted")
-        elif accepted:
+    @on(EntriesAccepted)
+    def _accepted(self, message: EntriesAccepted) -> None:
+        accepted = message.entries
+        if accepted:
             what = describe(accepted[0]) if len(accepted) == 1 else f"{len(accepted)} memories"
             self.say(f"Accepted {what}. Press u to undo.", title="Inbox")
         self.refresh_inbox()
 
+    @on(AcceptRefused)
+    def _accept_refused(self, message: AcceptRefused) -> None:
+        self._refused(message.error, "Not accepted")
+        self.refresh_inbox()
+
     def reject_memory(self, entry: Entry) -> None:
-        self.write("reject", lambda: review.reject(self.store, [entry]), entry=entry)
+        def job() -> EntryRejected | None:
+            change = review.reject(self.store, [entry])
+            return None if change is None else EntryRejected(entry, change)
 
-    def _reject_done(self, change: Change | None, error: actions.ActionError | None, entry: Entry) -> None:
-        if error is not None:
-            self._refused(error, "Not rejected")
-        elif change is not None:
-            self.say(f"Rejected and deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Inbox")
+        self.write(job, "Not rejected")
 
-    def show_findings(self) -> None:
-        def chosen(finding: Finding | None) -> None:
-            if finding is None or not finding.entry_id:
-                return
-            entry = self.store.get(finding.entry_id)
-            if entry is None:
-                self.say("That memory is gone since the doctor ran.", severity="warning")
-                return
-            self.main.jump_to(entry)
-
-        self.push_screen(FindingsScreen(self.findings), chosen)
+    @on(EntryRejected)
+    def _rejected(self, message: EntryRejected) -> None:
+        entry = message.entry
+        self.say(f"Rejected and deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Inbox")
 
     def say(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None:
         """A notification whose text is shown literally (it names entries and files)."""
@@ -296,55 +305,60 @@ class MemtuiApp(App[None]):
         if (not self.loaded or theme.name == self.settings.theme or theme.name == self._theme_override
                 or isinstance(self.screen, SettingsScreen)):
             return
-        self.write("theme", lambda: actions.save_theme(self.paths, theme.name), theme=theme.name)
+        def job() -> ThemeRemembered:
+            actions.save_theme(self.paths, theme.name)
+            return ThemeRemembered(theme.name)
+
+        self.write(job, f"Theme {theme.name} not remembered")
 
     # ------------------------------------------------------------------ writes
     @work(thread=True, exit_on_error=False, group="write")
-    def write(self, job: str, call: Callable[[], Any], **context: Any) -> None:
-        """Run one action off the event loop; its result or refusal comes back as WriteDone.
-        The store's own change message refreshes the panes (once)."""
+    def write(self, job: Callable[[], Message | None],
+              refused: str | Callable[[actions.ActionError], Message] = "Not saved") -> None:
+        """Run one action off the event loop. `job` returns the typed message that says what
+        happened (None: nothing to say); an `ActionError` becomes `refused(error)`, or a
+        `WriteRefused` titled `refused`. The store's own change message refreshes the panes (once)."""
         try:
-            result, error = call(), None
+            outcome = job()
         except actions.ActionError as exc:
-            result, error = None, exc
-        self.post_message(WriteDone(job, result, error, context))
+            outcome = WriteRefused(exc, refused) if isinstance(refused, str) else refused(exc)
+        if outcome is not None:
+            self.post_message(outcome)
 
-    def on_write_done(self, message: WriteDone) -> None:
-        handler = getattr(self, f"_{message.job}_done")
-        handler(message.result, message.error, **message.context)
+    @on(WriteRefused)
+    def _write_refused(self, message: WriteRefused) -> None:
+        self._refused(message.error, message.title)
 
     def _refused(self, error: actions.ActionError, title: str = "Not saved") -> None:
         self.say(escape_name(str(error)), title=title, severity="error", timeout=10)
 
     # -- new
-    def new_memory(self, layer: str) -> None:
-        target = display_path(self.paths.default_file(layer).name) if layer != "conversation" else "muse.db"
+    def remember(self, text: str, layer: str) -> None:
+        """Save `text` as a new memory in `layer` (in the worker); the pane selects it."""
+        def job() -> Message | None:
+            done = actions.remember(self.store, text, layer, check_enabled=False)
+            if done.duplicate_of is not None:
+                return AlreadyRemembered(done.duplicate_of, layer)
+            return None if done.entry is None else EntryAdded(done.entry)
 
-        def done(text: str | None) -> None:
-            if text is not None and text.strip():
-                self.write("remember", lambda: actions.remember(self.store, text, layer, check_enabled=False),
-                           layer=layer)
+        self.write(job)
 
-        off = None if self.settings.enabled else (
-            "Memory is off for this workspace: this memory is saved, but Muse won't use it until you turn "
-            "memory on (t).")
-        self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer, note=off),
-                         done)
+    @on(AlreadyRemembered)
+    def _already_remembered(self, message: AlreadyRemembered) -> None:
+        existing = message.existing
+        self.main.select_after_reload(message.layer, existing.id)
+        self.say(f"Already remembered in {describe(existing)}: {snippet(existing.text)}",
+                 title="Not added", severity="warning", timeout=8)
 
-    def _remember_done(self, done: actions.Remembered | None, error: actions.ActionError | None, layer: str) -> None:
-        if error is not None:
-            self._refused(error)
-        elif done is not None and done.duplicate_of is not None:
-            self.main.select_after_reload(layer, done.duplicate_of.id)
-            self.say(f"Already remembered in {describe(done.duplicate_of)}: {snippet(done.duplicate_of.text)}",
-                     title="Not added", severity="warning", timeout=8)
-        elif done is not None and done.entry is not None:
-            self.main.select_after_reload(layer, done.entry.id)
-            if self.settings.enabled:
-                self.say(f"Added to {describe(done.entry)}", title="Saved")
-            else:
-                self.say(f"Added to {describe(done.entry)}. Memory is off for this workspace: Muse won't use it "
-                         "until you turn memory on (t).", title="Saved · memory off", severity="warning", timeout=8)
+    @on(EntryAdded)
+    def _entry_added(self, message: EntryAdded) -> None:
+        entry = message.entry
+        self.main.select_after_reload(entry.layer, entry.id)
+        if self.settings.enabled:
+            self.say(f"Added to {describe(entry)}", title="Saved")
+        else:
+            self.say(f"Added to {describe(entry)}. Memory is off for this workspace: Muse won't use it "
+                     "until you turn memory on (t).", title="Saved · memory off", severity="warning", timeout=8)
 
     # -- edit
     def edit_memory(self, entry: Entry | None, text: str | None = None) -> None:
@@ -360,29 +374,27 @@ class MemtuiApp(App[None]):
         if not text.strip():
             self.say("A memory can't be empty; use d to delete it.", severity="error")
             return
-        self.write("edit", lambda: self._edit_job(entry, text), entry=entry, text=text)
+        self.write(lambda: self._edit_job(entry, text))
 
-    def _edit_job(self, entry: Entry, text: str) -> tuple[str, Entry | None]:
+    def _edit_job(self, entry: Entry, text: str) -> Message | None:
         """In the worker: save, or on a conflict reload that file and find the version on disk."""
         current = self.store.get(entry.id) or entry  # same text, maybe moved by changes around it
         try:
-            return "saved", actions.edit(self.store, current, text)
+            new = actions.edit(self.store, current, text)
         except actions.Conflict:
-            self.store.reload(changed=[entry.path] if entry.path else None, conversation=entry.layer == "conversation")
-            return "conflict", actions.on_disk_now(self.store, entry)
+            self.store.reload(changed=[entry.path] if entry.path else None, conversation=entry.layer == Layer.CONVERSATION)
+            return EditConflict(entry, text, actions.on_disk_now(self.store, entry))
+        return None if new is None else EntryEdited(new)
 
-    def _edit_done(self, outcome: tuple[str, Entry | None] | None, error: actions.ActionError | None, entry: Entry,
-                   text: str) -> None:
-        if error is not None:
-            self._refused(error)
-            return
-        assert outcome is not None
-        kind, new = outcome
-        if kind == "conflict":
-            self.resolve_conflict(entry, text, new)
-        elif new is not None:
-            self.main.select_after_reload(new.layer, new.id)
-            self.say(f"Saved {describe(new)}", title="Saved")
+    @on(EntryEdited)
+    def _entry_edited(self, message: EntryEdited) -> None:
+        new = message.entry
+        self.main.select_after_reload(new.layer, new.id)
+        self.say(f"Saved {describe(new)}", title="Saved")
+
+    @on(EditConflict)
+    def _edit_conflict(self, message: EditConflict) -> None:
+        self.resolve_conflict(message.entry, message.mine, message.theirs)
 
     def resolve_conflict(self, entry: Entry, mine: str, theirs: Entry | None) -> None:
         message = f"{describe(entry)} was changed by someone else since you opened it."
@@ -390,13 +402,11 @@ class MemtuiApp(App[None]):
         def chosen(choice: str | None) -> None:
             if choice == "mine":
                 if theirs is None:
-                    self.write("remember", lambda: actions.remember(self.store, mine, entry.layer, check_enabled=False),
-                               layer=entry.layer)
+                    self.remember(mine, entry.layer)
                 else:
                     self.save_edit(theirs, mine)
             elif choice == "new":
-                self.write("remember", lambda: actions.remember(self.store, mine, entry.layer, check_enabled=False),
-                           layer=entry.layer)
+                self.remember(mine, entry.layer)
             elif choice == "edit":
                 self.edit_memory(theirs or entry, mine) if theirs else self.new_after_conflict(entry.layer, mine)
             else:
@@ -407,8 +417,7 @@ class MemtuiApp(App[None]):
     def new_after_conflict(self, layer: str, text: str) -> None:
         def done(new: str | None) -> None:
             if new is not None and new.strip():
-                self.write("remember", lambda: actions.remember(self.store, new, layer, check_enabled=False),
-                           layer=layer)
+                self.remember(new, layer)
 
         self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory (the original is gone)", text,
                                     layer=layer), done)
@@ -422,6 +431,7 @@ class MemtuiApp(App[None]):
             screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
 
     def edit_in_editor(self, entry: Entry | None) -> None:
+        """Edit `entry` in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
         if entry is None:
             self.say("Select a memory first.", severity="warning")
             return
@@ -444,17 +454,9 @@ class MemtuiApp(App[None]):
         self.save_edit(entry, text)
 
     # -- delete
-    def delete_memory(self, entry: Entry | None) -> None:
-        if entry is None:
-            self.say("Select a memory first.", severity="warning")
-            return
-        # what the confirmation must add (a parse of the file) is worked out off the event loop
-        self.write("delete_warning", lambda: actions.delete_warning(self.store, entry), entry=entry)
-
-    def _delete_warning_done(self, warning: str | None, error: actions.ActionError | None, entry: Entry) -> None:
-        if error is not None:
-            self._refused(error, "Cannot delete")
-            return
+    @on(DeleteAsked)
+    def _delete_asked(self, message: DeleteAsked) -> None:
+        entry, warning = message.entry, message.warning
         body = Text.assemble(("This memory will be deleted:\n\n", ""), (snippet(entry.text, 400), "bold"),
                              (f"\n\nfrom {describe(entry)}. You can undo with u.", "dim"))
         if warning:
@@ -462,107 +464,76 @@ class MemtuiApp(App[None]):
 
         def answer(yes: bool | None) -> None:
             if yes:
-                self.write("delete", lambda: actions.delete(self.store, [entry]), entry=entry)
+                self.write(lambda: self._delete_job(entry), "Not deleted")
 
         self.push_screen(ConfirmScreen("Delete memory?", body), answer)
 
-    def _delete_done(self, change: Change | None, error: actions.ActionError | None, entry: Entry) -> None:
-        if error is not None:
-            self._refused(error, "Not deleted")
-        elif change is not None:
-            self.say(f"Deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Deleted")
+    def _delete_job(self, entry: Entry) -> EntryDeleted | None:
+        change = actions.delete(self.store, [entry])
+        return None if change is None else EntryDeleted(entry, change)
+
+    @on(EntryDeleted)
+    def _entry_deleted(self, message: EntryDeleted) -> None:
+        entry = message.entry
+        self.say(f"Deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Deleted")
 
     # -- undo
     def undo_last(self) -> None:
-        def job() -> Change:
+        def job() -> ChangeUndone:
             pending = actions.undo_preview(self.store)
             if pending is None:
                 raise actions.NotFound("Nothing to undo.")
-            return actions.undo(self.store, pending.id)
+            return ChangeUndone(actions.undo(self.store, pending.id))
 
-        self.write("undo", job)
+        def refused(error: actions.ActionError) -> Message:
+            return NothingToUndo(str(error)) if isinstance(error, actions.NotFound) else WriteRefused(error, "Cannot undo")
 
-    def _undo_done(self, change: Change | None, error: actions.ActionError | None) -> None:
-        if isinstance(error, actions.NotFound):
-            self.say(str(error), title="Undo")
-        elif error is not None:
-            self._refused(error, "Cannot undo")
-        elif change is not None:
-            self.say(f"Undone: {escape_name(change.summary)}", title="Undo", timeout=8)
-            if change.reviews:  # an accept: its entries await review again (no memory changed)
-                self.refresh_inbox()
+        self.write(job, refused)
 
-    def show_undo_log(self) -> None:
-        def job() -> tuple[list[Change], str | None]:
-            pending = actions.undo_preview(self.store)
-            return actions.undo_log(self.store), pending.id if pending else None
+    @on(NothingToUndo)
+    def _nothing_to_undo(self, message: NothingToUndo) -> None:
+        self.say(message.reason, title="Undo")
 
-        self.write("undo_log", job)
+    @on(ChangeUndone)
+    def _change_undone(self, message: ChangeUndone) -> None:
+        self.say(f"Undone: {escape_name(message.change.summary)}", title="Undo", timeout=8)
+        if message.change.reviews:  # an accept: its entries await review again (no memory changed)
+            self.refresh_inbox()
 
-    def _undo_log_done(self, result: tuple[list[Change], str | None] | None,
-                       error: actions.ActionError | None) -> None:
-        if error is not None:
-            self._refused(error, "Undo log")
-        elif result is not None:
-            self.push_screen(UndoLogScreen(*result))
+    @on(UndoLogRead)
+    def _undo_log_read(self, message: UndoLogRead) -> None:
+        self.push_screen(UndoLogScreen(message.changes, message.pending_id))
 
     # -- settings
-    def toggle_memory(self) -> None:
-        value = not self.settings.enabled
-        self.write("toggle", lambda: actions.set_enabled(self.paths, value), value=value)
+    @on(SwitchRefused)
+    def _switch_refused(self, message: SwitchRefused) -> None:
+        self.say(f"Memory is still {'off' if message.wanted else 'on'}: {escape_name(str(message.error))}",
+                 title="Switch not saved", severity="error", timeout=10)
 
-    def _toggle_done(self, path: Path | None, error: actions.ActionError | None, value: bool) -> None:
-        if error is not None:
-            self.say(f"Memory is still {'off' if value else 'on'}: {escape_name(str(error))}",
-                     title="Switch not saved", severity="error", timeout=10)
-            return
+    @on(MemorySwitched)
+    def _memory_switched(self, message: MemorySwitched) -> None:
         self.reload_settings()
         self.say(f"Memory {'on' if self.settings.enabled else 'off'} for this workspace "
-                 f"(saved in {display_path(path)})", title="Memory")
+                 f"(saved in {display_path(message.path)})", title="Memory")
 
-    def open_settings(self) -> None:
-        self.settings = load_settings(self.paths)
-        themes = [t for t in self.theme_names if t in self.available_themes]
-        self.push_screen(SettingsScreen(self.paths, self.settings, themes, self.theme), self._apply_settings)
+    @on(SettingsRefused)
+    def _settings_refused(self, message: SettingsRefused) -> None:
+        self._refused(message.error, "Settings not saved")
+        self.theme = self.settings.theme if self.settings.theme in self.available_themes else self.theme
 
-    def _apply_settings(self, choice: SettingsChoice | None) -> None:
-        if choice is None:
-            return
-        current = self.settings
-        self.write("settings", lambda: actions.save_settings(self.paths, current, choice.workspace_enabled,
-                                                             choice.global_enabled, choice.memory, choice.theme),
-                   theme=choice.theme)
-
-    def _settings_done(self, written: list[Path] | None, error: actions.ActionError | None, theme: str) -> None:
-        if error is not None:
-            self._refused(error, "Settings not saved")
-            self.theme = self.settings.theme if self.settings.theme in self.available_themes else self.theme
-            return
+    @on(SettingsSaved)
+    def _settings_saved(self, message: SettingsSaved) -> None:
         self.reload_settings()
-        self.theme = theme
+        self.theme = message.theme
         self.say("Settings saved.", title="Settings")
 
-    def _theme_done(self, _result: None, error: actions.ActionError | None, theme: str) -> None:
-        if error is not None:
-            self._refused(error, f"Theme {theme} not remembered")
-        else:
-            self.reload_settings()
-
-    def reload_all(self) -> None:
+    @on(ThemeRemembered)
+    def _theme_remembered(self, _message: ThemeRemembered) -> None:
         self.reload_settings()
-        self.say("Reloading every memory file, the database and the settings…", title="Reload", timeout=2)
 
-        def job() -> dict[str, dict[str, int]]:
-            self.store.reload(full=True)
-            return actions.layer_counts(self.store.entries())
-
-        self.write("reload", job)
-
-    def _reload_done(self, counts: dict[str, dict[str, int]] | None, error: actions.ActionError | None) -> None:
-        if error is not None:
-            self._refused(error, "Reload failed")
-            return
-        assert counts is not None
+    @on(StoreReloaded)
+    def _store_reloaded(self, message: StoreReloaded) -> None:
+        counts = message.counts
         shown = ", ".join(f"{counts[layer]['total']} {layer}" for layer in counts)
         problems = len(self.store.problems)
         extra = f"; {problems} file{'s' if problems != 1 else ''} skipped (see D)" if problems else ""
@@ -586,9 +557,6 @@ class MemtuiApp(App[None]):
                                              "(cut to what each keeps), then as Muse's own again"),
                  ("ctrl+s (in dialogs)", "Save"), ("ctrl+p", "Command palette (themes are remembered)")]
         return rows
-
-    def open_help(self) -> None:
-        self.push_screen(HelpScreen(self.help_rows()))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -20,11 +20,25 @@ from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memtui.core import actions
+from memtui.core.display import display_path
+from memtui.core.doctor import Finding
 from memtui.core.injection import InjectionResult
-from memtui.core.model import LAYERS, Entry
+from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.serve import inject_from_store
+from memtui.core.settings import load_settings
 
-from .messages import PreviewReady
+from .messages import (
+    DeleteAsked,
+    MemorySwitched,
+    PreviewReady,
+    SettingsRefused,
+    SettingsSaved,
+    StoreReloaded,
+    SwitchRefused,
+    UndoLogRead,
+)
+from .screens import EditScreen, FindingsScreen, HelpScreen, SettingsChoice, SettingsScreen
+from .screens.inbox import InboxScreen
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
@@ -44,7 +58,9 @@ TYPING_ACTIONS = {"focus_filter", "focus_query", "new", "edit", "edit_external",
 
 class MainScreen(Screen[None]):
     """The three panes, the filter, the detail view and the injection preview, wired by
-    messages; its length is the key bindings of the main view and their small handlers."""
+    messages; its length is the key bindings of the main view and their handlers (a binding
+    and its action live here; a write goes to the app's worker, whose typed outcome the app
+    handles)."""
 
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="main.help"),
@@ -75,7 +91,7 @@ class MainScreen(Screen[None]):
         self.filter_text = ""
         self.query_text = ""
         self.last_result: InjectionResult | None = None
-        self.last_layer = "user"
+        self.last_layer: str = Layer.USER
         self._generation = 0
         self._filter_generation = 0
         self._choices: dict[str, tuple[tuple[Entry, ...], list[str]]] = {}  # filter strings per layer snapshot
@@ -266,9 +282,6 @@ class MainScreen(Screen[None]):
             self._show_panes(self._last_results)
         self.memtui.say(f"Sorted by {actions.ORDER_TITLES[self.order]} (o changes it)", title="Order", timeout=3)
 
-    def action_findings(self) -> None:
-        self.memtui.show_findings()
-
     def jump_to(self, entry: Entry) -> None:
         """Show `entry` in its pane (clearing a filter that hides it)."""
         self.action_focus_pane(entry.layer)
@@ -337,9 +350,20 @@ class MainScreen(Screen[None]):
                 focused.value = ""
             self.current_pane().focus()
 
-    # ------------------------------------------------------------------ actions (the app runs the writes)
+    # ------------------------------------------------------------------ actions (the app's worker runs the writes)
     def action_new(self) -> None:
-        self.memtui.new_memory(self.last_layer)
+        app, layer = self.memtui, self.last_layer
+        target = display_path(app.paths.default_file(layer).name) if layer != Layer.CONVERSATION else "muse.db"
+
+        def done(text: str | None) -> None:
+            if text is not None and text.strip():
+                app.remember(text, layer)
+
+        off = None if app.settings.enabled else (
+            "Memory is off for this workspace: this memory is saved, but Muse won't use it until you turn "
+            "memory on (t).")
+        app.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer, note=off),
+                        done)
 
     def action_edit(self) -> None:
         self.memtui.edit_memory(self.selected_entry())
@@ -348,28 +372,81 @@ class MainScreen(Screen[None]):
         self.memtui.edit_in_editor(self.selected_entry())
 
     def action_delete(self) -> None:
-        self.memtui.delete_memory(self.selected_entry())
+        app, entry = self.memtui, self.selected_entry()
+        if entry is None:
+            app.say("Select a memory first.", severity="warning")
+            return
+        # what the confirmation must add (a parse of the file) is worked out off the event loop;
+        # the app's DeleteAsked handler asks
+        app.write(lambda: DeleteAsked(entry, actions.delete_warning(app.store, entry)), "Cannot delete")
 
     def action_undo(self) -> None:
-        self.memtui.undo_last()
+        self.memtui.undo_last()  # the inbox's u too
 
     def action_undo_log(self) -> None:
-        self.memtui.show_undo_log()
+        app = self.memtui
+
+        def job() -> UndoLogRead:
+            pending = actions.undo_preview(app.store)
+            return UndoLogRead(actions.undo_log(app.store), pending.id if pending else None)
+
+        app.write(job, "Undo log")
 
     def action_toggle_memory(self) -> None:
-        self.memtui.toggle_memory()
+        app = self.memtui
+        value = not app.settings.enabled
+        app.write(lambda: MemorySwitched(value, actions.set_enabled(app.paths, value)),
+                  lambda error: SwitchRefused(error, value))
 
     def action_settings(self) -> None:
-        self.memtui.open_settings()
+        app = self.memtui
+        app.settings = load_settings(app.paths)
+        themes = [t for t in app.theme_names if t in app.available_themes]
+        app.push_screen(SettingsScreen(app.paths, app.settings, themes, app.theme), self._apply_settings)
+
+    def _apply_settings(self, choice: SettingsChoice | None) -> None:
+        if choice is None:
+            return
+        app = self.memtui
+        current = app.settings
+
+        def job() -> SettingsSaved:
+            actions.save_settings(app.paths, current, choice.workspace_enabled, choice.global_enabled,
+                                  choice.memory, choice.theme)
+            return SettingsSaved(choice.theme)
+
+        app.write(job, SettingsRefused)
 
     def action_inbox(self) -> None:
-        self.memtui.open_inbox()
+        self.app.push_screen(InboxScreen())
+
+    def action_findings(self) -> None:
+        app = self.memtui
+
+        def chosen(finding: Finding | None) -> None:
+            if finding is None or not finding.entry_id:
+                return
+            entry = app.store.get(finding.entry_id)
+            if entry is None:
+                app.say("That memory is gone since the doctor ran.", severity="warning")
+                return
+            self.jump_to(entry)
+
+        app.push_screen(FindingsScreen(app.findings), chosen)
 
     def action_help(self) -> None:
-        self.memtui.open_help()
+        self.app.push_screen(HelpScreen(self.memtui.help_rows()))
 
     def action_reload(self) -> None:
-        self.memtui.reload_all()
+        app = self.memtui
+        app.reload_settings()
+        app.say("Reloading every memory file, the database and the settings…", title="Reload", timeout=2)
+
+        def job() -> StoreReloaded:
+            app.store.reload(full=True)
+            return StoreReloaded(actions.layer_counts(app.store.entries()))
+
+        app.write(job, "Reload failed")
 
     async def action_quit(self) -> None:
         self.app.exit()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual.message import Message
 
 from memtui.core.actions import ActionError
 from memtui.core.injection import InjectionResult
-from memtui.core.store import StoreChange
+from memtui.core.model import Entry
+from memtui.core.store import Change, StoreChange
 
 
 class StoreChanged(Message):
@@ -41,15 +43,152 @@ class PreviewReady(Message):
         self.left_out = left_out  # the preview pane's LeftOut, built in the worker
 
 
-class WriteDone(Message):
-    """A write worker finished: `result` is what the action returned, or `error` why it refused."""
+# ---------------------------------------------------------------- what a write worker reports
+# The App's write worker posts exactly one of these per write: the outcome, typed, or the
+# refusal. Each has one handler in the App (`@on(...)`), so every path from a write to what
+# the user sees is visible to mypy and to a reader.
 
-    def __init__(self, job: str, result: Any, error: ActionError | None, context: dict[str, Any]) -> None:
+
+class WriteRefused(Message):
+    """An action refused (`ActionError`); `title` heads the error notification."""
+
+    def __init__(self, error: ActionError, title: str) -> None:
         super().__init__()
-        self.job = job
-        self.result = result
         self.error = error
-        self.context = context
+        self.title = title
+
+
+class EntryAdded(Message):
+    def __init__(self, entry: Entry) -> None:
+        super().__init__()
+        self.entry = entry
+
+
+class AlreadyRemembered(Message):
+    """A new memory for `layer` was not added: `existing` already says it."""
+
+    def __init__(self, existing: Entry, layer: str) -> None:
+        super().__init__()
+        self.existing = existing
+        self.layer = layer
+
+
+class EntryEdited(Message):
+    def __init__(self, entry: Entry) -> None:
+        super().__init__()
+        self.entry = entry
+
+
+class EditConflict(Message):
+    """An edit found `entry` changed on disk; `theirs` is the version there now (None: gone)."""
+
+    def __init__(self, entry: Entry, mine: str, theirs: Entry | None) -> None:
+        super().__init__()
+        self.entry = entry
+        self.mine = mine
+        self.theirs = theirs
+
+
+class DeleteAsked(Message):
+    """What the delete confirmation for `entry` must add (`warning`), worked out off the loop."""
+
+    def __init__(self, entry: Entry, warning: str | None) -> None:
+        super().__init__()
+        self.entry = entry
+        self.warning = warning
+
+
+class EntryDeleted(Message):
+    def __init__(self, entry: Entry, change: Change) -> None:
+        super().__init__()
+        self.entry = entry
+        self.change = change
+
+
+class EntriesAccepted(Message):
+    """Inbox entries accepted (SPEC §12)."""
+
+    def __init__(self, entries: list[Entry]) -> None:
+        super().__init__()
+        self.entries = entries
+
+
+class AcceptRefused(Message):
+    def __init__(self, error: ActionError) -> None:
+        super().__init__()
+        self.error = error
+
+
+class EntryRejected(Message):
+    """An inbox entry rejected, which deletes it."""
+
+    def __init__(self, entry: Entry, change: Change) -> None:
+        super().__init__()
+        self.entry = entry
+        self.change = change
+
+
+class ChangeUndone(Message):
+    def __init__(self, change: Change) -> None:
+        super().__init__()
+        self.change = change
+
+
+class NothingToUndo(Message):
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class UndoLogRead(Message):
+    """memtui's changes, newest first, and the id the next undo would revert."""
+
+    def __init__(self, changes: list[Change], pending_id: str | None) -> None:
+        super().__init__()
+        self.changes = changes
+        self.pending_id = pending_id
+
+
+class MemorySwitched(Message):
+    """The workspace's memory switch was saved as `enabled` in `path`."""
+
+    def __init__(self, enabled: bool, path: Path) -> None:
+        super().__init__()
+        self.enabled = enabled
+        self.path = path
+
+
+class SwitchRefused(Message):
+    def __init__(self, error: ActionError, wanted: bool) -> None:
+        super().__init__()
+        self.error = error
+        self.wanted = wanted
+
+
+class SettingsSaved(Message):
+    def __init__(self, theme: str) -> None:
+        super().__init__()
+        self.theme = theme
+
+
+class SettingsRefused(Message):
+    def __init__(self, error: ActionError) -> None:
+        super().__init__()
+        self.error = error
+
+
+class ThemeRemembered(Message):
+    def __init__(self, theme: str) -> None:
+        super().__init__()
+        self.theme = theme
+
+
+class StoreReloaded(Message):
+    """A full reload finished: entries per layer (`actions.layer_counts`)."""
+
+    def __init__(self, counts: dict[str, dict[str, int]]) -> None:
+        super().__init__()
+        self.counts = counts
 
 
 class InsightsReady(Message):

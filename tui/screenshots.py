@@ -34,7 +34,7 @@ THEMES = ("memtui-dark", "memtui-light")
 QUERY = "数据库 slow query"
 
 
-async def wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float = 10.0,
+async def _wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 10.0,
                      message: str = "the expected state") -> None:
     """Let the app run until `condition()` holds; raise after `timeout` seconds."""
     loop = asyncio.get_running_loop()
@@ -45,7 +45,7 @@ async def wait_until(pilot: Pilot, condition: Callable[[], bool], timeout: float
         await pilot.pause(0.05)
 
 
-def still(app: App[None]) -> None:
+def _still(app: App[None]) -> None:
     """No blinking cursors: the picture must not depend on when it is taken."""
     for screen in app.screen_stack:
         for widget in screen.query(Input):
@@ -54,58 +54,58 @@ def still(app: App[None]) -> None:
             area.cursor_blink = False
 
 
-async def ready(pilot: Pilot) -> None:
+async def ready(pilot: Pilot[None]) -> None:
     app = cast(MemtuiApp, pilot.app)
-    await wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.insight_runs >= 1
-                     and app.inbox_runs >= 1)
-    still(pilot.app)
+    await _wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.findings is not None
+                      and app.inbox is not None)
+    _still(pilot.app)
     await pilot.pause()
 
 
-async def main_screen(pilot: Pilot) -> None:
+async def main_screen(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("down", "down", "down")
 
 
-async def expanded_preview(pilot: Pilot) -> None:
+async def expanded_preview(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("p", *QUERY)
     app = cast(MemtuiApp, pilot.app)
-    await wait_until(pilot, lambda: app.last_result is not None and app.last_result.query == QUERY)
+    await _wait_until(pilot, lambda: app.last_result is not None and app.last_result.query == QUERY)
     await pilot.press("escape", "f")
     await pilot.pause()
 
 
-async def settings(pilot: Pilot) -> None:
+async def settings(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("s")
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
-    still(pilot.app)
+    await _wait_until(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen))
+    _still(pilot.app)
     await pilot.pause()
 
 
-async def delete_confirmation(pilot: Pilot) -> None:
+async def delete_confirmation(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("2", "down", "d")
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
+    await _wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
     await pilot.pause()
 
 
-async def inbox(pilot: Pilot) -> None:
+async def inbox(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("i")
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, InboxScreen))
+    await _wait_until(pilot, lambda: isinstance(pilot.app.screen, InboxScreen))
 
 
-async def new_memory(pilot: Pilot) -> None:
+async def new_memory(pilot: Pilot[None]) -> None:
     await ready(pilot)
     await pilot.press("n", *"Webhooks are verified with the signing secret")
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, EditScreen))
-    still(pilot.app)
+    await _wait_until(pilot, lambda: isinstance(pilot.app.screen, EditScreen))
+    _still(pilot.app)
     await pilot.pause()
 
 
-SCENES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
+SCENES: dict[str, Callable[[Pilot[None]], Awaitable[None]]] = {
     "main": main_screen,
     "preview": expanded_preview,
     "settings": settings,

@@ -13,9 +13,9 @@ from pathlib import Path
 from rich.text import Text
 
 from memtui.core.display import display_path, escape_name, escape_text
-from memtui.core.model import Entry
+from memtui.core.model import Entry, Layer
 
-LAYER_TITLES = {"user": "User", "project": "Project", "conversation": "Conversation"}
+LAYER_TITLES: dict[str, str] = {Layer.USER: "User", Layer.PROJECT: "Project", Layer.CONVERSATION: "Conversation"}
 
 
 def fit_path(path: str, width: int) -> str:
@@ -45,7 +45,7 @@ def one_line(value: str) -> str:
 
 def where(entry: Entry) -> str:
     """`path:line` for Markdown, the conversation's title for SQLite; escaped."""
-    if entry.layer == "conversation":
+    if entry.layer == Layer.CONVERSATION:
         return f"conversation “{escape_name(entry.conversation_title or entry.conversation_id or 'none')}”"
     return escape_name(entry.source_ref)
 

@@ -131,9 +131,6 @@ class MemoryStore:
     def file_record(self, path: Path) -> FileRecord | None:
         return self.scan.files.get(path)
 
-    def file_problem(self, path: Path) -> Problem | None:
-        return self.scan.problem_of(path)
-
     # ------------------------------------------------------------------ loading
     def load(self) -> StoreChange:
         change = self.reload(full=True)

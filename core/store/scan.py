@@ -10,10 +10,11 @@ import os
 import stat as stat_mod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import markdown as md
 from ..fileio import NotRegularFile, read_regular, sha256
-from ..model import Entry
+from ..model import Entry, Layer
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
 from .index import ConversationRow
@@ -61,16 +62,16 @@ class FileRecord:
         return self._parsed
 
 
-def _importance(meta: dict) -> str:
+def _importance(meta: dict[str, Any]) -> str:
     value = meta.get("importance")
     return value if value in ("high", "low") else "normal"
 
 
-def _status(meta: dict) -> str:
+def _status(meta: dict[str, Any]) -> str:
     return "archived" if meta.get("status") in ("archived", "superseded") else "active"
 
 
-def file_fields(meta: dict) -> dict:
+def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
     """The frontmatter fields every entry of a file shares (`updated_at` None: use the mtime)."""
     return {
         "category": md.text_field(meta, "type"), "tags": list(md.tags_of(meta)),
@@ -113,7 +114,7 @@ def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: 
 
 def conversation_entry(row: ConversationRow) -> Entry:
     return Entry(
-        id=row.id, layer="conversation", text=row.content, category=row.category, tags=row.tags,
+        id=row.id, layer=Layer.CONVERSATION, text=row.content, category=row.category, tags=row.tags,
         source=row.source, updated_at=row.updated_at / 1000.0, conversation_id=row.conversation_id,
         conversation_title=row.conversation_title, terms=entry_terms(row.content, tags=row.tags),
     )
@@ -153,11 +154,11 @@ class Scan:
             out.extend(rec.entries)
         return out
 
-    def file_states(self, layer: str) -> dict[str, tuple] | None:
+    def file_states(self, layer: str) -> dict[str, tuple[Any, ...]] | None:
         """path -> (size, mtime_ns, inode, sha256 or "", problem message or "") of every file of
         the layer as it was read; None when one of them could not be stat-ed (nothing to check
         a saved state against)."""
-        out: dict[str, tuple] = {}
+        out: dict[str, tuple[Any, ...]] = {}
         for path, rec in self.files.items():
             if rec.layer == layer:
                 out[str(path)] = (rec.size, rec.mtime_ns, rec.ino, rec.sha, "")

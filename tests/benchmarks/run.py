@@ -185,12 +185,12 @@ def edit_event_figures(paths: Paths, edits: int) -> dict:
 
 
 def tui_figures(paths: Paths, changed_files: int) -> dict:
-    from memtui.tui.app import MemtuiApp
     from memtui.tui.widgets import EntryPane
+    from tests.tui.helpers import CountingApp
 
     async def run() -> dict:
         start = time.perf_counter()
-        app = MemtuiApp(paths)
+        app = CountingApp(paths)
         async with app.run_test(size=(140, 45)) as pilot:
             await asyncio.wait_for(app.ready.wait(), timeout=60)  # the three panes are filled
             populated = time.perf_counter() - start

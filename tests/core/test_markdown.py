@@ -82,11 +82,11 @@ def test_non_utf8_is_an_error():
 
 
 def test_updated_at_values():
-    assert md.updated_at_of({"updatedAt": date(2026, 2, 11)}, 5.0) == 1770768000.0
-    assert md.updated_at_of({"updatedAt": "2026-02-11T00:00:00"}, 5.0) == 1770768000.0
-    assert md.updated_at_of({"updatedAt": "2026-02-11T01:00:00+01:00"}, 5.0) == 1770768000.0
-    assert md.updated_at_of({"updatedAt": "last tuesday"}, 5.0) == 5.0
-    assert md.updated_at_of({}, 7.5) == 7.5
+    assert md.frontmatter_updated_at({"updatedAt": date(2026, 2, 11)}) == 1770768000.0
+    assert md.frontmatter_updated_at({"updatedAt": "2026-02-11T00:00:00"}) == 1770768000.0
+    assert md.frontmatter_updated_at({"updatedAt": "2026-02-11T01:00:00+01:00"}) == 1770768000.0
+    assert md.frontmatter_updated_at({"updatedAt": "last tuesday"}) is None
+    assert md.frontmatter_updated_at({}) is None
 
 
 def test_tags_list_or_comma_string():

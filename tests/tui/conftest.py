@@ -6,7 +6,8 @@ import pytest
 
 from memtui.core.demo import write_demo
 from memtui.core.paths import Paths
-from memtui.tui.screenshots import demo_at, wait_until  # noqa: F401  (used by the tests)
+from memtui.tui.screenshots import demo_at
+from tests.tui.helpers import wait_until  # noqa: F401  (used by the tests)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ async def test_the_detail_shows_the_doctors_reason_at_140x45(paths):
     stale_workspace(paths)
     app = MemtuiApp(paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
-        await wait_until(pilot, lambda: app.loaded and app.insight_runs >= 1, message="doctor run")
+        await wait_until(pilot, lambda: app.loaded and app.findings is not None, message="doctor run")
         select(app, "project", lambda e: e.text.startswith("The connection pool"))
         await pilot.pause()
         assert "src/db/pool.ts" in shown(app.query_one("#detail-body"))

@@ -31,7 +31,7 @@ def awaiting(paths: Paths) -> list[str]:
 
 async def open_inbox(pilot) -> InboxScreen:
     app = pilot.app
-    await wait_until(pilot, lambda: app.loaded and app.inbox_runs >= 1, message="the inbox read")
+    await wait_until(pilot, lambda: app.loaded and app.inbox is not None, message="the inbox read")
     await pilot.press("i")
     await wait_until(pilot, lambda: isinstance(app.screen, InboxScreen), message="the inbox screen")
     return app.screen

@@ -27,7 +27,7 @@ def planted(tmp_path) -> Paths:
 
 
 async def loaded(pilot) -> None:
-    await wait_until(pilot, lambda: pilot.app.loaded and pilot.app.insight_runs >= 1, message="doctor run")
+    await wait_until(pilot, lambda: pilot.app.loaded and pilot.app.findings is not None, message="doctor run")
 
 
 def entry(app, layer: str, start: str):

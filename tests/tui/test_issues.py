@@ -13,6 +13,7 @@ from memtui.tui.widgets import EntryPane
 from memtui.tui.widgets.entry_pane import entry_prompt
 from memtui.tui.widgets.preview import injected_renderable
 from tests.tui.conftest import screen_text, shown, wait_until
+from tests.tui.helpers import CountingApp
 from tests.tui.test_app import open_delete, open_editor, started
 
 
@@ -263,7 +264,7 @@ async def test_a_write_runs_in_a_worker_and_refreshes_once(demo_paths, monkeypat
         return real(self, entries)
 
     monkeypatch.setattr(MemoryStore, "delete_entries", spy)
-    app = MemtuiApp(demo_paths, watch=False)
+    app = CountingApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
         before = app.store_changes

@@ -94,7 +94,7 @@ class InboxScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#inbox-list", OptionList).border_title = "Awaiting review · newest first"
         self.query_one("#inbox-detail").border_title = "Memory"
-        self.show(self.memtui.inbox)
+        self.show(self.memtui.inbox or [])  # None: not read yet
         self.query_one("#inbox-list", OptionList).focus()
 
     # ------------------------------------------------------------------ showing

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -17,7 +19,7 @@ from ..text import LAYER_TITLES, name, text
 from .entry_pane import BADGES
 
 
-def injected_line(stat: tuple | None) -> str:
+def injected_line(stat: tuple[Any, ...] | None) -> str:
     """`injected 3 times (claude-code 2, codex 1), last 2026-11-23 10:58 UTC` (or never):
     which assistant received it, when the history says (`history.stats(..., by_target=True)`)."""
     if not stat or not stat[0]:
@@ -29,7 +31,7 @@ def injected_line(stat: tuple | None) -> str:
 
 
 def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
-                      stat: tuple | None = None) -> Group:
+                      stat: tuple[Any, ...] | None = None) -> Group:
     """Text first (what people read), metadata below; every value a literal Text."""
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold dim", no_wrap=True)
@@ -75,7 +77,7 @@ class DetailView(VerticalScroll):
 
     _shown: object = ()
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static(id="detail-body", markup=False)
 
     def on_mount(self) -> None:
@@ -83,7 +85,7 @@ class DetailView(VerticalScroll):
         self.show(None)
 
     def show(self, entry: Entry | None, findings: tuple[Finding, ...] = (),
-             stat: tuple | None = None) -> None:
+             stat: tuple[Any, ...] | None = None) -> None:
         key = (entry, findings, stat)
         if key == self._shown:
             return  # same entry, same fields: nothing to redraw

@@ -16,7 +16,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from memtui.core.display import escape_name
-from memtui.core.model import Entry
+from memtui.core.model import Entry, Layer
 
 from ..text import LAYER_TITLES, one_line
 
@@ -60,14 +60,14 @@ def entry_prompt(entry: Entry, width: int = 0, badge: str = "") -> Text:
     is shortened from the left: the text is what people scan."""
     line = one_line(entry.text)
     status = [escape_name(entry.raw_status or "archived")] if entry.archived else []
-    if entry.layer == "conversation":
+    if entry.layer == Layer.CONVERSATION:
         where = datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d")
     else:
         where = escape_name(entry.source_ref)
     status = [*status, badge] if badge else status
     essential = [*status, where]
     optional = []
-    if entry.section and entry.layer != "conversation":
+    if entry.section and entry.layer != Layer.CONVERSATION:
         optional.append(f"§ {escape_name(entry.section)}")
     if entry.tags:
         optional.append(" ".join(f"#{escape_name(t)}" for t in entry.tags))
@@ -146,7 +146,7 @@ class EntryPane(ScrollView, can_focus=True):
         self.entries = entries
         self.total = total
         rows: list[Entry | str] = []
-        if self.memory_layer == "conversation":
+        if self.memory_layer == Layer.CONVERSATION:
             groups: dict[str, list[Entry]] = {}
             for e in entries:
                 groups.setdefault(e.conversation_title or "(no conversation)", []).append(e)
@@ -258,7 +258,7 @@ class EntryPane(ScrollView, can_focus=True):
             return ""
         if self.total:
             return "Nothing here matches the filter (esc clears it)."
-        if self.memory_layer == "conversation":
+        if self.memory_layer == Layer.CONVERSATION:
             return "No conversation memories for this workspace yet: Muse writes them as you chat."
         return "No memories yet: press n to write one, or run `memtui import` to bring some in."
 

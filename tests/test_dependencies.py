@@ -1,0 +1,86 @@
+"""Declare what is imported, import what is declared: every third-party module that memtui's
+own code imports belongs to a distribution listed in pyproject's dependencies, and every
+listed dependency is imported somewhere (a dependency nobody imports is dead weight users
+install; an undeclared one works only while something else happens to pull it in)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ("core", "cli", "tui", "themes")  # the folders installed as memtui.*
+
+
+def canonical(name: str) -> str:
+    """A distribution name as PEP 503 compares them (PyYAML == pyyaml, sqlite_utils == sqlite-utils)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared(extra: str | None = None) -> set[str]:
+    """The dependencies, and with `extra` those of that optional extra too."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    specs = list(project["dependencies"])
+    if extra is not None:
+        specs += project["optional-dependencies"][extra]
+    return {canonical(re.split(r"[\s<>=!~;\[(]", spec, maxsplit=1)[0]) for spec in specs}
+
+
+# The optional extra `semantic` (SPEC §13): imported only when hybrid retrieval is on.
+SEMANTIC_FILES = {"core/semantic.py", "core/retrieval.py", "core/store/vectors.py"}
+
+
+def imported_modules() -> dict[str, set[str]]:
+    """Top-level module name -> the files importing it, for every absolute import (lazy ones
+    inside functions too) in the shipped code."""
+    found: dict[str, set[str]] = {}
+    for folder in SHIPPED:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    found.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def third_party() -> dict[str, set[str]]:
+    """Imported distributions (canonical name) -> the files importing them."""
+    owners = importlib.metadata.packages_distributions()
+    result: dict[str, set[str]] = {}
+    for module, files in imported_modules().items():
+        if module in sys.stdlib_module_names or module == "memtui":
+            continue
+        assert module in owners, f"{module} (imported by {sorted(files)}) belongs to no installed distribution"
+        for dist in owners[module]:
+            result.setdefault(canonical(dist), set()).update(files)
+    return result
+
+
+def test_every_third_party_import_is_declared() -> None:
+    """A distribution imported outside the semantic modules is a dependency; one imported only
+    by them may be in the `semantic` extra instead."""
+    undeclared = {dist: sorted(files) for dist, files in third_party().items()
+                  if dist not in declared() and not (files <= SEMANTIC_FILES and dist in declared("semantic"))}
+    assert not undeclared, f"imported but not in pyproject's dependencies: {undeclared}"
+
+
+def test_every_declared_dependency_is_imported() -> None:
+    unused = declared() - set(third_party())
+    assert not unused, f"declared in pyproject but imported nowhere in {SHIPPED}: {sorted(unused)}"
+
+
+def test_the_check_sees_what_it_must() -> None:
+    """The scan finds the imports it is about (a scan that found nothing would pass vacuously)."""
+    dists = third_party()
+    assert {"textual", "pyyaml", "rich", "markdown-it-py"} <= set(dists)
+    assert "tui/app.py" in dists["textual"]

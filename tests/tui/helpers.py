@@ -1,0 +1,42 @@
+"""Helpers for Pilot tests: wait on a condition with a timeout, and the real app with a
+counter the tests read (the shipped App keeps none)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from memtui.tui import app as app_module
+from memtui.tui.app import MemtuiApp
+from memtui.tui.messages import StoreChanged
+
+
+async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 10.0,
+                     message: str = "the expected state") -> None:
+    """Let the app run until `condition()` holds; fail after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise TimeoutError(f"timed out waiting for {message}")
+        await pilot.pause(0.05)
+
+
+class CountingApp(MemtuiApp):
+    """The real app, counting the store changes it refreshed the panes for."""
+
+    CSS_PATH = Path(app_module.__file__).with_name("app.tcss")  # Textual reads it beside the subclass else
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.store_changes = 0
+
+    def on_store_changed(self, _message: StoreChanged) -> None:
+        # Textual runs this and then MemtuiApp's own handler (each class in the MRO has its turn),
+        # which refreshes only once the store is loaded: count the same changes.
+        if self.loaded:
+            self.store_changes += 1
