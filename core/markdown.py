@@ -132,6 +132,8 @@ def _load_yaml(fm_text: str) -> Any:
     except MemoryFileError:
         raise
     except yaml.YAMLError as exc:
+        if "nesting depth" in str(getattr(exc, "problem", "")):  # libyaml's own limit, met before ours
+            raise MemoryFileError(f"invalid YAML frontmatter: nested more than {MAX_YAML_DEPTH} levels deep") from None
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""  # file line: `---` is line 1
         problem = getattr(exc, "problem", None) or type(exc).__name__
