@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import Target
-from .protocol import HookProtocol
+from .protocol import HookProtocol, made_on_demand
 
 if TYPE_CHECKING:  # the install half: the hook's run never imports it
     from .hook_files import HookFiles
@@ -56,13 +56,7 @@ def _files() -> HookFiles:
     )
 
 
-def __getattr__(name: str) -> HookFiles:
-    """`FILES`, where this assistant keeps its hook settings, made when first asked for: the
-    hook's run needs only `PROTOCOL`, and the settings-file code is not imported for it."""
-    if name == "FILES":
-        files = globals()["FILES"] = _files()
-        return files
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = made_on_demand(globals(), "FILES", _files)  # where this assistant keeps its hook settings
 
 
 def user_settings_path(user_home: Path) -> Path:

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in the stubs
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import Target
 
@@ -166,3 +166,20 @@ def fit(result: InjectionResult, protocol: HookProtocol) -> InjectionResult:
         disabled_reason=result.disabled_reason if kept else "over_budget",
         _candidates=candidates, _status_counts=None,
     )
+
+
+_Made = TypeVar("_Made")
+
+
+def made_on_demand(module_globals: dict[str, Any], name: str, make: Callable[[], _Made]) -> Callable[[str], _Made]:
+    """A module `__getattr__` that makes the attribute `name` when it is first asked for and keeps
+    it in the module: an assistant's settings-file code (`FILES`) is never imported for a hook run,
+    which needs only its `PROTOCOL`."""
+
+    def module_getattr(attr: str) -> _Made:
+        if attr == name:
+            made = module_globals[name] = make()
+            return made
+        raise AttributeError(f"module {module_globals['__name__']!r} has no attribute {attr!r}")
+
+    return module_getattr
