@@ -195,18 +195,8 @@ def load_settings(paths: Paths) -> Settings:
             s.max_item_chars = v
         else:
             s.problems.append(Problem(str(gpath), f"memory.maxItemChars must be a positive integer, not {v!r}; using 200"))
-    if "redactSecrets" in memory:
-        v = memory["redactSecrets"]
-        if isinstance(v, bool):
-            s.redact_secrets = v
-        else:
-            s.problems.append(Problem(str(gpath), f"memory.redactSecrets must be true or false, not {v!r}; ignored"))
-    if "requireReview" in memory:
-        v = memory["requireReview"]
-        if isinstance(v, bool):
-            s.require_review = v
-        else:
-            s.problems.append(Problem(str(gpath), f"memory.requireReview must be true or false, not {v!r}; ignored"))
+    s.redact_secrets = _switch(memory, "redactSecrets", s.redact_secrets, gpath, s.problems)
+    s.require_review = _switch(memory, "requireReview", s.require_review, gpath, s.problems)
     if "retrieval" in memory:
         v = memory["retrieval"]
         if v in RETRIEVAL_MODES:
@@ -216,6 +206,15 @@ def load_settings(paths: Paths) -> Settings:
     if "decay" in memory:
         _read_decay(s, memory["decay"], gpath)
     return s
+
+
+def _switch(memory: dict[str, Any], key: str, current: bool, gpath: Path, problems: list[Problem]) -> bool:
+    """A true/false key under "memory": its value, or `current` (reported) when it is not a boolean."""
+    v = memory.get(key, current)
+    if isinstance(v, bool):
+        return v
+    problems.append(Problem(str(gpath), f"memory.{key} must be true or false, not {v!r}; ignored"))
+    return current
 
 
 RETRIEVAL_MODES = ("keyword", "hybrid")
