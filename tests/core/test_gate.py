@@ -431,16 +431,9 @@ def test_import_skips_a_memory_with_control_characters(ws_paths, tmp_path):
 
 
 async def _mcp_remember(paths: Paths, text: str):
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    from tests.cli.test_mcp import session_for  # the real `mcp` client against `memtui mcp`
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), "mcp"],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(paths.home.parent)},
-    )
-    async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
-        await session.initialize()
+    async with session_for(paths) as session:
         return await session.call_tool("remember", {"text": text, "layer": "user"})
 
 
