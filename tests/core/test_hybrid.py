@@ -345,9 +345,8 @@ def test_the_rule_with_semantic_scores_and_decay_equals_the_plain_rule():
     from hypothesis import strategies as st
 
     from memtui.core.injection import ExtraScores, inject
-    from memtui.core.settings import Settings
     from memtui.core.store.layer_index import LayerIndex
-    from tests.core.test_injection import WORDS, _corpus
+    from tests.core.test_injection import WORDS, _corpus, rule_settings
 
     @hsettings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
     @given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 30)] * 3),
@@ -365,10 +364,7 @@ def test_the_rule_with_semantic_scores_and_decay_equals_the_plain_rule():
         semantic = {name: [round(rnd.choice([0.0, rnd.random(), 0.2, 0.5]), 4) for _ in layers[name]] for name in names}
         decay = {name: [rnd.choice([1.0, 0.5, rnd.random()]) if with_decay else 1.0 for _ in layers[name]]
                  for name in names}
-        s = Settings(enabled=True)
-        s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
-        s.gate = dict(zip(names, gates))
-        s.max_items = dict(zip(names, limits))
+        s = rule_settings(total, caps, gates, limits)
         extra = {name: ExtraScores(semantic[name], decay[name] if with_decay else None) for name in names}
         # §12: some entries await review (archived ones among them stay archived)
         unreviewed = frozenset(e.id for name in names for e in layers[name] if rnd.random() < held_share)

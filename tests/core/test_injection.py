@@ -181,6 +181,21 @@ def test_secrets_are_redacted_before_clamping(paths):
 WORDS = ["sqlite", "vitest", "数据库", "连接", "pool", "timeout", "react", "测试", "deploy", "cache"]
 
 
+LAYER_NAMES = ("user", "project", "conversation")
+
+
+def rule_settings(total: int, caps: tuple[int, int, int], gates: tuple[float, float, float] | None = None,
+                  limits: tuple[int | None, int | None, int | None] | None = None) -> Settings:
+    """Memory on, with the given budget (total and one cap per layer), gates and max items."""
+    s = Settings(enabled=True)
+    s.budget = {"total": total, **dict(zip(LAYER_NAMES, caps))}
+    if gates is not None:
+        s.gate = dict(zip(LAYER_NAMES, gates))
+    if limits is not None:
+        s.max_items = dict(zip(LAYER_NAMES, limits))
+    return s
+
+
 def _corpus(rnd: random.Random, n: int, layer: str) -> list[Entry]:
     out = []
     for i in range(n):
@@ -199,8 +214,7 @@ def _corpus(rnd: random.Random, n: int, layer: str) -> list[Entry]:
 def test_budget_properties(seed, sizes, total, caps, query):
     rnd = random.Random(seed)
     layers = {name: _corpus(rnd, n, name) for name, n in zip(("user", "project", "conversation"), sizes)}
-    s = Settings(enabled=True)
-    s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
+    s = rule_settings(total, caps)
     r = inject(layers, s, query)
     assert r.tokens <= total
     remaining, carry = total - est("## Memory"), 0
@@ -321,10 +335,7 @@ def reference_inject(layers, s: Settings, query: str):
 def test_inject_equals_the_plain_rule(seed, sizes, total, caps, gates, limits, max_chars, query):
     rnd = random.Random(seed)
     layers = {name: tuple(_corpus(rnd, n, name)) for name, n in zip(("user", "project", "conversation"), sizes)}
-    s = Settings(enabled=True)
-    s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
-    s.gate = dict(zip(("user", "project", "conversation"), gates))
-    s.max_items = dict(zip(("user", "project", "conversation"), limits))
+    s = rule_settings(total, caps, gates, limits)
     s.max_item_chars = max_chars
     text, expected, truncated, count = reference_inject(layers, s, query)
     r = inject(layers, s, query)
@@ -348,10 +359,7 @@ def test_the_inverted_index_answers_as_the_plain_layer(seed, sizes, total, caps,
 
     rnd = random.Random(seed)
     layers = {name: tuple(_corpus(rnd, n, name)) for name, n in zip(("user", "project", "conversation"), sizes)}
-    s = Settings(enabled=True)
-    s.budget = {"total": total, "user": caps[0], "project": caps[1], "conversation": caps[2]}
-    s.gate = dict(zip(("user", "project", "conversation"), gates))
-    s.max_items = dict(zip(("user", "project", "conversation"), limits))
+    s = rule_settings(total, caps, gates, limits)
     plain = inject(layers, s, query)
     indexed = inject({name: LayerIndex.from_entries(name, entries) for name, entries in layers.items()}, s, query)
     assert indexed.text == plain.text and indexed.status_counts() == plain.status_counts()
