@@ -465,7 +465,6 @@ def doctor_(obj: Ctx, as_json: bool, fix: bool) -> None:
 @click.pass_obj
 def history_(obj: Ctx, as_json: bool, limit: int | None, every: bool) -> None:
     """This workspace's recorded injections, newest first (never the prompt or memory text)."""
-    from memtui.cli.hook import printable
     from memtui.core import history
 
     try:
@@ -484,8 +483,8 @@ def history_(obj: Ctx, as_json: bool, limit: int | None, every: bool) -> None:
             what += " · truncated"
         if r.disabled_reason:
             what += f" · {r.disabled_reason.replace('_', ' ')}"
-        to = f"{printable(r.target)} · " if r.target else ""
-        click.echo(f"{when}  {to}{what} · {r.retrieval_ms:.1f} ms  {printable(r.workspace)}")
+        to = f"{escape_name(r.target)} · " if r.target else ""
+        click.echo(f"{when}  {to}{what} · {r.retrieval_ms:.1f} ms  {escape_name(r.workspace)}")
 
 
 def _set_enabled(paths: Paths, value: bool) -> None:
