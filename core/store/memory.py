@@ -64,13 +64,13 @@ class MemoryStore:
         self._conversation_error: Problem | None = None
         self._index_problem: Problem | None = None
         self._data_version: int | None = None
-        self._listeners: list[Callable[[StoreChange], None]] = []
+        self._listeners: list[Callable[[StoreChange], object]] = []
         self._snapshot = Snapshot.empty()
         self.lines = LineCache()  # the injection engine's made lines and layer indexes for this store
         self.loaded = False
 
     # ------------------------------------------------------------------ listeners
-    def subscribe(self, callback: Callable[[StoreChange], None]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[StoreChange], object]) -> Callable[[], None]:
         self._listeners.append(callback)
         return lambda: self._listeners.remove(callback) if callback in self._listeners else None
 
