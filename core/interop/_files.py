@@ -383,7 +383,8 @@ def first_heading(body: str) -> str:
 
 def dump_yaml(meta: dict[str, Any]) -> str:
     """YAML for a frontmatter block: UTF-8 as is (no \\u escapes), key order kept, no wrapping."""
-    return yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 30)
+    text: str = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 30)
+    return text
 
 
 # ----------------------------------------------------------------------------- what leaves
