@@ -73,8 +73,8 @@ def retrieval_note(settings: Settings) -> Text:
     from memtui.core.semantic import ModelUnavailable, locate
 
     status = model_status(settings)
-    if status.get("model"):
-        model = status["model"]
+    model = status["model"]
+    if model:
         return Text(f"model in use: {model['name']} {model['version']}", style="dim")
     if status.get("reason"):
         return Text(f"⚠ hybrid is set but retrieval is keyword: {status['reason']}", style="bold")

@@ -11,6 +11,7 @@ from itertools import islice
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
@@ -170,7 +171,7 @@ class PreviewPane(Vertical):
     def title_for(target: Target | None) -> str:
         return "Injection preview" if target is None else f"Injection preview · as {protocol(target).name} receives it"
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
         yield Static(id="gauges", markup=False)
         with VerticalScroll(id="preview-scroll"):
@@ -220,8 +221,8 @@ class PreviewPane(Vertical):
         if result.redacted:
             notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
             notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
-        if result.retrieval and result.retrieval.get("model"):  # hybrid retrieval (§13): which model scored
-            model = result.retrieval["model"]
+        model = result.retrieval["model"] if result.retrieval else None
+        if model:  # hybrid retrieval (§13): which model scored
             notes.append(f"Hybrid retrieval: score = max(keyword, semantic) · {model['name']} {model['version']}\n",
                          style="dim")
         if cut and self.target is not None:
