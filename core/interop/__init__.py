@@ -18,8 +18,7 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
 LAYERS = ("user", "project", "conversation")
@@ -123,12 +122,26 @@ class WriteRefused(InteropError):
         self.paths = list(paths)
 
 
-def _module(fmt: str) -> ModuleType:
+class _Format(Protocol):
+    """What every format module provides (imported on first use, by name)."""
+
+    def default_source(self, workspace: Path, user_home: Path) -> Path: ...
+    def read(self, source: Path) -> ReadResult: ...
+    def layout(self, memories: list[Memory], dest: Path, name: Callable[[str], str] = str) -> dict[Path, str]: ...
+
+
+if TYPE_CHECKING:  # each module named in _MODULES is a _Format: mypy checks it here
+    from . import agents_md, claude_code, cline, cursor, jsonl
+
+    _FORMAT_MODULES: tuple[_Format, ...] = (claude_code, agents_md, cursor, cline, jsonl)
+
+
+def _module(fmt: str) -> _Format:
     try:
         name = _MODULES[fmt]
     except KeyError:
         raise InteropError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
-    return importlib.import_module(f"{__name__}.{name}")
+    return cast(_Format, importlib.import_module(f"{__name__}.{name}"))
 
 
 def default_source(fmt: str, workspace: Path, user_home: Path) -> Path:

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict
 from urllib.parse import unquote
 
 from .. import markdown as md
@@ -158,9 +159,20 @@ def default_source(workspace: Path, user_home: Path) -> Path:
 # ----------------------------------------------------------------------------- reading
 
 
-def _index_links(text: str, folder: Path, problems: list[ImportProblem], index_path: Path) -> dict[str, dict]:
-    """`- [Title](file.md) — hook` lines -> {relative file: {"title", "hook", "line"}}."""
-    links: dict[str, dict] = {}
+class _IndexLink(TypedDict):
+    """A `- [Title](file.md) — hook` line of the index, kept with the topic file it links to."""
+
+    title: str
+    hook: str
+    line: int  # 1-based
+    raw: str  # the line as written
+    section: str  # the heading it is under
+    index: NotRequired[str]  # the whole index, kept with its first topic (see `read`)
+
+
+def _index_links(text: str, folder: Path, problems: list[ImportProblem], index_path: Path) -> dict[str, _IndexLink]:
+    """`- [Title](file.md) — hook` lines -> {relative file: its `_IndexLink`}."""
+    links: dict[str, _IndexLink] = {}
     section = ""
     for number, line in enumerate(text.splitlines(), start=1):
         heading = _HEADING.fullmatch(line)
@@ -205,7 +217,7 @@ def _index_notes(path: Path, text: str, result: ReadResult) -> list[Memory]:
     return notes
 
 
-def _topic(path: Path, rel: str, folder: Path, link: dict | None, result: ReadResult) -> Memory | None:
+def _topic(path: Path, rel: str, folder: Path, link: _IndexLink | None, result: ReadResult) -> Memory | None:
     text = read_text(path, folder)
     result.sources[str(path)] = source_text(text, rel)
     meta, body = frontmatter(text)
@@ -217,7 +229,7 @@ def _topic(path: Path, rel: str, folder: Path, link: dict | None, result: ReadRe
     if kind is None and isinstance(nested, dict):
         kind = nested.get("type")
     kind = str(kind).strip().lower() if kind is not None else ""
-    extra: dict = {"file": rel}
+    extra: dict[str, Any] = {"file": rel}
     if kind:
         extra["type"] = kind
     links = sorted({m.group(1).strip() for m in _WIKILINK.finditer(body_text)})
@@ -266,7 +278,7 @@ def read(source: Path) -> ReadResult:
     if not (source / INDEX).exists() and (source / "memory").is_dir():
         source = source / "memory"  # given the project folder rather than its memory folder
     folder = source
-    links: dict[str, dict] = {}
+    links: dict[str, _IndexLink] = {}
     index_path = folder / INDEX
     notes: list[Memory] = []
     raw: list[str] = []
@@ -338,7 +350,7 @@ def index_text(lines: list[str]) -> str:
         keep -= 1
 
 
-def _head_meta(head: object) -> dict | None:
+def _head_meta(head: object) -> dict[str, Any] | None:
     if not isinstance(head, str):
         return None
     try:
