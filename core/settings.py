@@ -118,7 +118,11 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _merge_section(target: dict, given: Any, path: Path, key: str, check: Callable[[Any], bool],
+def _nonneg_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _merge_section(target: dict[str, Any], given: Any, path: Path, key: str, check: Callable[[Any], bool],
                    problems: list[Problem]) -> None:
     if given is None:
         return
@@ -149,7 +153,7 @@ def load_settings(paths: Paths) -> Settings:
         if problem:
             s.problems.append(problem)
 
-    def enabled_from(data, path):
+    def enabled_from(data: dict[str, Any] | None, path: Path) -> bool | None:
         if data is None or "memoryEnabled" not in data:
             return None
         value = data["memoryEnabled"]
@@ -183,11 +187,10 @@ def load_settings(paths: Paths) -> Settings:
     if not isinstance(memory, dict):
         s.problems.append(Problem(str(gpath), "\"memory\" must be an object; using defaults"))
         return s
-    nonneg_int = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0  # noqa: E731
-    _merge_section(s.budget, memory.get("budget"), gpath, "budget", nonneg_int, s.problems)
+    _merge_section(s.budget, memory.get("budget"), gpath, "budget", _nonneg_int, s.problems)
     _merge_section(s.gate, memory.get("gate"), gpath, "gate", lambda v: _is_number(v) and 0 <= v <= 1, s.problems)
     _merge_section(
-        s.max_items, memory.get("maxItems"), gpath, "maxItems", lambda v: v is None or nonneg_int(v), s.problems
+        s.max_items, memory.get("maxItems"), gpath, "maxItems", lambda v: v is None or _nonneg_int(v), s.problems
     )
     if "maxItemChars" in memory:
         v = memory["maxItemChars"]

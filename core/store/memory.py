@@ -20,11 +20,12 @@ from pathlib import Path
 
 from .. import gate
 from .. import markdown as md
+from ..display import path_text
 from ..fileio import ConflictError, read_regular_if_exists
 from ..model import FILE_LAYERS, Entry, Layer
-from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError, path_text
+from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError
 from .edits import Change, ChangeLog, ReviewChange, RowChange
-from .index import DatabaseError, MuseDB, now_ms
+from .index import ConversationRow, DatabaseError, MuseDB, now_ms
 from .layer_index import LineCache
 from .scan import FileRecord, Scan, conversation_entry
 from .snapshot import Snapshot
@@ -60,7 +61,7 @@ class MemoryStore:
                          within={layer: paths.container(layer) for layer in FILE_LAYERS})
         self._lock = threading.RLock()
         self._conversation: tuple[Entry, ...] = ()
-        self._conversation_rows: dict = {}
+        self._conversation_rows: dict[str, ConversationRow] = {}
         self._conversation_error: Problem | None = None
         self._index_problem: Problem | None = None
         self._data_version: int | None = None
@@ -422,7 +423,7 @@ def _naming(path: Path) -> Iterator[None]:
         raise md.EditRefused(f"{path_text(str(path))}: {exc}") from None
 
 
-def _index_rows(rec: FileRecord) -> list[dict]:
+def _index_rows(rec: FileRecord) -> list[dict[str, object]]:
     stamp = now_ms()
     return [
         {
