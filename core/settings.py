@@ -14,14 +14,14 @@ from typing import Any
 from . import gate
 from .display import path_text
 from .fileio import RefusedFileError, read_regular_if_exists
+from .model import Layer
 from .paths import Paths, Problem, escapes
 
 MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file must be a regular file of at most 1 MiB (SPEC §8)
 
-LAYERS = ("user", "project", "conversation")
-DEFAULT_BUDGET = {"total": 2000, "user": 600, "project": 800, "conversation": 600}
-DEFAULT_GATE = {"user": 0.0, "project": 0.0, "conversation": 0.2}
-DEFAULT_MAX_ITEMS: dict[str, int | None] = {"user": None, "project": None, "conversation": 10}
+DEFAULT_BUDGET: dict[str, int] = {"total": 2000, Layer.USER: 600, Layer.PROJECT: 800, Layer.CONVERSATION: 600}
+DEFAULT_GATE: dict[str, float] = {Layer.USER: 0.0, Layer.PROJECT: 0.0, Layer.CONVERSATION: 0.2}
+DEFAULT_MAX_ITEMS: dict[str, int | None] = {Layer.USER: None, Layer.PROJECT: None, Layer.CONVERSATION: 10}
 DEFAULT_MAX_ITEM_CHARS = 200
 DEFAULT_THEME = "memtui-dark"
 

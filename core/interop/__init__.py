@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
-LAYERS = ("user", "project", "conversation")
+from ..model import LAYERS, Layer  # noqa: F401  (LAYERS re-exported: the layers a record may name)
 
-_MODULES = {
+_MODULES = {  # format name -> its module here, in the order `import --help` and errors list them
     "claude-code": "claude_code",
     "agents-md": "agents_md",
     "cursor": "cursor",
     "cline": "cline",
     "jsonl": "jsonl",
 }
+FORMATS: tuple[str, ...] = tuple(_MODULES)
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Memory:
     """
 
     text: str
-    layer: str = "project"  # user | project | conversation
+    layer: str = Layer.PROJECT  # user | project | conversation
     category: str = ""
     tags: tuple[str, ...] = ()
     importance: str = "normal"

@@ -23,6 +23,7 @@ from urllib.parse import unquote
 
 from .. import markdown as md
 from ..fileio import read_regular
+from ..model import Layer
 from . import ImportProblem, Memory, ReadResult, SourceText
 from ._files import (
     SourceError,
@@ -209,7 +210,7 @@ def _is_index_or_warning(text: str) -> bool:
 def _index_notes(path: Path, text: str, result: ReadResult) -> list[Memory]:
     _, entries = markdown_entries(text)
     when = mtime(path)
-    notes = [Memory(text=e.text, layer="project", section=e.section, updated_at=when, origin=str(path),
+    notes = [Memory(text=e.text, layer=Layer.PROJECT, section=e.section, updated_at=when, origin=str(path),
                     extra={"file": INDEX})
              for e in entries if not _is_index_or_warning(e.text)]
     if notes:  # the index as it was, so an export can give it back when nothing changed
@@ -248,7 +249,7 @@ def _topic(path: Path, rel: str, folder: Path, link: _IndexLink | None, result: 
     status = md.text_field(meta, "status")
     return Memory(
         text=body_text,
-        layer="user" if kind in USER_TYPES else "project",
+        layer=Layer.USER if kind in USER_TYPES else Layer.PROJECT,
         category=CATEGORY.get(kind, md.text_field(meta, "category")),
         tags=md.tags_of(meta),
         importance=importance if importance in ("high", "low") else "normal",
@@ -311,7 +312,7 @@ def _type_for(memory: Memory) -> str:
     kind = str(memory.extra.get("type", "")).lower()
     if kind in TYPES:
         return kind
-    if memory.layer == "user":
+    if memory.layer == Layer.USER:
         return "feedback"
     return "reference" if memory.category == "reference" else "project"
 

@@ -340,7 +340,7 @@ class MemoryStore:
                 self.db.ensure_conversation(conversation_id, "Added in memtui", str(self.paths.workspace))
             stamp = now_ms()
             memory_id = str(uuid.uuid4())
-            row: dict[str, object] = {"id": memory_id, "type": "conversation", "category": category or "knowledge",
+            row: dict[str, object] = {"id": memory_id, "type": Layer.CONVERSATION, "category": category or "knowledge",
                    "content": text, "tags": json.dumps(tags, ensure_ascii=False), "source": "manual",
                    "conversation_id": conversation_id, "file_path": None, "created_at": stamp, "updated_at": stamp}
             self.log.apply("create", f"add {_snippet(text)} to the conversation layer", {}, {}, self.db,

@@ -21,7 +21,7 @@ from memtui.core.assistants import TARGETS, Target
 from memtui.core.assistants.delivery import for_target, protocol
 from memtui.core.display import escape_name, escape_text
 from memtui.core.injection import Candidate, InjectionResult
-from memtui.core.model import LAYERS
+from memtui.core.model import LAYERS, Layer
 
 from ..text import LAYER_TITLES, one_line
 
@@ -110,7 +110,7 @@ def candidate_line(c: Candidate, scored: bool = True) -> Text:
     out.append(f"  {reason:<17}", style="yellow" if c.status == "budget" else "dim")
     if scored and c.parts is not None:  # hybrid retrieval (§13): the score is the larger of the two
         out.append(f"kw {c.parts[0]:.2f} · sem {c.parts[1]:.4f}  ", style="dim")
-    if c.entry.layer == "conversation":
+    if c.entry.layer == Layer.CONVERSATION:
         where = f"“{escape_name(c.entry.conversation_title or 'no conversation')}”"
     else:
         where = escape_name(c.entry.source_ref)
