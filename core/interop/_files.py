@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -25,6 +25,9 @@ from .. import gate
 from .. import markdown as md
 from ..paths import MAX_FILE_BYTES
 from . import ImportProblem, SourceText, WriteRefused
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 T = TypeVar("T")
 _FENCE = re.compile(r"---[ \t]*")
@@ -365,7 +368,7 @@ def same_entries(text: str, memories: list[Any]) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _block_parser() -> Any:
+def _block_parser() -> MarkdownIt:
     """A block-level CommonMark parser, made once (building one costs more than parsing a memory)."""
     from markdown_it import MarkdownIt
 
