@@ -21,7 +21,7 @@ from .store import MemoryStore, MuseDB
 from .store.index import busy_or_readonly
 
 
-def status(paths: Paths) -> dict:
+def status(paths: Paths) -> dict[str, Any]:
     """Everything `memtui status` reports, as one JSON-ready object."""
     settings = load_settings(paths)
     store = open_store(paths)

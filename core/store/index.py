@@ -14,10 +14,12 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a connection is made: `memtui preview` and the hook never need it
     import sqlite_utils
+
+    from .edits import RowChange
 
 from .generation import GENERATION_TRIGGERS
 
@@ -214,7 +216,8 @@ class MuseDB:
     def data_version(self) -> int:
         with self._lock:
             db = self._connect(create=False)
-            return db.execute("PRAGMA data_version").fetchone()[0]
+            version: int = db.execute("PRAGMA data_version").fetchone()[0]
+            return version
 
     # ------------------------------------------------------------------ change generation (prepared index)
     def row_generation(self, create: bool = False) -> int | str:
@@ -350,7 +353,7 @@ class MuseDB:
                 )
             return memory_id
 
-    def get_memory_row(self, memory_id: str) -> dict | None:
+    def get_memory_row(self, memory_id: str) -> dict[str, Any] | None:
         with self._lock:
             db = self.ensure_schema()
             rows = list(db["memories"].rows_where("id = ?", [memory_id]))
@@ -376,20 +379,20 @@ class MuseDB:
                 cur = db.execute("DELETE FROM memories WHERE id = ? AND type = 'conversation'", [memory_id])
             return cur.rowcount
 
-    def restore_memory_row(self, row: dict) -> None:
+    def restore_memory_row(self, row: dict[str, Any]) -> None:
         with self._lock:
             db = self.ensure_schema()
             with db.conn:
                 db.table("memories").insert(row, replace=True)
 
     # ------------------------------------------------------------------ logged row changes (undo)
-    def _row_is(self, db: sqlite_utils.Database, memory_id: str, expected: dict | None) -> bool:
+    def _row_is(self, db: sqlite_utils.Database, memory_id: str, expected: dict[str, Any] | None) -> bool:
         rows = list(db["memories"].rows_where("id = ?", [memory_id]))
         if expected is None:
             return not rows
         return bool(rows) and all(rows[0].get(k) == expected.get(k) for k in ("content", "updated_at", "type"))
 
-    def write_rows(self, changes: list) -> list:
+    def write_rows(self, changes: list[RowChange]) -> list[RowChange]:
         """Apply row changes (`before` -> `after`, None = absent) in one transaction, each only
         while the row is still `before`; a row another writer changed since is a conflict and
         nothing is written."""
@@ -411,7 +414,7 @@ class MuseDB:
                         db.table("memories").insert(change.after, replace=True)
             return changes
 
-    def check_rows_unchanged(self, changes: list) -> None:
+    def check_rows_unchanged(self, changes: list[RowChange]) -> None:
         """Refuse (ConflictError) when a row is no longer as memtui left it."""
         from ..fileio import ConflictError
 
@@ -422,14 +425,14 @@ class MuseDB:
                     raise ConflictError(f"conversation memory {change.id} changed since memtui wrote it; "
                                         "not restored")
 
-    def rows_match(self, changes: list, side: str) -> bool:
+    def rows_match(self, changes: list[RowChange], side: str) -> bool:
         """Is every row of `changes` as it was `before` the change (side "before") or as
         memtui left it (side "after")? None on that side means the row is absent."""
         with self._lock:
             db = self.ensure_schema()
             return all(self._row_is(db, change.id, getattr(change, side)) for change in changes)
 
-    def restore_rows(self, changes: list) -> None:
+    def restore_rows(self, changes: list[RowChange]) -> None:
         """Put every row back as it was before the change (None: remove it)."""
         with self._lock:
             db = self.ensure_schema()
@@ -452,7 +455,7 @@ class MuseDB:
                     ignore=True,
                 )
 
-    def backup_rows(self) -> tuple[list[dict], list[dict]]:
+    def backup_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Every conversation and every conversation memory row, each as a dict of its
         columns exactly as stored (the `jsonl` backup, SPEC §9). ([], []) without a database."""
         with self._lock:
@@ -483,7 +486,7 @@ class MuseDB:
                 found.update(str(r[0]) for r in db.execute(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk))
             return found
 
-    def restore_conversations(self, conversations: list[dict]) -> None:
+    def restore_conversations(self, conversations: list[dict[str, Any]]) -> None:
         """Insert conversations field for field; one whose id exists is left as it is."""
         with self._lock:
             db = self.ensure_schema()
@@ -512,7 +515,7 @@ class MuseDB:
             except (sqlite3.DatabaseError, DatabaseError):  # no cache: the files get parsed
                 return {}
 
-    def index_file(self, layer: str, path: Path, stat: tuple[int, int, str], rows: list[dict], payload: str) -> None:
+    def index_file(self, layer: str, path: Path, stat: tuple[int, int, str], rows: list[dict[str, object]], payload: str) -> None:
         """Replace the index rows derived from one Markdown file, and its cached entries."""
         with self._lock:
             db = self.ensure_schema()
@@ -597,9 +600,9 @@ class MuseDB:
                 args = [pattern, pattern, limit]
             return [r[0] for r in db.execute(sql, args)]
 
-    def health(self) -> dict:
+    def health(self) -> dict[str, Any]:
         """What `status` reports about the index. Never raises."""
-        info: dict = {"path": str(self.path), "exists": self.exists()}
+        info: dict[str, Any] = {"path": str(self.path), "exists": self.exists()}
         if not info["exists"]:
             info["ok"] = True
             info["note"] = "no database yet; it is created on the first write or index"
@@ -644,7 +647,7 @@ class MuseDB:
             info["error"] = str(exc)
         return info
 
-    def export_conversations(self) -> list[dict]:
+    def export_conversations(self) -> list[dict[str, Any]]:
         """Every conversation memory (all workspaces) with its conversation, for JSON Lines."""
         with self._lock:
             db = self._connect(create=False)
@@ -664,7 +667,7 @@ class MuseDB:
             out.append({"memory": memory, "conversation": convs.get(memory.get("conversation_id"))})
         return out
 
-    def import_conversations(self, records: list[dict]) -> tuple[int, int]:
+    def import_conversations(self, records: list[dict[str, Any]]) -> tuple[int, int]:
         """Add exported conversation memories; ones already present (same id) are left alone.
         Returns (added, already present)."""
         added = present = 0

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..injection import LineMaker, Made, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry
@@ -39,13 +39,17 @@ _FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path")
 _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
 
 
-def entry_row(entry: Entry) -> tuple:
+def entry_row(entry: Entry) -> tuple[object, ...]:
     row = [_plain(getattr(entry, name)) for name in ENTRY_FIELDS]
     row[_PATH_AT] = None if entry.path is None else str(entry.path)
     return tuple(row)
 
 
-def _plain(value):
+@overload
+def _plain(value: str) -> str: ...
+@overload
+def _plain(value: object) -> object: ...
+def _plain(value: object) -> object:
     """str subclasses (the Layer enum) as plain str, tuples of them too: marshal takes only plain types."""
     if isinstance(value, str):
         return str.__str__(value) if type(value) is not str else value
@@ -157,7 +161,7 @@ class LayerIndex:
     prepared index of `core.store.prepared`): the rule reads both the same way."""
 
     def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: Mapping[str, Sequence[int] | bytes],
-                 archived_terms: list, entries: list[Entry | None], rows: Sequence[tuple] | None = None,
+                 archived_terms: list[Iterable[str]], entries: list[Entry | None], rows: Sequence[tuple[Any, ...]] | None = None,
                  shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
                  frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None,
                  lines: LineCache | None = None, groups: list[tuple[int, int, int]] | None = None,
@@ -192,7 +196,7 @@ class LayerIndex:
         return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
-    def state(self, maker: LineMaker) -> dict:
+    def state(self, maker: LineMaker) -> dict[str, Any]:
         """Everything a later process needs to answer without the entries, as plain values
         (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
         shows of it and its line made with `maker`'s settings."""
@@ -209,7 +213,7 @@ class LayerIndex:
         }
 
     @classmethod
-    def from_state(cls, core: dict, rows: Sequence[tuple], shown: Sequence[Shown], made: Sequence[Made],
+    def from_state(cls, core: dict[str, Any], rows: Sequence[tuple[Any, ...]], shown: Sequence[Shown], made: Sequence[Made],
                    frags: Sequence[tuple[str, str]], postings: Mapping[str, bytes]) -> LayerIndex:
         """An index from a saved state; `rows`, `shown`, `made`, `frags` and `postings` may be
         lazy (read when first asked for)."""
@@ -247,7 +251,7 @@ class LayerIndex:
             e = self._entries[pos] = Entry(**fields)
         return e
 
-    def fields(self, pos: int, names: Sequence[str]) -> tuple:
+    def fields(self, pos: int, names: Sequence[str]) -> tuple[Any, ...]:
         """Some of a position's entry fields, from the saved row when the entry is not made yet
         (§13 reads the text fields and dates of every position: making 40,000 entries costs more)."""
         e = self._entries[pos]
@@ -260,7 +264,8 @@ class LayerIndex:
     def text(self, pos: int) -> str:
         e = self._entries[pos]
         if e is None and self._rows is not None:
-            return self._rows[pos][_TEXT_AT]
+            text: str = self._rows[pos][_TEXT_AT]
+            return text
         return self.entry(pos).text
 
     def shown(self, pos: int) -> Shown:

@@ -33,6 +33,7 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import gate
 from ..fileio import sha256
@@ -87,7 +88,7 @@ def code_stamp() -> str:
     return h.hexdigest()
 
 
-def _settings_key(settings: Settings) -> list:
+def _settings_key(settings: Settings) -> list[int | bool]:
     return [settings.max_item_chars, bool(settings.redact_secrets)]
 
 
@@ -118,8 +119,9 @@ class _Sections:
         self.base = base
         self.size = size  # the file's length: no section may claim more than is there
 
-    def read(self, offset: int, length: int, crc: int) -> list:
-        return marshal.loads(self.raw(offset, length, crc))
+    def read(self, offset: int, length: int, crc: int) -> list[Any]:
+        values: list[Any] = marshal.loads(self.raw(offset, length, crc))
+        return values
 
     def raw(self, offset: int, length: int, crc: int) -> bytes:
         fits = offset >= 0 and length >= 0 and self.base + offset + length <= self.size
@@ -134,22 +136,22 @@ class _Sections:
         return piece
 
 
-class Chunks(Sequence):
+class Chunks(Sequence[Any]):
     """A saved list read back a chunk at a time, on first use: the hook reads the few entries
     it injects, `--json` all of them."""
 
     def __init__(self, sections: _Sections, chunks: list[tuple[int, int, int]], size: int):
         self._sections = sections
         self._chunks = chunks
-        self._loaded: list[list | None] = [None] * len(chunks)
+        self._loaded: list[list[Any] | None] = [None] * len(chunks)
         self._size = size
 
     def __len__(self) -> int:
         return self._size
 
-    def materialize(self) -> list:
+    def materialize(self) -> list[Any]:
         """Every value as one plain list (when all of them are wanted)."""
-        out: list = []
+        out: list[Any] = []
         for i in range(len(self._chunks)):
             part = self._loaded[i]
             if part is None:
@@ -165,7 +167,7 @@ class Chunks(Sequence):
         return part[pos - i * CHUNK]
 
 
-class Postings(Mapping):
+class Postings(Mapping[str, bytes]):
     """A saved layer's postings, term -> bytes of positions, each read (and checked) when a
     query asks for its term: the hook reads the lists of its prompt's terms, not every list."""
 
@@ -209,7 +211,7 @@ class _Writer:
         self.size += len(piece)
         return at
 
-    def chunked(self, values: list) -> list[tuple[int, int, int]]:
+    def chunked(self, values: list[Any]) -> list[tuple[int, int, int]]:
         out = []
         for i in range(0, len(values), CHUNK):
             piece = marshal.dumps(values[i:i + CHUNK])
@@ -230,7 +232,7 @@ class SavedLayer:
 
     index: LayerIndex
     problems: list[Problem]
-    saved: dict
+    saved: dict[str, Any]
     sections: _Sections
 
 
@@ -303,7 +305,7 @@ def _read_generation(paths: Paths) -> int | str:
         conn.close()
 
 
-def _check_layer(paths: Paths, layer: str, saved: dict, gen: int | str | None) -> list[Problem] | None:
+def _check_layer(paths: Paths, layer: str, saved: dict[str, Any], gen: int | str | None) -> list[Problem] | None:
     """The layer's problems when what it was built from is unchanged, else None."""
     if layer == Layer.CONVERSATION:
         return [] if saved["gen"] != "untracked" and saved["gen"] == gen else None
@@ -311,7 +313,7 @@ def _check_layer(paths: Paths, layer: str, saved: dict, gen: int | str | None) -
     root = str(paths.root(layer))
     if any(p.source == root for p in walk_problems):
         return None  # a failed layer: the store reports it
-    states: dict = saved["files"]
+    states: dict[str, Any] = saved["files"]
     if len(files) != len(states):
         return None
     problems: list[Problem] = []
@@ -337,7 +339,7 @@ def _check_layer(paths: Paths, layer: str, saved: dict, gen: int | str | None) -
     return problems + walk_problems
 
 
-def _layer_index(saved: dict, sections: _Sections) -> LayerIndex:
+def _layer_index(saved: dict[str, Any], sections: _Sections) -> LayerIndex:
     core = saved["core"]
     size = core["size"]
     rows, shown, made, frags = (Chunks(sections, chunks, size) for chunks in saved["sections"])
@@ -378,7 +380,7 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
         layers.update(built)
         prepared = Prepared.of(layers, failed)
         if save and not failed and paths.home.is_dir() and gen != "untracked":
-            new: dict[str, dict] = {}
+            new: dict[str, dict[str, Any]] = {}
             for layer in missing:
                 if layer == Layer.CONVERSATION:
                     new[layer] = {"gen": gen}
@@ -393,7 +395,7 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
     return prepared
 
 
-def _save(paths: Paths, settings: Settings, built: dict[str, tuple[LayerIndex, dict]],
+def _save(paths: Paths, settings: Settings, built: dict[str, tuple[LayerIndex, dict[str, Any]]],
           kept: dict[str, SavedLayer]) -> None:
     for _, info in built.values():
         for state in info.get("files", {}).values():
@@ -402,7 +404,7 @@ def _save(paths: Paths, settings: Settings, built: dict[str, tuple[LayerIndex, d
                 return  # a bad file just changed: nothing to hash it against later
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     writer = _Writer()
-    layers: dict[str, dict] = {}
+    layers: dict[str, dict[str, Any]] = {}
     try:
         for layer in LAYERS:
             if layer in built:
