@@ -23,7 +23,8 @@ import yaml
 
 from .. import gate
 from .. import markdown as md
-from ..paths import MAX_FILE_BYTES
+from ..fileio import file_kind
+from ..paths import MAX_FILE_BYTES, is_inside
 from . import ImportProblem, SourceText, WriteRefused
 
 T = TypeVar("T")
@@ -36,26 +37,6 @@ class SourceError(ValueError):
 
 def describe(path: Path) -> str:
     return str(path)
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
 
 
 def read_bytes(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES) -> bytes:
@@ -71,11 +52,11 @@ def read_bytes(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES
             st = os.stat(path.resolve(strict=True))
         except (OSError, RuntimeError):
             raise SourceError("broken or looping symlink") from None
-    if root is not None and not _inside(path.resolve(), root.resolve()):
+    if root is not None and not is_inside(path.resolve(), root.resolve()):
         # the file or a folder on its way is a link out of the folder being imported
         raise SourceError("symlink leads outside the folder being imported; not followed")
     if not stat.S_ISREG(st.st_mode):
-        raise SourceError(f"{_kind(st.st_mode)}, not a regular file; skipped")
+        raise SourceError(f"{file_kind(st.st_mode)}, not a regular file; skipped")
     if st.st_size > limit:
         raise SourceError(f"file is {st.st_size} bytes, over the {_limit_text(limit)} limit; skipped")
     try:
@@ -136,7 +117,7 @@ def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterat
                 continue
             if (base / name).is_symlink():
                 target = (base / name).resolve()
-                if not _inside(target, root.resolve()):
+                if not is_inside(target, root.resolve()):
                     problems.append(ImportProblem(describe(base / name),
                                                   "symlink leads outside the folder being imported; not followed"))
                 continue
