@@ -10,6 +10,7 @@ written for another tool passes `outbound_text` / `outbound_name` (the outbound 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -25,7 +26,7 @@ from .. import gate
 from .. import markdown as md
 from ..fileio import file_kind
 from ..paths import MAX_FILE_BYTES, is_inside
-from . import ImportProblem, SourceText, WriteRefused
+from . import ImportProblem, ReadResult, SourceText, WriteRefused
 
 T = TypeVar("T")
 _FENCE = re.compile(r"---[ \t]*")
@@ -143,6 +144,23 @@ def missing_source(path: Path) -> ImportProblem | None:
     if not os.path.lexists(path):
         return ImportProblem(describe(path), "does not exist")
     return None
+
+
+def reader(read_into: Callable[[Path, ReadResult], None]) -> Callable[[Path], ReadResult]:
+    """A format's `read(source) -> ReadResult` from its own reading into a result: the fresh
+    result and a source that does not exist are handled here, the same for every format."""
+
+    @functools.wraps(read_into)
+    def read(source: Path) -> ReadResult:
+        result = ReadResult()
+        problem = missing_source(source)
+        if problem:
+            result.problems.append(problem)
+        else:
+            read_into(source, result)
+        return result
+
+    return read
 
 
 # ----------------------------------------------------------------------------- YAML
