@@ -22,7 +22,7 @@ from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, MemoryStore
-from .store.index import DatabaseError
+from .store.database import DatabaseError
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
 
@@ -155,7 +155,7 @@ def _guard(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
 
 
 def _database_message(exc: Exception) -> str:
-    from .store.index import busy_or_readonly
+    from .store.database import busy_or_readonly
 
     why = busy_or_readonly(exc)
     if why == "locked":
@@ -372,7 +372,6 @@ def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, laye
     text and name through the outbound redaction. Returns the plan (carried out unless
     `dry_run`; with `to_stdout`, the jsonl backup text in `plan.text`)."""
     from . import interop, transfer
-    from .store.index import DatabaseError
 
     try:
         plan = transfer.plan_export(store, fmt, dest, user_home or Path.home(), layers, redact, to_stdout)

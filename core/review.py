@@ -26,7 +26,7 @@ from .model import LAYERS, Entry, Layer
 
 if TYPE_CHECKING:
     from .store import Change, MemoryStore
-    from .store.index import MuseDB
+    from .store.index import ReviewState
 
 log = logging.getLogger("memtui.review")
 
@@ -73,13 +73,13 @@ def read_reviewed(db_path: Path) -> set[str]:
 ReviewFields = tuple[str, str, str, str]
 
 
-def held_back(db: MuseDB | Path, entries: Iterable[Entry] | Iterable[ReviewFields]) -> frozenset[str]:
+def held_back(state: ReviewState | Path, entries: Iterable[Entry] | Iterable[ReviewFields]) -> frozenset[str]:
     """The ids of the unreviewed entries among `entries` (entries, or their ReviewFields), for
-    `memory.requireReview`. `db`: the store's database, or the path of muse.db. When the
+    `memory.requireReview`. `state`: the store's review state, or the path of muse.db. When the
     review state cannot be read, every auto or import entry counts as unreviewed (the setting
     asks to send nothing unjudged)."""
     try:
-        reviewed = read_reviewed(db) if isinstance(db, Path) else db.reviewed_keys()
+        reviewed = read_reviewed(state) if isinstance(state, Path) else state.accepted()
     except Exception as exc:  # a locked or damaged database: fail closed
         log.warning("review state unreadable, holding back every auto/import memory: %s", exc)
         reviewed = set()
@@ -164,10 +164,10 @@ def _newest_first(entries: Iterable[Entry]) -> list[Entry]:
 # ---------------------------------------------------------------------- the actions
 def _reviewed(store: MemoryStore) -> set[str]:
     from .actions import ActionError
-    from .store.index import DatabaseError
+    from .store.database import DatabaseError
 
     try:
-        return store.db.reviewed_keys()
+        return store.review_state.accepted()
     except DatabaseError as exc:
         raise ActionError(f"cannot read the review state: {exc}") from None
 
@@ -191,7 +191,7 @@ def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:
     back in the inbox); returns the ones that were awaiting review."""
     from .actions import ActionError
     from .fileio import ConflictError
-    from .store.index import DatabaseError
+    from .store.database import DatabaseError
 
     reviewed = _reviewed(store)
     todo = [e for e in entries if needs_review(e) and review_key(e) not in reviewed]
@@ -226,7 +226,7 @@ def edited(store: MemoryStore, entry: Entry | None) -> None:
     if entry is None or not needs_review(entry):
         return
     try:
-        store.db.set_reviewed([(review_key(entry), entry.id)])
+        store.review_state.add([(review_key(entry), entry.id)])
     except Exception as exc:
         log.warning("edit not recorded as a review: %s", exc)
 
