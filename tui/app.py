@@ -226,7 +226,7 @@ class MemtuiApp(App[None]):
     def refresh_inbox(self) -> None:
         """Read what awaits review (the store's entries against memtui's review table)."""
         try:
-            items = review.inbox(self.store)
+            items = actions.inbox(self.store)
         except actions.ActionError as exc:
             self.call_from_thread(self.say, escape_name(str(exc)), title="Inbox", severity="warning")
             items = []
@@ -240,7 +240,7 @@ class MemtuiApp(App[None]):
                 screen.show(self.inbox)
 
     def accept_memories(self, entries: list[Entry]) -> None:
-        self.write(lambda: EntriesAccepted(review.accept(self.store, entries)), AcceptRefused)
+        self.write(lambda: EntriesAccepted(actions.accept(self.store, entries)), AcceptRefused)
 
     @on(EntriesAccepted)
     def _accepted(self, message: EntriesAccepted) -> None:
@@ -257,7 +257,7 @@ class MemtuiApp(App[None]):
 
     def reject_memory(self, entry: Entry) -> None:
         def job() -> EntryRejected | None:
-            change = review.reject(self.store, [entry])
+            change = actions.reject(self.store, [entry])
             return None if change is None else EntryRejected(entry, change)
 
         self.write(job, "Not rejected")

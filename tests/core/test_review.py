@@ -56,7 +56,7 @@ def test_counted_statuses_agree_with_the_candidates_when_entries_are_held_back(s
         result = inject_from_store(store, settings, query)
         assert result.status_counts() == dict(Counter(c.status for c in result.candidates)), query
         held = {c.entry.id for c in result.candidates if c.status == "unreviewed"}
-        assert held == {e.id for e in review.unreviewed(store)}
+        assert held == {e.id for e in actions.unreviewed(store)}
         assert all("blue green" not in c.line for c in result.included)
 
 
@@ -74,7 +74,7 @@ def test_accepting_lets_an_entry_in_and_an_outside_change_holds_it_back_again(st
     settings = load_settings(store.paths)
     row = store.get("row-13")
     assert "deploy fact number 13" not in inject_from_store(store, settings, "deploy fact number 13").text
-    review.accept(store, [row])
+    actions.accept(store, [row])
     assert "- deploy fact number 13" in inject_from_store(store, settings, "deploy fact number 13").text
     with sqlite3.connect(store.paths.db_path) as conn:  # Muse's extractor rewrites the row
         conn.execute("UPDATE memories SET content = ?, updated_at = updated_at + 1 WHERE id = 'row-13'",
@@ -110,11 +110,11 @@ def test_require_review_must_be_a_boolean(paths):
 
 
 def test_the_review_table_is_memtuis_own(store):
-    review.accept(store, review.unreviewed(store)[:1])
+    actions.accept(store, actions.unreviewed(store)[:1])
     tables = {r[0] for r in Database(store.paths.db_path).ensure_schema().execute(
         "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "memtui_reviewed" in tables
     fresh = MemoryStore(store.paths)
     fresh.load()
-    assert len(review.unreviewed(fresh)) == len(review.unreviewed(store))
+    assert len(actions.unreviewed(fresh)) == len(actions.unreviewed(store))
     fresh.close()

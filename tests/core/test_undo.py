@@ -658,7 +658,7 @@ def test_a_writer_killed_before_its_record_leaves_no_orphan_folder(paths):
 ACCEPT_CRASH_CHILD = r"""
 import os, sys
 from pathlib import Path
-from memtui.core import actions, review
+from memtui.core import actions
 from memtui.core.paths import Paths
 from memtui.core.store.index import ReviewState
 
@@ -670,7 +670,7 @@ def dying(self, items):
 
 ReviewState.add = dying
 store = actions.open_store(paths)
-review.accept_all(store)
+actions.accept_all(store)
 print("not killed")
 """
 

@@ -148,8 +148,6 @@ AUTO_FILE = "---\nsource: auto\n---\n\n- deploy with blue green switches\n- depl
 
 def test_the_review_state_travels_with_the_backup(tmp_path):
     """SPEC §12: what the person accepted comes back accepted; the rest still awaits review."""
-    from memtui.core import review
-
 
     src = make(tmp_path, "src")
     (src.user_root / "auto.md").write_text(AUTO_FILE)
@@ -163,8 +161,8 @@ def test_the_review_state_travels_with_the_backup(tmp_path):
     store = actions.open_store(src)
     accepted = [e for e in store.entries() if e.text in ("deploy with blue green switches", "deploy fact number 1")
                 or SECRET in e.text]
-    assert len(review.accept(store, accepted)) == 3
-    waiting = sorted(e.text for e in review.unreviewed(store))
+    assert len(actions.accept(store, accepted)) == 3
+    waiting = sorted(e.text for e in actions.unreviewed(store))
     assert waiting == ["deploy fact number 0", "deploy fact number 2", "deploy on fridays never"]
 
     dump = tmp_path / "backup.jsonl"
@@ -177,14 +175,14 @@ def test_the_review_state_travels_with_the_backup(tmp_path):
     target = actions.open_store(empty)
     report = actions.import_memories(target, "jsonl", dump, user_home=tmp_path)
     assert report.invalid == [] and report.reviewed_restored == 2
-    assert sorted(e.text for e in review.unreviewed(target)) == sorted([*waiting, "Stripe key is [REDACTED]"])
+    assert sorted(e.text for e in actions.unreviewed(target)) == sorted([*waiting, "Stripe key is [REDACTED]"])
 
     exact = make(tmp_path, "exact")  # written without redaction, the secret's entry comes back accepted too
     dump2 = tmp_path / "exact.jsonl"
     actions.export_memories(actions.open_store(src), "jsonl", dump2, user_home=tmp_path, redact=False)
     again = actions.import_memories(actions.open_store(exact), "jsonl", dump2, user_home=tmp_path)
     assert again.reviewed_restored == 3
-    assert sorted(e.text for e in review.unreviewed(actions.open_store(exact))) == waiting
+    assert sorted(e.text for e in actions.unreviewed(actions.open_store(exact))) == waiting
 
 
 def test_a_review_line_must_name_a_place_and_a_text_hash(tmp_path):
@@ -209,7 +207,6 @@ def test_a_backup_that_came_with_the_repository_is_not_restored_as_it_was(tmp_pa
     """SPEC §8: a jsonl file inside the workspace is the repository's, not the person's backup:
     no file comes back whole, no user memory, no conversation row, no review state; its project
     memories come in one by one as `source: import`, awaiting review."""
-    from memtui.core import review
 
     src = make(tmp_path, "src")
     (src.user_root / "mine.md").write_text("---\nsource: auto\n---\n\n- my own preference\n")
@@ -220,7 +217,7 @@ def test_a_backup_that_came_with_the_repository_is_not_restored_as_it_was(tmp_pa
            created_at=1, updated_at=1)
     db.close()
     store = actions.open_store(src)
-    review.accept(store, store.entries())
+    actions.accept(store, store.entries())
     cloned = make(tmp_path, "cloned")
     actions.export_memories(store, "jsonl", cloned.workspace / "memories.jsonl", user_home=tmp_path, redact=False)
 
@@ -233,4 +230,4 @@ def test_a_backup_that_came_with_the_repository_is_not_restored_as_it_was(tmp_pa
     assert f.layer == "project" and f.backup is None and b"source: import" in f.data
     assert b"source: manual" not in f.data and list(cloned.user_root.rglob("*.md")) == []
     [entry] = actions.open_store(cloned).entries()
-    assert entry.source == "import" and review.is_unreviewed(actions.open_store(cloned), entry)
+    assert entry.source == "import" and entry in actions.unreviewed(actions.open_store(cloned))
