@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
-import shlex
-import subprocess
-import tempfile
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -429,29 +424,6 @@ class MemtuiApp(App[None]):
         if (isinstance(screen, EditScreen) and screen.entry is not None and not screen.conflict
                 and self.store.get(screen.entry.id) is None):
             screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
-
-    def edit_in_editor(self, entry: Entry | None) -> None:
-        """Edit `entry` in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
-        if entry is None:
-            self.say("Select a memory first.", severity="warning")
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
-            tmp.write(entry.text + "\n")
-            name = tmp.name
-        try:
-            with self.suspend():
-                subprocess.run([*shlex.split(editor), name], check=False)
-            text = Path(name).read_text(encoding="utf-8")
-        except Exception as exc:  # no terminal to suspend to, editor missing…
-            self.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
-            return
-        finally:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        self.save_edit(entry, text)
 
     # -- delete
     @on(DeleteAsked)
