@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model import Layer
 from .database import BUSY_TIMEOUT_MS, DatabaseError, Row, Tables, busy_or_readonly, now_ms
 from .generation import GENERATION_TRIGGERS
 
@@ -196,7 +197,7 @@ class Conversations(Tables):
                 db.table("memories").insert(
                     {
                         "id": memory_id,
-                        "type": "conversation",
+                        "type": Layer.CONVERSATION,
                         "category": category or "knowledge",
                         "content": content,
                         "tags": json.dumps(list(tags), ensure_ascii=False),
