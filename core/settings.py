@@ -66,11 +66,25 @@ class Settings:
     require_review: bool = False  # memory.requireReview (SPEC §12): unreviewed entries are left out
     theme: str = DEFAULT_THEME
     problems: list[Problem] = field(default_factory=list)
+    unreadable: list[Problem] = field(default_factory=list)  # settings files that could not be read at all
     global_path: Path | None = None
     workspace_path: Path | None = None
 
     @property
+    def unknown_because(self) -> Problem | None:
+        """The unreadable settings file that may hold memoryEnabled when no readable one does
+        (the workspace's first): memory is then off until that file is fixed by hand, and
+        `memtui enable` would not overwrite it."""
+        if self.enabled_source != "default" or not self.unreadable:
+            return None
+        return next((p for p in self.unreadable if p.source == str(self.workspace_path)), self.unreadable[0])
+
+    @property
     def enabled_why(self) -> str:
+        unknown = self.unknown_because
+        if unknown is not None:
+            reason = unknown.message.split("; using defaults", 1)[0]
+            return f"{unknown.source} cannot be read ({reason}), so memoryEnabled is unknown and memory stays off"
         if self.enabled_source == "workspace":
             return f"memoryEnabled is {str(self.enabled).lower()} in {self.workspace_path}"
         if self.enabled_source == "global":
@@ -151,6 +165,7 @@ def load_settings(paths: Paths) -> Settings:
     gdata, problem = read_json_object(paths.global_settings)
     if problem:
         s.problems.append(problem)
+        s.unreadable.append(problem)
     wdata = None
     if paths.workspace_settings != paths.global_settings:
         # a cloned repository's `.muse/settings.json` (or `.muse`) may be a symlink out of
@@ -160,6 +175,7 @@ def load_settings(paths: Paths) -> Settings:
             wdata, problem = read_json_object(paths.workspace_settings)
         if problem:
             s.problems.append(problem)
+            s.unreadable.append(problem)
 
     def enabled_from(data, path):
         if data is None or "memoryEnabled" not in data:
