@@ -32,6 +32,7 @@ def status(paths: Paths) -> dict:
         data: dict[str, Any] = {
             "enabled": settings.enabled,
             "why": settings.enabled_why,
+            "settings_unreadable": settings.unknown_because is not None,  # then `enable` cannot help
             "workspace": str(paths.workspace),
             "home": str(paths.home),
             "paths": {
@@ -400,8 +401,9 @@ def already_loaded(entries: list[Entry], workspace: Path) -> list[Finding]:
         at = best[2] if best else next((i for i, text in enumerate(texts) if len(mine) >= MIN_REPEATED_CHARS and mine in text),
                                        None)
         if at is not None:
+            verb = "nearly repeats" if best and best[1] < 100 else "repeats"
             out.append(Finding("already_loaded", e.source_ref,
-                               f"repeats {lines[at][0]}, which the assistant already loads in this workspace", e.id, e.layer))
+                               f"{verb} {lines[at][0]}, which the assistant already loads in this workspace", e.id, e.layer))
     return out
 
 

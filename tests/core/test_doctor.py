@@ -150,3 +150,11 @@ def test_the_demo_starts_in_step_and_shows_what_the_doctor_finds(tmp_path):
     found = doctor.findings(paths)
     assert sorted((f.kind, f.source) for f in found) == [("already_loaded", "context.md:11"),
                                                          ("stale_reference", "patterns.md:7")]
+
+
+def test_already_loaded_says_nearly_when_the_memory_is_not_the_line(paths):
+    (paths.workspace / "AGENTS.md").write_text("- Migrations live in db/migrations and run with pnpm db:migrate\n")
+    write(paths.project_root / "context.md", "- Migrations live in db/migrations and run with pnpm db:migrate\n"
+                                             "- Migrations live in db/migrations and they run with pnpm db:migrate\n")
+    found = sorted((f.source, f.reason) for f in doctor.findings(paths, ("already_loaded",)))
+    assert [reason.split(" AGENTS.md")[0] for _, reason in found] == ["repeats", "nearly repeats"]
