@@ -433,3 +433,13 @@ def _save(paths: Paths, settings: Settings, built: dict[str, tuple[LayerIndex, d
         gate.write(target, b"".join([header, body, *writer.parts]), root=paths.home, kind=gate.Kind.DATA)
     except (OSError, ValueError) as exc:  # a cache is never required
         log.info("prepared index not saved: %s", exc)
+
+
+def saved_rows(index: LayerIndex) -> list[tuple] | None:
+    """A saved layer's entries as their saved rows (`layer_index.entry_row`: Entry's fields
+    but `terms`, in order, the path as a string), in the index's order, read at once; None
+    for a layer indexed from entries in this process (it has the entries themselves)."""
+    rows = index._rows
+    if rows is None or not hasattr(rows, "materialize"):
+        return None
+    return rows.materialize()
