@@ -26,6 +26,7 @@ from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
+from memtui.core.store.prepared import Prepared
 
 from .messages import (
     DeleteAsked,
@@ -39,6 +40,7 @@ from .messages import (
 )
 from .screens import EditScreen, FindingsScreen, HelpScreen, SettingsChoice, SettingsScreen
 from .screens.inbox import InboxScreen
+from .startup import inject_prepared, pane_order
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
@@ -95,6 +97,8 @@ class MainScreen(Screen[None]):
         self._generation = 0
         self._filter_generation = 0
         self._choices: dict[str, tuple[tuple[Entry, ...], list[str]]] = {}  # filter strings per layer snapshot
+        self._ordered: dict[str, tuple[tuple[Entry, ...], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
+        self._prepared: dict[str, tuple[Entry, ...]] = {}  # the prepared index's entries, until the store loads
         self._pending_keep: dict[str, str] = {}  # entry to select once the next refresh shows it
         self._last_results: dict[str, tuple[list[Entry], int]] = {}  # each layer's last listing, unsorted
         self.order = "file"  # actions.ENTRY_ORDERS: how each pane is sorted (o cycles)
@@ -169,11 +173,28 @@ class MainScreen(Screen[None]):
         self.refresh_bindings()
 
     # ------------------------------------------------------------------ store
-    def store_loaded(self) -> None:
+    @property
+    def showing(self) -> bool:
+        """The panes list memories: the store's, or the prepared index's until it loads."""
+        return self.memtui.loaded or bool(self._prepared)
+
+    def prepared_opened(self, entries: dict[str, list[Entry]]) -> None:
+        """The prepared index's entries, listed while the store loads behind them."""
+        self._prepared = {layer: tuple(found) for layer, found in entries.items()}
         for pane in self.query(EntryPane):
             pane.loading = False
         self.refresh_panes()
         self.query_one("#pane-user", EntryPane).focus()
+        self.schedule_preview()
+
+    def store_loaded(self) -> None:
+        shown = bool(self._prepared)
+        self._prepared = {}
+        for pane in self.query(EntryPane):
+            pane.loading = False
+        self.refresh_panes()
+        if not shown:  # else the user may be somewhere already: the focus stays there
+            self.query_one("#pane-user", EntryPane).focus()
         self.schedule_preview()
 
     def store_changed(self, layers: Iterable[str]) -> None:
@@ -196,7 +217,7 @@ class MainScreen(Screen[None]):
         rapidfuzz's partial_ratio scores the best-aligned part of each row, so a word with a
         typo still finds it (WRatio scales partial matches down by the length ratio: a word
         found exactly in a long memory scores only 60)."""
-        snapshot = self.memtui.store.snapshot(layer)
+        snapshot = self.layer_entries(layer)
         query = utils.default_process(text)
         if not query:
             return list(snapshot), len(snapshot)
@@ -210,6 +231,20 @@ class MainScreen(Screen[None]):
                                score_cutoff=FILTER_CUTOFF, limit=None)
         hits.sort(key=lambda h: (-h[1], h[2]))
         return [snapshot[h[2]] for h in hits], len(snapshot)
+
+    def layer_entries(self, layer: str) -> tuple[Entry, ...]:
+        """The layer's entries in pane order: the store's once it has loaded, the prepared
+        index's before (the same order, so nothing moves when the store takes over)."""
+        if not self.memtui.loaded:
+            return self._prepared.get(layer, ())
+        snapshot = self.memtui.store.snapshot(layer)
+        if layer != Layer.CONVERSATION:
+            return snapshot  # the store reads Markdown in pane order (file, then line)
+        cached = self._ordered.get(layer)
+        if cached is None or cached[0] is not snapshot:
+            cached = (snapshot, tuple(pane_order(layer, snapshot)))
+            self._ordered[layer] = cached
+        return cached[1]
 
     def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
         layers = tuple(LAYERS if layers is None else layers)
@@ -246,7 +281,7 @@ class MainScreen(Screen[None]):
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value
-        if self.memtui.loaded:
+        if self.showing:
             self.refresh_panes()
 
     @on(EntryPane.Highlighted)
@@ -305,14 +340,20 @@ class MainScreen(Screen[None]):
         self.schedule_preview()
 
     def schedule_preview(self) -> None:
-        if not self.memtui.loaded:
+        if not self.showing:
             return
         self._generation += 1
-        self.compute_preview(self.query_text, self._generation)
+        app = self.memtui
+        self.compute_preview(self.query_text, self._generation, None if app.loaded else app.prepared)
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
-    def compute_preview(self, query: str, generation: int) -> None:
-        result = inject_from_store(self.memtui.store, self.memtui.settings, query)
+    def compute_preview(self, query: str, generation: int, prepared: Prepared | None = None) -> None:
+        """The preview of `query`: from the store, or from the prepared index until it loads."""
+        app = self.memtui
+        if prepared is not None:
+            result = inject_prepared(app.paths, prepared, app.settings, query)
+        else:
+            result = inject_from_store(app.store, app.settings, query)
         summary = left_out(result) if result.disabled_reason != "switch_off" else None  # off the event loop
         if not get_current_worker().is_cancelled:
             self.post_message(PreviewReady(query, result, generation, summary))
@@ -324,7 +365,9 @@ class MainScreen(Screen[None]):
         try:
             self.query_one(PreviewPane).show(message.result, message.left_out)
         except NoMatches:
-            pass
+            return
+        if not self.memtui.first_paint.is_set():
+            self.call_after_refresh(self.memtui.first_paint.set)  # the store's load waits for this
 
     def action_toggle_fold(self) -> None:
         fold = self.query_one("#fold", Collapsible)
