@@ -36,6 +36,7 @@ from memtui.core.store.prepared import Prepared
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
+from .insights import DoctorProcess
 from .main_screen import MainScreen
 from .messages import (
     AcceptRefused,
@@ -78,6 +79,7 @@ from .text import LAYER_TITLES, describe, snippet
 log = logging.getLogger("memtui.tui")
 
 SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed by `memtui disable` elsewhere)
+DOCTOR_IN_PROCESS = 5000  # entries up to which the doctor runs in a thread (milliseconds), else in a child process
 FIRST_PAINT_WAIT = 2.0  # seconds the store's load waits for the first preview to be on screen, at most
 
 
@@ -119,6 +121,7 @@ class MemtuiApp(App[None]):
         self.history: dict[str, tuple[Any, ...]] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
         self._insights_running = False
         self._insights_again = False
+        self._doctor = DoctorProcess()
         self.inbox: list[review.Pending] | None = None  # awaiting review (SPEC §12), newest first; None: not read yet
         self.main = MainScreen()
 
@@ -147,6 +150,7 @@ class MemtuiApp(App[None]):
         self.set_class(self.size.width < 100 or self.size.height < 30, "-small")
 
     def on_unmount(self) -> None:
+        self._doctor.stop()
         if self.watcher is not None:
             self.watcher.stop()
         if self._unsubscribe:
@@ -242,7 +246,10 @@ class MemtuiApp(App[None]):
     @work(thread=True, group="insights", exit_on_error=False)
     def compute_insights(self) -> None:
         try:
-            found: list[Finding] = findings(self.paths, store=self.store)  # the loaded store, not a reload
+            if sum(len(self.store.snapshot(layer)) for layer in LAYERS) <= DOCTOR_IN_PROCESS:
+                found: list[Finding] = findings(self.paths, store=self.store)  # the loaded store, not a reload
+            else:  # in a child process at low priority: the panes and the preview keep the interpreter
+                found = self._doctor.run(self.paths)
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
             found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
         try:

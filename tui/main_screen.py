@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
@@ -30,6 +31,7 @@ from memtui.core.store.prepared import Prepared
 
 from .messages import (
     DeleteAsked,
+    LeftOutReady,
     MemorySwitched,
     PreviewReady,
     SettingsRefused,
@@ -44,12 +46,17 @@ from .startup import inject_prepared, pane_order
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
-from .widgets.preview import left_out
+from .widgets.preview import left_out, left_out_counts
 
 if TYPE_CHECKING:
     from .app import MemtuiApp
 
 FILTER_CUTOFF = 75.0  # rapidfuzz partial_ratio: a typo in a word still matches; unrelated rows score ~50
+# Left out up to this many candidates, the preview's near misses and lists are found with the
+# injection itself; past it (a large store), once the typing pauses for LEFT_OUT_PAUSE seconds:
+# finding them walks thousands of candidates, more than the injection costs per keystroke.
+LEFT_OUT_AT_ONCE = 3000
+LEFT_OUT_PAUSE = 0.12
 COMPACT_WIDTH = 100  # below this many columns: one pane at a time (tabs), detail hidden
 COMPACT_HEIGHT = 30
 # Keys that type a character: not advertised (and not run) while an input has focus.
@@ -102,6 +109,7 @@ class MainScreen(Screen[None]):
         self._pending_keep: dict[str, str] = {}  # entry to select once the next refresh shows it
         self._last_results: dict[str, tuple[list[Entry], int]] = {}  # each layer's last listing, unsorted
         self.order = "file"  # actions.ENTRY_ORDERS: how each pane is sorted (o cycles)
+        self._left_out_timer: Timer | None = None  # a large store's near misses, once the typing pauses
 
     @property
     def memtui(self) -> MemtuiApp:
@@ -354,9 +362,28 @@ class MainScreen(Screen[None]):
             result = inject_prepared(app.paths, prepared, app.settings, query)
         else:
             result = inject_from_store(app.store, app.settings, query)
-        summary = left_out(result) if result.disabled_reason != "switch_off" else None  # off the event loop
+        summary = None
+        if result.disabled_reason != "switch_off":  # off the event loop
+            summary = left_out_counts(result)
+            if summary.total <= LEFT_OUT_AT_ONCE:
+                summary = left_out(result)
         if not get_current_worker().is_cancelled:
             self.post_message(PreviewReady(query, result, generation, summary))
+
+    @work(thread=True, exclusive=True, group="left-out", exit_on_error=False)
+    def compute_left_out(self, result: InjectionResult, generation: int) -> None:
+        if generation != self._generation:
+            return  # typed on
+        summary = left_out(result)
+        if not get_current_worker().is_cancelled:
+            self.post_message(LeftOutReady(result, generation, summary))
+
+    def on_left_out_ready(self, message: LeftOutReady) -> None:
+        if message.generation == self._generation:
+            try:
+                self.query_one(PreviewPane).show(message.result, message.left_out)
+            except NoMatches:
+                pass
 
     def on_preview_ready(self, message: PreviewReady) -> None:
         if message.generation != self._generation:
@@ -366,6 +393,12 @@ class MainScreen(Screen[None]):
             self.query_one(PreviewPane).show(message.result, message.left_out)
         except NoMatches:
             return
+        if self._left_out_timer is not None:
+            self._left_out_timer.stop()
+            self._left_out_timer = None
+        if message.left_out is not None and message.left_out.pending:
+            result, generation = message.result, message.generation
+            self._left_out_timer = self.set_timer(LEFT_OUT_PAUSE, lambda: self.compute_left_out(result, generation))
         if not self.memtui.first_paint.is_set():
             self.call_after_refresh(self.memtui.first_paint.set)  # the store's load waits for this
 

@@ -61,6 +61,17 @@ class PreviewReady(Message):
         self.left_out = left_out  # the preview pane's LeftOut, built in the worker
 
 
+class LeftOutReady(Message):
+    """The near misses and per-reason lists of a preview already shown (a large store's are
+    looked for once the typing pauses)."""
+
+    def __init__(self, result: InjectionResult, generation: int, left_out: Any) -> None:
+        super().__init__()
+        self.result = result
+        self.generation = generation
+        self.left_out = left_out
+
+
 # ---------------------------------------------------------------- what a write worker reports
 # The App's write worker posts exactly one of these per write: the outcome, typed, or the
 # refusal. Each has one handler in the App (`@on(...)`), so every path from a write to what

@@ -93,3 +93,26 @@ async def test_a_first_run_says_it_is_indexing_until_the_panes_fill(demo_paths, 
         await wait_until(pilot, lambda: app.ready.is_set() and app.last_result is not None, message="first preview")
         assert "indexing" not in app.sub_title
         assert all(listed(app, layer) for layer in LAYERS)
+
+
+async def test_a_large_stores_doctor_runs_in_a_child_process_with_the_same_findings(tmp_path, monkeypatch):
+    from memtui.core.doctor import findings
+    from memtui.tui import app as app_module
+    from tests.tui.test_insights import planted
+
+    paths = planted(tmp_path)
+    monkeypatch.setattr(app_module, "DOCTOR_IN_PROCESS", 0)  # as if the store were large
+    runs = []
+    run = app_module.DoctorProcess.run
+
+    def counted(self, p):
+        runs.append(p)
+        return run(self, p)
+
+    monkeypatch.setattr(app_module.DoctorProcess, "run", counted)
+    app = MemtuiApp(paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.loaded and app.findings is not None, timeout=60, message="doctor run")
+        assert runs == [paths]
+        assert sorted(app.findings, key=repr) == sorted(findings(paths), key=repr)
+        assert {"stale_reference", "duplicate", "invalid"} <= {f.kind for f in app.findings}
