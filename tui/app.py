@@ -11,6 +11,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,8 @@ log = logging.getLogger("memtui.tui")
 SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed by `memtui disable` elsewhere)
 DOCTOR_IN_PROCESS = 5000  # entries up to which the doctor runs in a thread (milliseconds), else in a child process
 FIRST_PAINT_WAIT = 2.0  # seconds the store's load waits for the first preview to be on screen, at most
+TYPING_PAUSE = 0.4  # the store loads once no key was typed into an input for this long…
+TYPING_WAIT = 10.0  # …or after this many seconds of typing, whichever comes first
 
 
 class MemtuiApp(App[None]):
@@ -107,6 +110,7 @@ class MemtuiApp(App[None]):
         self.ready = asyncio.Event()  # set once the panes are populated
         self._store_ready = threading.Event()  # writes wait for the store
         self.first_paint = threading.Event()  # the first preview is on screen: the store may load
+        self.last_typed = 0.0  # time.monotonic() of the last key typed into the query or the filter
         self._indexing = ""  # the layers whose prepared index is being built (shown in the header)
         self._unsubscribe: Callable[[], None] | None = None
         themes, self.theme_problems = load_themes()
@@ -172,6 +176,11 @@ class MemtuiApp(App[None]):
                 self.post_message(PreparedOpened(prepared, entries))
                 del entries
                 self.first_paint.wait(FIRST_PAINT_WAIT)
+                # the prepared index answers the preview meanwhile: loading the store (seconds of
+                # interpreter time at 40,000 entries) waits for a pause in the typing
+                deadline = time.monotonic() + TYPING_WAIT
+                while time.monotonic() < deadline and time.monotonic() - self.last_typed < TYPING_PAUSE:
+                    time.sleep(0.05)
                 self.store.lines.made.setdefault((self.settings.max_item_chars, bool(self.settings.redact_secrets)), {})
                 self.store.lines.saved.update(prepared.indexes)  # taken for the store's snapshots that hold them
             self.store.load()

@@ -4,6 +4,7 @@ one refresh of the layers it touched."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
@@ -289,6 +290,7 @@ class MainScreen(Screen[None]):
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value
+        self.memtui.last_typed = time.monotonic()
         if self.showing:
             self.refresh_panes()
 
@@ -345,6 +347,7 @@ class MainScreen(Screen[None]):
     @on(Input.Changed, "#query")
     def query_changed(self, event: Input.Changed) -> None:
         self.query_text = event.value
+        self.memtui.last_typed = time.monotonic()
         self.schedule_preview()
 
     def schedule_preview(self) -> None:

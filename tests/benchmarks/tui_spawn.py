@@ -9,9 +9,10 @@ and the state is looked at as that frame goes out. Reported, each from the spawn
 frame with the panes populated, the first frame with a preview, the doctor's findings in
 (the background "insights"); the child's CPU time (all threads) at the first two; per key
 typed into the preview query, the time from the key event sent to the first frame showing
-the preview of the new query (keys are sent as
-Textual's driver sends them, not through `Pilot.press`, whose waits for an idle process
-would be timed too); the child's RSS at the first preview's frame and its peak.
+the preview of the new query (keys are sent as Textual's driver sends them, not through
+`Pilot.press`, whose waits for an idle process would be timed too), and the child's CPU
+time per key while typing (all threads, the pauses between keys included); the child's RSS
+at the first preview's frame and its peak.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ async def child(home: str, workspace: str, spawned: float, keys: int, gap: float
         box.focus()
         await asyncio.sleep(gap)
         latencies = []
+        typing_cpu = time.process_time()
         typed = ""
         for ch in (QUERY * 4)[:keys]:
             typed += ch
@@ -107,6 +109,7 @@ async def child(home: str, workspace: str, spawned: float, keys: int, gap: float
             latencies.append(watching["at"] - start)
             await asyncio.sleep(gap)  # a person's pace between keys
         out["keystroke_ms"] = [x * 1000 for x in latencies]
+        out["cpu_per_key_ms"] = (time.process_time() - typing_cpu) / max(1, len(latencies)) * 1000
         watching["check"] = None
         await until(lambda: app.findings is not None)
         out["insights_s"] = time.time() - spawned
@@ -151,6 +154,7 @@ def main() -> None:
         "cpu_to_panes_s": statistics.median(r["panes_cpu_s"] for r in runs),
         "cpu_to_first_preview_s": statistics.median(r["first_preview_cpu_s"] for r in runs),
         "keystroke_p50_ms": pct(keys, 0.5), "keystroke_p95_ms": pct(keys, 0.95),
+        "cpu_per_key_ms": statistics.median(r["cpu_per_key_ms"] for r in runs),
         "rss_after_first_preview_mb": statistics.median(r["rss_after_first_preview_mb"] for r in runs),
         "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in runs),
         "spawn_to_insights_s": statistics.median(r["insights_s"] for r in runs),
