@@ -15,7 +15,7 @@ from types import FrameType
 
 from . import gate
 from .paths import Paths
-from .store.index import MuseDB
+from .store.conversations import Conversations
 
 FIXED_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z, so every run of the demo orders the same
 
@@ -190,8 +190,27 @@ UNFILED = [("Kenji prefers questions about the database in the #db channel, not 
 OTHER_WORKSPACE: tuple[str, str, list[tuple[str, list[str]]]] = ("conv-other", "Another project", [("This memory belongs to another workspace and is never shown here", [])])
 
 
+# The demo repository's own files: an AGENTS.md the assistant loads anyway (one project memory
+# repeats a line of it: the doctor's `already_loaded`) and the folders its memories name
+# (`src/db/` was moved away since a memory named it: a `stale_reference`).
+WORKSPACE_FILES = {
+    "AGENTS.md": """# shop-app
+
+- Migrations live in `db/migrations` and run with `pnpm db:migrate`; never edit an applied migration
+- Run `pnpm test` before every push
+""",
+    "db/migrations/0001_init.sql": "CREATE TABLE orders (id bigint PRIMARY KEY);\n",
+    "src/app/page.tsx": "export default function Page() { return null }\n",
+}
+
+
 def write_demo(home: Path, workspace: Path) -> Paths:
     """Write the sample set into `home` and `workspace` (both created) and turn memory on."""
+    for rel, text in WORKSPACE_FILES.items():
+        path = workspace / rel
+        gate.make_dir(path.parent, root=workspace)
+        gate.write(path, text.encode("utf-8"), root=workspace, kind=gate.Kind.TEXT)
+        os.utime(path, (FIXED_MTIME, FIXED_MTIME))
     for owner, root, files in ((home, home / "memory", USER_FILES), (workspace, workspace / ".muse" / "memory", PROJECT_FILES)):
         for rel, text in files.items():
             path = root / rel
@@ -203,7 +222,7 @@ def write_demo(home: Path, workspace: Path) -> Paths:
     ).encode("utf-8"), root=home, kind=gate.Kind.SETTINGS)
     gate.write(workspace / ".muse" / "settings.json", (json.dumps({"memoryEnabled": True}, indent=2) + "\n").encode("utf-8"),
                root=workspace, kind=gate.Kind.SETTINGS)
-    db = MuseDB(home / "muse.db")
+    db = Conversations(home / "muse.db")
     base = FIXED_MTIME * 1000
     n = 0
     for cid, title, memories in [*CONVERSATIONS, OTHER_WORKSPACE]:
@@ -211,13 +230,12 @@ def write_demo(home: Path, workspace: Path) -> Paths:
         db.ensure_conversation(cid, title, where)
         for text, tags in memories:
             n += 1
-            db.add_conversation_memory(text, category="knowledge", tags=tags, conversation_id=cid, source="auto",
-                                       memory_id=f"{cid}-{n:02d}", created_at=base + n * 60_000,
-                                       updated_at=base + n * 60_000)
+            db.add(text, category="knowledge", tags=tags, conversation_id=cid, source="auto",
+                   memory_id=f"{cid}-{n:02d}", created_at=base + n * 60_000, updated_at=base + n * 60_000)
     for text, tags in UNFILED:
         n += 1
-        db.add_conversation_memory(text, tags=tags, source="manual", memory_id=f"unfiled-{n:02d}",
-                                   created_at=base + n * 60_000, updated_at=base + n * 60_000)
+        db.add(text, tags=tags, source="manual", memory_id=f"unfiled-{n:02d}",
+               created_at=base + n * 60_000, updated_at=base + n * 60_000)
     db.close()
     paths = Paths(home.resolve(), workspace.resolve())
     _accept_reviewed(paths)
@@ -225,16 +243,17 @@ def write_demo(home: Path, workspace: Path) -> Paths:
 
 
 def _accept_reviewed(paths: Paths) -> None:
-    """Record the demo's auto memories as accepted, but for AWAITING_REVIEW."""
+    """Record the demo's auto memories as accepted, but for AWAITING_REVIEW; the load also
+    indexes the memory files, so the demo starts with its search index in step."""
     from . import review
     from .store.memory import MemoryStore
 
-    store = MemoryStore(paths, index=False)
+    store = MemoryStore(paths)
     try:
         store.load()
         accepted = [e for e in store.entries() if review.needs_review(e) and e.text not in AWAITING_REVIEW]
         # the demo's own setting up, not a change of the person's: kept out of the undo log
-        store.db.set_reviewed([(review.review_key(e), e.id) for e in accepted])
+        store.review_state.add([(review.review_key(e), e.id) for e in accepted])
     finally:
         store.close()
 

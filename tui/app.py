@@ -6,14 +6,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import os
-import shlex
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -286,7 +281,7 @@ class MemtuiApp(App[None]):
     def refresh_inbox(self) -> None:
         """Read what awaits review (the store's entries against memtui's review table)."""
         try:
-            items = review.inbox(self.store)
+            items = actions.inbox(self.store)
         except actions.ActionError as exc:
             self.call_from_thread(self.say, escape_name(str(exc)), title="Inbox", severity="warning")
             items = []
@@ -300,7 +295,7 @@ class MemtuiApp(App[None]):
                 screen.show(self.inbox)
 
     def accept_memories(self, entries: list[Entry]) -> None:
-        self.write(lambda: EntriesAccepted(review.accept(self.store, entries)), AcceptRefused)
+        self.write(lambda: EntriesAccepted(actions.accept(self.store, entries)), AcceptRefused)
 
     @on(EntriesAccepted)
     def _accepted(self, message: EntriesAccepted) -> None:
@@ -317,7 +312,7 @@ class MemtuiApp(App[None]):
 
     def reject_memory(self, entry: Entry) -> None:
         def job() -> EntryRejected | None:
-            change = review.reject(self.store, [entry])
+            change = actions.reject(self.store, [entry])
             return None if change is None else EntryRejected(entry, change)
 
         self.write(job, "Not rejected")
@@ -493,29 +488,6 @@ class MemtuiApp(App[None]):
                 and self.store.get(screen.entry.id) is None):
             screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
 
-    def edit_in_editor(self, entry: Entry | None) -> None:
-        """Edit `entry` in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
-        if entry is None:
-            self.say("Select a memory first.", severity="warning")
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
-            tmp.write(entry.text + "\n")
-            name = tmp.name
-        try:
-            with self.suspend():
-                subprocess.run([*shlex.split(editor), name], check=False)
-            text = Path(name).read_text(encoding="utf-8")
-        except Exception as exc:  # no terminal to suspend to, editor missing…
-            self.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
-            return
-        finally:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        self.save_edit(entry, text)
-
     # -- delete
     @on(DeleteAsked)
     def _delete_asked(self, message: DeleteAsked) -> None:
@@ -607,7 +579,7 @@ class MemtuiApp(App[None]):
         names = {"question_mark": "?", "slash": "/", "escape": "esc"}
         longer = {"cycle_order": "Sort each pane: file order → most injected → last injected",
                   "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid",
-                  "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x)",
+                  "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x); u undoes",
                   "reload": "Reload every memory file, the database and the settings",
                   "undo_log": "Undo log: memtui's changes, newest first"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))
