@@ -195,7 +195,7 @@ class MemtuiApp(App[None]):
         self._update_subtitle()
 
     def on_prepared_opened(self, message: PreparedOpened) -> None:
-        if self.loaded:
+        if self.loaded or not self.main.is_attached:  # the app is closing
             return
         self.prepared = message.prepared
         self._indexing = ""
@@ -204,6 +204,8 @@ class MemtuiApp(App[None]):
         self.ready.set()
 
     def on_store_loaded(self, _: StoreLoaded) -> None:
+        if not self.main.is_attached:  # the app is closing: nothing to show it in
+            return
         self.loaded = True
         self.main.store_loaded()
         self.ready.set()
