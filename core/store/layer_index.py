@@ -13,15 +13,16 @@ import heapq
 import json
 import logging
 from array import array
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
 from ..injection import LineMaker, Made, base_key, candidate_fields
-from ..model import IMPORTANCE_RANK, Entry
+from ..model import IMPORTANCE_RANK, Entry, Layer
 
 log = logging.getLogger("memtui.injection")
 
@@ -329,21 +330,275 @@ class LayerIndex:
 
     def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[int]:
         """Active positions in §5 order: importance, score desc, then base order. With
-        `scored_only`, only the positions with a score above 0, still in that order. Lazy (a
-        heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
-        rank = self.rank
-        heap = [(rank[p], -n, p) for p, n in counts.items()]
-        heapq.heapify(heap)
+        `scored_only`, only the positions with a score above 0, still in that order."""
+        return in_order(self.rank, self.groups, counts, scored_only)
 
-        def scored_in(group: int | None) -> Iterator[int]:
-            while heap and (group is None or heap[0][0] == group):
-                yield heapq.heappop(heap)[2]
 
-        if scored_only:
-            yield from scored_in(None)
-            return
-        for group, start, stop in self.groups:
-            yield from scored_in(group)
-            for pos in range(start, stop):
-                if pos not in counts:
-                    yield pos
+def in_order(rank: Sequence[int], groups: list[tuple[int, int, int]], counts: Mapping[int, int],
+             scored_only: bool) -> Iterator[int]:
+    """`LayerCandidates.in_order` from each position's rank and the rank groups. Lazy (a
+    heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
+    heap = [(rank[p], -n, p) for p, n in counts.items()]
+    heapq.heapify(heap)
+
+    def scored_in(group: int | None) -> Iterator[int]:
+        while heap and (group is None or heap[0][0] == group):
+            yield heapq.heappop(heap)[2]
+
+    if scored_only:
+        yield from scored_in(None)
+        return
+    for group, start, stop in groups:
+        yield from scored_in(group)
+        for pos in range(start, stop):
+            if pos not in counts:
+                yield pos
+
+
+# ---------------------------------------------------------------------- a saved layer patched
+def _key_at(index: LayerIndex, pos: int) -> tuple:
+    """`injection.base_key` of a position, from the saved row (no entry made)."""
+    updated_at, entry_id, rel_path, line_start = index.fields(pos, ("updated_at", "id", "rel_path", "line_start"))
+    place = (entry_id,) if index.layer == Layer.CONVERSATION else (rel_path, line_start)
+    return (index.rank[pos], -updated_at, place)
+
+
+def _rank_bytes(rank: Sequence[int], start: int, stop: int) -> bytes:
+    if isinstance(rank, memoryview):
+        return rank[start:stop].tobytes()
+    return array("b", rank[start:stop]).tobytes()
+
+
+def _sorted_groups(rank: memoryview, n_active: int) -> list[tuple[int, int, int]]:
+    """`_groups` of ranks that are sorted (each rank one run), found with bytes searches."""
+    raw = rank[:n_active].tobytes()
+    groups: list[tuple[int, int, int]] = []
+    pos = 0
+    while pos < n_active:
+        value = raw[pos:pos + 1]
+        stop = raw.rfind(value, pos) + 1
+        if raw.count(value, pos, stop) != stop - pos:  # not one run: the plain walk
+            return _groups(rank, n_active)
+        groups.append((rank[pos], pos, stop))
+        pos = stop
+    return groups
+
+
+class Merge:
+    """Where a saved layer's positions (less `removed`) and the entries of `added` (a small
+    index of the entries new or changed since it was saved) go in the layer's new base order.
+    Kept as runs `(first new position, from added?, first position in its source, length)`:
+    a few runs however large the layer, so the saved postings are read shifted, not copied."""
+
+    def __init__(self, base: LayerIndex, removed: Iterable[int], added: LayerIndex):
+        self.removed = sorted(removed)
+        self.runs: list[tuple[int, bool, int, int]] = []
+        self._first = 0  # runs before it are never extended (the active ones, once the archived start)
+        self.n_active = self._segment(base, added, 0, base.n_active, 0, added.n_active, 0)
+        self._first = len(self.runs)
+        self.size = self._segment(base, added, base.n_active, base.size, added.n_active, added.size, self.n_active)
+        self.starts = [run[0] for run in self.runs]
+        # (first, stop, shift) of each run of saved positions, in order
+        self.base_runs = [(src, src + n, at - src) for at, new, src, n in self.runs if not new]
+        self._base_starts = [run[0] for run in self.base_runs]
+        self.added_at = [0] * added.size  # the new position of each added one
+        for at, new, src, n in self.runs:
+            if new:
+                self.added_at[src:src + n] = range(at, at + n)
+
+    def _emit(self, at: int, new: bool, src: int, n: int) -> None:
+        if len(self.runs) > self._first:
+            last_at, last_new, last_src, last_n = self.runs[-1]
+            if last_new == new and last_at + last_n == at and last_src + last_n == src:
+                self.runs[-1] = (last_at, new, last_src, last_n + n)
+                return
+        self.runs.append((at, new, src, n))
+
+    def _segment(self, base: LayerIndex, added: LayerIndex, lo: int, hi: int, a_lo: int, a_hi: int, m: int) -> int:
+        b = lo
+        for i in range(a_lo, a_hi):
+            key = base_key(added.entry(i))
+            left, right = b, hi
+            while left < right:  # the first saved position that goes after it
+                mid = (left + right) // 2
+                if _key_at(base, mid) < key:
+                    left = mid + 1
+                else:
+                    right = mid
+            m = self._base(left, m, b)
+            self._emit(m, True, i, 1)
+            m += 1
+            b = left
+        return self._base(hi, m, b)
+
+    def _base(self, hi: int, m: int, lo: int) -> int:
+        k = bisect_left(self.removed, lo)
+        while k < len(self.removed) and self.removed[k] < hi:
+            gone = self.removed[k]
+            if gone > lo:
+                self._emit(m, False, lo, gone - lo)
+                m += gone - lo
+            lo = gone + 1
+            k += 1
+        if hi > lo:
+            self._emit(m, False, lo, hi - lo)
+            m += hi - lo
+        return m
+
+    def source(self, pos: int) -> tuple[bool, int]:
+        """(from added?, position there) of a new position."""
+        at, new, src, _ = self.runs[bisect_right(self.starts, pos) - 1]
+        return new, src + pos - at
+
+    def of_base(self, pos: int) -> int | None:
+        """The new position of a saved one (None: taken out)."""
+        i = bisect_right(self._base_starts, pos) - 1
+        if i < 0:
+            return None
+        first, stop, shift = self.base_runs[i]
+        return pos + shift if pos < stop else None
+
+    def shifted(self, positions: Sequence[int], n_active: int) -> Iterator[Iterable[int]]:
+        """A saved posting list (sorted active positions) as pieces of new positions."""
+        for first, stop, shift in self.base_runs:
+            if first >= n_active:
+                break
+            i = bisect_left(positions, first)
+            j = bisect_left(positions, stop, i)
+            if i < j:
+                piece = positions[i:j]
+                yield piece if not shift else map(shift.__add__, piece)
+
+    def rank(self, base: LayerIndex, added: LayerIndex) -> memoryview:
+        parts = [_rank_bytes(added.rank if new else base.rank, src, src + n) for _, new, src, n in self.runs]
+        return memoryview(b"".join(parts)).cast("b")
+
+
+def _as_ints(postings: Sequence[int] | bytes) -> Sequence[int]:
+    return memoryview(postings).cast("i") if isinstance(postings, bytes) else postings
+
+
+class PatchedLayer:
+    """A saved layer with the entries another writer changed since taken out and taken in
+    again (`added`, a small index), answering as the index of the whole layer would:
+    positions follow the new base order (`Merge`), each read from where it lives."""
+
+    def __init__(self, base: LayerIndex, removed: Iterable[int], added: LayerIndex):
+        self.layer = base.layer
+        self.base = base
+        self.added = added
+        self.merge = Merge(base, removed, added)
+        self.n_active = self.merge.n_active
+        self.size = self.merge.size
+        self.rank = self.merge.rank(base, added)
+        self.groups = _sorted_groups(self.rank, self.n_active)
+        self.semantic_vectors: Any = None
+
+    def _at(self, pos: int) -> tuple[LayerIndex, int]:
+        new, src = self.merge.source(pos)
+        return (self.added if new else self.base), src
+
+    def shared(self, q: frozenset[str]) -> Mapping[int, int]:
+        postings, n_active, merge = self.base.postings, self.base.n_active, self.merge
+        found = (piece for t in q if t in postings
+                 for piece in merge.shifted(_as_ints(postings[t]), n_active))
+        counts = Counter(chain.from_iterable(found))
+        added_at = merge.added_at
+        for pos, n in self.added.shared(q).items():
+            counts[added_at[pos]] = n
+        return counts
+
+    def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[int]:
+        return in_order(self.rank, self.groups, counts, scored_only)
+
+    def archived_terms(self, pos: int) -> frozenset[str]:
+        index, at = self._at(pos)
+        return index.archived_terms(at)
+
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        found = {self.merge.of_base(p) for p in self.base.positions_of(ids)}
+        found.discard(None)
+        found.update(self.merge.added_at[p] for p in self.added.positions_of(ids))
+        return frozenset(found)  # type: ignore[arg-type]
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        index, at = self._at(pos)
+        return index.review_fields(at)
+
+    def entry(self, pos: int) -> Entry:
+        index, at = self._at(pos)
+        return index.entry(at)
+
+    def fields(self, pos: int, names: Sequence[str]) -> tuple:
+        index, at = self._at(pos)
+        return index.fields(at, names)
+
+    def text(self, pos: int) -> str:
+        index, at = self._at(pos)
+        return index.text(at)
+
+    def shown(self, pos: int) -> Shown:
+        index, at = self._at(pos)
+        return index.shown(at)
+
+    def made(self, pos: int, maker: LineMaker) -> Made:
+        index, at = self._at(pos)
+        return index.made(at, maker)
+
+    def candidate_json(self, pos: int, maker: LineMaker) -> tuple[str, str]:
+        index, at = self._at(pos)
+        return index.candidate_json(at, maker)
+
+    def preload(self, maker: LineMaker, as_json: bool = False) -> None:
+        self.base.preload(maker, as_json)
+
+    def holds(self, entries: Sequence[Entry]) -> bool:
+        return False
+
+    def seed_made(self, lines: LineCache) -> None:
+        self.base.seed_made(lines)
+
+
+def _saved_list(seq: Sequence | None, size: int, make: Callable[[int], Any]) -> list:
+    if seq is None:
+        return [make(p) for p in range(size)]
+    return seq.materialize() if hasattr(seq, "materialize") else list(seq)
+
+
+def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: LineMaker) -> tuple[dict, list[list], dict[str, bytes]]:
+    """The state (`LayerIndex.state`: its core, its per-position lists and its postings) of
+    the whole layer once `removed` are taken out of `base` and `added` taken in, made from the
+    saved values: only the added entries get their lines and JSON made."""
+    merge = Merge(base, removed, added)
+    key = maker.key
+    theirs = added.state(maker)
+    mine = [_saved_list(base._rows, base.size, lambda p: entry_row(base.entry(p))),
+            _saved_list(base._shown, base.size, base.shown),
+            _saved_list(base._made.get(key), base.size, lambda p: base.made(p, maker)),
+            _saved_list(base._frags.get(key), base.size, lambda p: base.candidate_json(p, maker))]
+    lists: list[list] = [[], [], [], []]
+    archived: list = []
+    for at, new, src, n in merge.runs:
+        for out, values_mine, values_theirs in zip(lists, mine, [theirs[k] for k in ("rows", "shown", "made", "frags")]):
+            out += (values_theirs if new else values_mine)[src:src + n]
+        if at >= merge.n_active:
+            if new:
+                archived += theirs["archived_terms"][src - added.n_active:src - added.n_active + n]
+            else:
+                archived += [sorted(t) for t in base._archived_terms[src - base.n_active:src - base.n_active + n]]
+    postings: dict[str, array] = {}
+    for term in base.postings:
+        found = array("i")
+        for piece in merge.shifted(_as_ints(base.postings[term]), base.n_active):
+            found.extend(piece)
+        if found:
+            postings[term] = found
+    for term, raw in theirs["postings"].items():
+        mapped = [merge.added_at[p] for p in memoryview(raw).cast("i")]
+        had = postings.get(term)
+        postings[term] = array("i", sorted(chain(had, mapped)) if had is not None else mapped)
+    rank = merge.rank(base, added)
+    core = {"layer": _plain(base.layer), "n_active": merge.n_active, "rank": rank.tobytes(),
+            "groups": _sorted_groups(rank, merge.n_active), "archived_terms": archived, "key": list(key),
+            "size": merge.size}
+    return core, lists, {term: found.tobytes() for term, found in postings.items()}
