@@ -312,6 +312,16 @@ class LayerIndex:
             for row, line in zip(self._rows.materialize(), made):
                 known[row[_TEXT_AT]] = line
 
+    def seed_positions(self, lines: LineCache, maker: LineMaker, positions: Iterable[int]) -> None:
+        """Put the saved lines of these positions into `lines`, by text (an entry taken out
+        and in again, its file edited, keeps its line)."""
+        made = self._made.get(maker.key)
+        if made is None:
+            return
+        known = lines.made.setdefault(maker.key, {})
+        for pos in positions:
+            known[self.text(pos)] = made[pos]
+
     def preload(self, maker: LineMaker, as_json: bool = False) -> None:
         """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""
         for kept in (self._frags,) if as_json else (self._made,):

@@ -401,8 +401,10 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
     base = saved.index
     rows = base._rows.materialize() if isinstance(base._rows, Chunks) else []
     removed = [pos for pos, row in enumerate(rows) if row[_PATH_AT] in gone]
-    added = LayerIndex.from_entries(layer, [e for rec in records for e in rec.entries])
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+    lines = LineCache()  # an edited file's other entries keep their saved lines: few are made (and redacted)
+    base.seed_positions(lines, maker, removed)
+    added = LayerIndex.from_entries(layer, [e for rec in records for e in rec.entries], lines)
     core, lists, postings = splice(base, removed, added, maker)
     kept = {name: state for name, state in states.items() if name not in gone}
     if read is not None:
