@@ -80,7 +80,7 @@ def now_ms() -> int:
 
 
 def parse_tags(raw: str | bytes | None) -> tuple[str, ...]:
-    if raw is None or raw == "":
+    if raw is None or raw == "" or raw == "[]":
         return ()
     try:
         value = json.loads(raw)

@@ -14,7 +14,7 @@ import json
 import logging
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter
@@ -40,9 +40,21 @@ _FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path")
 _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
 
 
+_ALL_FIELDS = attrgetter(*ENTRY_FIELDS)
+_LAYER_AT = ENTRY_FIELDS.index("layer")
+_TAGS_AT = ENTRY_FIELDS.index("tags")
+_ROW_TYPES = frozenset({str, int, float, bool, type(None), tuple})
+
+
 def entry_row(entry: Entry) -> tuple:
-    row = [_plain(getattr(entry, name)) for name in ENTRY_FIELDS]
+    row = list(_ALL_FIELDS(entry))
     row[_PATH_AT] = None if entry.path is None else str(entry.path)
+    row[_LAYER_AT] = _plain(row[_LAYER_AT])  # the Layer enum
+    tags = row[_TAGS_AT]
+    if type(tags) is not tuple or not _STR_TYPES.issuperset(map(type, tags)):
+        row[_TAGS_AT] = _plain(tags)
+    if not _ROW_TYPES.issuperset(map(type, row)):  # anything else not plain (checked in C)
+        row = [_plain(value) for value in row]
     return tuple(row)
 
 
@@ -60,6 +72,9 @@ def shown_of(entry: Entry) -> Shown:
 
 
 _SPLIT_AT = ', "score": null, "status": "'
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # what json.dumps(..., ensure_ascii=False) makes, once
+_QUOTE = json.encoder.encode_basestring  # how that encoder writes a str (the C one when built)
+_STR_TYPES = frozenset({str})
 
 
 def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
@@ -67,8 +82,15 @@ def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
     writes it) before its score and after its status. Every `"` inside a JSON string is
     escaped, so the first unescaped `, "score": ` is the key's."""
     entry_id, source, importance, updated = shown
-    whole = json.dumps(candidate_fields(entry_id, _plain(layer), source, None, "", made, importance, updated),
-                       ensure_ascii=False)
+    line, clipped, _, tokens = made
+    layer = _plain(layer)
+    if _STR_TYPES.issuperset(map(type, (entry_id, layer, source, importance, updated, line))) \
+            and type(clipped) is bool and type(tokens) is int:
+        # the fields in `candidate_fields`' order, each written as the encoder writes it
+        return (f'{{"id": {_QUOTE(entry_id)}, "layer": {_QUOTE(layer)}, "source": {_QUOTE(source)}, "score": ',
+                f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {_QUOTE(line)}, '
+                f'"importance": {_QUOTE(importance)}, "updated_at": {_QUOTE(updated)}}}')
+    whole = _ENCODE(candidate_fields(entry_id, layer, source, None, "", made, importance, updated))
     at = whole.index(_SPLIT_AT)
     return whole[: at + len(', "score": ')], whole[at + len(_SPLIT_AT):]
 
@@ -185,28 +207,32 @@ class LayerIndex:
         active = sorted((e for e in entries if not e.archived), key=base_key)
         archived = sorted((e for e in entries if e.archived), key=base_key)
         ordered: list[Entry | None] = [*active, *archived]
-        postings: dict[str, list[int]] = {}
+        postings: defaultdict[str, list[int]] = defaultdict(list)
         for pos, e in enumerate(active):
             for term in e.terms:
-                postings.setdefault(term, []).append(pos)
+                postings[term].append(pos)
         rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
-        return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered, lines=lines)
+        return cls(layer, len(active), rank, dict(postings), [e.terms for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
     def state(self, maker: LineMaker) -> dict:
         """Everything a later process needs to answer without the entries, as plain values
         (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
         shows of it and its line made with `maker`'s settings."""
+        shown = [self.shown(p) for p in range(self.size)]
+        made = [self.made(p, maker) for p in range(self.size)]
+        frags = self._frags.get(maker.key)
+        layer = _plain(self.layer)
         return {
-            "layer": _plain(self.layer), "n_active": self.n_active, "rank": array("b", self.rank).tobytes(),
+            "layer": layer, "n_active": self.n_active, "rank": array("b", self.rank).tobytes(),
             "groups": [tuple(g) for g in self.groups],
             "postings": {t: p if isinstance(p, bytes) else array("i", p).tobytes()
                          for t, p in self.postings.items()},
             "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
-            "shown": [self.shown(p) for p in range(self.size)],
-            "made": [self.made(p, maker) for p in range(self.size)],
-            "frags": [self.candidate_json(p, maker) for p in range(self.size)],
+            "shown": shown, "made": made,
+            "frags": [frags[p] for p in range(self.size)] if frags is not None else
+                     [json_pieces(layer, s, m) for s, m in zip(shown, made)],
         }
 
     @classmethod

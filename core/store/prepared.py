@@ -465,11 +465,9 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
     store = MemoryStore(paths, index=False)
     try:
         store.load_layers(missing)
-        built = {layer: LayerIndex.from_entries(layer, store.snapshot(layer), lines) for layer in missing}
+        built: dict[str, LayerCandidates] = {layer: LayerIndex.from_entries(layer, store.snapshot(layer), lines)
+                                             for layer in missing}
         failed = frozenset(layer for layer in missing if layer in store.layer_errors)
-        layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
-        layers.update({layer: (built[layer], store.layer_problems(layer)) for layer in missing})
-        prepared = Prepared.of(layers, failed)
         if save and not failed and paths.home.is_dir():
             maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
             for layer in missing:
@@ -483,13 +481,19 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
                     if states is None:
                         continue
                     info = {"files": states, "read_ns": read_ns}
-                state = built[layer].state(maker)
+                index = built[layer]
+                assert isinstance(index, LayerIndex)
+                state = index.state(maker)
                 lists = [state.pop(name) for name in ("rows", "shown", "made", "frags")]
                 postings = state.pop("postings")
-                _save_layer(paths, settings, layer, {**state, "size": len(lists[0])}, lists, postings, info)
+                core = {**state, "size": len(lists[0])}
+                _save_layer(paths, settings, layer, core, lists, postings, info)
+                built[layer] = _index(core, lists, postings)  # answers with the lines and JSON just made
+        layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
+        layers.update({layer: (built[layer], store.layer_problems(layer)) for layer in missing})
+        return Prepared.of(layers, failed)
     finally:
         store.close()
-    return prepared
 
 
 def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict, lists: list[list],

@@ -824,3 +824,22 @@ def test_a_section_longer_than_the_file_is_damage(worked):
         os.close(fd)
     assert not path.exists()  # removed: rebuilt by the next run
     assert build_injection(worked.workspace, "vitest", home=worked.home).count
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.text(), min_size=5, max_size=5), clipped=st.booleans(), tokens=st.integers(0, 10**9),
+       layer=st.sampled_from(["user", "project", "conversation"]), score=st.floats(0, 1),
+       status=st.sampled_from(["included", "budget", "below_gate"]))
+def test_a_saved_candidate_json_is_json_dumps(texts, clipped, tokens, layer, score, status):
+    """`json_pieces` writes each field as the encoder does (any text: quotes, controls, lone
+    surrogates, wide characters); with the score and status between them they are exactly
+    `json.dumps(candidate_fields(...), ensure_ascii=False)`."""
+    from memtui.core.injection import candidate_fields
+    from memtui.core.store.layer_index import json_pieces
+
+    entry_id, source, importance, updated, line = texts
+    made = (line, clipped, 0, tokens)
+    head, tail = json_pieces(layer, (entry_id, source, importance, updated), made)
+    whole = json.dumps(candidate_fields(entry_id, layer, source, score, status, made, importance, updated),
+                       ensure_ascii=False)
+    assert head + json.dumps(score) + ', "status": "' + status + tail == whole
