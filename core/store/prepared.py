@@ -113,9 +113,9 @@ def _settings_key(settings: Settings) -> list:
 
 
 def _generation(paths: Paths, create: bool = False) -> int | str:
-    from .index import MuseDB
+    from .conversations import Conversations
 
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     try:
         return db.row_generation(create=create)
     finally:

@@ -14,8 +14,8 @@ from ..model import Entry, Layer
 from ..relevance import entry_terms
 from .generation import GENERATION_TRIGGERS
 
-if TYPE_CHECKING:  # `index` is imported only when rows changed: a warm hook never needs it
-    from .index import ConversationRow
+if TYPE_CHECKING:  # `conversations` is imported only when rows changed: a warm hook never needs it
+    from .conversations import ConversationRow
 
 
 def conversation_entry(row: ConversationRow) -> Entry:
@@ -39,7 +39,7 @@ _SQL_CHUNK = 500  # ids per `IN (...)`
 
 
 def generation(db_path: Path) -> int | str:
-    """`MuseDB.row_generation` read-only (no write, no wait): the counter, or `absent`,
+    """`Conversations.row_generation` read-only (no write, no wait): the counter, or `absent`,
     `empty` or `untracked` (memtui's triggers or tables missing: nothing may be trusted)."""
     if not db_path.is_file():
         return "absent"
@@ -75,7 +75,7 @@ def changes_since(db_path: Path, workspace: Path, since: int, limit: int) -> Row
             return None
         if gen == since:
             return RowChanges(gen, frozenset(), ())
-        from .index import ROW_COLUMNS, belongs_to, conversation_row
+        from .conversations import ROW_COLUMNS, belongs_to, conversation_row
 
         logged = conn.execute("SELECT count(DISTINCT gen) FROM memtui_row_log WHERE gen > ?", [since]).fetchone()[0]
         if logged != gen - since:  # every move of the counter must be in the log, or something is unknown

@@ -24,7 +24,7 @@ from memtui.core.relevance import entry_terms, terms
 from memtui.core.serve import build_injection
 from memtui.core.settings import Settings, load_settings
 from memtui.core.store import prepared as prep
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
 from memtui.core.store.layer_index import PatchedLayer
 from tests.helpers import enable, write
 
@@ -81,8 +81,8 @@ def test_workspace_switch_wins_over_global(paths):
 
 
 def test_empty_query_passes_zero_gates_only(worked, paths):
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("we chose sqlite", conversation_id=None)
+    db = Conversations(paths.db_path)
+    db.add("we chose sqlite", conversation_id=None)
     db.close()
     r = build_injection(worked.workspace, "", home=worked.home)
     assert r.count == 5
@@ -119,10 +119,10 @@ def test_carry_over_from_empty_user_layer(paths):
 
 def test_gate_max_items_and_archived(paths):
     write(paths.user_root / "old.md", "---\nstatus: superseded\n---\n- archived thing about sqlite\n")
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     for i in range(12):
-        db.add_conversation_memory(f"sqlite tip {i}", memory_id=f"m{i:02d}", updated_at=1000)
-    db.add_conversation_memory("unrelated note", memory_id="z")
+        db.add(f"sqlite tip {i}", memory_id=f"m{i:02d}", updated_at=1000)
+    db.add("unrelated note", memory_id="z")
     db.close()
     enable(paths)
     r = build_injection(paths.workspace, "sqlite tip", home=paths.home)
@@ -139,8 +139,8 @@ def test_reasons_when_nothing_is_injected(paths):
     assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "empty_result"
     write(paths.user_root / "old.md", "---\nstatus: archived\n---\n- gone\n")
     assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "empty_result"
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("nothing relevant")
+    db = Conversations(paths.db_path)
+    db.add("nothing relevant")
     db.close()
     assert build_injection(paths.workspace, "zebra", home=paths.home).disabled_reason == "low_relevance"
     enable(paths, {"memory": {"budget": {"total": 3}, "gate": {"conversation": 0.0}}})
@@ -157,12 +157,12 @@ def test_corrupt_database_still_injects_files(worked):
 
 def test_conversation_memories_of_other_workspaces_are_left_out(paths, tmp_path):
     enable(paths)
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("here", "This one", str(paths.workspace))
     db.ensure_conversation("there", "Other", str(tmp_path / "elsewhere"))
-    db.add_conversation_memory("sqlite here", conversation_id="here")
-    db.add_conversation_memory("sqlite there", conversation_id="there")
-    db.add_conversation_memory("sqlite anywhere", conversation_id=None)
+    db.add("sqlite here", conversation_id="here")
+    db.add("sqlite there", conversation_id="there")
+    db.add("sqlite anywhere", conversation_id=None)
     db.close()
     r = build_injection(paths.workspace, "sqlite", home=paths.home)
     assert sorted(c.line for c in r.candidates) == ["- sqlite anywhere", "- sqlite here"]
@@ -413,12 +413,12 @@ def _corpus_on_disk(base: Path, rnd: random.Random) -> Paths:
         write(paths.user_root / f"u{i}.md", _md(rnd, rnd.randint(1, 5)))
     for i in range(rnd.randint(0, 4)):
         write(paths.project_root / f"p{i}.md", _md(rnd, rnd.randint(1, 5)))
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c-here", "here", str(paths.workspace))
     db.ensure_conversation("c-else", "elsewhere", str(base / "other"))
     for i in range(rnd.randint(0, 6)):
-        db.add_conversation_memory(f"{rnd.choice(PHRASES)} {i}", conversation_id=rnd.choice(["c-here", "c-else", None]),
-                                   memory_id=f"row{i}", updated_at=1_700_000_000_000 + i)
+        db.add(f"{rnd.choice(PHRASES)} {i}", conversation_id=rnd.choice(["c-here", "c-else", None]),
+               memory_id=f"row{i}", updated_at=1_700_000_000_000 + i)
     db.close()
     return paths
 
@@ -514,8 +514,8 @@ def test_to_json_is_json_dumps_of_as_dict(worked):
 
 def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
     query = "vitest 数据库"
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
     first = build_injection(worked.workspace, query, home=worked.home)
     assert "数据库 in a conversation" in first.text
@@ -653,8 +653,8 @@ def test_an_outside_edit_parses_that_file_alone(worked, monkeypatch):
     load's, before and after the splice is saved."""
     from memtui.core import markdown
 
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
     write(worked.user_root / "other.md", "- vitest in another file of the layer\n")
     query = "vitest 数据库"
@@ -687,11 +687,11 @@ def test_rows_of_another_writer_are_laid_over_the_saved_layer(worked):
     """Rows added, changed and deleted by another writer (and a conversation moved to this
     workspace) are read alone and laid over the saved conversation layer, whose file is not
     rewritten; every answer is a fresh load's, the JSON of every candidate included."""
-    db = MuseDB(worked.db_path)
+    db = Conversations(worked.db_path)
     db.ensure_conversation("c-here", "here", str(worked.workspace))
     db.ensure_conversation("c-else", "elsewhere", str(worked.home / "elsewhere"))
     for i in range(30):
-        db.add_conversation_memory(f"数据库 row {i} vitest" if i % 3 else f"row {i}", memory_id=f"r{i:02}",
+        db.add(f"数据库 row {i} vitest" if i % 3 else f"row {i}", memory_id=f"r{i:02}",
                                    conversation_id=["c-here", "c-else", None][i % 3], updated_at=1_700_000_000_000 + i)
     db.close()
     query = "vitest 数据库 row"
@@ -728,9 +728,9 @@ def test_rows_of_another_writer_are_laid_over_the_saved_layer(worked):
 def test_many_changed_rows_are_spliced_in_and_saved(worked, monkeypatch):
     """Past `REBASE_ROWS` changed rows the layer is spliced and saved again as of now; a log
     that lost changes (triggers dropped and added back) rebuilds the layer whole."""
-    db = MuseDB(worked.db_path)
+    db = Conversations(worked.db_path)
     for i in range(12):
-        db.add_conversation_memory(f"数据库 row {i}", memory_id=f"r{i:02}", updated_at=1_700_000_000_000 + i)
+        db.add(f"数据库 row {i}", memory_id=f"r{i:02}", updated_at=1_700_000_000_000 + i)
     db.close()
     monkeypatch.setattr(prep, "REBASE_ROWS", 3)
     query = "数据库 row"
@@ -762,8 +762,8 @@ def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
     from memtui.core.serve import inject_from_store
     from memtui.core.store import MemoryStore
 
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
     query = "vitest 数据库"
     build_injection(worked.workspace, query, home=worked.home)  # saves the prepared index
