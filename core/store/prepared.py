@@ -36,6 +36,7 @@ import os
 import sqlite3
 import sys
 import time
+import weakref
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -138,6 +139,8 @@ class _Sections:
         self.fd = fd
         self.base = base
         self.size = size  # the file's length: no section may claim more than is there
+        # the file stays open while an index reads from it, and is closed with the last of them
+        self.close = weakref.finalize(self, os.close, fd)
 
     def read(self, offset: int, length: int, crc: int) -> list:
         return marshal.loads(self.raw(offset, length, crc))
@@ -252,7 +255,7 @@ class SavedLayer:
         return {entry_id: pos for pos, entry_id in enumerate(self.sections.read(*self.saved["ids"]))}
 
     def close(self) -> None:
-        os.close(self.sections.fd)
+        self.sections.close()
 
 
 def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | None:
@@ -263,7 +266,7 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
-    keep = False
+    sections = None
     try:
         head = os.pread(fd, HEADER, 0)
         if len(head) != HEADER or head[:8] != MAGIC:
@@ -283,14 +286,14 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
         sections = _Sections(path, fd, HEADER + length, size)
         core = data["core"]
         lists = [Chunks(sections, chunks, core["size"]) for chunks in data["sections"]]
-        index = _index(core, lists, Postings(sections, data["postings"]))
-        keep = True
-        return SavedLayer(index, data, sections)
+        return SavedLayer(_index(core, lists, Postings(sections, data["postings"])), data, sections)
     except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError) as exc:
         log.info("prepared index not used: %s: %s", path, exc)
+        if sections is not None:
+            sections.close()
         return None
     finally:
-        if not keep:
+        if sections is None:
             os.close(fd)
 
 

@@ -843,3 +843,30 @@ def test_a_saved_candidate_json_is_json_dumps(texts, clipped, tokens, layer, sco
     whole = json.dumps(candidate_fields(entry_id, layer, source, score, status, made, importance, updated),
                        ensure_ascii=False)
     assert head + json.dumps(score) + ', "status": "' + status + tail == whole
+
+
+def test_the_saved_files_are_closed_with_their_answers(worked):
+    """A process that answers many times (the MCP server, a test run) keeps no saved file open
+    once nothing reads from it: each layer's file is closed with the last index reading it."""
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
+    db.close()
+    build_injection(worked.workspace, "vitest", home=worked.home)
+
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_files()
+    for i in range(40):
+        if i % 10 == 5:  # an edit and a new row now and then: the spliced and overlaid paths too
+            write(worked.project_root / "context.md", CONTEXT + f"- 数据库 edit {i}\n")
+            conn = sqlite3.connect(worked.db_path)
+            conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "
+                         "created_at, updated_at) VALUES (?, 'conversation', 'knowledge', 'vitest row', '[]', 'auto', "
+                         "NULL, NULL, 1, 2)", [f"n{i}"])
+            conn.commit()
+            conn.close()
+        r = build_injection(worked.workspace, "vitest 数据库", home=worked.home)
+        assert r.count and json.loads(r.to_json())["count"] == r.count
+        del r
+    assert open_files() <= before + 3
