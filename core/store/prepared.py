@@ -402,8 +402,9 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
     records = scan.read_files(layer, changed)
     read = scan.file_states(layer)
     base = saved.index
-    rows = base._rows.materialize() if isinstance(base._rows, Chunks) else []
-    removed = [pos for pos, row in enumerate(rows) if row[_PATH_AT] in gone]
+    if not isinstance(base._rows, Chunks):
+        return None
+    removed = [pos for pos, row in enumerate(base._rows.materialize()) if row[_PATH_AT] in gone]
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     lines = LineCache()  # an edited file's other entries keep their saved lines: few are made (and redacted)
     base.seed_positions(lines, maker, removed)
