@@ -366,29 +366,24 @@ class LayerIndex:
 
     def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[int]:
         """Active positions in §5 order: importance, score desc, then base order. With
-        `scored_only`, only the positions with a score above 0, still in that order."""
-        return in_order(self.rank, self.groups, counts, scored_only)
+        `scored_only`, only the positions with a score above 0, still in that order. Lazy (a
+        heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
+        rank = self.rank
+        heap = [(rank[p], -n, p) for p, n in counts.items()]
+        heapq.heapify(heap)
 
+        def scored_in(group: int | None) -> Iterator[int]:
+            while heap and (group is None or heap[0][0] == group):
+                yield heapq.heappop(heap)[2]
 
-def in_order(rank: Sequence[int], groups: list[tuple[int, int, int]], counts: Mapping[int, int],
-             scored_only: bool) -> Iterator[int]:
-    """`LayerCandidates.in_order` from each position's rank and the rank groups. Lazy (a
-    heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
-    heap = [(rank[p], -n, p) for p, n in counts.items()]
-    heapq.heapify(heap)
-
-    def scored_in(group: int | None) -> Iterator[int]:
-        while heap and (group is None or heap[0][0] == group):
-            yield heapq.heappop(heap)[2]
-
-    if scored_only:
-        yield from scored_in(None)
-        return
-    for group, start, stop in groups:
-        yield from scored_in(group)
-        for pos in range(start, stop):
-            if pos not in counts:
-                yield pos
+        if scored_only:
+            yield from scored_in(None)
+            return
+        for group, start, stop in self.groups:
+            yield from scored_in(group)
+            for pos in range(start, stop):
+                if pos not in counts:
+                    yield pos
 
 
 # ---------------------------------------------------------------------- a saved layer patched
@@ -529,10 +524,14 @@ class PatchedLayer:
         self.rank = self.merge.rank(base, added)
         self.groups = _sorted_groups(self.rank, self.n_active)
         self.semantic_vectors: Any = None
+        self._run = self.merge.runs[0] if self.merge.runs else (0, False, 0, 0)
 
     def _at(self, pos: int) -> tuple[LayerIndex, int]:
-        new, src = self.merge.source(pos)
-        return (self.added if new else self.base), src
+        run = self._run  # positions come mostly in order: the run of the last one first
+        if not run[0] <= pos < run[0] + run[3]:
+            run = self._run = self.merge.runs[bisect_right(self.merge.starts, pos) - 1]
+        at, new, src, _ = run
+        return (self.added if new else self.base), src + pos - at
 
     def shared(self, q: frozenset[str]) -> Mapping[int, int]:
         postings, n_active, merge = self.base.postings, self.base.n_active, self.merge
@@ -544,8 +543,8 @@ class PatchedLayer:
             counts[added_at[pos]] = n
         return counts
 
-    def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[int]:
-        return in_order(self.rank, self.groups, counts, scored_only)
+    # the index's own walk: it reads `rank` and `groups` alone
+    in_order = LayerIndex.in_order
 
     def archived_terms(self, pos: int) -> frozenset[str]:
         index, at = self._at(pos)
@@ -584,6 +583,9 @@ class PatchedLayer:
     def candidate_json(self, pos: int, maker: LineMaker) -> tuple[str, str]:
         index, at = self._at(pos)
         return index.candidate_json(at, maker)
+
+    def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> list[tuple[str, str]]:
+        return [self.candidate_json(pos, maker) for pos in positions]
 
     def preload(self, maker: LineMaker, as_json: bool = False) -> None:
         self.base.preload(maker, as_json)
