@@ -13,13 +13,15 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .database import BUSY_TIMEOUT_MS, DatabaseError, Tables, busy_or_readonly, now_ms
+from .database import BUSY_TIMEOUT_MS, DatabaseError, Row, Tables, busy_or_readonly, now_ms
 from .generation import GENERATION_TRIGGERS, STATE_TABLES
 
 if TYPE_CHECKING:
     import sqlite_utils
+
+    from .edits import RowChange
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class Conversations(Tables):
         """Moves when another connection (Muse, another memtui) committed a change."""
         with self.database.lock:
             db = self.database.connect(create=False)
-            return db.execute("PRAGMA data_version").fetchone()[0]
+            return int(db.execute("PRAGMA data_version").fetchone()[0])
 
     # ------------------------------------------------------------------ change generation (prepared index)
     def row_generation(self, create: bool = False) -> int | str:
@@ -214,20 +216,20 @@ class Conversations(Tables):
                 )
             return memory_id
 
-    def row(self, memory_id: str) -> dict | None:
+    def row(self, memory_id: str) -> Row | None:
         with self.database.lock:
             db = self.database.ensure_schema()
             rows = list(db["memories"].rows_where("id = ?", [memory_id]))
             return rows[0] if rows else None
 
     # ------------------------------------------------------------------ logged row changes (undo)
-    def _row_is(self, db: sqlite_utils.Database, memory_id: str, expected: dict | None) -> bool:
+    def _row_is(self, db: sqlite_utils.Database, memory_id: str, expected: Row | None) -> bool:
         rows = list(db["memories"].rows_where("id = ?", [memory_id]))
         if expected is None:
             return not rows
         return bool(rows) and all(rows[0].get(k) == expected.get(k) for k in ("content", "updated_at", "type"))
 
-    def write_rows(self, changes: list) -> list:
+    def write_rows(self, changes: list[RowChange]) -> list[RowChange]:
         """Apply row changes (`before` -> `after`, None = absent) in one transaction, each only
         while the row is still `before`; a row another writer changed since is a conflict and
         nothing is written."""
@@ -249,7 +251,7 @@ class Conversations(Tables):
                         db.table("memories").insert(change.after, replace=True)
             return changes
 
-    def check_rows_unchanged(self, changes: list) -> None:
+    def check_rows_unchanged(self, changes: list[RowChange]) -> None:
         """Refuse (ConflictError) when a row is no longer as memtui left it."""
         from ..fileio import ConflictError
 
@@ -260,14 +262,14 @@ class Conversations(Tables):
                     raise ConflictError(f"conversation memory {change.id} changed since memtui wrote it; "
                                         "not restored")
 
-    def rows_match(self, changes: list, side: str) -> bool:
+    def rows_match(self, changes: list[RowChange], side: str) -> bool:
         """Is every row of `changes` as it was `before` the change (side "before") or as
         memtui left it (side "after")? None on that side means the row is absent."""
         with self.database.lock:
             db = self.database.ensure_schema()
             return all(self._row_is(db, change.id, getattr(change, side)) for change in changes)
 
-    def restore_rows(self, changes: list) -> None:
+    def restore_rows(self, changes: list[RowChange]) -> None:
         """Put every row back as it was before the change (None: remove it)."""
         with self.database.lock:
             db = self.database.ensure_schema()
@@ -290,7 +292,7 @@ class Conversations(Tables):
                     ignore=True,
                 )
 
-    def backup_rows(self) -> tuple[list[dict], list[dict]]:
+    def backup_rows(self) -> tuple[list[Row], list[Row]]:
         """Every conversation and every conversation memory row, each as a dict of its
         columns exactly as stored (the `jsonl` backup, SPEC §9). ([], []) without a database."""
         with self.database.lock:
@@ -321,7 +323,7 @@ class Conversations(Tables):
                 found.update(str(r[0]) for r in db.execute(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk))
             return found
 
-    def restore_conversations(self, conversations: list[dict]) -> None:
+    def restore_conversations(self, conversations: list[Row]) -> None:
         """Insert conversations field for field; one whose id exists is left as it is."""
         with self.database.lock:
             db = self.database.ensure_schema()
@@ -330,9 +332,9 @@ class Conversations(Tables):
                     db.table("conversations").insert(conv, ignore=True)
 
     # ------------------------------------------------------------------ health and the FTS index
-    def health(self) -> dict:
+    def health(self) -> dict[str, Any]:
         """What `status` reports about the index. Never raises."""
-        info: dict = {"path": str(self.database.path), "exists": self.database.exists()}
+        info: dict[str, Any] = {"path": str(self.database.path), "exists": self.database.exists()}
         if not info["exists"]:
             info["ok"] = True
             info["note"] = "no database yet; it is created on the first write or index"

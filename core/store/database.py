@@ -14,12 +14,13 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a connection is made: `memtui preview` and the hook never need it
     import sqlite_utils
 
 BUSY_TIMEOUT_MS = 5000
+Row = dict[str, Any]  # a row of a table, column by column as stored
 
 # Muse's tables (read and written through `conversations`; the Markdown rows are memtui's, in
 # Muse's `memories` with a file_path) and memtui's own tables (`index`).

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from .database import DatabaseError, Tables, now_ms
+from .database import DatabaseError, Row, Tables, now_ms
 
 
 class FileIndex(Tables):
@@ -39,7 +39,7 @@ class FileIndex(Tables):
             except (sqlite3.DatabaseError, DatabaseError):  # no cache: the files get parsed
                 return {}
 
-    def put(self, layer: str, path: Path, stat: tuple[int, int, str], rows: list[dict], payload: str) -> None:
+    def put(self, layer: str, path: Path, stat: tuple[int, int, str], rows: list[Row], payload: str) -> None:
         """Replace the index rows derived from one Markdown file, and its cached entries."""
         with self.database.lock:
             db = self.database.ensure_schema()

@@ -313,6 +313,17 @@ def load_prepared(paths: Paths, settings: Settings, sources: bool = True) -> Pre
     return _prepared(layers)
 
 
+def saved_indexes(paths: Paths, settings: Settings) -> dict[str, LayerIndex]:
+    """Each layer's saved index as it is, what it was built from not checked: only for what
+    depends on nothing else (a line depends on its text and the settings alone)."""
+    found = {}
+    for layer in LAYERS:
+        saved = _open_layer(paths, settings, layer)
+        if saved is not None:
+            found[str(layer)] = saved.index
+    return found
+
+
 def _prepared(layers: Mapping[str, tuple[LayerCandidates, list[Problem], str | None]],
               failed: frozenset[str] = frozenset()) -> Prepared:
     stamps = [layers[layer][2] for layer in LAYERS]
