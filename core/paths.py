@@ -335,8 +335,8 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
                 continue
             elif stat.S_ISDIR(mode):
                 walk(path)
-            elif is_md:
-                seen_files.add(path.resolve())
+            elif is_md:  # not a link, in a folder already resolved: its real path without a resolve()
+                seen_files.add(real_dir / child.name)
                 files.append(path)
 
     walk(root)

@@ -93,10 +93,12 @@ def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
         conn.commit()
         conn.close()
 
+    from memtui.core.model import LAYERS
     from memtui.core.store.prepared import cache_path
 
     def cold() -> None:
-        cache_path(paths).unlink(missing_ok=True)
+        for layer in LAYERS:
+            cache_path(paths, layer).unlink(missing_ok=True)
         conn = sqlite3.connect(paths.db_path)
         for table in ("memtui_files",):
             try:
@@ -114,7 +116,8 @@ def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
             "warm_hook": (hook, hook_input, None), "warm_preview_json": (preview_json, b"", None),
             "warm_preview_text": (preview_text, b"", None), "floor_python": ([sys.executable, "-c", "pass"], b"", None),
             "hook_after_edit": (hook, hook_input, outside_edit), "preview_json_after_edit": (preview_json, b"", outside_edit),
-            "hook_after_new_row": (hook, hook_input, new_row), "preview_json_after_new_row": (preview_json, b"", new_row)}
+            "hook_after_new_row": (hook, hook_input, new_row), "preview_json_after_new_row": (preview_json, b"", new_row),
+            "cold_preview": (preview_text, b"", cold)}
         for name in sorted(only):
             cmd, given, before = commands[name]
             out[name] = spawn_times(cmd, repeats, stdin=given, before=before)

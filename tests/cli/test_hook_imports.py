@@ -27,6 +27,7 @@ WARM_HOOK_MODULES = {
     "memtui.core.paths", "memtui.core.display", "memtui.core.fileio", "memtui.core.secrets", "memtui.core.settings",
     "memtui.core.outbound", "memtui.core.gate", "memtui.core.history",
     "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
+    "memtui.core.store.rows",
 }
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
