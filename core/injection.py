@@ -170,6 +170,10 @@ class LayerCandidates(Protocol):
 
     def entry(self, pos: int) -> Entry: ...
 
+    def shown(self, pos: int) -> tuple[str, str, str, str]:
+        """What a candidate shows of its entry: (id, source, importance, updated_at as ISO)."""
+        ...
+
     def made(self, pos: int, maker: LineMaker) -> Made: ...
 
     def candidate_json(self, pos: int, maker: LineMaker) -> tuple[str, str] | None:
@@ -219,6 +223,10 @@ class EntryLayer:
 
     def entry(self, pos: int) -> Entry:
         return self.entries[pos]
+
+    def shown(self, pos: int) -> tuple[str, str, str, str]:
+        e = self.entries[pos]
+        return e.id, e.source_ref, e.importance, e.updated_iso
 
     def made(self, pos: int, maker: LineMaker) -> Made:
         made = self._made.get((maker.key, pos))
@@ -349,6 +357,16 @@ class Candidate:
         return self.view.entry(self.pos)
 
     @property
+    def id(self) -> str:
+        """The entry's id, read without making the entry."""
+        return self.view.shown(self.pos)[0]
+
+    @property
+    def source(self) -> str:
+        """The entry's `source_ref` (`path:line`, `conversation:<cid>/<id>`), read without making the entry."""
+        return self.view.shown(self.pos)[1]
+
+    @property
     def layer(self) -> str:
         return self.view.layer
 
@@ -369,9 +387,9 @@ class Candidate:
         return self.view.made(self.pos, self._maker)[3]
 
     def as_dict(self) -> dict:
-        e = self.entry
-        return candidate_fields(e.id, self.view.layer, e.source_ref, self.score, self.status,
-                                self.view.made(self.pos, self._maker), e.importance, e.updated_iso, self.parts)
+        entry_id, source, importance, updated = self.view.shown(self.pos)
+        return candidate_fields(entry_id, self.view.layer, source, self.score, self.status,
+                                self.view.made(self.pos, self._maker), importance, updated, self.parts)
 
 
 @dataclass

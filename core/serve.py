@@ -121,7 +121,7 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
                          prepared_stamp=(cache_path(paths).stem, stamp) if same and stamp else None,
                          unreviewed=unreviewed)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
-            c.entry  # noqa: B018
+            c.id  # noqa: B018  (the entry's id and source: the history records them)
         return result
 
     saved = load_layers(paths, settings)  # the layers still valid; the others are rebuilt alone
