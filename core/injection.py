@@ -42,6 +42,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Protocol
 
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer
@@ -153,8 +154,9 @@ class LayerCandidates(Protocol):
         """`|Q ∩ M|` of each active position sharing a term with the query (the others share none)."""
         ...
 
-    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[int]:
-        """Active positions in step-6 order (importance, score descending, base order); with
+    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[tuple[int, Sequence[int]]]:
+        """Active positions in step-6 order (importance, score descending, base order), as runs
+        of positions that share as many terms with the query: (`|Q ∩ M|`, positions). With
         `scored_only`, only the positions in `shared`."""
         ...
 
@@ -207,9 +209,11 @@ class EntryLayer:
                 out[pos] = n
         return out
 
-    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[int]:
+    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[tuple[int, Sequence[int]]]:
         positions = shared if scored_only else range(self.n_active)
-        return iter(sorted(positions, key=lambda p: (self.rank[p], -shared.get(p, 0), p)))
+        ordered = sorted(positions, key=lambda p: (self.rank[p], -shared.get(p, 0), p))
+        for n, run in groupby(ordered, key=lambda p: shared.get(p, 0)):
+            yield n, list(run)
 
     def archived_terms(self, pos: int) -> frozenset[str]:
         return self.entries[pos].terms
@@ -567,8 +571,8 @@ class LayerFill:
         view, shared, nq, gate, held = self.view, self.shared, self.nq, self.gate, self.held
         scored_only = not everything and gate > 0
         if self.floats is None:
-            walked: Iterator[tuple[int, float]] = ((pos, share(shared.get(pos, 0), nq))
-                                                   for pos in view.in_order(shared, scored_only))
+            walked: Iterator[tuple[int, float]] = ((pos, s) for n, run in view.in_order(shared, scored_only)
+                                                   for s in (share(n, nq),) for pos in run)
         else:
             score = self.floats.score
             walked = ((pos, score[pos]) for pos in self.floats.in_order(view.rank, scored_only))
