@@ -280,6 +280,12 @@ class LayerIndex:
             return frags[pos]
         return json_pieces(self.layer, self.shown(pos), self.made(pos, maker))
 
+    def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> Iterable[tuple[str, str]]:
+        frags = self._frags.get(maker.key)
+        if frags is not None:
+            return map(frags.__getitem__, positions)
+        return [json_pieces(self.layer, self.shown(p), self.made(p, maker)) for p in positions]
+
     def review_fields(self, pos: int) -> tuple[str, str, str, str]:
         """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
         e = self._entries[pos]
