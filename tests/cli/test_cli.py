@@ -136,3 +136,20 @@ def test_preview_json_is_written_as_json_dumps_writes_it(paths):
         assert {s["status"] for s in data["candidates"]} >= {"included", "below_gate"}
         data["retrieval_ms"] = expected["retrieval_ms"]
         assert data == json.loads(json.dumps(expected, ensure_ascii=False))
+
+
+def test_the_console_script_ends_preview_with_its_output_and_exit_code(paths):
+    """The installed script ends `preview` without the interpreter's teardown: everything it
+    printed is there, and its exit code is click's (2 for a usage error)."""
+    from pathlib import Path
+
+    write(paths.user_root / "preferences.md", PREFS)
+    enable(paths)
+    script = [str(Path(sys.executable).parent / "memtui"), "--home", str(paths.home), "-w", str(paths.workspace)]
+    done = subprocess.run([*script, "preview", "vitest"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == run(paths, "preview", "vitest").stdout, done.stderr
+    assert done.stderr.startswith("2 memories injected")
+    as_json = subprocess.run([*script, "preview", "vitest", "--json"], capture_output=True, text=True, timeout=60)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["count"] == 2 and as_json.stdout.endswith("}\n")
+    bad = subprocess.run([*script, "preview", "vitest", "--now", "soon"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "is not an ISO 8601 time" in bad.stderr and bad.stdout == ""
