@@ -54,6 +54,14 @@ def export_command(obj: object, fmt: str, dest: str | None, layers: tuple[str, .
                    "(--no-redact writes them as they are).", err=True)
     if to_stdout:
         text = plan.text or ""
+        if dry_run:  # a dry run writes nothing, not even the backup: it says what the backup would hold
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if as_json:
+                click.echo(json.dumps({**plan.as_dict(), "bytes": size, "dry_run": True}, ensure_ascii=False, indent=2))
+            else:
+                click.echo(f"Would export {plan.memories} memories to standard output as a jsonl backup "
+                           f"({size:,} bytes, layers: {', '.join(plan.layers)}).")
+            return
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, nl=False, color=True)
         return
     sync = plan.sync

@@ -257,10 +257,9 @@ def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
     rec = store.file_record(entry.path) if entry.path else None
     if rec is None:
         return None
-    for raw in rec.parsed.entries:
-        if (raw.line_start == entry.line_start and raw.text == entry.text
-                and md.delete_merges_rest(rec.parsed, raw)):
-            return f"it is the last list item of {rec.rel}: the rest of the file then reads as one memory"
+    found = md.find_entry(rec.parsed, entry.line_start, entry.text)
+    if found is not None and md.delete_merges_rest(rec.parsed, rec.parsed.entries[found]):
+        return f"it is the last list item of {rec.rel}: the rest of the file then reads as one memory"
     return None
 
 

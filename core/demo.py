@@ -190,8 +190,27 @@ UNFILED = [("Kenji prefers questions about the database in the #db channel, not 
 OTHER_WORKSPACE: tuple[str, str, list[tuple[str, list[str]]]] = ("conv-other", "Another project", [("This memory belongs to another workspace and is never shown here", [])])
 
 
+# The demo repository's own files: an AGENTS.md the assistant loads anyway (one project memory
+# repeats a line of it: the doctor's `already_loaded`) and the folders its memories name
+# (`src/db/` was moved away since a memory named it: a `stale_reference`).
+WORKSPACE_FILES = {
+    "AGENTS.md": """# shop-app
+
+- Migrations live in `db/migrations` and run with `pnpm db:migrate`; never edit an applied migration
+- Run `pnpm test` before every push
+""",
+    "db/migrations/0001_init.sql": "CREATE TABLE orders (id bigint PRIMARY KEY);\n",
+    "src/app/page.tsx": "export default function Page() { return null }\n",
+}
+
+
 def write_demo(home: Path, workspace: Path) -> Paths:
     """Write the sample set into `home` and `workspace` (both created) and turn memory on."""
+    for rel, text in WORKSPACE_FILES.items():
+        path = workspace / rel
+        gate.make_dir(path.parent, root=workspace)
+        gate.write(path, text.encode("utf-8"), root=workspace, kind=gate.Kind.TEXT)
+        os.utime(path, (FIXED_MTIME, FIXED_MTIME))
     for owner, root, files in ((home, home / "memory", USER_FILES), (workspace, workspace / ".muse" / "memory", PROJECT_FILES)):
         for rel, text in files.items():
             path = root / rel
@@ -225,11 +244,12 @@ def write_demo(home: Path, workspace: Path) -> Paths:
 
 
 def _accept_reviewed(paths: Paths) -> None:
-    """Record the demo's auto memories as accepted, but for AWAITING_REVIEW."""
+    """Record the demo's auto memories as accepted, but for AWAITING_REVIEW; the load also
+    indexes the memory files, so the demo starts with its search index in step."""
     from . import review
     from .store.memory import MemoryStore
 
-    store = MemoryStore(paths, index=False)
+    store = MemoryStore(paths)
     try:
         store.load()
         accepted = [e for e in store.entries() if review.needs_review(e) and e.text not in AWAITING_REVIEW]

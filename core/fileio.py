@@ -1,17 +1,110 @@
-"""Atomic, checked writes (SPEC §8): temp file in the same directory, fsync, rename."""
+"""Atomic, checked writes (SPEC §8): temp file in the same directory, fsync, rename.
+
+Every write works inside a folder opened by descriptor, walked down from the root the
+write gate checked one component at a time with O_NOFOLLOW (`open_below`): a folder swapped
+for a symlink after the gate's check makes the walk fail instead of leading the write out of
+the root, and the temporary file, the rename and the removal all name their file relative to
+that descriptor.
+"""
 
 from __future__ import annotations
 
 import errno
 import hashlib
 import os
+import secrets
+import shutil
 import stat
-import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
 class ConflictError(RuntimeError):
     """The file changed on disk since memtui read it; nothing was written."""
+
+
+class LinkRace(OSError):
+    """A folder on the way to a write became a symlink (or something else than a folder)
+    after the write gate checked it; nothing was written. `path` is that folder."""
+
+    def __init__(self, path: Path):
+        super().__init__(errno.ELOOP, "is no longer a folder (a symlink put in its place?)", str(path))
+        self.path = path
+
+
+@contextmanager
+def open_below(root: Path, parts: tuple[str, ...], create: bool = False, mode: int = 0o777) -> Iterator[int]:
+    """A descriptor for the folder `root/parts...`, reached from `root` (which may itself be a
+    link: the gate checked where it leads) one component at a time, never through a symlink;
+    with `create`, missing folders are made on the way (the root and its parents by path).
+    LinkRace when a component is a symlink or not a folder; FileNotFoundError when one is
+    missing and not created."""
+    if create:
+        os.makedirs(root, mode=mode, exist_ok=True)
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        where = root
+        for part in parts:
+            where = where / part
+            try:
+                child = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(part, mode, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                child = _open_child(part, fd, where)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise LinkRace(where) from None
+                raise
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_child(part: str, fd: int, where: Path) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise LinkRace(where) from None
+        raise
+
+
+def _parts(path: Path, root: Path | None) -> tuple[Path, tuple[str, ...]]:
+    """The folder to start from and the components below it to `path`'s folder."""
+    folder = path.parent
+    if root is None or root == path:
+        return folder, ()
+    return root, folder.relative_to(root).parts
+
+
+def _temp_in(fd: int, name: str) -> tuple[str, int]:
+    """A new private temporary file beside `name` in the folder `fd`: (its name, a descriptor
+    open for writing). The name is `.NAME.XXXXXXXX.tmp`, which the scanner skips."""
+    for _ in range(100):
+        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                                0o600, dir_fd=fd)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", name)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
 
 
 def sha256(data: bytes) -> str:
@@ -25,8 +118,9 @@ def read_if_exists(path: Path) -> bytes | None:
         return None
 
 
-def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "any") -> None:
-    """Write `data` to `path` atomically.
+def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "any", *, root: Path | None = None) -> None:
+    """Write `data` to `path` atomically, inside the folder reached from `root` without a
+    symlink (`open_below`; without `root`, from `path`'s own folder).
 
     `expected` is what the caller read before deciding to write: the bytes (or None for
     "the file must not exist"); the write is refused with ConflictError when the file on
@@ -39,76 +133,146 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
     version; if it changed in any other way, the other writer's version is put back and
     the write is refused.
     """
-    directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    start, parts = _parts(path, root)
+    name = path.name
     old_fd: int | None = None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        if expected != "any":
-            # Checked as late as possible, right before the rename, through a descriptor that
-            # outlives it (see below).
-            try:
-                old_fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-            except FileNotFoundError:
-                old_fd = None
-            current = None if old_fd is None else _read_fd(old_fd)
-            if current != expected:
-                raise ConflictError(f"{path} changed on disk since it was read; not overwritten")
-        os.replace(tmp, path)
-    except BaseException:
-        if old_fd is not None:
-            os.close(old_fd)
+    with open_below(start, parts, create=True) as folder:
         try:
-            os.unlink(tmp)
+            st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            mode = st.st_mode & 0o7777 if stat.S_ISREG(st.st_mode) else None
         except FileNotFoundError:
-            pass
-        raise
+            mode = None
+        tmp, fd = _temp_in(folder, name)
+        try:
+            try:
+                _write_all(fd, data)
+                if mode is not None:
+                    os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+            if expected != "any":
+                # Checked as late as possible, right before the rename, through a descriptor that
+                # outlives it (see below).
+                try:
+                    old_fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                                     dir_fd=folder)
+                except FileNotFoundError:
+                    old_fd = None
+                except OSError as exc:
+                    if exc.errno != errno.ELOOP:
+                        raise
+                    raise ConflictError(f"{path} became a symlink since it was read; not overwritten") from None
+                current = None if old_fd is None else _read_fd(old_fd)
+                if current != expected:
+                    raise ConflictError(f"{path} changed on disk since it was read; not overwritten")
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            if old_fd is not None:
+                os.close(old_fd)
+            try:
+                os.unlink(tmp, dir_fd=folder)
+            except FileNotFoundError:
+                pass
+            raise
+        _fsync_fd(folder)
     if old_fd is not None:
         try:
-            _keep_late_appends(path, old_fd, expected if isinstance(expected, bytes) else b"", data)
+            _keep_late_appends(path, old_fd, expected if isinstance(expected, bytes) else b"", data, root)
         finally:
             os.close(old_fd)
-    fsync_dir(directory)
 
 
-def create_new_bytes(path: Path, data: bytes) -> None:
-    """Create `path` holding `data`: temporary file in the same folder, fsync, then a hard
-    link into place, which fails (FileExistsError) when the name exists, so an existing file
-    is never replaced. On a file system without hard links: check, then rename."""
-    directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+def create_new_bytes(path: Path, data: bytes, *, root: Path | None = None) -> None:
+    """Create `path` holding `data` (inside the folder reached from `root` without a symlink):
+    temporary file in the same folder, fsync, then a hard link into place, which fails
+    (FileExistsError) when the name exists, so an existing file is never replaced. On a file
+    system without hard links: check, then rename."""
+    start, parts = _parts(path, root)
+    name = path.name
+    with open_below(start, parts, create=True) as folder:
+        tmp, fd = _temp_in(folder, name)
         try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            try:
+                _write_all(fd, data)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+            except FileExistsError:
                 raise
-            if os.path.lexists(path):
-                raise FileExistsError(errno.EEXIST, "file exists", str(path)) from None
-            os.replace(tmp, path)
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-    fsync_dir(directory)
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                    raise
+                if _exists_at(folder, name):
+                    raise FileExistsError(errno.EEXIST, "file exists", str(path)) from None
+                os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        finally:
+            try:
+                os.unlink(tmp, dir_fd=folder)
+            except FileNotFoundError:
+                pass
+        _fsync_fd(folder)
+
+
+def remove_below(path: Path, root: Path, missing_ok: bool = True) -> None:
+    """Remove the file (or link) `path`, named inside its folder reached from `root` without a symlink."""
+    start, parts = _parts(path, root)
+    try:
+        with open_below(start, parts) as folder:
+            os.unlink(path.name, dir_fd=folder)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+
+
+def make_dirs_below(path: Path, root: Path, mode: int = 0o777) -> None:
+    """Create the folder `path` (the root itself, or below it) and the missing folders between."""
+    if path == root:
+        os.makedirs(root, mode=mode, exist_ok=True)
+        return
+    with open_below(root, path.relative_to(root).parts, create=True, mode=mode):
+        pass
+
+
+def remove_dir_below(path: Path, root: Path) -> None:
+    """Remove the empty folder `path` (the root itself, or a folder below it)."""
+    if path == root:
+        os.rmdir(root)
+        return
+    start, parts = _parts(path, root)
+    with open_below(start, parts) as folder:
+        os.rmdir(path.name, dir_fd=folder)
+
+
+def remove_tree_below(path: Path, root: Path) -> None:
+    """Remove the folder `path` below `root` and what is in it (links inside are removed, not
+    followed); nothing when it is missing or not a folder, or when a folder on its way is a link."""
+    start, parts = _parts(path, root)
+    try:
+        with open_below(start, parts) as folder:
+            try:
+                st = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path.name, dir_fd=folder, ignore_errors=True)
+    except (FileNotFoundError, LinkRace):
+        return
+
+
+def _exists_at(folder: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _fsync_fd(fd: int) -> None:
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
 
 
 def _read_fd(fd: int) -> bytes:
@@ -122,30 +286,17 @@ def _read_fd(fd: int) -> bytes:
         offset += len(chunk)
 
 
-def _keep_late_appends(path: Path, old_fd: int, expected: bytes, data: bytes) -> None:
+def _keep_late_appends(path: Path, old_fd: int, expected: bytes, data: bytes, root: Path | None) -> None:
     """After the rename: did the replaced file change after it was checked?"""
     late = _read_fd(old_fd)
     if late == expected:
         return
     if late.startswith(expected):  # an append: it belongs after our version, as if it came later
         merged = data + late[len(expected):]
-        atomic_write_bytes(path, merged, expected=data)
+        atomic_write_bytes(path, merged, expected=data, root=root)
         return
-    atomic_write_bytes(path, late, expected=data)  # rewritten meanwhile: theirs wins, ours is refused
+    atomic_write_bytes(path, late, expected=data, root=root)  # rewritten meanwhile: theirs wins, ours is refused
     raise ConflictError(f"{path} changed on disk while it was being written; your change was not kept")
-
-
-def fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------- reading untrusted files

@@ -15,14 +15,17 @@ when
   other C0 control but tab and newline (`check_text`).
 
 Only then does it call the low-level primitives of `fileio`; no other module calls those
-(tests/core/test_gate.py lists every call of a write primitive in memtui's source).
+(tests/core/test_gate.py lists every call of a write primitive in memtui's source). Those
+walk from the root to the target's folder by descriptor, one component at a time and never
+through a symlink, so a folder swapped for a link after the check is refused too.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 
@@ -160,13 +163,25 @@ def check(path: Path, data: bytes | None, *, root: Path, kind: Kind, container: 
     return checked
 
 
+@contextmanager
+def _no_race(path: Path) -> Iterator[None]:
+    """A folder that became a symlink between the check and the write is refused like one
+    that was a symlink at the check: the primitives walk by descriptor and never follow it."""
+    try:
+        yield
+    except fileio.LinkRace as exc:
+        raise Refused(path, f"{path_text(str(exc.path))} became a symlink (or stopped being a folder) while "
+                            "memtui was writing; memtui never writes through a link") from None
+
+
 def write(path: Path, data: bytes, *, root: Path, kind: Kind, container: Path | None = None,
           expected: bytes | None | str = "any") -> None:
     """Write `data` to `path` atomically (temporary file, fsync, rename) after the checks;
     `expected` as in `fileio.atomic_write_bytes` (ConflictError when the file changed)."""
     checked = target(path, root, container)
     check_data(checked, data, kind)
-    fileio.atomic_write_bytes(checked, data, expected=expected)
+    with _no_race(checked):
+        fileio.atomic_write_bytes(checked, data, expected=expected, root=root)
 
 
 def create(path: Path, data: bytes, *, root: Path, kind: Kind, container: Path | None = None) -> None:
@@ -174,31 +189,31 @@ def create(path: Path, data: bytes, *, root: Path, kind: Kind, container: Path |
     replaced, checked at the final link)."""
     checked = target(path, root, container)
     check_data(checked, data, kind)
-    fileio.create_new_bytes(checked, data)
+    with _no_race(checked):
+        fileio.create_new_bytes(checked, data, root=root)
 
 
 def remove(path: Path, *, root: Path, container: Path | None = None, missing_ok: bool = True) -> None:
     """Remove the file `path` (never through a link on its way)."""
     checked = target(path, root, container)
-    try:
-        os.unlink(checked)
-    except FileNotFoundError:
-        if not missing_ok:
-            raise
+    with _no_race(checked):
+        fileio.remove_below(checked, root, missing_ok=missing_ok)
 
 
 def make_dir(path: Path, *, root: Path, container: Path | None = None, mode: int = 0o777) -> None:
     """Create the folder `path` (which may be the root itself) and its missing parents."""
     checked = target(path, root, container, root_itself=True)
-    os.makedirs(checked, mode=mode, exist_ok=True)
+    with _no_race(checked):
+        fileio.make_dirs_below(checked, root, mode=mode)
 
 
 def remove_dir(path: Path, *, root: Path, container: Path | None = None) -> None:
     """Remove the folder `path` (which may be the root itself) when it is empty (OSError otherwise)."""
-    os.rmdir(target(path, root, container, root_itself=True))
+    checked = target(path, root, container, root_itself=True)
+    with _no_race(checked):
+        fileio.remove_dir_below(checked, root)
 
 
 def remove_tree(path: Path, *, root: Path, container: Path | None = None) -> None:
     """Remove the folder `path` and what is in it (a link inside is removed, not followed)."""
-    checked = target(path, root, container)
-    shutil.rmtree(checked, ignore_errors=True)
+    fileio.remove_tree_below(target(path, root, container), root)

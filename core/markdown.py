@@ -372,11 +372,20 @@ def _fresh(parsed: ParsedFile) -> ParsedFile:
     return parse_text(parsed.text)
 
 
-def _locate(parsed: ParsedFile, raw: RawEntry) -> int:
+def find_entry(parsed: ParsedFile, line_start: int, text: str) -> int | None:
+    """The index in `parsed.entries` of the entry that starts at `line_start` with `text`: how
+    an entry read earlier is found again in a file (by place and text, never by place alone)."""
     for i, entry in enumerate(parsed.entries):
-        if entry.line_start == raw.line_start and entry.text == raw.text:
+        if entry.line_start == line_start and entry.text == text:
             return i
-    raise MemoryFileError("the entry is no longer where it was; reload and try again")
+    return None
+
+
+def _locate(parsed: ParsedFile, raw: RawEntry) -> int:
+    found = find_entry(parsed, raw.line_start, raw.text)
+    if found is None:
+        raise MemoryFileError("the entry is no longer where it was; reload and try again")
+    return found
 
 
 def _normalise(text: str) -> list[str]:

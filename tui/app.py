@@ -544,7 +544,7 @@ class MemtuiApp(App[None]):
         names = {"question_mark": "?", "slash": "/", "escape": "esc"}
         longer = {"cycle_order": "Sort each pane: file order → most injected → last injected",
                   "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid",
-                  "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x)",
+                  "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x); u undoes",
                   "reload": "Reload every memory file, the database and the settings",
                   "undo_log": "Undo log: memtui's changes, newest first"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))

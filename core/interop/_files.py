@@ -10,6 +10,7 @@ written for another tool passes `outbound_text` / `outbound_name` (the outbound 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -23,8 +24,9 @@ import yaml
 
 from .. import gate
 from .. import markdown as md
-from ..paths import MAX_FILE_BYTES
-from . import ImportProblem, SourceText, WriteRefused
+from ..fileio import file_kind
+from ..paths import MAX_FILE_BYTES, is_inside
+from . import ImportProblem, ReadResult, SourceText, WriteRefused
 
 T = TypeVar("T")
 _FENCE = re.compile(r"---[ \t]*")
@@ -36,26 +38,6 @@ class SourceError(ValueError):
 
 def describe(path: Path) -> str:
     return str(path)
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
 
 
 def read_bytes(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES) -> bytes:
@@ -71,11 +53,11 @@ def read_bytes(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES
             st = os.stat(path.resolve(strict=True))
         except (OSError, RuntimeError):
             raise SourceError("broken or looping symlink") from None
-    if root is not None and not _inside(path.resolve(), root.resolve()):
+    if root is not None and not is_inside(path.resolve(), root.resolve()):
         # the file or a folder on its way is a link out of the folder being imported
         raise SourceError("symlink leads outside the folder being imported; not followed")
     if not stat.S_ISREG(st.st_mode):
-        raise SourceError(f"{_kind(st.st_mode)}, not a regular file; skipped")
+        raise SourceError(f"{file_kind(st.st_mode)}, not a regular file; skipped")
     if st.st_size > limit:
         raise SourceError(f"file is {st.st_size} bytes, over the {_limit_text(limit)} limit; skipped")
     try:
@@ -136,7 +118,7 @@ def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterat
                 continue
             if (base / name).is_symlink():
                 target = (base / name).resolve()
-                if not _inside(target, root.resolve()):
+                if not is_inside(target, root.resolve()):
                     problems.append(ImportProblem(describe(base / name),
                                                   "symlink leads outside the folder being imported; not followed"))
                 continue
@@ -162,6 +144,23 @@ def missing_source(path: Path) -> ImportProblem | None:
     if not os.path.lexists(path):
         return ImportProblem(describe(path), "does not exist")
     return None
+
+
+def reader(read_into: Callable[[Path, ReadResult], None]) -> Callable[[Path], ReadResult]:
+    """A format's `read(source) -> ReadResult` from its own reading into a result: the fresh
+    result and a source that does not exist are handled here, the same for every format."""
+
+    @functools.wraps(read_into)
+    def read(source: Path) -> ReadResult:
+        result = ReadResult()
+        problem = missing_source(source)
+        if problem:
+            result.problems.append(problem)
+        else:
+            read_into(source, result)
+        return result
+
+    return read
 
 
 # ----------------------------------------------------------------------------- YAML

@@ -24,10 +24,10 @@ from ._files import (
     join_texts,
     kept_body,
     markdown_entries,
-    missing_source,
     mtime,
     one_line,
     read_text,
+    reader,
     same_entries,
     source_text,
 )
@@ -64,12 +64,8 @@ def _read_file(path: Path, root: Path | None, label: str, result: ReadResult) ->
     return [m for m in memories if not is_boilerplate(m.text)]
 
 
-def read(source: Path) -> ReadResult:
-    result = ReadResult()
-    problem = missing_source(source)
-    if problem:
-        result.problems.append(problem)
-        return result
+@reader
+def read(source: Path, result: ReadResult) -> None:
     targets: list[tuple[Path, Path | None, str]]
     if source.is_dir():
         targets = [(source / rel, source, rel) for rel in FILES if (source / rel).exists() or (source / rel).is_symlink()]
@@ -81,7 +77,6 @@ def read(source: Path) -> ReadResult:
         memories = guarded(path, result.problems, _read_file, path, root, label, result)
         if memories:
             result.memories.extend(memories)
-    return result
 
 
 def _item(text: str) -> str:

@@ -35,10 +35,10 @@ from ._files import (
     iter_files,
     kept_body,
     markdown_entries,
-    missing_source,
     mtime,
     one_line,
     read_text,
+    reader,
     safe_rel,
     slug,
     source_text,
@@ -250,18 +250,14 @@ def _topic(path: Path, rel: str, folder: Path, link: dict | None, result: ReadRe
     )
 
 
-def read(source: Path) -> ReadResult:
-    result = ReadResult()
-    problem = missing_source(source)
-    if problem:
-        result.problems.append(problem)
-        return result
+@reader
+def read(source: Path, result: ReadResult) -> None:
     if source.is_file():
         if source.name != INDEX:
             memory = guarded(source, result.problems, _topic, source, source.name, source.parent, None, result)
             if memory:
                 result.memories.append(memory)
-            return result
+            return
         source = source.parent
     if not (source / INDEX).exists() and (source / "memory").is_dir():
         source = source / "memory"  # given the project folder rather than its memory folder
@@ -289,7 +285,6 @@ def read(source: Path) -> ReadResult:
         if memory:
             result.memories.append(memory)
     result.memories.extend(notes)
-    return result
 
 
 # ----------------------------------------------------------------------------- writing

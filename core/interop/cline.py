@@ -25,9 +25,9 @@ from ._files import (
     join_texts,
     kept_body,
     markdown_entries,
-    missing_source,
     mtime,
     read_text,
+    reader,
     safe_rel,
     same_entries,
     source_text,
@@ -55,16 +55,12 @@ def _read_file(path: Path, rel: str, root: Path, result: ReadResult) -> list[Mem
             for e in entries]
 
 
-def read(source: Path) -> ReadResult:
-    result = ReadResult()
-    problem = missing_source(source)
-    if problem:
-        result.problems.append(problem)
-        return result
+@reader
+def read(source: Path, result: ReadResult) -> None:
     if source.is_file():
         memories = guarded(source, result.problems, _read_file, source, source.name, source.parent, result)
         result.memories.extend(memories or [])
-        return result
+        return
     if (source / FOLDER).is_dir() and source.name != FOLDER:
         source = source / FOLDER  # given the workspace
     found = False
@@ -75,7 +71,6 @@ def read(source: Path) -> ReadResult:
         result.memories.extend(memories or [])
     if not found:
         result.problems.append(ImportProblem(str(source), "holds no Markdown files"))
-    return result
 
 
 def _home_of(memory: Memory) -> str:

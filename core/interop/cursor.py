@@ -36,10 +36,10 @@ from ._files import (
     iter_files,
     kept_body,
     load_yaml_mapping,
-    missing_source,
     mtime,
     one_line,
     read_text,
+    reader,
     safe_rel,
     slug,
     source_text,
@@ -129,17 +129,13 @@ def _read_rule(path: Path, rel: str, root: Path | None, result: ReadResult) -> M
     )
 
 
-def read(source: Path) -> ReadResult:
-    result = ReadResult()
-    problem = missing_source(source)
-    if problem:
-        result.problems.append(problem)
-        return result
+@reader
+def read(source: Path, result: ReadResult) -> None:
     if source.is_file():
         memory = guarded(source, result.problems, _read_rule, source, source.name, None, result)
         if memory:
             result.memories.append(memory)
-        return result
+        return
     if (source / ".cursor" / "rules").is_dir():
         source = source / ".cursor" / "rules"  # given the workspace
     for path in iter_files(source, SUFFIX, result.problems):
@@ -147,7 +143,6 @@ def read(source: Path) -> ReadResult:
         memory = guarded(path, result.problems, _read_rule, path, rel, source, result)
         if memory:
             result.memories.append(memory)
-    return result
 
 
 def _scalar(value: str) -> str:

@@ -39,7 +39,7 @@ from typing import Any
 
 from .. import markdown as md
 from . import LAYERS, BackupFile, ImportProblem, Memory, ReadResult
-from ._files import SourceError, missing_source, read_text, write_all
+from ._files import SourceError, read_text, reader, write_all
 
 FILE = "memories.jsonl"
 MAX_JSONL_BYTES = 256 * 1024 * 1024  # an export of a whole home; each memory is still capped below
@@ -280,19 +280,15 @@ def _parse_into(line: str, origin: str, result: ReadResult) -> None:
         raise ValueError(f"unknown kind {kind!r}")
 
 
-def read(source: Path) -> ReadResult:
-    result = ReadResult()
-    problem = missing_source(source)
-    if problem:
-        result.problems.append(problem)
-        return result
+@reader
+def read(source: Path, result: ReadResult) -> None:
     if source.is_dir():
         source = source / FILE
     try:
         text = read_text(source, None, MAX_JSONL_BYTES)
     except SourceError as exc:
         result.problems.append(ImportProblem(str(source), str(exc)))
-        return result
+        return
     # Only "\n" ends a record: str.splitlines would also split on U+2028 or U+0085, which
     # json.dumps leaves as they are inside strings.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -308,7 +304,6 @@ def read(source: Path) -> ReadResult:
         except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             result.problems.append(ImportProblem(where, f"not a memory: {reason or type(exc).__name__}"))
-    return result
 
 
 def render(memories: list[Memory]) -> str:

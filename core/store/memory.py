@@ -266,9 +266,9 @@ class MemoryStore:
 
     @staticmethod
     def _raw_entry(rec: FileRecord, entry: Entry) -> md.RawEntry:
-        for raw in rec.parsed.entries:
-            if raw.line_start == entry.line_start and raw.text == entry.text:
-                return raw
+        found = md.find_entry(rec.parsed, entry.line_start, entry.text)
+        if found is not None:
+            return rec.parsed.entries[found]
         raise ConflictError(f"{rec.path}: the entry is no longer where it was; reload and try again")
 
     def edit_entry(self, entry: Entry, new_text: str) -> Entry | None:

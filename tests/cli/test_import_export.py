@@ -291,3 +291,16 @@ def test_imported_files_write_updated_at_as_a_plain_date(tmp_path):
     assert r.returncode == 0, r
     written = [p.read_text(encoding="utf-8") for p in paths.project_root.rglob("*.md")]
     assert written and all(re.search(r"^updatedAt: \d{4}-\d{2}-\d{2}$", t, re.M) for t in written), written
+
+
+def test_a_dry_run_of_the_jsonl_backup_to_stdout_prints_what_it_would_hold_not_the_backup(paths):
+    (paths.project_root / "context.md").write_text("- Deploys go out on Tuesdays\n- The pool timeout is 30 s\n")
+    full = cli(paths, "export", "jsonl")
+    assert full.returncode == 0 and "Tuesdays" in full.stdout
+    r = cli(paths, "export", "jsonl", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "Tuesdays" not in r.stdout
+    assert r.stdout.startswith("Would export 2 memories to standard output")
+    assert f"({len(full.stdout.encode()):,} bytes" in r.stdout
+    report = json.loads(cli(paths, "export", "jsonl", "--dry-run", "--json").stdout)
+    assert report["dry_run"] is True and report["memories"] == 2 and report["bytes"] == len(full.stdout.encode())

@@ -21,11 +21,11 @@ def main() -> None:
     journal = open(journal_path, "a", encoding="utf-8")  # noqa: SIM115 - open until the process is killed
     original = store_module.atomic_write_bytes
 
-    def journaled(path: Path, data: bytes, expected="any") -> None:
+    def journaled(path: Path, data: bytes, expected="any", **where) -> None:
         journal.write(f"{path}\t{sha256(data)}\n")
         journal.flush()
         os.fsync(journal.fileno())
-        original(path, data, expected=expected)
+        original(path, data, expected=expected, **where)
 
     store_module.atomic_write_bytes = journaled
     store = MemoryStore(Paths(Path(home), Path(ws)))

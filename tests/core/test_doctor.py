@@ -138,3 +138,15 @@ def test_a_memory_made_today_is_not_never_injected(paths):
     assert cli(paths, "remember", "a brand new memory about queues").returncode == 0
     data = json.loads(cli(paths, "doctor", "--json").stdout)
     assert [f for f in data["findings"] if f["kind"] == "never_injected"] == []
+
+
+def test_the_demo_starts_in_step_and_shows_what_the_doctor_finds(tmp_path):
+    """The demo's search index is built with it (no `index` finding on a fresh demo), and its
+    repository gives the doctor two real findings to show: a memory repeating AGENTS.md, and
+    one naming a folder that is not there."""
+    from memtui.core.demo import write_demo
+
+    paths = write_demo(tmp_path / "home", tmp_path / "shop-app")
+    found = doctor.findings(paths)
+    assert sorted((f.kind, f.source) for f in found) == [("already_loaded", "context.md:11"),
+                                                         ("stale_reference", "patterns.md:7")]

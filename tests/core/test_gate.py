@@ -457,3 +457,76 @@ def test_export_does_not_write_through_a_linked_folder_of_the_repository(ws_path
     r = run_memtui(ws_paths, "export", "cursor")
     assert r.returncode == 1 and ".cursor is a symlink" in r.stderr and "Traceback" not in r.stderr, r
     assert _tree(elsewhere) == {}
+
+
+@pytest.fixture
+def swapped_after_check(tmp_path, monkeypatch):
+    """A root with `sub/` inside, and the gate's check patched so that, right after it passes,
+    `sub` is swapped for a symlink to a folder outside the root: the race a checked-then-written
+    path would lose."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "keep.md").write_text("- outside\n")
+    (outside / "tree").mkdir()
+    (outside / "tree" / "x.md").write_text("- x\n")
+    checked = gate.target
+
+    def check_then_swap(path, root_, container=None, *, root_itself=False):
+        result = checked(path, root_, container, root_itself=root_itself)
+        if (root / "sub").is_dir() and not (root / "sub").is_symlink():
+            shutil.rmtree(root / "sub")
+            (root / "sub").symlink_to(outside, target_is_directory=True)
+        return result
+
+    monkeypatch.setattr(gate, "target", check_then_swap)
+    return root, outside
+
+
+def _outside_state(outside: Path) -> dict[str, bytes]:
+    return {p.relative_to(outside).as_posix(): p.read_bytes() for p in sorted(outside.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("operation", ["write", "create", "remove", "make_dir", "remove_dir", "remove_tree"])
+def test_a_folder_swapped_for_a_link_after_the_check_is_not_gone_through(swapped_after_check, operation):
+    root, outside = swapped_after_check
+    before = _outside_state(outside)
+    calls = {
+        "write": lambda: gate.write(root / "sub" / "keep.md", b"- in\n", root=root, kind=gate.Kind.MEMORY),
+        "create": lambda: gate.create(root / "sub" / "new.md", b"- in\n", root=root, kind=gate.Kind.MEMORY),
+        "remove": lambda: gate.remove(root / "sub" / "keep.md", root=root),
+        "make_dir": lambda: gate.make_dir(root / "sub" / "made" / "deeper", root=root),
+        "remove_dir": lambda: gate.remove_dir(root / "sub" / "tree", root=root),
+        "remove_tree": lambda: gate.remove_tree(root / "sub" / "tree", root=root),
+    }
+    if operation == "remove_tree":
+        calls[operation]()  # nothing to remove below a link: quietly nothing, like a missing folder
+    else:
+        with pytest.raises(gate.Refused, match="became a symlink"):
+            calls[operation]()
+    assert (root / "sub").is_symlink()  # the swap did happen
+    assert _outside_state(outside) == before
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.md", "tree"]
+
+
+def test_writes_by_descriptor_still_make_missing_folders_keep_modes_and_leave_no_temporary_file(tmp_path):
+    root = tmp_path / "root"
+    target = root / "a" / "b" / "notes.md"
+    gate.write(target, b"- one\n", root=root, kind=gate.Kind.MEMORY)
+    assert target.read_bytes() == b"- one\n"
+    os.chmod(target, 0o640)
+    gate.write(target, b"- two\n", root=root, kind=gate.Kind.MEMORY, expected=b"- one\n")
+    assert target.read_bytes() == b"- two\n" and (os.stat(target).st_mode & 0o777) == 0o640
+    gate.create(root / "a" / "new.md", b"- new\n", root=root, kind=gate.Kind.MEMORY)
+    with pytest.raises(FileExistsError):
+        gate.create(root / "a" / "new.md", b"- again\n", root=root, kind=gate.Kind.MEMORY)
+    assert sorted(p.name for p in (root / "a").iterdir()) == ["b", "new.md"]
+    assert sorted(p.name for p in (root / "a" / "b").iterdir()) == ["notes.md"]
+    gate.remove(root / "a" / "new.md", root=root)
+    gate.remove(root / "a" / "new.md", root=root)  # missing: fine
+    with pytest.raises(FileNotFoundError):
+        gate.remove(root / "a" / "new.md", root=root, missing_ok=False)
+    gate.make_dir(root / "c" / "d", root=root)
+    gate.remove_dir(root / "c" / "d", root=root)
+    gate.remove_tree(root / "a", root=root)
+    assert sorted(p.name for p in root.iterdir()) == ["c"]

@@ -220,12 +220,12 @@ def test_an_append_between_check_and_rename_is_kept(paths, monkeypatch):
     real_replace = _os.replace
     fired = []
 
-    def append_then_replace(src, dst):
-        if Path(dst) == shared and not fired:
+    def append_then_replace(src, dst, **folders):  # names relative to the folder's descriptor
+        if dst == shared.name and not fired:
             fired.append(True)
             with open(shared, "a", encoding="utf-8") as f:
                 f.write("- appended by Muse\n")
-        real_replace(src, dst)
+        real_replace(src, dst, **folders)
 
     monkeypatch.setattr(fileio.os, "replace", append_then_replace)
     target = next(e for e in store.entries("user") if e.text == "one")

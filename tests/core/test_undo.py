@@ -245,12 +245,12 @@ real_rows = MuseDB.write_rows
 
 memory_writes = []
 
-def dying_write(path, data, expected="any"):
+def dying_write(path, data, expected="any", **folder):
     if trash not in Path(path).parents:  # a memory file: the pending manifest is already written
         memory_writes.append(path)
         if where == "file" or len(memory_writes) == 2:
             os._exit(9)
-    return real_write(path, data, expected=expected)
+    return real_write(path, data, expected=expected, **folder)
 
 def dying_rows(self, changes):
     os._exit(9)
@@ -543,14 +543,14 @@ trash = paths.home / "trash"
 real_write = fileio.atomic_write_bytes
 restored = []
 
-def dying_write(path, data, expected="any"):
+def dying_write(path, data, expected="any", **folder):
     if trash not in Path(path).parents:  # a memory file being restored
         if len(restored) == after:
             print("half undone", flush=True)  # the parent kills this process with SIGKILL now
             time.sleep(60)
             os._exit(3)
         restored.append(path)
-    return real_write(path, data, expected=expected)
+    return real_write(path, data, expected=expected, **folder)
 
 fileio.atomic_write_bytes = dying_write
 store = actions.open_store(paths)
@@ -624,10 +624,10 @@ from memtui.core.paths import Paths
 paths = Paths(Path(sys.argv[1]), Path(sys.argv[2]))
 real_write = fileio.atomic_write_bytes
 
-def dying_write(path, data, expected="any"):
+def dying_write(path, data, expected="any", **folder):
     if Path(path).name == "manifest.json":  # the change's folder and saved version exist; its record does not
         os._exit(9)
-    return real_write(path, data, expected=expected)
+    return real_write(path, data, expected=expected, **folder)
 
 fileio.atomic_write_bytes = dying_write
 store = actions.open_store(paths)

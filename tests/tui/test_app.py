@@ -290,3 +290,13 @@ async def test_a_failing_load_is_reported_not_hidden(demo_paths, monkeypatch):
         await wait_until(pilot, lambda: app.loaded, message="load reported")
         await wait_until(pilot, lambda: any("disk on fire" in str(n.message) for n in app._notifications))
         assert not any(p.loading for p in app.query(EntryPane))
+
+
+def test_help_names_every_key_of_the_inbox(demo_paths):
+    from textual.binding import Binding
+
+    from memtui.tui.screens.inbox import InboxScreen
+
+    row = dict(MemtuiApp(demo_paths, watch=False).help_rows())["i"]
+    keys = [b.key for b in InboxScreen.BINDINGS if isinstance(b, Binding) and b.action != "close"]
+    assert keys and all(f"({key}" in row or f"; {key} " in row or f" {key}:" in row for key in keys), (keys, row)

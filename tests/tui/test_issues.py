@@ -10,7 +10,7 @@ from memtui.core.serve import build_injection
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConflictScreen, EditScreen, SettingsScreen, UndoLogScreen
 from memtui.tui.widgets import EntryPane
-from memtui.tui.widgets.entry_pane import entry_prompt
+from memtui.tui.widgets.entry_pane import badge_for, entry_prompt
 from memtui.tui.widgets.preview import injected_renderable
 from tests.tui.conftest import screen_text, shown, wait_until
 from tests.tui.helpers import CountingApp
@@ -146,6 +146,16 @@ def test_rows_put_the_text_first_and_shorten_the_path():
     narrow = entry_prompt(entry, 50).plain
     assert narrow.startswith("Prefer small pure functions") and len(narrow) == 50
     assert narrow.endswith("notes.md:42") and "…" in narrow and "§" not in narrow
+
+
+def test_a_badge_takes_its_room_from_the_text_not_from_the_file_name():
+    entry = Entry(id="x", layer="project", rel_path="decisions/2026-03-api.md", line_start=9,
+                  text="Migrations live in `db/migrations` and run with `pnpm db:migrate`; never edit an applied one")
+    for kinds, width in ((["already_loaded"], 66), (["stale_reference", "duplicate"], 60), (["over_limit"], 50)):
+        row = entry_prompt(entry, width, badge_for(kinds)).plain
+        assert len(row) == width and row.startswith("Migrations live in")
+        assert row.endswith("…/2026-03-api.md:10"), row
+        assert badge_for(kinds) in row and "_" not in badge_for(kinds)
 
 
 def test_wrapped_lines_of_a_memory_hang_under_its_text():

@@ -45,7 +45,8 @@ def shorten_path(where: str, room: int) -> str:
 
 
 BADGES = {"stale_reference": "stale", "duplicate": "dup", "unreachable": "unreach", "never_injected": "never",
-          "invalid": "invalid", "index": "index", "unreviewed": "review"}
+          "invalid": "invalid", "index": "index", "unreviewed": "review", "already_loaded": "loaded",
+          "over_limit": "limit", "secret": "secret"}
 
 
 def badge_for(kinds: list[str]) -> str:
@@ -75,8 +76,12 @@ def entry_prompt(entry: Entry, width: int = 0, badge: str = "") -> Text:
     if width > 0 and cell_len(line) + cell_len(tail) > width:
         tail = "  " + "  ".join(essential)
         room = max(8, int(width * (1 - TEXT_SHARE)))
+        fixed = cell_len("  ".join(status)) + (2 if status else 0)
+        # a badge takes its room from the text, not from the file name: `…/api.md:10`, never `…i.md:10`
+        whole_name = 2 + fixed + cell_len(shorten_path(where, cell_len(where.rsplit("/", 1)[-1]) + 2))
+        if status and whole_name <= width * (1 - TEXT_SHARE / 2):
+            room = max(room, whole_name)
         if cell_len(tail) > room:
-            fixed = cell_len("  ".join(status)) + (2 if status else 0)
             tail = "  " + "  ".join([*status, shorten_path(where, max(room - 2 - fixed, 6))])
     text = Text(line, style="dim strike" if entry.archived else "", no_wrap=True)
     if width > 0:

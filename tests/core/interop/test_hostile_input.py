@@ -52,7 +52,7 @@ def test_hostile_files_in_a_folder(fmt, tmp_path):
         (folder / f"{name}{suffix}").write_bytes(data)
         expected[f"{name}{suffix}"] = reason
     os.mkfifo(folder / f"pipe{suffix}")
-    expected[f"pipe{suffix}"] = "a FIFO, not a regular file"
+    expected[f"pipe{suffix}"] = "a FIFO (named pipe), not a regular file"
     (folder / f"dir{suffix}").mkdir()
     expected[f"dir{suffix}"] = "a directory, not a regular file"
     secret = tmp_path / "secret.txt"
@@ -95,7 +95,7 @@ def test_instructions_file_that_is_a_fifo_or_a_link_out(tmp_path):
     result = interop.read("agents-md", None, ws, tmp_path)
     assert result.memories == []
     assert sorted((Path(p.path).name, p.reason) for p in result.problems) == [
-        ("AGENTS.md", "a FIFO, not a regular file; skipped"),
+        ("AGENTS.md", "a FIFO (named pipe), not a regular file; skipped"),
         ("CLAUDE.md", "symlink leads outside the folder being imported; not followed"),
     ]
 
@@ -113,7 +113,7 @@ def test_hostile_jsonl(tmp_path):
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)
     result = interop.read("jsonl", fifo, tmp_path, tmp_path)
-    assert result.problems == [interop.ImportProblem(str(fifo), "a FIFO, not a regular file; skipped")]
+    assert result.problems == [interop.ImportProblem(str(fifo), "a FIFO (named pipe), not a regular file; skipped")]
 
 
 def test_a_folder_link_on_the_way_out_is_not_followed(tmp_path):
