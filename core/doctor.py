@@ -17,8 +17,9 @@ from .model import LAYERS, Entry, Layer
 from .paths import Paths, Problem
 from .retrieval import hybrid_off_reason, model_status
 from .settings import Settings, load_settings
-from .store import MemoryStore, MuseDB
-from .store.index import busy_or_readonly
+from .store import MemoryStore
+from .store.conversations import Conversations
+from .store.database import busy_or_readonly
 
 
 def status(paths: Paths) -> dict:
@@ -43,13 +44,13 @@ def status(paths: Paths) -> dict:
             "counts": counts,
             "unreviewed": _unreviewed_count(store),
             "errors": [p.as_dict() for p in problems],
-            "index": store.db.health(),
+            "index": store.conversations.health(),
             "retrieval": model_status(settings),  # §13: the mode in use and its model, or why keyword
         }
         if hybrid_off_reason(data["retrieval"]):
             data["errors"].append(Problem(str(paths.global_settings), hybrid_off_reason(data["retrieval"])).as_dict())
-        if store.db.backup_path:
-            data["index"]["backup"] = str(store.db.backup_path)
+        if store.database.backup_path:
+            data["index"]["backup"] = str(store.database.backup_path)
         return data
     finally:
         store.close()
@@ -59,10 +60,10 @@ def _unreviewed_count(store: MemoryStore) -> int | None:
     """How many memories await review (SPEC §12); None when the review state cannot be read
     (status reports the index's health on its own)."""
     from .review import unreviewed_among
-    from .store.index import DatabaseError
+    from .store.database import DatabaseError
 
     try:
-        return len(unreviewed_among(store.entries(), store.db.reviewed_keys()))
+        return len(unreviewed_among(store.entries(), store.review_state.accepted()))
     except (DatabaseError, OSError):
         return None
 
@@ -78,7 +79,7 @@ def repair(paths: Paths) -> RepairReport:
     """Rebuild the Markdown rows and the FTS index inside muse.db from the files. The
     database itself is never renamed, replaced or deleted (it belongs to Muse too): when it
     is locked, read-only or damaged, that is reported and nothing is changed."""
-    health = MuseDB(paths.db_path).health()
+    health = Conversations(paths.db_path).health()
     state = health.get("state", "ok" if health.get("ok") else "damaged")
     if health.get("exists") and state != "ok":
         reason = health.get("error") or health.get("integrity") or health.get("fts_integrity") or state
@@ -283,10 +284,10 @@ def never_injected(entries: list[Entry], paths: Paths) -> list[Finding]:
 def index_findings(store: MemoryStore) -> list[Finding]:
     """The search index out of step with the files (rows of missing files, files not indexed
     or indexed from other content)."""
-    if not store.db.exists():
+    if not store.database.exists():
         return []
     try:
-        indexed = store.db.indexed_files()
+        indexed = store.file_index.indexed()
     except Exception as exc:
         return [Finding("index", str(store.paths.db_path), f"index unreadable: {exc}")]
     files = store.file_hashes()
@@ -456,7 +457,7 @@ def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
     until the person accepts it (SPEC §12)."""
     from .review import held_back
 
-    held = held_back(store.db, entries)
+    held = held_back(store.review_state, entries)
     return [Finding("unreviewed", e.source_ref, "awaiting review: left out of every injection while "
                     "memory.requireReview is on (`memtui review`)", e.id, e.layer)
             for e in entries if e.id in held]

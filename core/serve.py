@@ -57,7 +57,7 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: f
     if settings.require_review:  # SPEC §12: computed only when the setting is on
         from .review import held_back
 
-        unreviewed = held_back(store.db, store.entries())
+        unreviewed = held_back(store.review_state, store.entries())
     session = None
     if settings.enabled and settings.retrieval == "hybrid":
         session = lines.semantic

@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
-import shlex
-import subprocess
-import tempfile
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -226,7 +221,7 @@ class MemtuiApp(App[None]):
     def refresh_inbox(self) -> None:
         """Read what awaits review (the store's entries against memtui's review table)."""
         try:
-            items = review.inbox(self.store)
+            items = actions.inbox(self.store)
         except actions.ActionError as exc:
             self.call_from_thread(self.say, escape_name(str(exc)), title="Inbox", severity="warning")
             items = []
@@ -240,7 +235,7 @@ class MemtuiApp(App[None]):
                 screen.show(self.inbox)
 
     def accept_memories(self, entries: list[Entry]) -> None:
-        self.write(lambda: EntriesAccepted(review.accept(self.store, entries)), AcceptRefused)
+        self.write(lambda: EntriesAccepted(actions.accept(self.store, entries)), AcceptRefused)
 
     @on(EntriesAccepted)
     def _accepted(self, message: EntriesAccepted) -> None:
@@ -257,7 +252,7 @@ class MemtuiApp(App[None]):
 
     def reject_memory(self, entry: Entry) -> None:
         def job() -> EntryRejected | None:
-            change = review.reject(self.store, [entry])
+            change = actions.reject(self.store, [entry])
             return None if change is None else EntryRejected(entry, change)
 
         self.write(job, "Not rejected")
@@ -429,29 +424,6 @@ class MemtuiApp(App[None]):
         if (isinstance(screen, EditScreen) and screen.entry is not None and not screen.conflict
                 and self.store.get(screen.entry.id) is None):
             screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
-
-    def edit_in_editor(self, entry: Entry | None) -> None:
-        """Edit `entry` in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
-        if entry is None:
-            self.say("Select a memory first.", severity="warning")
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
-            tmp.write(entry.text + "\n")
-            name = tmp.name
-        try:
-            with self.suspend():
-                subprocess.run([*shlex.split(editor), name], check=False)
-            text = Path(name).read_text(encoding="utf-8")
-        except Exception as exc:  # no terminal to suspend to, editor missing…
-            self.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
-            return
-        finally:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        self.save_edit(entry, text)
 
     # -- delete
     @on(DeleteAsked)

@@ -4,7 +4,12 @@ one refresh of the layers it touched."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import tempfile
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rapidfuzz import fuzz, process, utils
@@ -20,7 +25,7 @@ from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memtui.core import actions
-from memtui.core.display import display_path
+from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding
 from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
@@ -369,7 +374,28 @@ class MainScreen(Screen[None]):
         self.memtui.edit_memory(self.selected_entry())
 
     def action_edit_external(self) -> None:
-        self.memtui.edit_in_editor(self.selected_entry())
+        """Edit the selected entry in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
+        app, entry = self.memtui, self.selected_entry()
+        if entry is None:
+            app.say("Select a memory first.", severity="warning")
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
+            tmp.write(entry.text + "\n")
+            name = tmp.name
+        try:
+            with app.suspend():
+                subprocess.run([*shlex.split(editor), name], check=False)
+            text = Path(name).read_text(encoding="utf-8")
+        except Exception as exc:  # no terminal to suspend to, editor missing…
+            app.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
+            return
+        finally:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+        app.save_edit(entry, text)
 
     def action_delete(self) -> None:
         app, entry = self.memtui, self.selected_entry()

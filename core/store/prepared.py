@@ -92,9 +92,9 @@ def _settings_key(settings: Settings) -> list:
 
 
 def _generation(paths: Paths, create: bool = False) -> int | str:
-    from .index import MuseDB
+    from .conversations import Conversations
 
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     try:
         return db.row_generation(create=create)
     finally:
@@ -287,7 +287,7 @@ def load_layers(paths: Paths, settings: Settings, sources: bool = True) -> dict[
 
 
 def _read_generation(paths: Paths) -> int | str:
-    """`MuseDB.row_generation` read-only with the standard library alone (no write, no wait)."""
+    """`Conversations.row_generation` read-only with the standard library alone (no write, no wait)."""
     if not paths.db_path.is_file():
         return "absent"
     conn = sqlite3.connect(f"{paths.db_path.as_uri()}?mode=ro", uri=True, timeout=1.0)

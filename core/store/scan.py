@@ -17,7 +17,7 @@ from ..fileio import NotRegularFile, read_regular, sha256
 from ..model import Entry, Layer
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
-from .index import ConversationRow
+from .conversations import ConversationRow
 
 CACHE_VERSION = 5  # bump when what is cached changes shape
 

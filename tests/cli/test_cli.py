@@ -117,15 +117,15 @@ def test_preview_json_is_written_as_json_dumps_writes_it(paths):
     `json.dumps(..., ensure_ascii=False)` of the result, every candidate in order, from a
     warm run (the prepared index) as from the first."""
     from memtui.core.serve import build_injection
-    from memtui.core.store.index import MuseDB
+    from memtui.core.store.conversations import Conversations
 
     write(paths.user_root / "preferences.md", PREFS)
     write(paths.project_root / "context.md", "- 数据库连接池配置过小\n- Use PostgreSQL + pgbouncer\n- vitest 数据库 \"quoted\"\n")
     enable(paths)
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("here", "This one", str(paths.workspace))
     for i in range(30):
-        db.add_conversation_memory(f"note {i} " + ("vitest 数据库" if i % 3 == 0 else "other"), conversation_id="here")
+        db.add(f"note {i} " + ("vitest 数据库" if i % 3 == 0 else "other"), conversation_id="here")
     db.close()
     outputs = [run(paths, "preview", "vitest 数据库", "--json") for _ in range(2)]  # builds, then reads, the index
     expected = build_injection(paths.workspace, "vitest 数据库", home=paths.home).as_dict()

@@ -31,6 +31,7 @@ WARM_HOOK_MODULES = {
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
          "detect_secrets", "tomlkit", "memtui.cli.main", "memtui.core.store.memory", "memtui.core.store.index",
+         "memtui.core.store.conversations", "memtui.core.store.database",
          "memtui.core.markdown", "memtui.core.assistants.files", "memtui.core.assistants.hook_files",
          "tokenizers", "safetensors", "wordllama", "memtui.core.semantic", "memtui.core.store.vectors",
          "memtui.core.secrets")  # the saved lines are redacted already: no detector is compiled

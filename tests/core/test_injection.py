@@ -23,7 +23,7 @@ from memtui.core.relevance import entry_terms, terms
 from memtui.core.serve import build_injection
 from memtui.core.settings import Settings, load_settings
 from memtui.core.store import prepared as prep
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -79,8 +79,8 @@ def test_workspace_switch_wins_over_global(paths):
 
 
 def test_empty_query_passes_zero_gates_only(worked, paths):
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("we chose sqlite", conversation_id=None)
+    db = Conversations(paths.db_path)
+    db.add("we chose sqlite", conversation_id=None)
     db.close()
     r = build_injection(worked.workspace, "", home=worked.home)
     assert r.count == 5
@@ -117,10 +117,10 @@ def test_carry_over_from_empty_user_layer(paths):
 
 def test_gate_max_items_and_archived(paths):
     write(paths.user_root / "old.md", "---\nstatus: superseded\n---\n- archived thing about sqlite\n")
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     for i in range(12):
-        db.add_conversation_memory(f"sqlite tip {i}", memory_id=f"m{i:02d}", updated_at=1000)
-    db.add_conversation_memory("unrelated note", memory_id="z")
+        db.add(f"sqlite tip {i}", memory_id=f"m{i:02d}", updated_at=1000)
+    db.add("unrelated note", memory_id="z")
     db.close()
     enable(paths)
     r = build_injection(paths.workspace, "sqlite tip", home=paths.home)
@@ -137,8 +137,8 @@ def test_reasons_when_nothing_is_injected(paths):
     assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "empty_result"
     write(paths.user_root / "old.md", "---\nstatus: archived\n---\n- gone\n")
     assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "empty_result"
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("nothing relevant")
+    db = Conversations(paths.db_path)
+    db.add("nothing relevant")
     db.close()
     assert build_injection(paths.workspace, "zebra", home=paths.home).disabled_reason == "low_relevance"
     enable(paths, {"memory": {"budget": {"total": 3}, "gate": {"conversation": 0.0}}})
@@ -155,12 +155,12 @@ def test_corrupt_database_still_injects_files(worked):
 
 def test_conversation_memories_of_other_workspaces_are_left_out(paths, tmp_path):
     enable(paths)
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("here", "This one", str(paths.workspace))
     db.ensure_conversation("there", "Other", str(tmp_path / "elsewhere"))
-    db.add_conversation_memory("sqlite here", conversation_id="here")
-    db.add_conversation_memory("sqlite there", conversation_id="there")
-    db.add_conversation_memory("sqlite anywhere", conversation_id=None)
+    db.add("sqlite here", conversation_id="here")
+    db.add("sqlite there", conversation_id="there")
+    db.add("sqlite anywhere", conversation_id=None)
     db.close()
     r = build_injection(paths.workspace, "sqlite", home=paths.home)
     assert sorted(c.line for c in r.candidates) == ["- sqlite anywhere", "- sqlite here"]
@@ -445,12 +445,12 @@ def _corpus_on_disk(base: Path, rnd: random.Random) -> Paths:
         write(paths.user_root / f"u{i}.md", _md(rnd, rnd.randint(1, 5)))
     for i in range(rnd.randint(0, 4)):
         write(paths.project_root / f"p{i}.md", _md(rnd, rnd.randint(1, 5)))
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c-here", "here", str(paths.workspace))
     db.ensure_conversation("c-else", "elsewhere", str(base / "other"))
     for i in range(rnd.randint(0, 6)):
-        db.add_conversation_memory(f"{rnd.choice(PHRASES)} {i}", conversation_id=rnd.choice(["c-here", "c-else", None]),
-                                   memory_id=f"row{i}", updated_at=1_700_000_000_000 + i)
+        db.add(f"{rnd.choice(PHRASES)} {i}", conversation_id=rnd.choice(["c-here", "c-else", None]),
+               memory_id=f"row{i}", updated_at=1_700_000_000_000 + i)
     db.close()
     return paths
 
@@ -524,8 +524,8 @@ def test_to_json_is_json_dumps_of_as_dict(worked):
 
 def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
     query = "vitest 数据库"
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
     first = build_injection(worked.workspace, query, home=worked.home)
     assert "数据库 in a conversation" in first.text
@@ -652,8 +652,8 @@ def test_the_tui_takes_saved_lines_and_answers_the_same(worked, monkeypatch):
 def test_an_outside_edit_rebuilds_its_layer_alone(worked):
     """One edited Markdown file invalidates its layer only: the conversation rows and the
     other layer are kept as saved, byte for byte, and the answer is a fresh load's."""
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
     query = "vitest 数据库"
     build_injection(worked.workspace, query, home=worked.home)
@@ -678,8 +678,8 @@ def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
     from memtui.core.serve import inject_from_store
     from memtui.core.store import MemoryStore
 
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
     query = "vitest 数据库"
     build_injection(worked.workspace, query, home=worked.home)  # saves the prepared index
