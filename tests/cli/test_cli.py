@@ -34,6 +34,21 @@ def test_preview_json_and_text(paths):
     assert r.stderr.strip() == f"2 memories injected · {data['tokens']}/2000 tokens"
 
 
+def test_preview_counts_its_problems_and_status_names_an_unreadable_settings_file(paths):
+    write(paths.user_root / "preferences.md", PREFS)
+    write(paths.user_root / "bad.md", "---\na: [\n---\n- x\n")
+    enable(paths)
+    r = run(paths, "preview", "vitest")
+    assert r.returncode == 0 and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("2 memories injected") and "1 problem (files skipped or settings ignored" in r.stderr
+    write(paths.global_settings, "{}")
+    write(paths.workspace_settings, '{"memoryEnabled": true, // on\n}')
+    r = run(paths, "status")
+    memory_line = next(line for line in r.stdout.splitlines() if line.startswith("Memory:"))
+    assert "cannot be read (invalid JSON" in memory_line and str(paths.workspace_settings) in memory_line
+    assert "memtui enable" not in r.stdout and "Fix that file by hand" in r.stdout
+
+
 def test_preview_does_not_import_textual(paths):
     enable(paths)
     argv = ["memtui", "--home", str(paths.home), "-w", str(paths.workspace), "preview", "x"]
