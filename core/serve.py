@@ -112,7 +112,7 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
                          prepared_stamp=(cache_name(paths), stamp) if stamp else None,
                          unreviewed=unreviewed)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
-            c.entry  # noqa: B018
+            c.id  # noqa: B018  (the entry's id and source: the history records them)
         return result
 
     try:  # what changed since it was saved is taken in; a layer that cannot be is rebuilt alone

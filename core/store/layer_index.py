@@ -9,14 +9,13 @@ imports the rule's types, never the reverse.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import json
 import logging
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, compress, filterfalse
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
@@ -307,6 +306,12 @@ class LayerIndex:
             return frags[pos]
         return json_pieces(self.layer, self.shown(pos), self.made(pos, maker))
 
+    def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> Iterable[tuple[str, str]]:
+        frags = self._frags.get(maker.key)
+        if frags is not None:
+            return map(frags.__getitem__, positions)
+        return [json_pieces(self.layer, self.shown(p), self.made(p, maker)) for p in positions]
+
     def review_fields(self, pos: int) -> tuple[str, str, str, str]:
         """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
         e = self._entries[pos]
@@ -364,26 +369,39 @@ class LayerIndex:
             found = (memoryview(b).cast("i") for b in found)  # type: ignore[arg-type]
         return Counter(chain.from_iterable(found))  # counted in C
 
-    def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[int]:
-        """Active positions in §5 order: importance, score desc, then base order. With
-        `scored_only`, only the positions with a score above 0, still in that order. Lazy (a
-        heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
-        rank = self.rank
-        heap = [(rank[p], -n, p) for p, n in counts.items()]
-        heapq.heapify(heap)
+    def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[tuple[int, Sequence[int]]]:
+        """Active positions in §5 order (importance, score desc, then base order) as runs of one
+        `|Q ∩ M|`: (count, positions). With `scored_only`, only the positions with a count.
+        Within an importance group the positions of one count are found in C (a pass over the
+        counts per count value, only as far as the walk goes), and the unscored ones are the
+        group's range less the scored: no per-position sorting key."""
+        levels = sorted(set(counts.values()), reverse=True)
+        found: dict[int, list[int]] = {}  # count -> its positions, ascending (over the whole layer)
 
-        def scored_in(group: int | None) -> Iterator[int]:
-            while heap and (group is None or heap[0][0] == group):
-                yield heapq.heappop(heap)[2]
+        def level(n: int) -> list[int]:
+            got = found.get(n)
+            if got is None:
+                got = found[n] = sorted(compress(counts.keys(), map(n.__eq__, counts.values())))
+            return got
 
-        if scored_only:
-            yield from scored_in(None)
-            return
-        for group, start, stop in self.groups:
-            yield from scored_in(group)
-            for pos in range(start, stop):
-                if pos not in counts:
-                    yield pos
+        for _, start, stop in self.groups:
+            if counts:
+                if (stop - start) * len(levels) < len(counts):  # a small group: its own positions
+                    here = list(compress(range(start, stop), map(counts.__contains__, range(start, stop))))
+                    for n in levels:
+                        run = [p for p in here if counts[p] == n]
+                        if run:
+                            yield n, run
+                else:
+                    for n in levels:
+                        every = level(n)
+                        run = every[bisect_left(every, start):bisect_left(every, stop)]
+                        if run:
+                            yield n, run
+            if not scored_only and stop > start:
+                rest = list(filterfalse(counts.__contains__, range(start, stop))) if counts else range(start, stop)
+                if rest:
+                    yield 0, rest
 
 
 # ---------------------------------------------------------------------- a saved layer patched

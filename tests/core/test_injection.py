@@ -369,6 +369,40 @@ def test_the_inverted_index_answers_as_the_plain_layer(seed, sizes, total, caps,
     assert indexed.to_json() == json.dumps(indexed.as_dict(), ensure_ascii=False)
 
 
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 600), high=st.sampled_from([0, 1, 5, 50]),
+       gates=st.tuples(*[st.sampled_from([0.0, 0.2, 0.5])] * 3), limits=st.tuples(*[st.sampled_from([None, 0, 7])] * 3),
+       total=st.integers(0, 3000), query=st.lists(st.sampled_from(WORDS + ["zzz"]), max_size=8).map(" ".join))
+def test_large_layers_in_order_and_json_as_the_plain_layer(seed, n, high, gates, limits, total, query):
+    """Layers of hundreds of entries, a few of them high importance: the index finds each
+    importance group's positions of one count either from the group or from the whole layer;
+    both give the plain order, and the JSON written a run at a time is `json.dumps`'s."""
+    from memtui.core.injection import EntryLayer
+    from memtui.core.store.layer_index import LayerIndex
+
+    rnd = random.Random(seed)
+    layers = {}
+    for name in LAYER_NAMES:
+        entries = _corpus(rnd, n, name)
+        layers[name] = tuple(e if i >= high else Entry(**{**{f: getattr(e, f) for f in e.__dataclass_fields__},
+                                                          "importance": "high"})
+                             for i, e in enumerate(entries))
+    q = terms(query)
+    for name, entries in layers.items():
+        plain, index = EntryLayer(name, entries), LayerIndex.from_entries(name, entries)
+        shared = index.shared(q)
+        assert dict(shared) == plain.shared(q)
+        for scored_only in (False, True):
+            runs = list(index.in_order(shared, scored_only))
+            assert all(run for _, run in runs) and all(shared.get(p, 0) == k for k, run in runs for p in run)
+            assert [p for _, run in runs for p in run] == [p for _, run in plain.in_order(shared, scored_only) for p in run]
+    s = rule_settings(total, (total // 3, total // 3, total // 2), gates, limits)
+    plain_r = inject(layers, s, query)
+    indexed = inject({name: LayerIndex.from_entries(name, entries) for name, entries in layers.items()}, s, query)
+    assert _json(indexed) == _json(plain_r)
+    assert indexed.to_json() == json.dumps(indexed.as_dict(), ensure_ascii=False)
+
+
 # ---------------------------------------------------------------------- the prepared index
 # `build_injection` answers from a saved state when it still describes the memories. These
 # check that it is the same answer, byte for byte, as a fresh load, across every kind of change.
