@@ -15,8 +15,9 @@ from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.serve import _inject, _unreviewed_of
 from memtui.core.settings import Settings
+from memtui.core.store import prepared as prepared_index
 from memtui.core.store.layer_index import ENTRY_FIELDS, LayerIndex
-from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, load_layers, prepare, saved_rows
+from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, prepare, saved_rows
 
 log = logging.getLogger("memtui.tui")
 
@@ -24,15 +25,13 @@ _PATH_AT = ENTRY_FIELDS.index("path")
 
 
 def open_prepared(paths: Paths, settings: Settings, building: Callable[[list[str]], object]) -> Prepared:
-    """The prepared index as `build_injection` opens it: the saved layers that still describe
-    their memories, the others rebuilt (and saved) alone; `building(layers)` is told first
-    which layers must be built (a cold first run: all three)."""
-    saved = load_layers(paths, settings)
-    if len(saved) == len(LAYERS):
-        return Prepared.of({layer: (s.index, s.problems) for layer, s in saved.items()})
-    building([str(layer) for layer in LAYERS if layer not in saved])
+    """The prepared index as `build_injection` opens it (brought up to date, the layers that
+    cannot be rebuilt alone); `building(layers)` is told first when none is saved yet (a
+    cold first run)."""
+    if not any(cache_path(paths, layer).is_file() for layer in LAYERS):
+        building([str(layer) for layer in LAYERS])
     try:
-        return prepare(paths, settings, have=saved)
+        return prepared_index.open_prepared(paths, settings)
     except DamagedPreparedIndex as exc:
         log.warning("%s", exc)
         return prepare(paths, settings)
@@ -71,7 +70,7 @@ def prepared_entries(index: LayerIndex) -> list[Entry]:
     """A saved layer's entries in pane order, made from its saved rows. They are the
     store's entries field for field but for their terms (the panes never read those), and
     they are not kept in the index: the store's own replace them once it has loaded."""
-    rows = saved_rows(index)
+    rows = saved_rows(index) if isinstance(index, LayerIndex) else None
     if rows is None:  # indexed here from the memories: their entries are there
         entries = [index.entry(pos) for pos in range(index.size)]
     elif all(row[_PATH_AT] is None for row in rows):
