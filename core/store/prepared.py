@@ -535,3 +535,13 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict, lists:
             gate.remove(legacy, root=paths.home)
     except (OSError, ValueError) as exc:
         log.info("prepared index not saved: %s", exc)
+
+
+def saved_rows(index: LayerIndex) -> list[tuple] | None:
+    """A saved layer's entries as their saved rows (`layer_index.entry_row`: Entry's fields
+    but `terms`, in order, the path as a string), in the index's order, read at once; None
+    for a layer indexed from entries in this process (it has the entries themselves)."""
+    rows = index._rows
+    if rows is None or not hasattr(rows, "materialize"):
+        return None
+    return rows.materialize()
