@@ -150,8 +150,11 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
         from memtui.core.assistants.delivery import injection_json
 
-        text = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at)
-        click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
+        pieces = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at)
+        tty = sys.stdout.isatty()
+        for piece in pieces:  # written as they are: never joined into one string of tens of megabytes
+            click.echo(json_for_terminal(piece) if tty else piece, nl=False, color=True)
+        click.echo("", color=True)
     else:
         result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at)
         if target is not None:

@@ -256,12 +256,12 @@ class LineSizes:
         made with these settings: a line depends on its text and the settings alone, and
         reading it is much cheaper than redacting the text again."""
         from .store.layer_index import LineCache
-        from .store.prepared import load_layers
+        from .store.prepared import saved_indexes
 
         try:
             cache = LineCache()
-            for saved in load_layers(paths, settings, sources=False).values():
-                saved.index.seed_made(cache)
+            for index in saved_indexes(paths, settings).values():
+                index.seed_made(cache)
         except Exception as exc:  # a cache is never required: the lines are made instead
             log.info("the doctor made every line: the prepared index's were not read (%s)", exc)
             return

@@ -706,7 +706,7 @@ def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path
     export_sync.check_base(base, workspace)
     single = next(iter(rendered)) if fmt in ("jsonl", "agents-md") and len(rendered) == 1 else None
     plan.sync = export_sync.plan(files, base, store.paths.home, fmt, target=single,
-                                 container=workspace if inside else None)
+                                 container=workspace if inside else None, adopt=interop.adopt(fmt))
     return plan
 
 

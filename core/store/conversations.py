@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Layer
 from .database import BUSY_TIMEOUT_MS, DatabaseError, Row, Tables, busy_or_readonly, now_ms
-from .generation import GENERATION_TRIGGERS
+from .generation import GENERATION_TRIGGERS, STATE_TABLES
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -40,7 +40,7 @@ class ConversationRow:
 
 
 def parse_tags(raw: str | bytes | None) -> tuple[str, ...]:
-    if raw is None or raw == "":
+    if raw is None or raw == "" or raw == "[]":
         return ()
     try:
         value = json.loads(raw)
@@ -51,6 +51,27 @@ def parse_tags(raw: str | bytes | None) -> tuple[str, ...]:
     if not isinstance(value, list):
         value = [value]
     return tuple(str(v).strip() for v in value if v is not None and str(v).strip())
+
+
+# The columns `conversation_row` reads, from `memories m LEFT JOIN conversations c`.
+ROW_COLUMNS = ("m.id, m.category, m.content, m.tags, m.source, m.conversation_id, c.title, c.workspace_path, "
+               "m.created_at, m.updated_at")
+
+
+def conversation_row(r: tuple | sqlite3.Row) -> ConversationRow:
+    """A row of `ROW_COLUMNS` as memtui reads it."""
+    return ConversationRow(
+        id=str(r[0]),
+        category=str(r[1] or ""),
+        content=str(r[2] or ""),
+        tags=parse_tags(r[3]),
+        source=str(r[4] or ""),
+        conversation_id=None if r[5] is None else str(r[5]),
+        conversation_title=str(r[6] or ""),
+        workspace_path=r[7],
+        created_at=int(r[8] or 0),
+        updated_at=int(r[9] or 0),
+    )
 
 
 def belongs_to(workspace_path: str | None, workspace: Path) -> bool:
@@ -106,14 +127,15 @@ class Conversations(Tables):
         found = {r[0]: r[1] for r in db.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'memtui_gen_%'")}
         return all(found.get(name) == sql for name, sql in GENERATION_TRIGGERS.items()) and \
-            "memtui_state" in db.table_names()
+            {"memtui_state", "memtui_row_log"} <= set(db.table_names())
 
     def _add_generation(self, db: sqlite_utils.Database) -> bool:
         conn = db.conn
         try:
             conn.execute("PRAGMA busy_timeout = 100")  # a lock held by Muse: skip, never wait long
             with conn:
-                conn.execute("CREATE TABLE IF NOT EXISTS memtui_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+                for sql in STATE_TABLES:
+                    conn.execute(sql)
                 conn.execute("INSERT OR IGNORE INTO memtui_state VALUES ('rows_gen', 0)")
                 for name, sql in GENERATION_TRIGGERS.items():
                     conn.execute(f"DROP TRIGGER IF EXISTS {name}")
@@ -150,8 +172,7 @@ class Conversations(Tables):
                     db.execute("DROP TABLE IF EXISTS temp.memtui_mine")
                     db.execute("CREATE TEMP TABLE memtui_mine (id TEXT PRIMARY KEY)")
                     db.conn.executemany("INSERT OR IGNORE INTO temp.memtui_mine VALUES (?)", [(c,) for c in mine])
-                    sql = ("SELECT m.id, m.category, m.content, m.tags, m.source, m.conversation_id, c.title, "
-                           "c.workspace_path, m.created_at, m.updated_at FROM memories m "
+                    sql = (f"SELECT {ROW_COLUMNS} FROM memories m "
                            "LEFT JOIN conversations c ON c.id = m.conversation_id "
                            "WHERE m.type = 'conversation' AND (c.id IS NULL OR c.id IN (SELECT id FROM temp.memtui_mine))")
                 else:
@@ -162,21 +183,7 @@ class Conversations(Tables):
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise DatabaseError(f"{self.database.path}: {exc}") from None
-        return [
-            ConversationRow(
-                id=str(r[0]),
-                category=str(r[1] or ""),
-                content=str(r[2] or ""),
-                tags=parse_tags(r[3]),
-                source=str(r[4] or ""),
-                conversation_id=None if r[5] is None else str(r[5]),
-                conversation_title=str(r[6] or ""),
-                workspace_path=r[7],
-                created_at=int(r[8] or 0),
-                updated_at=int(r[9] or 0),
-            )
-            for r in rows
-        ]
+        return [conversation_row(r) for r in rows]
 
     def add(
         self,

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
+from operator import attrgetter
 from pathlib import Path
 
 from .. import gate
@@ -68,7 +69,6 @@ class MemoryStore:
                          within={layer: paths.container(layer) for layer in FILE_LAYERS})
         self._lock = threading.RLock()
         self._conversation: tuple[Entry, ...] = ()
-        self._conversation_rows: dict[str, ConversationRow] = {}
         self._conversation_error: Problem | None = None
         self._index_problem: Problem | None = None
         self._data_version: int | None = None
@@ -224,18 +224,15 @@ class MemoryStore:
             changed = self._conversation_error != problem or bool(self._conversation)
             self._conversation_error = problem
             self._conversation = ()
-            self._conversation_rows = {}
             return changed
         self._conversation_error = None
         try:
             self._data_version = self.conversations.data_version() if self.database.exists() else None
         except Exception:
             self._data_version = None
-        by_id = {r.id: r for r in rows}
-        if by_id == self._conversation_rows and self.loaded:
+        if self.loaded and _same_rows(self._conversation, rows):
             return False
-        self._conversation_rows = by_id
-        self._conversation = tuple(conversation_entry(r) for r in rows)
+        self._conversation = _conversation_entries(rows)
         return True
 
     # ------------------------------------------------------------------ index (derived rows)
@@ -427,6 +424,42 @@ def _naming(path: Path) -> Iterator[None]:
         yield
     except md.EditRefused as exc:
         raise md.EditRefused(f"{path_text(str(path))}: {exc}") from None
+
+
+_ROW_FIELDS = attrgetter("id", "content", "category", "tags", "source", "conversation_id", "conversation_title")
+_ENTRY_FIELDS = attrgetter("id", "text", "category", "tags", "source", "conversation_id", "conversation_title")
+
+
+def _same_rows(entries: tuple[Entry, ...], rows: list[ConversationRow]) -> bool:
+    """Whether `rows` would make exactly `entries` (`scan.conversation_entry`'s fields), in
+    order: a change elsewhere in muse.db (the hook's injection history) re-reads the rows,
+    and only a changed row makes the layer's entries again. Compared field by field from the
+    entries themselves, so no second copy of every row is kept."""
+    if len(entries) != len(rows):
+        return False
+    for e, r in zip(entries, rows, strict=True):
+        if _ENTRY_FIELDS(e) != _ROW_FIELDS(r) or e.updated_at != r.updated_at / 1000.0:
+            return False
+    return True
+
+
+def _conversation_entries(rows: list[ConversationRow]) -> tuple[Entry, ...]:
+    """The rows' entries, their repeated strings shared: a large workspace has tens of
+    thousands of rows but a few thousand distinct terms and far fewer conversations, and
+    each row read from SQLite (each term made) is a string of its own."""
+    shared: dict = {}
+    share = shared.setdefault
+    out = []
+    for r in rows:
+        e = conversation_entry(r)
+        # the entry is not published yet: its own fields, replaced by equal values
+        object.__setattr__(e, "terms", frozenset([share(t, t) for t in e.terms]))
+        for name in ("category", "source", "conversation_id", "conversation_title"):
+            value = getattr(e, name)
+            if value is not None:
+                object.__setattr__(e, name, share(value, value))
+        out.append(e)
+    return tuple(out)
 
 
 def _index_rows(rec: FileRecord) -> list[dict[str, object]]:

@@ -302,3 +302,29 @@ def test_temp_files_of_killed_writes_are_removed_unless_a_writer_is_active(paths
         assert leftover.exists()
     store.load()
     assert not leftover.exists() and other.exists()
+
+
+def test_conversation_layer_is_made_again_only_when_a_row_changes(paths):
+    """Another write to muse.db (the hook's history) re-reads the rows; the entries are made
+    again only when one of them changed, and they are the rows' entries, terms included."""
+    from memtui.core.store.scan import conversation_entry
+
+    db = Conversations(paths.db_path)
+    db.ensure_conversation("k1", "Deploys", str(paths.workspace))
+    db.add("staging deploys on merge 部署", memory_id="m1", conversation_id="k1", tags=["ci"])
+    db.add("the deploy key lives in the vault", memory_id="m2", conversation_id="k1")
+    store = MemoryStore(paths)
+    store.load()
+    first = store.snapshot("conversation")
+    rows = db.rows(paths.workspace)
+    assert [(e, e.terms) for e in first] == [(conversation_entry(r), conversation_entry(r).terms) for r in rows]
+    db.ensure_conversation("other", "Elsewhere", "/srv/elsewhere")  # muse.db moved, no row of ours did
+    store.reload()
+    assert store.snapshot("conversation") is first
+    with sqlite3.connect(paths.db_path) as conn:
+        conn.execute("UPDATE memories SET content = 'staging deploys on every merge' WHERE id = 'm1'")
+    db.close()
+    store.reload()
+    assert [e.text for e in store.snapshot("conversation")] == ["staging deploys on every merge",
+                                                                "the deploy key lives in the vault"]
+    store.close()
