@@ -55,7 +55,7 @@ def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:
     return sorted(entries, key=attrgetter("rel_path", "line_start"))
 
 
-def conversation_keys(items: Sequence[tuple[str, float, str]]) -> list[tuple]:
+def conversation_keys(items: Sequence[tuple[str, float, str]]) -> list[tuple[bool, float, str, float, str]]:
     """The sort key of each (conversation title, updated_at, id) for the conversation pane:
     its conversation's newest memory (descending), its title, then the memory's own date
     (descending) and id. The pane groups by title in this order."""

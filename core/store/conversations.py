@@ -58,7 +58,7 @@ ROW_COLUMNS = ("m.id, m.category, m.content, m.tags, m.source, m.conversation_id
                "m.created_at, m.updated_at")
 
 
-def conversation_row(r: tuple | sqlite3.Row) -> ConversationRow:
+def conversation_row(r: tuple[Any, ...] | sqlite3.Row) -> ConversationRow:
     """A row of `ROW_COLUMNS` as memtui reads it."""
     return ConversationRow(
         id=str(r[0]),

@@ -31,7 +31,8 @@ from .database import Database, DatabaseError, now_ms
 from .edits import Change, ChangeLog, ReviewChange, RowChange
 from .index import FileIndex, ReviewState
 from .layer_index import LineCache
-from .scan import FileRecord, Scan, conversation_entry
+from .rows import conversation_entry
+from .scan import FileRecord, Scan
 from .snapshot import Snapshot
 
 log = logging.getLogger("memtui.store")
@@ -447,7 +448,7 @@ def _conversation_entries(rows: list[ConversationRow]) -> tuple[Entry, ...]:
     """The rows' entries, their repeated strings shared: a large workspace has tens of
     thousands of rows but a few thousand distinct terms and far fewer conversations, and
     each row read from SQLite (each term made) is a string of its own."""
-    shared: dict = {}
+    shared: dict[str, str] = {}
     share = shared.setdefault
     out = []
     for r in rows:
