@@ -1,0 +1,78 @@
+"""The TUI at 80×24 and after a resize: the selected row stays in view, the detail opens full
+screen, each dialog's footer shows that dialog's keys, dialogs follow the terminal's size, and
+toasts read as sentences. Pilot on the demo's real files."""
+
+from __future__ import annotations
+
+from memtui.core.model import Entry
+from memtui.tui.app import MemtuiApp
+from memtui.tui.main_screen import MainScreen
+from memtui.tui.screens import FindingsScreen
+from memtui.tui.widgets import EntryPane
+from tests.tui.conftest import screen_text, wait_until
+
+
+async def loaded(pilot) -> None:
+    app = pilot.app
+    await wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.findings is not None,
+                     message="app loaded and doctor run")
+
+
+def cursor_on_screen(pane: EntryPane) -> bool:
+    """The highlighted row is inside the pane's visible rows, and the screen shows it there."""
+    top, height = int(pane.scroll_offset.y), pane.scrollable_content_region.height
+    return pane.display and pane.cursor is not None and top <= pane.cursor < top + height
+
+
+def pane_lines(app, pane: EntryPane) -> list[str]:
+    region = pane.region
+    return [line[region.x: region.right] for line in screen_text(app).splitlines()[region.y: region.bottom]]
+
+
+async def jump_to_stale(pilot) -> Entry:
+    """D, then Enter on the doctor's stale finding (the demo's patterns.md:7)."""
+    app = pilot.app
+    await pilot.press("D")
+    await wait_until(pilot, lambda: isinstance(app.screen, FindingsScreen), message="the findings")
+    stale = next(i for i, f in enumerate(app.findings) if f.kind == "stale_reference")
+    app.screen.query_one("#findings-list").highlighted = stale
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: isinstance(app.screen, MainScreen), message="back on the main screen")
+    pane = app.main.current_pane()
+    await wait_until(pilot, lambda: pane.highlighted_entry is not None
+                     and pane.highlighted_entry.id == app.findings[stale].entry_id, message="the entry selected")
+    entry = pane.highlighted_entry
+    assert entry is not None
+    return entry
+
+
+# ---------------------------------------------------------------- 1. the selected row stays on screen
+async def test_a_jump_from_the_doctor_at_80x24_scrolls_the_selected_row_into_view(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        entry = await jump_to_stale(pilot)
+        pane = app.main.current_pane()
+        assert entry.source_ref.endswith("patterns.md:7") and pane.cursor is not None
+        assert pane.cursor >= pane.scrollable_content_region.height, "the demo no longer tests a hidden row"
+        await wait_until(pilot, lambda: cursor_on_screen(pane), timeout=3, message="the selected row in view")
+        await pilot.pause()
+        assert any("patterns.md:7" in line for line in pane_lines(app, pane)), pane_lines(app, pane)
+
+
+async def test_a_resize_to_80x24_keeps_the_selected_row_in_view(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await loaded(pilot)
+        pane = app.query_one("#pane-user", EntryPane)
+        await pilot.press("1", *["down"] * 10)
+        await wait_until(pilot, lambda: pane.cursor == 10, message="row 11 selected")
+        assert cursor_on_screen(pane)
+        selected = pane.highlighted_entry
+        assert selected is not None
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: app.screen.has_class("compact"), message="the compact layout")
+        assert pane.cursor >= pane.scrollable_content_region.height, "the row would fit without scrolling"
+        await wait_until(pilot, lambda: cursor_on_screen(pane), timeout=3, message="the selected row in view")
+        await pilot.pause()
+        assert any(selected.source_ref in line for line in pane_lines(app, pane)), pane_lines(app, pane)
