@@ -546,7 +546,9 @@ class MemtuiApp(App[None]):
                   "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid",
                   "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x); u undoes",
                   "reload": "Reload every memory file, the database and the settings",
-                  "undo_log": "Undo log: memtui's changes, newest first"}
+                  "undo_log": "Undo log: memtui's changes, newest first",
+                  "open_detail": "On a small terminal (the detail view hidden): the selected memory in full, "
+                                 "with its fields and the doctor's reasons"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))
                 for b in MainScreen.BINDINGS if isinstance(b, Binding)]
         rows += [("↑/↓ j/k, pgup/pgdn", "Move in a pane"),

@@ -7,9 +7,13 @@ from __future__ import annotations
 from memtui.core.model import Entry
 from memtui.tui.app import MemtuiApp
 from memtui.tui.main_screen import MainScreen
-from memtui.tui.screens import FindingsScreen
+from memtui.tui.screens import DetailScreen, FindingsScreen
 from memtui.tui.widgets import EntryPane
 from tests.tui.conftest import screen_text, wait_until
+
+
+def footer_line(app) -> str:
+    return screen_text(app).splitlines()[-1]
 
 
 async def loaded(pilot) -> None:
@@ -76,3 +80,32 @@ async def test_a_resize_to_80x24_keeps_the_selected_row_in_view(demo_paths):
         await wait_until(pilot, lambda: cursor_on_screen(pane), timeout=3, message="the selected row in view")
         await pilot.pause()
         assert any(selected.source_ref in line for line in pane_lines(app, pane)), pane_lines(app, pane)
+
+
+# ---------------------------------------------------------------- 2. the detail at 80×24
+async def test_enter_on_a_row_at_80x24_shows_the_full_text_and_the_doctors_reason(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        entry = await jump_to_stale(pilot)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen), message="the detail")
+        await pilot.pause()
+        dialog = app.screen.query_one("#detail-dialog")
+        assert dialog.region.width == 80 and dialog.region.height >= 22, dialog.region
+        text = screen_text(app)
+        assert "not found in the workspace" in text, text  # the doctor's reason
+        assert "patterns.md, line 7" in text and entry.text.split()[0] in text, text
+        assert "esc Close" in footer_line(app) and "Quit" not in footer_line(app), footer_line(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen), message="the main screen again")
+        assert app.main.selected_entry() == entry
+
+
+async def test_enter_at_140x45_leaves_the_detail_where_it_is(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await loaded(pilot)
+        await pilot.press("1", "enter", "down")
+        await wait_until(pilot, lambda: app.query_one("#pane-user", EntryPane).cursor == 1, message="the next row")
+        assert isinstance(app.screen, MainScreen)
