@@ -4,22 +4,36 @@ toasts read as sentences. Pilot on the demo's real files."""
 
 from __future__ import annotations
 
+import pytest
+
 from memtui.core.model import Entry
 from memtui.tui.app import MemtuiApp
 from memtui.tui.main_screen import MainScreen
-from memtui.tui.screens import DetailScreen, FindingsScreen
+from memtui.tui.screens import (
+    ConfirmScreen,
+    ConflictScreen,
+    DetailScreen,
+    FindingsScreen,
+    HelpScreen,
+    SettingsScreen,
+)
 from memtui.tui.widgets import EntryPane
 from tests.tui.conftest import screen_text, wait_until
 
 
 def footer_line(app) -> str:
-    return screen_text(app).splitlines()[-1]
+    lines = screen_text(app).splitlines()
+    return lines[-1] if lines else ""  # a screen just pushed may not be drawn yet
 
 
 async def loaded(pilot) -> None:
     app = pilot.app
     await wait_until(pilot, lambda: app.loaded and app.last_result is not None and app.findings is not None,
                      message="app loaded and doctor run")
+
+
+SIZES = [(140, 45), (80, 24)]
+MAIN_KEYS = ("On/off", "Quit", "Settings")  # the main screen's footer, never a dialog's
 
 
 def cursor_on_screen(pane: EntryPane) -> bool:
@@ -109,3 +123,49 @@ async def test_enter_at_140x45_leaves_the_detail_where_it_is(demo_paths):
         await pilot.press("1", "enter", "down")
         await wait_until(pilot, lambda: app.query_one("#pane-user", EntryPane).cursor == 1, message="the next row")
         assert isinstance(app.screen, MainScreen)
+
+
+# ---------------------------------------------------------------- 3. a dialog's footer shows its keys
+async def open_confirm(pilot) -> None:
+    await pilot.press("1", "d")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen), message="the confirmation")
+
+
+async def open_help(pilot) -> None:
+    await pilot.press("question_mark")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, HelpScreen), message="the help")
+
+
+async def open_conflict(pilot) -> None:
+    app = pilot.app
+    entry = app.query_one("#pane-user", EntryPane).entries[0]
+    app.resolve_conflict(entry, "my version", entry)
+    await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), message="the conflict dialog")
+
+
+async def open_settings(pilot) -> None:
+    await pilot.press("s")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, SettingsScreen), message="the settings")
+
+
+DIALOGS = {
+    "confirm": (open_confirm, ("y Yes", "n No")),
+    "help": (open_help, ("esc Close",)),
+    "conflict": (open_conflict, ("m Keep mine", "t Take theirs", "a Save as new", "esc Back")),
+    "settings": (open_settings, ("^s Save", "esc Cancel")),
+}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["140x45", "80x24"])
+@pytest.mark.parametrize("dialog", DIALOGS)
+async def test_a_dialogs_footer_shows_its_own_keys(demo_paths, dialog, size):
+    opener, keys = DIALOGS[dialog]
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        await wait_until(pilot, lambda: "Quit" in footer_line(app), message="the main footer")
+        await opener(pilot)
+        await wait_until(pilot, lambda: all(key in footer_line(app) for key in keys), timeout=3,
+                         message=f"{keys} in the footer")
+        footer = footer_line(app)
+        assert not any(key in footer for key in MAIN_KEYS), footer
