@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
@@ -33,7 +33,7 @@ from memtui.core.store import MemoryStore
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
-from .main_screen import MainScreen
+from .main_screen import COMPACT_HEIGHT, COMPACT_WIDTH, MainScreen
 from .messages import (
     AcceptRefused,
     AlreadyRemembered,
@@ -122,7 +122,7 @@ class MemtuiApp(App[None]):
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
-        self.on_resize()
+        self._size_class(self.size.width, self.size.height)
         self._update_subtitle()
         for problem in self.theme_problems:
             self.notify(escape_name(problem), title="Theme skipped", severity="warning", markup=False)
@@ -130,8 +130,14 @@ class MemtuiApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_interval(SETTINGS_POLL, self._check_settings)
 
-    def on_resize(self) -> None:
-        self.set_class(self.size.width < 100 or self.size.height < 30, "-small")
+    def on_resize(self, event: events.Resize) -> None:
+        # the event's size: this handler runs before Textual's own, which updates `self.size`
+        self._size_class(event.size.width, event.size.height)
+
+    def _size_class(self, width: int, height: int) -> None:
+        """`-small`: dialogs take the whole screen (app.tcss), open ones too; the same bound as
+        the main screen's compact layout."""
+        self.set_class(width < COMPACT_WIDTH or height < COMPACT_HEIGHT, "-small")
 
     def on_unmount(self) -> None:
         if self.watcher is not None:

@@ -169,3 +169,33 @@ async def test_a_dialogs_footer_shows_its_own_keys(demo_paths, dialog, size):
                          message=f"{keys} in the footer")
         footer = footer_line(app)
         assert not any(key in footer for key in MAIN_KEYS), footer
+
+
+# ---------------------------------------------------------------- 4. dialogs follow the terminal's size
+async def test_a_dialog_opened_after_shrinking_to_80x24_fills_the_screen(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await loaded(pilot)
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: app.screen.has_class("compact"), message="the compact layout")
+        await open_settings(pilot)
+        dialog = app.screen.query_one("#settings-dialog")
+        await wait_until(pilot, lambda: dialog.region.width == 80 and dialog.region.height >= 22, timeout=3,
+                         message="the settings filling the screen")
+        save = app.screen.query_one("#save")
+        assert save.region.bottom <= 23 and save.region.right <= 80, save.region
+
+
+async def test_an_open_dialog_follows_a_resize_both_ways(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await loaded(pilot)
+        await open_confirm(pilot)
+        dialog = app.screen.query_one("#confirm-dialog")
+        await wait_until(pilot, lambda: 0 < dialog.region.width < 140, message="a box at 140×45")
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: dialog.region.width == 80 and dialog.region.height >= 22, timeout=3,
+                         message="the dialog filling 80×24")
+        await pilot.resize_terminal(140, 45)
+        await wait_until(pilot, lambda: 0 < dialog.region.width < 140 and dialog.region.height < 40, timeout=3,
+                         message="a box again at 140×45")
