@@ -67,7 +67,7 @@ from .screens import (
     UndoLogScreen,
 )
 from .screens.inbox import InboxScreen
-from .text import LAYER_TITLES, describe, snippet
+from .text import LAYER_TITLES, describe, sentence, snippet
 
 SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed by `memtui disable` elsewhere)
 
@@ -271,7 +271,8 @@ class MemtuiApp(App[None]):
     @on(EntryRejected)
     def _rejected(self, message: EntryRejected) -> None:
         entry = message.entry
-        self.say(f"Rejected and deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Inbox")
+        self.say(f"Rejected and deleted {describe(entry)}: {sentence(snippet(entry.text))} Press u to undo.",
+                 title="Inbox")
 
     def say(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None:
         """A notification whose text is shown literally (it names entries and files)."""
@@ -481,7 +482,7 @@ class MemtuiApp(App[None]):
     @on(EntryDeleted)
     def _entry_deleted(self, message: EntryDeleted) -> None:
         entry = message.entry
-        self.say(f"Deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Deleted")
+        self.say(f"Deleted {describe(entry)}: {sentence(snippet(entry.text))} Press u to undo.", title="Deleted")
 
     # -- undo
     def undo_last(self) -> None:

@@ -199,3 +199,20 @@ async def test_an_open_dialog_follows_a_resize_both_ways(demo_paths):
         await pilot.resize_terminal(140, 45)
         await wait_until(pilot, lambda: 0 < dialog.region.width < 140 and dialog.region.height < 40, timeout=3,
                          message="a box again at 140×45")
+
+
+# ---------------------------------------------------------------- 5. toasts
+async def test_a_toast_puts_no_period_after_a_shortened_text(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await loaded(pilot)
+        pane = app.query_one("#pane-user", EntryPane)
+        long = next(e for e in pane.entries if len(e.text) > 80)
+        pane.focus()
+        assert pane.select_id(long.id)
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: any(n.title == "Deleted" for n in app._notifications), message="the toast")
+        message = next(str(n.message) for n in app._notifications if n.title == "Deleted")
+        assert "…. " not in message and message.endswith("… Press u to undo."), message
