@@ -149,15 +149,19 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
         from memtui.core.assistants.delivery import injection_json
 
-        text = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at)
-        click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, color=True)
+        pieces = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at)
+        tty = sys.stdout.isatty()
+        for piece in pieces:  # written as they are: never joined into one string of tens of megabytes
+            click.echo(json_for_terminal(piece) if tty else piece, nl=False, color=True)
+        click.echo("", color=True)
     else:
         result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at)
         if target is not None:
             from memtui.core.assistants.delivery import for_target
 
             result = for_target(result, target)
-        # stdout: exactly the text; stderr: exactly one summary line (problems: `memtui status`).
+        # stdout: exactly the text; stderr: exactly one summary line, which counts the problems
+        # (files skipped, settings ignored) that `memtui status` lists.
         # On a terminal the text is shown escaped (memory text may hold escape sequences);
         # to a pipe it is the exact injection (color=True: click must not strip ANSI codes).
         if result.text:
@@ -165,7 +169,11 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
                 click.echo(escape_text(result.text))
             else:
                 click.echo(result.text, color=True)
-        click.echo(_name(result.summary()), err=True)
+        line = result.summary()
+        if result.errors:
+            n = len(result.errors)
+            line += f" · {n} problem{'s' if n != 1 else ''} (files skipped or settings ignored: `memtui status`)"
+        click.echo(_name(line), err=True)
 
 
 @main.command("list", context_settings=CONTEXT)
@@ -521,7 +529,9 @@ def status(obj: Ctx, as_json: bool) -> None:
         return
     enabled = data["enabled"]
     click.echo(f"Memory: {'on' if enabled else 'off'} ({_name(data['why'])})")
-    if not enabled:
+    if data.get("settings_unreadable"):
+        click.echo("  Fix that file by hand: memtui never overwrites a settings file it cannot read.")
+    elif not enabled:
         click.echo("  Turn it on with `memtui enable`.")
     click.echo(f"Workspace: {_name(data['workspace'])}")
     click.echo(f"Home: {_name(data['home'])}")
@@ -553,8 +563,9 @@ def status(obj: Ctx, as_json: bool) -> None:
         click.echo(f"Index: {state} ({_name(idx.get('error', ''))}); not damaged")
     else:
         click.echo(f"Index: PROBLEM — {_name(idx.get('error') or idx.get('integrity') or idx.get('fts_integrity'))}")
-        click.echo("  Markdown memories still work. `memtui repair` rebuilds what memtui derives;")
-        click.echo("  `memtui export jsonl > backup.jsonl` saves every memory while the database still reads.")
+        click.echo("  Markdown memories still work. The database is Muse's too, so memtui does not replace it:")
+        click.echo("  recover it with sqlite3's `.recover` or let Muse rebuild it, then `memtui repair` rebuilds")
+        click.echo("  what memtui derives. `memtui export jsonl > backup.jsonl` saves every memory it still reads.")
     if data["errors"]:
         click.echo(f"Problems ({len(data['errors'])}):")
         for p in data["errors"]:

@@ -1,5 +1,6 @@
 """`memtui review`: the memories the assistant (or an import) wrote that no person has judged
-yet (SPEC §12), and `accept` / `reject` for them. A translation of `core.review` only."""
+yet (SPEC §12), and `accept` / `reject` for them. A translation of the review actions of
+`core.actions` only."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
-from memtui.core import actions, review
+from memtui.core import actions
 from memtui.core.display import escape_name, escape_text, json_for_terminal
 from memtui.core.model import LAYERS, Entry
 
@@ -35,7 +36,7 @@ def _open(obj: Any) -> Any:
 def _entries(store: Any, refs: tuple[str, ...], layer: str | None) -> list[Entry]:
     found: list[Entry] = []
     for ref in refs:
-        entry = review.resolve(store, ref, layer)
+        entry = actions.review_ref(store, ref, layer)
         if entry not in found:
             found.append(entry)
     return found
@@ -51,7 +52,7 @@ def review_(ctx: click.Context, as_json: bool) -> None:
         return
     store = _open(ctx.obj)
     try:
-        pending = review.inbox(store)
+        pending = actions.inbox(store)
     except actions.ActionError as exc:
         _fail(exc)
     if as_json:
@@ -89,7 +90,7 @@ def accept(obj: Any, refs: tuple[str, ...], every: bool, layer: str | None) -> N
         raise click.UsageError("give REF… or --all (not both)")
     store = _open(obj)
     try:
-        done = review.accept_all(store) if every else review.accept(store, _entries(store, refs, layer))
+        done = actions.accept_all(store) if every else actions.accept(store, _entries(store, refs, layer))
     except actions.ActionError as exc:
         _fail(exc)
     for e in done:
@@ -110,7 +111,7 @@ def reject(obj: Any, refs: tuple[str, ...], layer: str | None) -> None:
     store = _open(obj)
     try:
         entries = _entries(store, refs, layer)
-        review.reject(store, entries)
+        actions.reject(store, entries)
     except actions.ActionError as exc:
         _fail(exc)
     for e in entries:

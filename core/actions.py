@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from . import gate
+from . import gate, review
 from .fileio import ConflictError
 from .model import FILE_LAYERS, Entry, Layer
 from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, MemoryStore
-from .store.index import DatabaseError
+from .store.database import DatabaseError
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
 
@@ -155,7 +155,7 @@ def _guard(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
 
 
 def _database_message(exc: Exception) -> str:
-    from .store.index import busy_or_readonly
+    from .store.database import busy_or_readonly
 
     why = busy_or_readonly(exc)
     if why == "locked":
@@ -236,8 +236,6 @@ def get_entry(store: MemoryStore, ref: str, layer: str | None = None) -> Entry:
 
 def edit(store: MemoryStore, entry: Entry | str, text: str, layer: str | None = None) -> Entry | None:
     """Replace one entry's text (given the entry, its id or its source label), line-exact (SPEC §2)."""
-    from . import review
-
     if isinstance(entry, str):
         entry = get_entry(store, entry, layer)
     new = _guard(store.edit_entry, entry, text)
@@ -261,6 +259,68 @@ def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
     if found is not None and md.delete_merges_rest(rec.parsed, rec.parsed.entries[found]):
         return f"it is the last list item of {rec.rel}: the rest of the file then reads as one memory"
     return None
+
+
+# ---------------------------------------------------------------------- review (SPEC §12)
+def _reviewed(store: MemoryStore) -> set[str]:
+    try:
+        return store.review_state.accepted()
+    except DatabaseError as exc:
+        raise ActionError(f"cannot read the review state: {exc}") from None
+
+
+def unreviewed(store: MemoryStore) -> list[Entry]:
+    """The entries awaiting review, newest first."""
+    return review.newest_first(review.unreviewed_among(store.entries(), _reviewed(store)))
+
+
+def inbox(store: MemoryStore) -> list[review.Pending]:
+    """The entries awaiting review, newest first, each with where it came from."""
+    return [review.Pending(e, review.provenance(store, e)) for e in unreviewed(store)]
+
+
+def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:
+    """Mark entries reviewed as they are now, as one change in the undo log (undo puts them
+    back in the inbox); returns the ones that were awaiting review."""
+    reviewed = _reviewed(store)
+    todo = [e for e in entries if review.needs_review(e) and review.review_key(e) not in reviewed]
+    if todo:
+        try:
+            store.accept_entries(todo, [review.review_key(e) for e in todo])
+        except (DatabaseError, sqlite3.Error, OSError, ConflictError) as exc:
+            raise ActionError(f"review state not saved: {exc}") from None
+    return todo
+
+
+def accept_all(store: MemoryStore) -> list[Entry]:
+    return accept(store, unreviewed(store))
+
+
+def reject(store: MemoryStore, entries: Iterable[Entry]) -> Change | None:
+    """Delete entries awaiting review: the same undoable change as `delete` (undo restores
+    the exact bytes and rows, and the entries come back unreviewed)."""
+    entries = list(entries)
+    reviewed = _reviewed(store)
+    for e in entries:
+        if not review.needs_review(e) or review.review_key(e) in reviewed:
+            raise Refused(f"{e.source_ref} is not awaiting review; `memtui delete` deletes it")
+    return delete(store, entries)
+
+
+def review_ref(store: MemoryStore, ref: str, layer: str | None = None) -> Entry:
+    """The entry REF names for `memtui review accept|reject` (SPEC §6): its id, or the source
+    label every face prints (`notes.md:6`, relative to its layer root;
+    `conversation:<cid>/<id>`), with `layer` to choose between layers that have the same label."""
+    entry = store.get(ref)
+    if entry is not None and (layer is None or entry.layer == layer):
+        return entry
+    found = [e for e in store.entries(layer) if e.source_ref == ref]
+    if not found:
+        raise NotFound(f"no memory has the id or label {ref!r} (see `memtui review` or `memtui list`)")
+    if len({e.layer for e in found}) > 1:
+        layers = ", ".join(sorted({str(e.layer) for e in found}))
+        raise Refused(f"{ref!r} names a memory in more than one layer ({layers}); choose one with --layer")
+    return found[0]
 
 
 def undo_preview(store: MemoryStore, name: str | None = None) -> Change | None:
@@ -371,7 +431,6 @@ def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, laye
     text and name through the outbound redaction. Returns the plan (carried out unless
     `dry_run`; with `to_stdout`, the jsonl backup text in `plan.text`)."""
     from . import interop, transfer
-    from .store.index import DatabaseError
 
     try:
         plan = transfer.plan_export(store, fmt, dest, user_home or Path.home(), layers, redact, to_stdout)

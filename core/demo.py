@@ -15,7 +15,7 @@ from types import FrameType
 
 from . import gate
 from .paths import Paths
-from .store.index import MuseDB
+from .store.conversations import Conversations
 
 FIXED_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z, so every run of the demo orders the same
 
@@ -222,7 +222,7 @@ def write_demo(home: Path, workspace: Path) -> Paths:
     ).encode("utf-8"), root=home, kind=gate.Kind.SETTINGS)
     gate.write(workspace / ".muse" / "settings.json", (json.dumps({"memoryEnabled": True}, indent=2) + "\n").encode("utf-8"),
                root=workspace, kind=gate.Kind.SETTINGS)
-    db = MuseDB(home / "muse.db")
+    db = Conversations(home / "muse.db")
     base = FIXED_MTIME * 1000
     n = 0
     for cid, title, memories in [*CONVERSATIONS, OTHER_WORKSPACE]:
@@ -230,13 +230,12 @@ def write_demo(home: Path, workspace: Path) -> Paths:
         db.ensure_conversation(cid, title, where)
         for text, tags in memories:
             n += 1
-            db.add_conversation_memory(text, category="knowledge", tags=tags, conversation_id=cid, source="auto",
-                                       memory_id=f"{cid}-{n:02d}", created_at=base + n * 60_000,
-                                       updated_at=base + n * 60_000)
+            db.add(text, category="knowledge", tags=tags, conversation_id=cid, source="auto",
+                   memory_id=f"{cid}-{n:02d}", created_at=base + n * 60_000, updated_at=base + n * 60_000)
     for text, tags in UNFILED:
         n += 1
-        db.add_conversation_memory(text, tags=tags, source="manual", memory_id=f"unfiled-{n:02d}",
-                                   created_at=base + n * 60_000, updated_at=base + n * 60_000)
+        db.add(text, tags=tags, source="manual", memory_id=f"unfiled-{n:02d}",
+               created_at=base + n * 60_000, updated_at=base + n * 60_000)
     db.close()
     paths = Paths(home.resolve(), workspace.resolve())
     _accept_reviewed(paths)
@@ -254,7 +253,7 @@ def _accept_reviewed(paths: Paths) -> None:
         store.load()
         accepted = [e for e in store.entries() if review.needs_review(e) and e.text not in AWAITING_REVIEW]
         # the demo's own setting up, not a change of the person's: kept out of the undo log
-        store.db.set_reviewed([(review.review_key(e), e.id) for e in accepted])
+        store.review_state.add([(review.review_key(e), e.id) for e in accepted])
     finally:
         store.close()
 

@@ -17,15 +17,17 @@ Three levels, from least to most escaping:
   bidirectional marks, so no name can forge a line of output or reorder what is shown.
 
 `--json` output and the injection text are never escaped: they keep the exact characters.
-Each function is one regex search on the common (clean) path, and one regex
-substitution with a table lookup per escaped character otherwise.
+Each function is one regex search on the common (clean) path (`path_text`: a check that
+the text encodes as UTF-8), and one regex substitution otherwise; the patterns are compiled
+when first used.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from functools import cache
 
 __all__ = ["display_path", "escape_name", "escape_text", "json_for_terminal", "path_text"]
 
@@ -34,19 +36,23 @@ def _hex(code: int) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def _build_table(codes: Iterable[int]) -> dict[int, str]:
-    table = {code: _hex(code) for code in codes}
-    for code, short in ((0x09, "\\t"), (0x0A, "\\n"), (0x0D, "\\r")):
-        if code in table:
-            table[code] = short
-    # Surrogate escapes stand for one undecodable byte each: show the byte, not the surrogate.
-    for code in range(0xDC80, 0xDD00):
-        if code in table:
-            table[code] = f"\\x{code - 0xDC00:02x}"
-    return table
+_SHORT = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 
 
-_SURROGATES = range(0xD800, 0xE000)
+def _escape(match: re.Match[str]) -> str:
+    """How an escaped character is shown: tab, newline and carriage return by their short
+    escapes; a surrogate escape (U+DC80–U+DCFF stands for one undecodable byte) as that
+    byte, `\\xff`; any other character by its code, `\\x1b` or `\\u202e`."""
+    code = ord(match.group())
+    short = _SHORT.get(code)
+    if short is not None:
+        return short
+    if 0xDC80 <= code < 0xDD00:
+        return f"\\x{code - 0xDC00:02x}"
+    return _hex(code)
+
+
+_SURROGATES = (0xD800, 0xDFFF)  # every lone surrogate, as an inclusive range
 # The bidirectional embedding, override and isolate controls (SPEC §8): they make a terminal
 # show text in another order than it is ("Trojan Source"), so they are shown as escapes too.
 BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
@@ -56,43 +62,48 @@ _TEXT_CONTROLS = [c for c in range(0x20) if c not in (0x09, 0x0A)] + list(range(
 # or show a name reversed.
 _NAME_EXTRA = [0x09, 0x0A, 0x0D, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F]
 
-_PATH_TABLE = _build_table(_SURROGATES)
-_TEXT_TABLE = _build_table([*_TEXT_CONTROLS, *_SURROGATES])
-_NAME_TABLE = _build_table([*_TEXT_CONTROLS, *_NAME_EXTRA, *_SURROGATES])
 
-
-def _class_of(table: dict[int, str]) -> re.Pattern[str]:
-    codes = sorted(table)
+def _class_of(codes: Iterable[int], span: tuple[int, int]) -> re.Pattern[str]:
+    """A character class of `codes` and the inclusive range `span`, written as ranges."""
     ranges: list[list[int]] = []
-    for code in codes:
+    for code in sorted(set(codes)):
         if ranges and ranges[-1][1] == code - 1:
             ranges[-1][1] = code
         else:
             ranges.append([code, code])
+    ranges.append(list(span))
     parts = "".join(
         re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
     )
     return re.compile(f"[{parts}]")
 
 
-def _replacer(table: dict[int, str]) -> Callable[[re.Match[str]], str]:
-    def sub(match: re.Match[str]) -> str:
-        return table[ord(match.group())]
+# Compiled when first needed: a class spanning the surrogates costs milliseconds to compile,
+# and the hook, which starts for every prompt, usually needs none of them.
+@cache
+def _text_re() -> re.Pattern[str]:
+    return _class_of(_TEXT_CONTROLS, _SURROGATES)
 
-    return sub
+
+@cache
+def _name_re() -> re.Pattern[str]:
+    return _class_of([*_TEXT_CONTROLS, *_NAME_EXTRA], _SURROGATES)
 
 
-_PATH_RE = _class_of(_PATH_TABLE)
-_TEXT_RE = _class_of(_TEXT_TABLE)
-_NAME_RE = _class_of(_NAME_TABLE)
-_PATH_SUB = _replacer(_PATH_TABLE)
-_TEXT_SUB = _replacer(_TEXT_TABLE)
-_NAME_SUB = _replacer(_NAME_TABLE)
+@cache
+def _path_re() -> re.Pattern[str]:
+    return _class_of((), _SURROGATES)
 
 
 def path_text(s: str) -> str:
     """`s` with undecodable bytes (surrogate escapes) shown as `\\xNN`; otherwise unchanged."""
-    return _PATH_RE.sub(_PATH_SUB, s) if _PATH_RE.search(s) else s
+    if s.isascii():
+        return s
+    try:  # only a lone surrogate stops a string from encoding as UTF-8
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return _path_re().sub(_escape, s)
+    return s
 
 
 def escape_text(s: str) -> str:
@@ -100,13 +111,15 @@ def escape_text(s: str) -> str:
     bidi controls, become visible escapes (`\\x1b`, `\\x7f`, `\\x9b`, `\\u202e`), so the
     text can move no cursor, set no title, write no clipboard, open no link and reorder
     nothing."""
-    return _TEXT_RE.sub(_TEXT_SUB, s) if _TEXT_RE.search(s) else s
+    pattern = _text_re()
+    return pattern.sub(_escape, s) if pattern.search(s) else s
 
 
 def escape_name(s: str) -> str:
     """A path, file name or other one-line field for a terminal: like `escape_text`, and
     tab, newline, carriage return, line separators and bidi controls escaped too."""
-    return _NAME_RE.sub(_NAME_SUB, s) if _NAME_RE.search(s) else s
+    pattern = _name_re()
+    return pattern.sub(_escape, s) if pattern.search(s) else s
 
 
 def display_path(p: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> str:

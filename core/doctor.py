@@ -5,20 +5,25 @@ invalid files, an index out of step. The doctor only reads."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from .actions import layer_counts, open_store
 from .model import LAYERS, Entry, Layer
 from .paths import Paths, Problem
 from .retrieval import hybrid_off_reason, model_status
 from .settings import Settings, load_settings
-from .store import MemoryStore, MuseDB
-from .store.index import busy_or_readonly
+from .store import MemoryStore
+from .store.conversations import Conversations
+from .store.database import busy_or_readonly
+
+log = logging.getLogger("memtui.doctor")
 
 
 def status(paths: Paths) -> dict:
@@ -31,6 +36,7 @@ def status(paths: Paths) -> dict:
         data: dict[str, Any] = {
             "enabled": settings.enabled,
             "why": settings.enabled_why,
+            "settings_unreadable": settings.unknown_because is not None,  # then `enable` cannot help
             "workspace": str(paths.workspace),
             "home": str(paths.home),
             "paths": {
@@ -43,13 +49,13 @@ def status(paths: Paths) -> dict:
             "counts": counts,
             "unreviewed": _unreviewed_count(store),
             "errors": [p.as_dict() for p in problems],
-            "index": store.db.health(),
+            "index": store.conversations.health(),
             "retrieval": model_status(settings),  # §13: the mode in use and its model, or why keyword
         }
         if hybrid_off_reason(data["retrieval"]):
             data["errors"].append(Problem(str(paths.global_settings), hybrid_off_reason(data["retrieval"])).as_dict())
-        if store.db.backup_path:
-            data["index"]["backup"] = str(store.db.backup_path)
+        if store.database.backup_path:
+            data["index"]["backup"] = str(store.database.backup_path)
         return data
     finally:
         store.close()
@@ -59,10 +65,10 @@ def _unreviewed_count(store: MemoryStore) -> int | None:
     """How many memories await review (SPEC §12); None when the review state cannot be read
     (status reports the index's health on its own)."""
     from .review import unreviewed_among
-    from .store.index import DatabaseError
+    from .store.database import DatabaseError
 
     try:
-        return len(unreviewed_among(store.entries(), store.db.reviewed_keys()))
+        return len(unreviewed_among(store.entries(), store.review_state.accepted()))
     except (DatabaseError, OSError):
         return None
 
@@ -78,7 +84,7 @@ def repair(paths: Paths) -> RepairReport:
     """Rebuild the Markdown rows and the FTS index inside muse.db from the files. The
     database itself is never renamed, replaced or deleted (it belongs to Muse too): when it
     is locked, read-only or damaged, that is reported and nothing is changed."""
-    health = MuseDB(paths.db_path).health()
+    health = Conversations(paths.db_path).health()
     state = health.get("state", "ok" if health.get("ok") else "damaged")
     if health.get("exists") and state != "ok":
         reason = health.get("error") or health.get("integrity") or health.get("fts_integrity") or state
@@ -192,7 +198,7 @@ def stale_references(entries: list[Entry], workspace: Path) -> list[Finding]:
     ws = _Workspace(workspace)
     out = []
     for e in entries:
-        if e.layer == Layer.USER or e.archived:
+        if e.layer == Layer.USER or e.archived or "/" not in e.text:  # only a word with a `/` is judged
             continue
         missing = sorted(w for w in _path_candidates(e.text) if ws.is_stale(w))
         if missing:
@@ -218,15 +224,81 @@ def duplicates(entries: list[Entry]) -> list[Finding]:
             for first, second in duplicate_pairs([e.text for e in active], later)]
 
 
-def unreachable(layers: dict[str, list[Entry]], settings: Settings) -> list[Finding]:
+class LineSizes:
+    """Per entry text, the sizes of the line the injection makes of it (step 8: one line,
+    secrets redacted, clamped): its tokens (step 9), then its size as each hook with a limit
+    counts it (`over_limit`). Each text's line is made once: the TUI's doctor, which runs
+    after every change, keeps them per store (`_sizes_of`)."""
+
+    def __init__(self, settings: Settings):
+        from .assistants import TARGETS
+        from .assistants.delivery import protocol
+
+        self.key = (settings.max_item_chars, bool(settings.redact_secrets))
+        self.limited = [(proto, proto.limit) for proto in (protocol(target) for target in TARGETS) if proto.limit is not None]
+        self._measures = [proto.measure for proto, _ in self.limited]
+        self.known: dict[str, tuple[int, ...]] = {}
+
+    def __call__(self, text: str) -> tuple[int, ...]:
+        sizes = self.known.get(text)
+        if sizes is None:
+            from .injection import est, make_line
+
+            line = make_line(text, *self.key)[0]
+            sizes = self.known[text] = self._of(line, est(line))
+        return sizes
+
+    def _of(self, line: str, tokens: int) -> tuple[int, ...]:
+        return (tokens, *[measure(line) for measure in self._measures])
+
+    def take_saved(self, paths: Paths, settings: Settings, entries: list[Entry]) -> None:
+        """The lines of `entries` that the prepared index (`memtui preview`, the hook) already
+        made with these settings: a line depends on its text and the settings alone, and
+        reading it is much cheaper than redacting the text again."""
+        from .store.layer_index import LineCache
+        from .store.prepared import saved_indexes
+
+        try:
+            cache = LineCache()
+            for index in saved_indexes(paths, settings).values():
+                index.seed_made(cache)
+        except Exception as exc:  # a cache is never required: the lines are made instead
+            log.info("the doctor made every line: the prepared index's were not read (%s)", exc)
+            return
+        made = cache.made.get(self.key, {})
+        for e in entries:
+            line = made.get(e.text)
+            if line is not None and e.text not in self.known:
+                self.known[e.text] = self._of(line[0], line[3])
+
+
+_SIZES: WeakKeyDictionary[MemoryStore, LineSizes] = WeakKeyDictionary()
+
+
+def _sizes_of(store: MemoryStore, settings: Settings, entries: list[Entry]) -> LineSizes:
+    """The store's line sizes from its last doctor run with the same settings, kept to the
+    texts of `entries` (an edited entry's old text is dropped); on the first run, those the
+    prepared index holds."""
+    kept = _SIZES.get(store)
+    sizes = LineSizes(settings)
+    if kept is not None and kept.key == sizes.key:
+        sizes.known = {e.text: kept.known[e.text] for e in entries if e.text in kept.known}
+    else:
+        sizes.take_saved(store.paths, settings, entries)
+    _SIZES[store] = sizes
+    return sizes
+
+
+def unreachable(layers: dict[str, list[Entry]], settings: Settings, sizes: LineSizes | None = None) -> list[Finding]:
     """Active entries no query can inject (SPEC §10): the entries of higher importance in the
     layer come first whatever the query, and with the entry they overflow the largest
     allowance the layer can ever get (its cap plus the most carry), or fill its max items.
     Only layers whose gate lets everything in (gate <= 0) are judged: elsewhere a query can
     drop the entries in front."""
-    from .injection import HEADERS, TITLE, est, make_line
+    from .injection import HEADERS, TITLE, est
     from .model import IMPORTANCE_RANK
 
+    sizes = sizes or LineSizes(settings)
     remaining = settings.budget["total"] - est(TITLE)
     out = []
     carry = 0
@@ -237,20 +309,29 @@ def unreachable(layers: dict[str, list[Entry]], settings: Settings) -> list[Find
         if settings.gate.get(layer, 0.0) > 0:
             continue
         active = [e for e in layers.get(layer, []) if not e.archived]
-        cost = {e.id: est(make_line(e.text, settings.max_item_chars, settings.redact_secrets)[0]) for e in active}
+        rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in active]
+        cost = [sizes(e.text)[0] for e in active]
+        # what is ahead of an entry is every entry of a higher importance (a lower rank): per
+        # rank, how many entries those are and what they cost together
+        count_of: dict[int, int] = {}
+        cost_of: dict[int, int] = {}
+        for r, c in zip(rank, cost):
+            count_of[r] = count_of.get(r, 0) + 1
+            cost_of[r] = cost_of.get(r, 0) + c
+        ahead = {r: (sum(n for k, n in count_of.items() if k < r), sum(c for k, c in cost_of.items() if k < r))
+                 for r in count_of}
         limit = settings.max_items.get(layer)
         header = est(HEADERS[layer])
-        for e in active:
-            rank = IMPORTANCE_RANK.get(e.importance, 1)
-            ahead = [x for x in active if IMPORTANCE_RANK.get(x.importance, 1) < rank]
-            if limit is not None and len(ahead) >= limit:
+        for e, r, c in zip(active, rank, cost):
+            n_ahead, cost_ahead = ahead[r]
+            if limit is not None and n_ahead >= limit:
                 out.append(Finding("unreachable", e.source_ref,
-                                   f"{len(ahead)} entries of higher importance fill max items ({limit})", e.id, layer))
+                                   f"{n_ahead} entries of higher importance fill max items ({limit})", e.id, layer))
                 continue
-            need = header + sum(cost[x.id] for x in ahead) + cost[e.id]
+            need = header + cost_ahead + c
             if need > largest:
-                why = (f"with the {len(ahead)} entries of higher importance it needs {need} tokens; "
-                       f"the {layer} layer gets at most {largest}") if ahead else \
+                why = (f"with the {n_ahead} entries of higher importance it needs {need} tokens; "
+                       f"the {layer} layer gets at most {largest}") if n_ahead else \
                       f"it alone needs {need} tokens; the {layer} layer gets at most {largest}"
                 out.append(Finding("unreachable", e.source_ref, why, e.id, layer))
     return out
@@ -283,10 +364,10 @@ def never_injected(entries: list[Entry], paths: Paths) -> list[Finding]:
 def index_findings(store: MemoryStore) -> list[Finding]:
     """The search index out of step with the files (rows of missing files, files not indexed
     or indexed from other content)."""
-    if not store.db.exists():
+    if not store.database.exists():
         return []
     try:
-        indexed = store.db.indexed_files()
+        indexed = store.file_index.indexed()
     except Exception as exc:
         return [Finding("index", str(store.paths.db_path), f"index unreadable: {exc}")]
     files = store.file_hashes()
@@ -329,14 +410,15 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += stale_references(entries, paths.workspace)
     if "duplicate" in kinds:
         out += duplicates(entries)
+    sizes = _sizes_of(store, settings, entries) if "unreachable" in kinds or "over_limit" in kinds else None
     if "unreachable" in kinds:
-        out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings)
+        out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings, sizes)
     if "never_injected" in kinds:
         out += never_injected(entries, paths)
     if "already_loaded" in kinds:
         out += already_loaded(entries, paths.workspace)
     if "over_limit" in kinds:
-        out += over_limit(entries, settings, paths)
+        out += over_limit(entries, settings, paths, sizes)
     if "unreviewed" in kinds and settings.require_review:
         out += unreviewed(store, entries)
     return out
@@ -399,31 +481,28 @@ def already_loaded(entries: list[Entry], workspace: Path) -> list[Finding]:
         at = best[2] if best else next((i for i, text in enumerate(texts) if len(mine) >= MIN_REPEATED_CHARS and mine in text),
                                        None)
         if at is not None:
+            verb = "nearly repeats" if best and best[1] < 100 else "repeats"
             out.append(Finding("already_loaded", e.source_ref,
-                               f"repeats {lines[at][0]}, which the assistant already loads in this workspace", e.id, e.layer))
+                               f"{verb} {lines[at][0]}, which the assistant already loads in this workspace", e.id, e.layer))
     return out
 
 
-def over_limit(entries: list[Entry], settings: Settings, paths: Paths) -> list[Finding]:
+def over_limit(entries: list[Entry], settings: Settings, paths: Paths, sizes: LineSizes | None = None) -> list[Finding]:
     """For each assistant that keeps a limited amount of hook context (Claude Code: 10,000
     characters; Codex: 10,000 bytes): whether the budget lets these memories render more
     than that. The bound is generous (the entries that give the most text per token, as
     many as the whole budget pays for, every layer header), so no query can exceed it; the
     hook then cuts whole entries, so the finding says which budget would fit."""
-    from .assistants import TARGETS
-    from .assistants.delivery import protocol
-    from .injection import HEADERS, TITLE, est, make_line
+    from .injection import HEADERS, TITLE, est
 
-    lines = [make_line(e.text, settings.max_item_chars, settings.redact_secrets)[0] for e in entries if not e.archived]
-    if not lines:
+    sizes = sizes or LineSizes(settings)
+    measured = [sizes(e.text) for e in entries if not e.archived]  # (tokens, size per limited hook)
+    if not measured:
         return []
     total = settings.budget["total"]
     out = []
-    for target in TARGETS:
-        proto = protocol(target)
-        if proto.limit is None:
-            continue
-        items = sorted(((proto.measure(line) + 1, est(line)) for line in lines), key=lambda it: it[0] / max(it[1], 1),
+    for at, (proto, limit) in enumerate(sizes.limited, start=1):
+        items = sorted(((size[at] + 1, size[0]) for size in measured), key=lambda it: it[0] / max(it[1], 1),
                        reverse=True)  # + 1: the newline before each line
         fixed = proto.measure(TITLE) + sum(proto.measure(h) + 2 for h in HEADERS.values())
 
@@ -438,15 +517,15 @@ def over_limit(entries: list[Entry], settings: Settings, paths: Paths) -> list[F
             return size
 
         bound = most(total)
-        if bound <= proto.limit:
+        if bound <= limit:
             continue
         low, high = 0, total  # the largest budget whose bound fits: most() grows with the budget
         while low < high:
             mid = (low + high + 1) // 2
-            low, high = (mid, high) if most(mid) <= proto.limit else (low, mid - 1)
+            low, high = (mid, high) if most(mid) <= limit else (low, mid - 1)
         out.append(Finding("over_limit", str(paths.global_settings),
                            f"memory.budget.total {total} can give up to {bound} {proto.unit} of these memories; "
-                           f"{proto.name} keeps {proto.limit} (the hook drops the last entries); "
+                           f"{proto.name} keeps {limit} (the hook drops the last entries); "
                            f"a total of {low} or less always fits"))
     return out
 
@@ -456,7 +535,7 @@ def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
     until the person accepts it (SPEC §12)."""
     from .review import held_back
 
-    held = held_back(store.db, entries)
+    held = held_back(store.review_state, entries)
     return [Finding("unreviewed", e.source_ref, "awaiting review: left out of every injection while "
                     "memory.requireReview is on (`memtui review`)", e.id, e.layer)
             for e in entries if e.id in held]

@@ -129,8 +129,7 @@ def _ensure_table(conn: sqlite3.Connection) -> None:
 
 
 def _entries_of(result: InjectionResult) -> list[dict[str, str]]:
-    return [{"id": c.entry.id, "source": c.entry.source_ref}
-            for c in result.included if c.status == "included"]
+    return [{"id": c.id, "source": c.source} for c in result.included if c.status == "included"]
 
 
 def _has_target(conn: sqlite3.Connection) -> bool:

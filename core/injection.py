@@ -40,8 +40,10 @@ import math
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from typing import Protocol
 
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer
@@ -153,8 +155,9 @@ class LayerCandidates(Protocol):
         """`|Q ∩ M|` of each active position sharing a term with the query (the others share none)."""
         ...
 
-    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[int]:
-        """Active positions in step-6 order (importance, score descending, base order); with
+    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[tuple[int, Sequence[int]]]:
+        """Active positions in step-6 order (importance, score descending, base order), as runs
+        of positions that share as many terms with the query: (`|Q ∩ M|`, positions). With
         `scored_only`, only the positions in `shared`."""
         ...
 
@@ -170,10 +173,18 @@ class LayerCandidates(Protocol):
 
     def entry(self, pos: int) -> Entry: ...
 
+    def shown(self, pos: int) -> tuple[str, str, str, str]:
+        """What a candidate shows of its entry: (id, source, importance, updated_at as ISO)."""
+        ...
+
     def made(self, pos: int, maker: LineMaker) -> Made: ...
 
     def candidate_json(self, pos: int, maker: LineMaker) -> tuple[str, str] | None:
         """The candidate's JSON before its score and after its status, when kept ready."""
+        ...
+
+    def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> Iterable[tuple[str, str]] | None:
+        """`candidate_json` of each of `positions`, when kept ready (else None)."""
         ...
 
     def preload(self, maker: LineMaker, as_json: bool) -> None:
@@ -203,9 +214,11 @@ class EntryLayer:
                 out[pos] = n
         return out
 
-    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[int]:
+    def in_order(self, shared: Mapping[int, int], scored_only: bool) -> Iterator[tuple[int, Sequence[int]]]:
         positions = shared if scored_only else range(self.n_active)
-        return iter(sorted(positions, key=lambda p: (self.rank[p], -shared.get(p, 0), p)))
+        ordered = sorted(positions, key=lambda p: (self.rank[p], -shared.get(p, 0), p))
+        for n, run in groupby(ordered, key=lambda p: shared.get(p, 0)):
+            yield n, list(run)
 
     def archived_terms(self, pos: int) -> frozenset[str]:
         return self.entries[pos].terms
@@ -220,6 +233,10 @@ class EntryLayer:
     def entry(self, pos: int) -> Entry:
         return self.entries[pos]
 
+    def shown(self, pos: int) -> tuple[str, str, str, str]:
+        e = self.entries[pos]
+        return e.id, e.source_ref, e.importance, e.updated_iso
+
     def made(self, pos: int, maker: LineMaker) -> Made:
         made = self._made.get((maker.key, pos))
         if made is None:
@@ -227,6 +244,9 @@ class EntryLayer:
         return made
 
     def candidate_json(self, pos: int, maker: LineMaker) -> None:
+        return None
+
+    def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> None:
         return None
 
     def preload(self, maker: LineMaker, as_json: bool) -> None:
@@ -349,6 +369,16 @@ class Candidate:
         return self.view.entry(self.pos)
 
     @property
+    def id(self) -> str:
+        """The entry's id, read without making the entry."""
+        return self.view.shown(self.pos)[0]
+
+    @property
+    def source(self) -> str:
+        """The entry's `source_ref` (`path:line`, `conversation:<cid>/<id>`), read without making the entry."""
+        return self.view.shown(self.pos)[1]
+
+    @property
     def layer(self) -> str:
         return self.view.layer
 
@@ -369,9 +399,9 @@ class Candidate:
         return self.view.made(self.pos, self._maker)[3]
 
     def as_dict(self) -> dict:
-        e = self.entry
-        return candidate_fields(e.id, self.view.layer, e.source_ref, self.score, self.status,
-                                self.view.made(self.pos, self._maker), e.importance, e.updated_iso, self.parts)
+        entry_id, source, importance, updated = self.view.shown(self.pos)
+        return candidate_fields(entry_id, self.view.layer, source, self.score, self.status,
+                                self.view.made(self.pos, self._maker), importance, updated, self.parts)
 
 
 @dataclass
@@ -467,42 +497,56 @@ class InjectionResult:
     def to_json(self) -> str:
         """`json.dumps(self.as_dict(), ensure_ascii=False)`, byte for byte; each candidate
         from the JSON its layer keeps ready around the score and status, when it does."""
+        return "".join(self.json_pieces())
+
+    def json_pieces(self) -> list[str]:
+        """`to_json()` in pieces, to be written one after the other: tens of thousands of
+        candidates make tens of megabytes, which are then never joined into one string.
+        Everything is read before the list is returned (a damaged section raises here)."""
         head = json.dumps(self.as_dict(candidates=False), ensure_ascii=False)
-        pieces: list[str] = []
+        pieces: list[str] = [head[:-1] + ', "candidates": [']
         append = pieces.append
         if self._candidates is not None or self._plan is None:
             for c in self.iter_candidates():
                 append(json.dumps(c.as_dict(), ensure_ascii=False))
                 append(", ")
-            if pieces:
+            if len(pieces) > 1:
                 pieces.pop()
         else:
             maker = self._plan.maker
             scores: dict[float, str] = {}  # few distinct scores: format each once
             for view, _, _ in self._plan.layers:
                 view.preload(maker, as_json=True)
-            for view, pos, score, status, parts in self._plan.decisions():
-                ready = view.candidate_json(pos, maker)
+            for view, run, score, status, parts in self._plan.runs():
+                if not run:
+                    continue
+                shown = scores.get(score)
+                if shown is None:
+                    shown = scores[score] = json.dumps(score)
+                ready = view.candidate_jsons(run, maker)
                 if ready is None:
-                    append(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(), ensure_ascii=False))
+                    for pos in run:
+                        append(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(), ensure_ascii=False))
+                        append(", ")
+                elif parts is None:  # each candidate: its JSON before the score, score and status, its JSON after
+                    append(", ".join(map((shown + ', "status": "' + status).join, ready)))
+                    append(", ")
                 else:
-                    shown = scores.get(score)
-                    if shown is None:
-                        shown = scores[score] = json.dumps(score)
-                    append(ready[0])
-                    append(shown)
-                    if parts is not None:  # hybrid retrieval: the two scores follow (`candidate_fields`)
+                    for before, after in ready:  # hybrid retrieval: the two scores follow (`candidate_fields`)
+                        append(before)
+                        append(shown)
                         append(', "keyword": ')
                         append(json.dumps(parts[0]))
                         append(', "semantic": ')
                         append(json.dumps(parts[1]))
-                    append(', "status": "')
-                    append(status)
-                    append(ready[1])
-                append(", ")
-            if pieces:
+                        append(', "status": "')
+                        append(status)
+                        append(after)
+                        append(", ")
+            if len(pieces) > 1:
                 pieces.pop()
-        return head[:-1] + ', "candidates": [' + "".join(pieces) + "]}"
+        append("]}")
+        return pieces
 
 
 # ---------------------------------------------------------------------- 10. Budget
@@ -549,8 +593,8 @@ class LayerFill:
         view, shared, nq, gate, held = self.view, self.shared, self.nq, self.gate, self.held
         scored_only = not everything and gate > 0
         if self.floats is None:
-            walked: Iterator[tuple[int, float]] = ((pos, share(shared.get(pos, 0), nq))
-                                                   for pos in view.in_order(shared, scored_only))
+            walked: Iterator[tuple[int, float]] = ((pos, s) for n, run in view.in_order(shared, scored_only)
+                                                   for s in (share(n, nq),) for pos in run)
         else:
             score = self.floats.score
             walked = ((pos, score[pos]) for pos in self.floats.in_order(view.rank, scored_only))
@@ -577,6 +621,40 @@ class LayerFill:
             else:
                 self.fits = False
                 yield pos, s, BUDGET
+
+    def runs(self) -> Iterator[tuple[Sequence[int], float, CandidateStatus]]:
+        """`walk(everything=True)` as runs of consecutive candidates with one score and status
+        (keyword scores, nothing held back: `to_json` writes a run at once). A run that passes
+        the gate is walked one candidate at a time while one may still be included; after
+        that its statuses follow from the count alone: `budget` up to max items, then
+        `max_items`."""
+        assert self.floats is None and not self.held
+        view, limit, gate = self.view, self.limit, self.gate
+        for n, run in view.in_order(self.shared, False):
+            s = share(n, self.nq)
+            if not passes_gate(s, gate):
+                yield run, s, BELOW_GATE
+                continue
+            i, size = 0, len(run)
+            while i < size and self.fits and (limit is None or self.passed < limit):
+                pos = run[i]
+                i += 1
+                self.passed += 1
+                extra = view.made(pos, self.maker)[3] + (0 if self.included else self.header)
+                if self.used + extra <= self.allowance:
+                    self.used += extra
+                    self.included.append(Candidate(view, pos, s, INCLUDED, self.maker))
+                    yield (pos,), s, INCLUDED
+                else:
+                    self.fits = False
+                    yield (pos,), s, BUDGET
+            if i < size:  # nothing more is included: `budget` while max items allows, then `max_items`
+                room = size - i if limit is None else max(0, min(size - i, limit - self.passed))
+                if room:
+                    yield run[i:i + room], s, BUDGET
+                if i + room < size:
+                    yield run[i + room:], s, MAX_ITEMS
+                self.passed += size - i
 
     def settle(self) -> bool:
         """Walk until nothing later in the layer can be included; True if any candidate got
@@ -634,29 +712,48 @@ class _Plan:
             out[ARCHIVED] += view.size - view.n_active
         return {status: k for status, k in out.items() if k}
 
+    def runs(self) -> Iterator[tuple[LayerCandidates, Sequence[int], float, CandidateStatus, tuple[float, float] | None]]:
+        """`decisions()` as runs of consecutive candidates of one layer with one score and
+        status (and no §13 scores): (layer, positions, score, status, parts)."""
+        nq = len(self.q)
+        for view, shared, allowance in self.layers:
+            if view.layer in self.floats or self.held.get(view.layer):
+                for _, pos, score, status, parts in self._layer_decisions(view, shared, allowance, nq):
+                    yield view, (pos,), score, status, parts
+                continue
+            fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker)
+            for run, score, status in fill.runs():
+                yield view, run, score, status, None
+            for score, pairs in groupby(archived_order(view, self.q), key=itemgetter(0)):
+                yield view, [pos for _, pos in pairs], score, ARCHIVED, None
+
     def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
         """Every candidate as (layer, position, score, status, (keyword, semantic) in hybrid
         retrieval or None), in layer order then sort order."""
         nq = len(self.q)
         for view, shared, allowance in self.layers:
-            floats = self.floats.get(view.layer)
-            held = self.held.get(view.layer, frozenset())
-            fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, floats, held)
-            rank = view.rank
-            if floats is None:
-                for pos, score, status in fill.walk(everything=True):
-                    yield view, pos, score, status, None
-                for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
-                    yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED, None
-                for score, pos in archived_order(view, self.q):
-                    yield view, pos, score, ARCHIVED, None
-                continue
+            yield from self._layer_decisions(view, shared, allowance, nq)
+
+    def _layer_decisions(self, view: LayerCandidates, shared: Mapping[int, int], allowance: int, nq: int
+                         ) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
+        floats = self.floats.get(view.layer)
+        held = self.held.get(view.layer, frozenset())
+        fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, floats, held)
+        rank = view.rank
+        if floats is None:
             for pos, score, status in fill.walk(everything=True):
-                yield view, pos, score, status, floats.parts(pos)
-            for pos in floats.held_order(rank, held):
-                yield view, pos, floats.score[pos], UNREVIEWED, floats.parts(pos)
-            for score, pos in floats.archived_order(rank, view.size):
-                yield view, pos, score, ARCHIVED, floats.parts(pos)
+                yield view, pos, score, status, None
+            for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
+                yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED, None
+            for score, pos in archived_order(view, self.q):
+                yield view, pos, score, ARCHIVED, None
+            return
+        for pos, score, status in fill.walk(everything=True):
+            yield view, pos, score, status, floats.parts(pos)
+        for pos in floats.held_order(rank, held):
+            yield view, pos, floats.score[pos], UNREVIEWED, floats.parts(pos)
+        for score, pos in floats.archived_order(rank, view.size):
+            yield view, pos, score, ARCHIVED, floats.parts(pos)
 
 
 # ---------------------------------------------------------------------- 11. Render

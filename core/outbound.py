@@ -42,19 +42,34 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .secrets import REDACTED, redact
-
 if TYPE_CHECKING:
     from .injection import InjectionResult
     from .model import Entry
     from .paths import Paths
     from .settings import Settings
 
-__all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "redact_line", "redact_name",
+__all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "redact_line", "redact_name",  # noqa: F822 (REDACTED: __getattr__)
            "redact_text", "why_not_forget"]
 
 MEMORY_OFF = "memory is off"
 NAME_MARK = "redacted"
+
+
+def __getattr__(name: str) -> str:
+    # REDACTED is the secrets module's, which is imported when first needed: a warm hook
+    # prints lines redacted when they were made, and never compiles the detectors' patterns
+    if name == "REDACTED":
+        from .secrets import REDACTED
+
+        return REDACTED
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def redact(text: str) -> tuple[str, int]:
+    """`memtui.core.secrets.redact`: `text` with each secret replaced, and how many were."""
+    from .secrets import redact as found
+
+    return found(text)
 
 
 class MemoryOff(Exception):
@@ -93,6 +108,8 @@ def redact_name(name: str, settings: Settings | bool) -> str:
     """A file name (or a slug for one) with each secret replaced by `redacted`."""
     if not _wanted(settings) or not name:
         return name
+    from .secrets import REDACTED
+
     out, found = redact(name)
     return out.replace(REDACTED, NAME_MARK) if found else name
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 
 from .display import path_text
@@ -263,8 +264,9 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
         return files, problems
     real_root = root.resolve()
     seen_dirs: set[Path] = set()
-    seen_files: set[Path] = set()
-    linked: list[tuple[Path, Path, bool]] = []  # (path, target, is_dir), followed after real paths
+    seen_files: set[str] = set()  # real paths
+    found: list[tuple[str, Path]] = []  # (root-relative posix path, path)
+    linked: list[tuple[Path, str, Path, bool]] = []  # (path, relative, target, is_dir), followed after real paths
 
     def not_a_file(path: Path, mode: int) -> None:
         problems.append(Problem(str(path), f"is {file_kind(mode)}, not a regular file; skipped, not opened"))
@@ -278,11 +280,13 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
         problems.append(Problem(str(path), f"{what} (rename it to use it)"))
         return True
 
-    def walk(directory: Path) -> None:
+    def walk(directory: Path, rel: str) -> None:
+        """`rel`: the directory relative to the root, with a trailing `/` ('' for the root)."""
         real_dir = directory.resolve()
         if real_dir in seen_dirs:
             return
         seen_dirs.add(real_dir)
+        real_prefix = os.path.join(real_dir, "")
         try:
             children = sorted(os.scandir(directory), key=lambda d: d.name)
         except OSError as exc:
@@ -312,9 +316,9 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
                 elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
                     continue
                 elif stat.S_ISDIR(mode):
-                    linked.append((path, target, True))
+                    linked.append((path, rel + child.name, target, True))
                 elif is_md:
-                    linked.append((path, target, False))
+                    linked.append((path, rel + child.name, target, False))
                 continue
             try:
                 # the directory entry's type answers without a system call for the usual
@@ -334,22 +338,24 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
             elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
                 continue
             elif stat.S_ISDIR(mode):
-                walk(path)
+                walk(path, rel + child.name + "/")
             elif is_md:
-                seen_files.add(path.resolve())
-                files.append(path)
+                seen_files.add(real_prefix + child.name)  # not a symlink, in a resolved folder: its real path
+                found.append((rel + child.name, path))
 
-    walk(root)
+    walk(root, "")
     # Symlinks inside the root are followed after the real tree, so a file reached both
     # ways is listed once, under its real path.
     while linked:
-        path, target, is_dir = linked.pop(0)
+        path, rel, target, is_dir = linked.pop(0)
         if is_dir:
-            walk(path)
-        elif target not in seen_files:
-            seen_files.add(target)
-            files.append(path)
-    files.sort(key=lambda p: relative_posix(p, root))
+            walk(path, rel + "/")
+        elif str(target) not in seen_files:
+            seen_files.add(str(target))
+            found.append((rel, path))
+    # sorted by root-relative path (the names are UTF-8: the others were skipped above)
+    found.sort(key=itemgetter(0))
+    files += [path for _, path in found]
     return files, problems
 
 

@@ -9,6 +9,10 @@ memory file or in Muse's tables. Its key is the entry's id together with its tex
 Markdown entry's id already changes with its text, and a conversation row keeps its id when
 the extractor rewrites it, so a change of text from outside finds no key and the entry is
 unreviewed again; memtui's own edit records the new key as it writes.
+
+What is here decides (which entries await review, where each came from); the actions on
+them (the inbox, accept, reject) are in `core.actions`, which imports this module, never the
+reverse.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from typing import TYPE_CHECKING
 from .model import LAYERS, Entry, Layer
 
 if TYPE_CHECKING:
-    from .store import Change, MemoryStore
-    from .store.index import MuseDB
+    from .store import MemoryStore
+    from .store.index import ReviewState
 
 log = logging.getLogger("memtui.review")
 
@@ -73,13 +77,13 @@ def read_reviewed(db_path: Path) -> set[str]:
 ReviewFields = tuple[str, str, str, str]
 
 
-def held_back(db: MuseDB | Path, entries: Iterable[Entry] | Iterable[ReviewFields]) -> frozenset[str]:
+def held_back(state: ReviewState | Path, entries: Iterable[Entry] | Iterable[ReviewFields]) -> frozenset[str]:
     """The ids of the unreviewed entries among `entries` (entries, or their ReviewFields), for
-    `memory.requireReview`. `db`: the store's database, or the path of muse.db. When the
+    `memory.requireReview`. `state`: the store's review state, or the path of muse.db. When the
     review state cannot be read, every auto or import entry counts as unreviewed (the setting
     asks to send nothing unjudged)."""
     try:
-        reviewed = read_reviewed(db) if isinstance(db, Path) else db.reviewed_keys()
+        reviewed = read_reviewed(state) if isinstance(state, Path) else state.accepted()
     except Exception as exc:  # a locked or damaged database: fail closed
         log.warning("review state unreadable, holding back every auto/import memory: %s", exc)
         reviewed = set()
@@ -156,68 +160,9 @@ class Pending:
         return data
 
 
-def _newest_first(entries: Iterable[Entry]) -> list[Entry]:
+def newest_first(entries: Iterable[Entry]) -> list[Entry]:
     rank: dict[str, int] = {layer: i for i, layer in enumerate(LAYERS)}
     return sorted(entries, key=lambda e: (-e.updated_at, rank.get(e.layer, 9), e.rel_path, e.line_start, e.id))
-
-
-# ---------------------------------------------------------------------- the actions
-def _reviewed(store: MemoryStore) -> set[str]:
-    from .actions import ActionError
-    from .store.index import DatabaseError
-
-    try:
-        return store.db.reviewed_keys()
-    except DatabaseError as exc:
-        raise ActionError(f"cannot read the review state: {exc}") from None
-
-
-def unreviewed(store: MemoryStore) -> list[Entry]:
-    """The entries awaiting review, newest first."""
-    return _newest_first(unreviewed_among(store.entries(), _reviewed(store)))
-
-
-def inbox(store: MemoryStore) -> list[Pending]:
-    """The entries awaiting review, newest first, each with where it came from."""
-    return [Pending(e, provenance(store, e)) for e in unreviewed(store)]
-
-
-def is_unreviewed(store: MemoryStore, entry: Entry) -> bool:
-    return needs_review(entry) and review_key(entry) not in _reviewed(store)
-
-
-def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:
-    """Mark entries reviewed as they are now, as one change in the undo log (undo puts them
-    back in the inbox); returns the ones that were awaiting review."""
-    from .actions import ActionError
-    from .fileio import ConflictError
-    from .store.index import DatabaseError
-
-    reviewed = _reviewed(store)
-    todo = [e for e in entries if needs_review(e) and review_key(e) not in reviewed]
-    if todo:
-        try:
-            store.accept_entries(todo, [review_key(e) for e in todo])
-        except (DatabaseError, sqlite3.Error, OSError, ConflictError) as exc:
-            raise ActionError(f"review state not saved: {exc}") from None
-    return todo
-
-
-def accept_all(store: MemoryStore) -> list[Entry]:
-    return accept(store, unreviewed(store))
-
-
-def reject(store: MemoryStore, entries: Iterable[Entry]) -> Change | None:
-    """Delete entries awaiting review: the same undoable change as `delete` (undo restores
-    the exact bytes and rows, and the entries come back unreviewed)."""
-    from . import actions
-
-    entries = list(entries)
-    reviewed = _reviewed(store)
-    for e in entries:
-        if not needs_review(e) or review_key(e) in reviewed:
-            raise actions.Refused(f"{e.source_ref} is not awaiting review; `memtui delete` deletes it")
-    return actions.delete(store, entries)
 
 
 def edited(store: MemoryStore, entry: Entry | None) -> None:
@@ -226,25 +171,6 @@ def edited(store: MemoryStore, entry: Entry | None) -> None:
     if entry is None or not needs_review(entry):
         return
     try:
-        store.db.set_reviewed([(review_key(entry), entry.id)])
+        store.review_state.add([(review_key(entry), entry.id)])
     except Exception as exc:
         log.warning("edit not recorded as a review: %s", exc)
-
-
-# ---------------------------------------------------------------------- references
-def resolve(store: MemoryStore, ref: str, layer: str | None = None) -> Entry:
-    """An entry by REF (SPEC §6): its id, or the source label every face prints (`notes.md:6`,
-    relative to its layer root; `conversation:<cid>/<id>`), with `layer` to choose between
-    layers that have the same label."""
-    from .actions import NotFound, Refused
-
-    entry = store.get(ref)
-    if entry is not None and (layer is None or entry.layer == layer):
-        return entry
-    found = [e for e in store.entries(layer) if e.source_ref == ref]
-    if not found:
-        raise NotFound(f"no memory has the id or label {ref!r} (see `memtui review` or `memtui list`)")
-    if len({e.layer for e in found}) > 1:
-        layers = ", ".join(sorted({str(e.layer) for e in found}))
-        raise Refused(f"{ref!r} names a memory in more than one layer ({layers}); choose one with --layer")
-    return found[0]

@@ -16,7 +16,7 @@ from .model import LAYERS
 from .paths import Paths, Problem
 from .settings import Settings, load_settings
 from .store.layer_index import LayerIndex, LineCache
-from .store.prepared import DamagedPreparedIndex, Prepared, cache_path, load_layers, load_prepared, prepare
+from .store.prepared import DamagedPreparedIndex, Prepared, cache_name, load_prepared, open_prepared, prepare
 
 if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
     from .store.memory import MemoryStore
@@ -57,7 +57,7 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: f
     if settings.require_review:  # SPEC §12: computed only when the setting is on
         from .review import held_back
 
-        unreviewed = held_back(store.db, store.entries())
+        unreviewed = held_back(store.review_state, store.entries())
     session = None
     if settings.enabled and settings.retrieval == "hybrid":
         session = lines.semantic
@@ -77,20 +77,13 @@ def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:
     try:
         prepared = load_prepared(paths, settings, sources=False)  # any saved text -> line pair is right
         if prepared is not None:
-            lines.saved.update(prepared.indexes)
+            lines.saved.update({layer: index for layer, index in prepared.indexes.items()
+                                if isinstance(index, LayerIndex)})
     except Exception as exc:  # a cache is never required
         log.info("made lines not taken from the prepared index: %s", exc)
 
 
-def _file_stamp(paths: Paths) -> str | None:
-    try:
-        st = cache_path(paths).stat()
-    except OSError:
-        return None
-    return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}"
-
-
-def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerIndex]) -> frozenset[str]:
+def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerCandidates]) -> frozenset[str]:
     """`memory.requireReview`: the ids of the prepared entries still awaiting review (the
     review table read with sqlite3 alone, each entry's fields read without making it)."""
     from .review import held_back
@@ -110,24 +103,20 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
     if not settings.enabled:
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
 
-    stamp = _file_stamp(paths) if settings.retrieval == "hybrid" else None
-
     def answer(prepared: Prepared) -> InjectionResult:
-        # the layers read from a saved file that did not change meanwhile: §13 keeps their vectors beside it
-        same = stamp is not None and stamp == _file_stamp(paths)
+        # layers that are exactly a saved state (`stamp`): §13 keeps their vectors beside it
+        stamp = prepared.stamp if settings.retrieval == "hybrid" else None
         unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review else frozenset()
         result = _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
                          list(settings.problems) + prepared.problems, now=now,
-                         prepared_stamp=(cache_path(paths).stem, stamp) if same and stamp else None,
+                         prepared_stamp=(cache_name(paths), stamp) if stamp else None,
                          unreviewed=unreviewed)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
-            c.entry  # noqa: B018
+            c.id  # noqa: B018  (the entry's id and source: the history records them)
         return result
 
-    saved = load_layers(paths, settings)  # the layers still valid; the others are rebuilt alone
-    try:
-        result = answer(prepare(paths, settings, have=saved) if len(saved) < len(LAYERS) else
-                        Prepared.of({layer: (s.index, s.problems) for layer, s in saved.items()}))
+    try:  # what changed since it was saved is taken in; a layer that cannot be is rebuilt alone
+        result = answer(open_prepared(paths, settings))
     except DamagedPreparedIndex as exc:
         log.warning("%s", exc)
         result = answer(prepare(paths, settings))

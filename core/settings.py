@@ -6,6 +6,7 @@ import copy
 import errno
 import json
 import math
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,11 +66,25 @@ class Settings:
     require_review: bool = False  # memory.requireReview (SPEC §12): unreviewed entries are left out
     theme: str = DEFAULT_THEME
     problems: list[Problem] = field(default_factory=list)
+    unreadable: list[Problem] = field(default_factory=list)  # settings files that could not be read at all
     global_path: Path | None = None
     workspace_path: Path | None = None
 
     @property
+    def unknown_because(self) -> Problem | None:
+        """The unreadable settings file that may hold memoryEnabled when no readable one does
+        (the workspace's first): memory is then off until that file is fixed by hand, and
+        `memtui enable` would not overwrite it."""
+        if self.enabled_source != "default" or not self.unreadable:
+            return None
+        return next((p for p in self.unreadable if p.source == str(self.workspace_path)), self.unreadable[0])
+
+    @property
     def enabled_why(self) -> str:
+        unknown = self.unknown_because
+        if unknown is not None:
+            reason = unknown.message.split("; using defaults", 1)[0]
+            return f"{unknown.source} cannot be read ({reason}), so memoryEnabled is unknown and memory stays off"
         if self.enabled_source == "workspace":
             return f"memoryEnabled is {str(self.enabled).lower()} in {self.workspace_path}"
         if self.enabled_source == "global":
@@ -103,7 +118,7 @@ def parse_json_object(path: Path, raw: bytes | None,
     if raw is None:
         return None, None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), parse_float=_float_or_kept, parse_constant=KeptNumber)
     except UnicodeDecodeError:
         return None, Problem(str(path), f"settings file is not UTF-8; {consequence}")
     except json.JSONDecodeError as exc:
@@ -112,6 +127,17 @@ def parse_json_object(path: Path, raw: bytes | None,
         tail = "not overwriting it" if consequence.startswith("using defaults") else consequence
         return None, Problem(str(path), f"settings must be a JSON object, not {type(data).__name__}; {tail}")
     return data, None
+
+
+def _shown(value: Any) -> str:
+    """A settings value as the file writes it (`"yes"`, `null`, `1e400`), for messages; long ones cut."""
+    if isinstance(value, KeptNumber):
+        return value.text
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except ValueError:
+        text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _is_number(v: Any) -> bool:
@@ -129,7 +155,7 @@ def _merge_section(target: dict, given: Any, path: Path, key: str, check: Callab
         if name not in target:
             problems.append(Problem(str(path), f"memory.{key}.{name} is not a known key; ignored"))
         elif not check(value):
-            problems.append(Problem(str(path), f"memory.{key}.{name} has an invalid value {value!r}; using {target[name]!r}"))
+            problems.append(Problem(str(path), f"memory.{key}.{name} has an invalid value {_shown(value)}; using {_shown(target[name])}"))
         else:
             target[name] = value
 
@@ -139,6 +165,7 @@ def load_settings(paths: Paths) -> Settings:
     gdata, problem = read_json_object(paths.global_settings)
     if problem:
         s.problems.append(problem)
+        s.unreadable.append(problem)
     wdata = None
     if paths.workspace_settings != paths.global_settings:
         # a cloned repository's `.muse/settings.json` (or `.muse`) may be a symlink out of
@@ -148,13 +175,14 @@ def load_settings(paths: Paths) -> Settings:
             wdata, problem = read_json_object(paths.workspace_settings)
         if problem:
             s.problems.append(problem)
+            s.unreadable.append(problem)
 
     def enabled_from(data, path):
         if data is None or "memoryEnabled" not in data:
             return None
         value = data["memoryEnabled"]
         if not isinstance(value, bool):
-            s.problems.append(Problem(str(path), f"memoryEnabled must be true or false, not {value!r}; ignored"))
+            s.problems.append(Problem(str(path), f"memoryEnabled must be true or false, not {_shown(value)}; ignored"))
             return None
         return value
 
@@ -194,7 +222,7 @@ def load_settings(paths: Paths) -> Settings:
         if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
             s.max_item_chars = v
         else:
-            s.problems.append(Problem(str(gpath), f"memory.maxItemChars must be a positive integer, not {v!r}; using 200"))
+            s.problems.append(Problem(str(gpath), f"memory.maxItemChars must be a positive integer, not {_shown(v)}; using 200"))
     s.redact_secrets = _switch(memory, "redactSecrets", s.redact_secrets, gpath, s.problems)
     s.require_review = _switch(memory, "requireReview", s.require_review, gpath, s.problems)
     if "retrieval" in memory:
@@ -202,7 +230,7 @@ def load_settings(paths: Paths) -> Settings:
         if v in RETRIEVAL_MODES:
             s.retrieval = v
         else:
-            s.problems.append(Problem(str(gpath), f"memory.retrieval must be \"keyword\" or \"hybrid\", not {v!r}; using keyword"))
+            s.problems.append(Problem(str(gpath), f"memory.retrieval must be \"keyword\" or \"hybrid\", not {_shown(v)}; using keyword"))
     if "decay" in memory:
         _read_decay(s, memory["decay"], gpath)
     return s
@@ -213,7 +241,7 @@ def _switch(memory: dict[str, Any], key: str, current: bool, gpath: Path, proble
     v = memory.get(key, current)
     if isinstance(v, bool):
         return v
-    problems.append(Problem(str(gpath), f"memory.{key} must be true or false, not {v!r}; ignored"))
+    problems.append(Problem(str(gpath), f"memory.{key} must be true or false, not {_shown(v)}; ignored"))
     return current
 
 
@@ -235,7 +263,7 @@ def _read_decay(s: Settings, decay: Any, gpath: Path) -> None:
     if _is_number(v) and v > 0 and math.isfinite(v):
         s.half_life_days = float(v)
     else:
-        s.problems.append(Problem(str(gpath), f"memory.decay.halfLifeDays must be a positive number of days, not {v!r}; decay is off"))
+        s.problems.append(Problem(str(gpath), f"memory.decay.halfLifeDays must be a positive number of days, not {_shown(v)}; decay is off"))
 
 
 def read_json_for_update(path: Path, within: Path | None = None,
@@ -262,9 +290,47 @@ def read_json_for_update(path: Path, within: Path | None = None,
     return raw, copy.deepcopy(data) if data is not None else {}
 
 
+class KeptNumber:
+    """A number in a JSON file that no float holds as written (`1e400`, or the `NaN` and
+    `Infinity` some writers allow): kept as its text, so writing the file back gives the same
+    token instead of `Infinity` (which is not JSON). Not a number to memtui's own checks."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeptNumber) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def _float_or_kept(text: str) -> float | KeptNumber:
+    value = float(text)
+    return value if math.isfinite(value) else KeptNumber(text)
+
+
 def dump_json_object(data: dict[str, Any]) -> bytes:
-    """How memtui writes a JSON settings file: 2-space indent, UTF-8 kept, final newline."""
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    """How memtui writes a JSON settings file: 2-space indent, UTF-8 kept, final newline; a
+    number kept as written (KeptNumber) goes back as its own text."""
+    kept: list[str] = []
+    nonce = secrets.token_hex(8)
+
+    def placeholder(value: object) -> str:
+        if not isinstance(value, KeptNumber):
+            raise TypeError(f"{type(value).__name__} is not JSON")
+        kept.append(value.text)
+        return f"\x00{nonce}:{len(kept) - 1}\x00"  # written as "\u0000…\u0000": no other string holds the nonce
+
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=placeholder)
+    for i, number in enumerate(kept):
+        text = text.replace(f'"\\u0000{nonce}:{i}\\u0000"', number, 1)
+    return (text + "\n").encode("utf-8")
 
 
 def write_json_object(path: Path, data: dict[str, Any], expected: bytes | None, root: Path | None = None,

@@ -10,10 +10,15 @@ blocked first, without losing one, by two bounds that every near-duplicate pair 
   s/(200-s) of the longer one (the length window).
 - `lcs` is at most the characters the two texts have in common, counted with repeats, which
   is at most the same count over 32 buckets of characters: `sum(min(x, y))` of the two
-  texts' bucket counts, computed for a whole block of texts at once (numpy).
+  texts' bucket counts, and at most that sum over some of the buckets plus
+  `min(rest_x, rest_y)` for the others taken together.
 
-Only the pairs within both bounds are judged by `fuzz.ratio` with the same cutoff, so the
-result is the all-pairs result exactly (a test compares them on a seeded corpus).
+The texts are sorted by length; a block of them is compared with the columns of its length
+window (numpy, a few small arrays of bytes at a time) by the second bound over the 20 buckets
+that vary most and the rest together, and the few pairs that pass by the full count. The
+bounds are compared in integers (`200 * lcs >= 90 * (la + lb)`), never rounded inwards. Only
+the pairs left are judged by `fuzz.ratio` with the same cutoff, so the result is the
+all-pairs result exactly (tests compare them on seeded corpora).
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ if TYPE_CHECKING:
 DUPLICATE_SCORE = 90.0
 _SLACK = 1e-6  # bounds rounded outwards: a pair is never dropped by a float's last bits
 _BUCKETS = 32  # a character's bucket: its code point mod 32
-_ROWS = 32  # texts per block (a block's temporary array: rows × window × buckets)
+_ROWS, _COLS = 128, 1024  # texts per block: rows × columns of the length window
+_DENSE = 20  # buckets compared for every pair of a block
+# the cutoff as a fraction: ratio >= cutoff is `_OVER * lcs >= _UNDER * (la + lb)` in integers
+_UNDER, _OVER = DUPLICATE_SCORE.as_integer_ratio()[0], 200 * DUPLICATE_SCORE.as_integer_ratio()[1]
 
 T = TypeVar("T")
 
@@ -119,27 +127,78 @@ class NearDuplicates(Generic[T]):
         return self.items[best_k] if best_k >= 0 else None
 
 
-def _partners(norms: list[str]) -> list[list[int]]:
-    """Per text (in `order`, by length), the later texts in that order that pass both bounds."""
+def _bucket_counts(norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every text's character counts per bucket (one row each, in one pass over all the
+    texts) and its length."""
+    import numpy as np
+
+    lengths = np.fromiter(map(len, norms), dtype=np.int64, count=len(norms))
+    codes = np.frombuffer("".join(norms).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    owner = np.repeat(np.arange(len(norms), dtype=np.int64), lengths)
+    counts = np.bincount(owner * _BUCKETS + codes % _BUCKETS, minlength=len(norms) * _BUCKETS)
+    return counts.reshape(len(norms), _BUCKETS), lengths
+
+
+def _fits(most: int) -> type[np.unsignedinteger]:
+    """The smallest unsigned type that holds counts (and sums of counts) up to `most`."""
+    import numpy as np
+
+    return np.uint8 if most <= 0xFF else np.uint16 if most <= 0xFFFF else np.uint32
+
+
+def _candidates(norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (i, j), i < j, of texts sorted by length that pass the common-characters
+    bound: `ratio >= cutoff` with lcs raised to the characters in common per bucket.
+
+    For a block of rows against the columns of their length window, the `_DENSE` buckets
+    with the most variance are compared for every pair, and the others together
+    (`min(rest_a, rest_b)`, at least their sum of minimums), against the smallest need of
+    the row in that block; the few pairs left get the full count over every bucket."""
     import numpy as np
 
     n = len(norms)
-    lengths = np.array([len(t) for t in norms], dtype=np.int64)
-    profiles = _profiles(norms)
-    out: list[list[int]] = [[] for _ in range(n)]
+    counts, lengths = _bucket_counts(norms)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    dense = np.argsort(-counts.var(axis=0), kind="stable")[:_DENSE]
+    rest = lengths - counts[:, dense].sum(axis=1)
+    factor = DUPLICATE_SCORE / (200 - DUPLICATE_SCORE)
+    highs = np.floor(lengths / factor + _SLACK).astype(np.int64)  # the length window's top
+    typed: dict[type, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    rows_out: list[np.ndarray] = []
+    cols_out: list[np.ndarray] = []
     for start in range(0, n, _ROWS):
         stop = min(n, start + _ROWS)
-        high = length_window(int(lengths[stop - 1]))[1]
-        end = int(np.searchsorted(lengths, high, side="right"))
-        bound = _common(profiles[start:stop], profiles[start:end])
-        need = _need(lengths[start:stop, None], lengths[None, start:end])
-        highs = np.array([length_window(int(x))[1] for x in lengths[start:stop]])
-        ok = (bound >= need) & (lengths[None, start:end] <= highs[:, None])
-        ok &= np.arange(start, end)[None, :] > np.arange(start, stop)[:, None]  # later in the order only
-        rows, cols = np.nonzero(ok)
-        for r, c in zip(rows.tolist(), cols.tolist()):
-            out[start + r].append(start + c)
-    return out
+        end = int(np.searchsorted(lengths, highs[stop - 1], side="right"))
+        for c0 in range(start, end, _COLS):
+            c1 = min(end, c0 + _COLS)
+            dtype = _fits(int(lengths[c1 - 1]))  # sorted: the block's longest text is its last column
+            if dtype not in typed:
+                typed[dtype] = (np.ascontiguousarray(counts[:, dense].T.astype(dtype)), rest.astype(dtype),
+                                counts.astype(dtype))
+            by_bucket, rests, full = typed[dtype]
+            acc = np.minimum(rests[start:stop, None], rests[None, c0:c1])
+            tmp = np.empty_like(acc)
+            for bucket in by_bucket:
+                np.minimum(bucket[start:stop, None], bucket[None, c0:c1], out=tmp)
+                acc += tmp
+            # the least any pair of the row needs: its shortest partner is the first column
+            least = -(-_UNDER * (lengths[start:stop] + lengths[c0]) // _OVER)
+            flat = np.flatnonzero(acc >= least.astype(dtype)[:, None])
+            if not len(flat):
+                continue
+            rows, cols = np.divmod(flat, c1 - c0)
+            rows += start
+            cols += c0
+            keep = cols > rows
+            rows, cols = rows[keep], cols[keep]
+            common = np.minimum(full[rows], full[cols]).sum(axis=1, dtype=np.int64)
+            keep = _OVER * common >= _UNDER * (lengths[rows] + lengths[cols])
+            rows_out.append(rows[keep])
+            cols_out.append(cols[keep])
+    if not rows_out:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(rows_out), np.concatenate(cols_out)
 
 
 def duplicate_pairs(texts: Sequence[str], later: Callable[[int, int], int]) -> list[tuple[int, int]]:
@@ -147,23 +206,27 @@ def duplicate_pairs(texts: Sequence[str], later: Callable[[int, int], int]) -> l
     order the plain all-pairs walk finds them: texts by length, each compared with the
     longer ones after it; a text already reported is skipped as a partner, and is not
     walked from again. `later(a, b)` says which of a found pair is the one reported."""
+    import numpy as np
     from rapidfuzz import fuzz
 
     norm = [normalise_for_duplicates(t) for t in texts]
     order = sorted(range(len(norm)), key=lambda i: len(norm[i]))
-    partners = _partners([norm[i] for i in order])  # by place in `order`, ascending
+    rows, cols = _candidates([norm[i] for i in order])  # places in `order`
+    by_place = np.lexsort((cols, rows))
+    rows, cols = rows[by_place].tolist(), cols[by_place].tolist()
     out = []
     reported: set[int] = set()
-    for place, a in enumerate(order):
-        if a in reported:
+    walking, skip = -1, False
+    for place, other in zip(rows, cols):
+        a, b = order[place], order[other]
+        if place != walking:  # a text reported before its turn is not walked from
+            walking, skip = place, a in reported
+        if skip or b in reported:
             continue
-        for b in (order[p] for p in partners[place]):
-            if b in reported:
-                continue
-            if fuzz.ratio(norm[a], norm[b], score_cutoff=DUPLICATE_SCORE):
-                second = later(a, b)
-                reported.add(second)
-                out.append((a + b - second, second))
+        if fuzz.ratio(norm[a], norm[b], score_cutoff=DUPLICATE_SCORE):
+            second = later(a, b)
+            reported.add(second)
+            out.append((a + b - second, second))
     return out
 
 

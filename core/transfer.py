@@ -39,8 +39,9 @@ from .interop._files import outbound_name, outbound_text
 from .model import FILE_LAYERS, Entry, Layer
 from .paths import escapes
 from .store import MemoryStore
+from .store.conversations import Conversations
+from .store.database import now_ms
 from .store.edits import RowChange
-from .store.index import MuseDB, now_ms
 
 IMPORT_FOLDER = "imported"
 
@@ -377,8 +378,8 @@ def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, repo
                 others[target].add(Entry(id="", layer=target, text=m.text), f"backup:{target}/{backup.path}")
             continue
         rest += [replace(m, extra={}) for m in members]  # entry by entry, into imported/jsonl/
-    known_rows = store.db.existing_ids("memories", [r["id"] for r in result.rows]) if result.rows else set()
-    known_convs = (store.db.existing_ids("conversations", [c["id"] for c in result.conversations])
+    known_rows = store.conversations.existing_ids("memories", [r["id"] for r in result.rows]) if result.rows else set()
+    known_convs = (store.conversations.existing_ids("conversations", [c["id"] for c in result.conversations])
                    if result.conversations else set())
     report.conversations = [c for c in result.conversations if c["id"] not in known_convs]
     rows = {r["id"]: r for r in result.rows}
@@ -469,16 +470,16 @@ def apply_import(store: MemoryStore, report: ImportReport) -> ImportReport:
     if report.dry_run or not (report.files or report.rows or report.conversations):
         return report
     if report.conversations:
-        store.db.restore_conversations(report.conversations)
+        store.conversations.restore_conversations(report.conversations)
     if not (report.files or report.rows):
         return report
     writes: dict[Path, tuple[str, bytes | None]] = {f.path: (f.layer, f.data) for f in report.files}
     expected: dict[Path, bytes | None] = {f.path: None for f in report.files}
     rows = [RowChange(str(r["id"]), None, r) for r in report.rows]
     if rows:
-        _ensure_conversations(store.db, report)
+        _ensure_conversations(store.conversations, report)
     change = store.log.apply("import", f"import {len(report.added)} memories ({report.format})", writes, expected,
-                             store.db, rows, MuseDB.write_rows if rows else None)
+                             rows)
     report.change_id = change.id
     store.reload(changed=list(writes), conversation=bool(rows), reason="write")
     if report.reviewed:
@@ -493,7 +494,7 @@ def _restore_review_state(store: MemoryStore, report: ImportReport) -> None:
     The import is written already: a review state that cannot be saved only leaves entries
     in the inbox (and says so)."""
     from . import review
-    from .store.index import DatabaseError
+    from .store.database import DatabaseError
 
     wanted = set(report.reviewed)
     found: list[tuple[str, str]] = []
@@ -515,14 +516,14 @@ def _restore_review_state(store: MemoryStore, report: ImportReport) -> None:
     if not found:
         return
     try:
-        store.db.set_reviewed(found)
+        store.review_state.add(found)
     except (DatabaseError, OSError) as exc:
         report.invalid.append((report.source, f"review state not restored: {exc}"))
         return
     report.reviewed_restored = len(found)
 
 
-def _ensure_conversations(db: MuseDB, report: ImportReport) -> None:
+def _ensure_conversations(db: Conversations, report: ImportReport) -> None:
     for memory in report.added:
         if memory.layer != Layer.CONVERSATION or not memory.conversation_id:
             continue
@@ -622,7 +623,7 @@ def _backup(store: MemoryStore, layers: tuple[str, ...], redact: bool) -> tuple[
     conversations: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     if Layer.CONVERSATION in layers:
-        conversations, rows = store.db.backup_rows()
+        conversations, rows = store.conversations.backup_rows()
         conversations = [{k: clean(v) if k in ("title", "workspace_path") else v for k, v in c.items()}
                          for c in conversations]
         rows = [{k: clean(v) if k == "content" else v for k, v in r.items()} for r in rows]
@@ -637,7 +638,7 @@ def _review_state(store: MemoryStore, layers: tuple[str, ...], redact: bool,
     text the redaction changes is left out: it comes back changed, no longer what was accepted."""
     from . import review
 
-    reviewed = store.db.reviewed_keys()
+    reviewed = store.review_state.accepted()
     if not reviewed:
         return []
 
@@ -705,7 +706,7 @@ def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path
     export_sync.check_base(base, workspace)
     single = next(iter(rendered)) if fmt in ("jsonl", "agents-md") and len(rendered) == 1 else None
     plan.sync = export_sync.plan(files, base, store.paths.home, fmt, target=single,
-                                 container=workspace if inside else None)
+                                 container=workspace if inside else None, adopt=interop.adopt(fmt))
     return plan
 
 

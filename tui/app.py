@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
-import shlex
-import subprocess
-import tempfile
+import logging
+import threading
+import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -26,13 +24,15 @@ from memtui.core import actions, history, review
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding, findings
 from memtui.core.injection import InjectionResult
-from memtui.core.model import Entry, Layer
+from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
+from memtui.core.store.prepared import Prepared
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
+from .insights import DoctorProcess
 from .main_screen import COMPACT_HEIGHT, COMPACT_WIDTH, MainScreen
 from .messages import (
     AcceptRefused,
@@ -46,9 +46,11 @@ from .messages import (
     EntryEdited,
     EntryRejected,
     InboxReady,
+    IndexBuilding,
     InsightsReady,
     MemorySwitched,
     NothingToUndo,
+    PreparedOpened,
     SettingsRefused,
     SettingsSaved,
     StoreChanged,
@@ -67,9 +69,16 @@ from .screens import (
     UndoLogScreen,
 )
 from .screens.inbox import InboxScreen
+from .startup import open_prepared, prepared_entries
 from .text import LAYER_TITLES, describe, sentence, snippet
 
+log = logging.getLogger("memtui.tui")
+
 SETTINGS_POLL = 0.5  # seconds between stats of the two settings files (changed by `memtui disable` elsewhere)
+DOCTOR_IN_PROCESS = 5000  # entries up to which the doctor runs in a thread (milliseconds), else in a child process
+FIRST_PAINT_WAIT = 2.0  # seconds the store's load waits for the first preview to be on screen, at most
+TYPING_PAUSE = 0.4  # the store loads once no key was typed into an input for this long…
+TYPING_WAIT = 10.0  # …or after this many seconds of typing, whichever comes first
 
 
 class MemtuiApp(App[None]):
@@ -91,8 +100,13 @@ class MemtuiApp(App[None]):
         self.settings = load_settings(paths)
         self._settings_stamp = self._stat_settings()
         self.watcher: StoreWatcher | None = None
-        self.loaded = False
+        self.loaded = False  # the store has loaded (until then the panes show the prepared index)
+        self.prepared: Prepared | None = None  # the prepared index the panes and the preview start from
         self.ready = asyncio.Event()  # set once the panes are populated
+        self._store_ready = threading.Event()  # writes wait for the store
+        self.first_paint = threading.Event()  # the first preview is on screen: the store may load
+        self.last_typed = 0.0  # time.monotonic() of the last key typed into the query or the filter
+        self._indexing = ""  # the layers whose prepared index is being built (shown in the header)
         self._unsubscribe: Callable[[], None] | None = None
         themes, self.theme_problems = load_themes()
         for found in themes:
@@ -106,6 +120,7 @@ class MemtuiApp(App[None]):
         self.history: dict[str, tuple[Any, ...]] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
         self._insights_running = False
         self._insights_again = False
+        self._doctor = DoctorProcess()
         self.inbox: list[review.Pending] | None = None  # awaiting review (SPEC §12), newest first; None: not read yet
         self.main = MainScreen()
 
@@ -140,6 +155,7 @@ class MemtuiApp(App[None]):
         self.set_class(width < COMPACT_WIDTH or height < COMPACT_HEIGHT, "-small")
 
     def on_unmount(self) -> None:
+        self._doctor.stop()
         if self.watcher is not None:
             self.watcher.stop()
         if self._unsubscribe:
@@ -148,20 +164,58 @@ class MemtuiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_store(self) -> None:
-        self.store.load()
-        # Tens of thousands of entries live as long as the app: keep them out of the cyclic
-        # collector's full passes, which otherwise stall keystrokes for 100+ ms (they are still
-        # freed by reference counting when a reload replaces them).
-        gc.freeze()
-        if self.watch_files:
-            self.watcher = StoreWatcher(self.store).start()
+        """Open the prepared index (`memtui preview`'s) and show it, then load the store
+        behind it once the first preview is on screen (or after FIRST_PAINT_WAIT)."""
+        try:
+            try:
+                prepared = open_prepared(self.paths, self.settings, lambda layers: self.post_message(IndexBuilding(layers)))
+                entries = {str(layer): prepared_entries(prepared.indexes[layer]) for layer in LAYERS}
+            except Exception as exc:  # the index is derived: the store still loads
+                log.warning("prepared index not opened: %s", exc)
+            else:
+                gc.freeze()  # what lives as long as the view: out of the collector's full passes
+                self.post_message(PreparedOpened(prepared, entries))
+                del entries
+                self.first_paint.wait(FIRST_PAINT_WAIT)
+                # the prepared index answers the preview meanwhile: loading the store (seconds of
+                # interpreter time at 40,000 entries) waits for a pause in the typing
+                deadline = time.monotonic() + TYPING_WAIT
+                while time.monotonic() < deadline and time.monotonic() - self.last_typed < TYPING_PAUSE:
+                    time.sleep(0.05)
+                self.store.lines.made.setdefault((self.settings.max_item_chars, bool(self.settings.redact_secrets)), {})
+                self.store.lines.saved.update(prepared.indexes)  # taken for the store's snapshots that hold them
+            self.store.load()
+            # Tens of thousands of entries live as long as the app: keep them out of the cyclic
+            # collector's full passes, which otherwise stall keystrokes for 100+ ms (they are still
+            # freed by reference counting when a reload replaces them).
+            gc.freeze()
+            if self.watch_files:
+                self.watcher = StoreWatcher(self.store).start()
+        finally:
+            self._store_ready.set()
         self.post_message(StoreLoaded())
 
+    def on_index_building(self, message: IndexBuilding) -> None:
+        """A first run (or changed memories): the header says what is being read meanwhile."""
+        self._indexing = ", ".join(LAYER_TITLES[layer].lower() for layer in message.layers)
+        self._update_subtitle()
+
+    def on_prepared_opened(self, message: PreparedOpened) -> None:
+        if self.loaded or not self.main.is_attached:  # the app is closing
+            return
+        self.prepared = message.prepared
+        self._indexing = ""
+        self._update_subtitle()
+        self.main.prepared_opened(message.entries)
+        self.ready.set()
+
     def on_store_loaded(self, _: StoreLoaded) -> None:
+        if not self.main.is_attached:  # the app is closing: nothing to show it in
+            return
         self.loaded = True
         self.main.store_loaded()
         self.ready.set()
-        self.refresh_insights()
+        self.call_after_refresh(self.refresh_insights)  # the doctor: after the panes are painted
         self.refresh_inbox()
         problems = self.store.problems
         if problems:
@@ -204,7 +258,10 @@ class MemtuiApp(App[None]):
     @work(thread=True, group="insights", exit_on_error=False)
     def compute_insights(self) -> None:
         try:
-            found: list[Finding] = findings(self.paths, store=self.store)  # the loaded store, not a reload
+            if sum(len(self.store.snapshot(layer)) for layer in LAYERS) <= DOCTOR_IN_PROCESS:
+                found: list[Finding] = findings(self.paths, store=self.store)  # the loaded store, not a reload
+            else:  # in a child process at low priority: the panes and the preview keep the interpreter
+                found = self._doctor.run(self.paths)
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
             found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
         try:
@@ -232,7 +289,7 @@ class MemtuiApp(App[None]):
     def refresh_inbox(self) -> None:
         """Read what awaits review (the store's entries against memtui's review table)."""
         try:
-            items = review.inbox(self.store)
+            items = actions.inbox(self.store)
         except actions.ActionError as exc:
             self.call_from_thread(self.say, escape_name(str(exc)), title="Inbox", severity="warning")
             items = []
@@ -246,7 +303,7 @@ class MemtuiApp(App[None]):
                 screen.show(self.inbox)
 
     def accept_memories(self, entries: list[Entry]) -> None:
-        self.write(lambda: EntriesAccepted(review.accept(self.store, entries)), AcceptRefused)
+        self.write(lambda: EntriesAccepted(actions.accept(self.store, entries)), AcceptRefused)
 
     @on(EntriesAccepted)
     def _accepted(self, message: EntriesAccepted) -> None:
@@ -263,7 +320,7 @@ class MemtuiApp(App[None]):
 
     def reject_memory(self, entry: Entry) -> None:
         def job() -> EntryRejected | None:
-            change = review.reject(self.store, [entry])
+            change = actions.reject(self.store, [entry])
             return None if change is None else EntryRejected(entry, change)
 
         self.write(job, "Not rejected")
@@ -305,7 +362,8 @@ class MemtuiApp(App[None]):
         state = "memory on" if self.settings.enabled else "memory OFF"
         demo = " · demo" if self.demo else ""
         waiting = f" · {len(self.inbox)} to review (i)" if self.inbox else ""
-        self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}{waiting}"
+        indexing = f" · indexing {self._indexing} memories…" if self._indexing else ""
+        self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}{waiting}{indexing}"
 
     def _theme_changed(self, theme: Theme) -> None:
         """A theme chosen in the command palette is remembered (the settings screen saves its own)."""
@@ -324,7 +382,9 @@ class MemtuiApp(App[None]):
               refused: str | Callable[[actions.ActionError], Message] = "Not saved") -> None:
         """Run one action off the event loop. `job` returns the typed message that says what
         happened (None: nothing to say); an `ActionError` becomes `refused(error)`, or a
-        `WriteRefused` titled `refused`. The store's own change message refreshes the panes (once)."""
+        `WriteRefused` titled `refused`. The store's own change message refreshes the panes (once).
+        A write asked for while the store is still loading waits for it."""
+        self._store_ready.wait()
         try:
             outcome = job()
         except actions.ActionError as exc:
@@ -436,29 +496,6 @@ class MemtuiApp(App[None]):
         if (isinstance(screen, EditScreen) and screen.entry is not None and not screen.conflict
                 and self.store.get(screen.entry.id) is None):
             screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
-
-    def edit_in_editor(self, entry: Entry | None) -> None:
-        """Edit `entry` in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
-        if entry is None:
-            self.say("Select a memory first.", severity="warning")
-            return
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
-            tmp.write(entry.text + "\n")
-            name = tmp.name
-        try:
-            with self.suspend():
-                subprocess.run([*shlex.split(editor), name], check=False)
-            text = Path(name).read_text(encoding="utf-8")
-        except Exception as exc:  # no terminal to suspend to, editor missing…
-            self.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
-            return
-        finally:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        self.save_edit(entry, text)
 
     # -- delete
     @on(DeleteAsked)

@@ -4,7 +4,13 @@ one refresh of the layers it touched."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import tempfile
+import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rapidfuzz import fuzz, process, utils
@@ -16,19 +22,22 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.events import Resize
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memtui.core import actions
-from memtui.core.display import display_path
+from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding
 from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
+from memtui.core.store.prepared import Prepared
 
 from .messages import (
     DeleteAsked,
+    LeftOutReady,
     MemorySwitched,
     PreviewReady,
     SettingsRefused,
@@ -39,15 +48,21 @@ from .messages import (
 )
 from .screens import DetailScreen, EditScreen, FindingsScreen, HelpScreen, SettingsChoice, SettingsScreen
 from .screens.inbox import InboxScreen
+from .startup import inject_prepared, pane_order
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
-from .widgets.preview import left_out
+from .widgets.preview import left_out, left_out_counts
 
 if TYPE_CHECKING:
     from .app import MemtuiApp
 
 FILTER_CUTOFF = 75.0  # rapidfuzz partial_ratio: a typo in a word still matches; unrelated rows score ~50
+# Left out up to this many candidates, the preview's near misses and lists are found with the
+# injection itself; past it (a large store), once the typing pauses for LEFT_OUT_PAUSE seconds:
+# finding them walks thousands of candidates, more than the injection costs per keystroke.
+LEFT_OUT_AT_ONCE = 3000
+LEFT_OUT_PAUSE = 0.12
 COMPACT_WIDTH = 100  # below this many columns: one pane at a time (tabs), detail hidden
 COMPACT_HEIGHT = 30
 # Keys that type a character: not advertised (and not run) while an input has focus.
@@ -96,9 +111,12 @@ class MainScreen(Screen[None]):
         self._generation = 0
         self._filter_generation = 0
         self._choices: dict[str, tuple[tuple[Entry, ...], list[str]]] = {}  # filter strings per layer snapshot
+        self._ordered: dict[str, tuple[tuple[Entry, ...], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
+        self._prepared: dict[str, tuple[Entry, ...]] = {}  # the prepared index's entries, until the store loads
         self._pending_keep: dict[str, str] = {}  # entry to select once the next refresh shows it
         self._last_results: dict[str, tuple[list[Entry], int]] = {}  # each layer's last listing, unsorted
         self.order = "file"  # actions.ENTRY_ORDERS: how each pane is sorted (o cycles)
+        self._left_out_timer: Timer | None = None  # a large store's near misses, once the typing pauses
 
     @property
     def memtui(self) -> MemtuiApp:
@@ -172,11 +190,28 @@ class MainScreen(Screen[None]):
         self.refresh_bindings()
 
     # ------------------------------------------------------------------ store
-    def store_loaded(self) -> None:
+    @property
+    def showing(self) -> bool:
+        """The panes list memories: the store's, or the prepared index's until it loads."""
+        return self.memtui.loaded or bool(self._prepared)
+
+    def prepared_opened(self, entries: dict[str, list[Entry]]) -> None:
+        """The prepared index's entries, listed while the store loads behind them."""
+        self._prepared = {layer: tuple(found) for layer, found in entries.items()}
         for pane in self.query(EntryPane):
             pane.loading = False
         self.refresh_panes()
         self.query_one("#pane-user", EntryPane).focus()
+        self.schedule_preview()
+
+    def store_loaded(self) -> None:
+        shown = bool(self._prepared)
+        self._prepared = {}
+        for pane in self.query(EntryPane):
+            pane.loading = False
+        self.refresh_panes()
+        if not shown:  # else the user may be somewhere already: the focus stays there
+            self.query_one("#pane-user", EntryPane).focus()
         self.schedule_preview()
 
     def store_changed(self, layers: Iterable[str]) -> None:
@@ -199,7 +234,7 @@ class MainScreen(Screen[None]):
         rapidfuzz's partial_ratio scores the best-aligned part of each row, so a word with a
         typo still finds it (WRatio scales partial matches down by the length ratio: a word
         found exactly in a long memory scores only 60)."""
-        snapshot = self.memtui.store.snapshot(layer)
+        snapshot = self.layer_entries(layer)
         query = utils.default_process(text)
         if not query:
             return list(snapshot), len(snapshot)
@@ -213,6 +248,20 @@ class MainScreen(Screen[None]):
                                score_cutoff=FILTER_CUTOFF, limit=None)
         hits.sort(key=lambda h: (-h[1], h[2]))
         return [snapshot[h[2]] for h in hits], len(snapshot)
+
+    def layer_entries(self, layer: str) -> tuple[Entry, ...]:
+        """The layer's entries in pane order: the store's once it has loaded, the prepared
+        index's before (the same order, so nothing moves when the store takes over)."""
+        if not self.memtui.loaded:
+            return self._prepared.get(layer, ())
+        snapshot = self.memtui.store.snapshot(layer)
+        if layer != Layer.CONVERSATION:
+            return snapshot  # the store reads Markdown in pane order (file, then line)
+        cached = self._ordered.get(layer)
+        if cached is None or cached[0] is not snapshot:
+            cached = (snapshot, tuple(pane_order(layer, snapshot)))
+            self._ordered[layer] = cached
+        return cached[1]
 
     def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
         layers = tuple(LAYERS if layers is None else layers)
@@ -249,7 +298,8 @@ class MainScreen(Screen[None]):
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value
-        if self.memtui.loaded:
+        self.memtui.last_typed = time.monotonic()
+        if self.showing:
             self.refresh_panes()
 
     @on(EntryPane.Highlighted)
@@ -313,20 +363,46 @@ class MainScreen(Screen[None]):
     @on(Input.Changed, "#query")
     def query_changed(self, event: Input.Changed) -> None:
         self.query_text = event.value
+        self.memtui.last_typed = time.monotonic()
         self.schedule_preview()
 
     def schedule_preview(self) -> None:
-        if not self.memtui.loaded:
+        if not self.showing:
             return
         self._generation += 1
-        self.compute_preview(self.query_text, self._generation)
+        app = self.memtui
+        self.compute_preview(self.query_text, self._generation, None if app.loaded else app.prepared)
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
-    def compute_preview(self, query: str, generation: int) -> None:
-        result = inject_from_store(self.memtui.store, self.memtui.settings, query)
-        summary = left_out(result) if result.disabled_reason != "switch_off" else None  # off the event loop
+    def compute_preview(self, query: str, generation: int, prepared: Prepared | None = None) -> None:
+        """The preview of `query`: from the store, or from the prepared index until it loads."""
+        app = self.memtui
+        if prepared is not None:
+            result = inject_prepared(app.paths, prepared, app.settings, query)
+        else:
+            result = inject_from_store(app.store, app.settings, query)
+        summary = None
+        if result.disabled_reason != "switch_off":  # off the event loop
+            summary = left_out_counts(result)
+            if summary.total <= LEFT_OUT_AT_ONCE:
+                summary = left_out(result)
         if not get_current_worker().is_cancelled:
             self.post_message(PreviewReady(query, result, generation, summary))
+
+    @work(thread=True, exclusive=True, group="left-out", exit_on_error=False)
+    def compute_left_out(self, result: InjectionResult, generation: int) -> None:
+        if generation != self._generation:
+            return  # typed on
+        summary = left_out(result)
+        if not get_current_worker().is_cancelled:
+            self.post_message(LeftOutReady(result, generation, summary))
+
+    def on_left_out_ready(self, message: LeftOutReady) -> None:
+        if message.generation == self._generation:
+            try:
+                self.query_one(PreviewPane).show(message.result, message.left_out)
+            except NoMatches:
+                pass
 
     def on_preview_ready(self, message: PreviewReady) -> None:
         if message.generation != self._generation:
@@ -335,7 +411,15 @@ class MainScreen(Screen[None]):
         try:
             self.query_one(PreviewPane).show(message.result, message.left_out)
         except NoMatches:
-            pass
+            return
+        if self._left_out_timer is not None:
+            self._left_out_timer.stop()
+            self._left_out_timer = None
+        if message.left_out is not None and message.left_out.pending:
+            result, generation = message.result, message.generation
+            self._left_out_timer = self.set_timer(LEFT_OUT_PAUSE, lambda: self.compute_left_out(result, generation))
+        if not self.memtui.first_paint.is_set():
+            self.call_after_refresh(self.memtui.first_paint.set)  # the store's load waits for this
 
     def action_toggle_fold(self) -> None:
         fold = self.query_one("#fold", Collapsible)
@@ -380,7 +464,28 @@ class MainScreen(Screen[None]):
         self.memtui.edit_memory(self.selected_entry())
 
     def action_edit_external(self) -> None:
-        self.memtui.edit_in_editor(self.selected_entry())
+        """Edit the selected entry in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
+        app, entry = self.memtui, self.selected_entry()
+        if entry is None:
+            app.say("Select a memory first.", severity="warning")
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.NamedTemporaryFile("w", suffix=".md", prefix="memtui-", delete=False, encoding="utf-8") as tmp:
+            tmp.write(entry.text + "\n")
+            name = tmp.name
+        try:
+            with app.suspend():
+                subprocess.run([*shlex.split(editor), name], check=False)
+            text = Path(name).read_text(encoding="utf-8")
+        except Exception as exc:  # no terminal to suspend to, editor missing…
+            app.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
+            return
+        finally:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+        app.save_edit(entry, text)
 
     def action_delete(self) -> None:
         app, entry = self.memtui, self.selected_entry()

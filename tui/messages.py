@@ -34,6 +34,24 @@ class StoreLoaded(Message):
     """The first load finished (in a worker)."""
 
 
+class PreparedOpened(Message):
+    """The prepared index is open (in the load worker): the panes and the first preview
+    come from it while the store loads."""
+
+    def __init__(self, prepared: Any, entries: dict[str, list[Entry]]) -> None:
+        super().__init__()
+        self.prepared = prepared  # core.store.prepared.Prepared
+        self.entries = entries  # per layer, in pane order
+
+
+class IndexBuilding(Message):
+    """The prepared index is being built (a first run, or layers whose memories changed)."""
+
+    def __init__(self, layers: list[str]) -> None:
+        super().__init__()
+        self.layers = layers
+
+
 class PreviewReady(Message):
     def __init__(self, query: str, result: InjectionResult, generation: int, left_out: Any = None) -> None:
         super().__init__()
@@ -41,6 +59,17 @@ class PreviewReady(Message):
         self.result = result
         self.generation = generation
         self.left_out = left_out  # the preview pane's LeftOut, built in the worker
+
+
+class LeftOutReady(Message):
+    """The near misses and per-reason lists of a preview already shown (a large store's are
+    looked for once the typing pauses)."""
+
+    def __init__(self, result: InjectionResult, generation: int, left_out: Any) -> None:
+        super().__init__()
+        self.result = result
+        self.generation = generation
+        self.left_out = left_out
 
 
 # ---------------------------------------------------------------- what a write worker reports

@@ -15,7 +15,6 @@ Hooks live in `settings.json` under `hooks.UserPromptSubmit[].hooks[]` (`type`,
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import Target
@@ -57,7 +56,3 @@ def _files() -> HookFiles:
 
 
 __getattr__ = made_on_demand(globals(), "FILES", _files)  # where this assistant keeps its hook settings
-
-
-def user_settings_path(user_home: Path) -> Path:
-    return __getattr__("FILES").user(user_home)

@@ -80,18 +80,19 @@ def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool 
 
 
 def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None,
-                   target: Target | str | None = None, now: float | None = None) -> str:
-    """`build_injection(...).to_json()` (what `preview --json` prints), as the assistant
-    `target` receives it when given. A section of the prepared index that turns out damaged
-    while the candidates are rendered is removed when it is read; the answer is then built
-    again from the files, never a traceback."""
+                   target: Target | str | None = None, now: float | None = None) -> list[str]:
+    """`build_injection(...).to_json()` (what `preview --json` prints) in pieces to write one
+    after the other (`InjectionResult.json_pieces`), as the assistant `target` receives it
+    when given. A section of the prepared index that turns out damaged while the candidates
+    are rendered is removed when it is read; the answer is then built again from the files,
+    never a traceback (every piece is made before any is returned)."""
     import logging
 
     from ..serve import build_injection
     from ..store.prepared import DamagedPreparedIndex
 
     try:
-        return for_target(build_injection(workspace, query, home=home, now=now), target).to_json()
+        return for_target(build_injection(workspace, query, home=home, now=now), target).json_pieces()
     except DamagedPreparedIndex as exc:
         logging.getLogger("memtui.injection").warning("%s", exc)
-        return for_target(build_injection(workspace, query, home=home, now=now), target).to_json()
+        return for_target(build_injection(workspace, query, home=home, now=now), target).json_pieces()

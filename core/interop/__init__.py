@@ -149,6 +149,12 @@ def layout(fmt: str, memories: Iterable[Memory], dest: Path, name: Callable[[str
     return _module(fmt).layout(list(memories), Path(dest), name)
 
 
+def adopt(fmt: str) -> Callable[[str, bytes, bytes, frozenset[str]], str] | None:
+    """The format's rule for a file at the destination memtui did not write but may take over
+    (see `sync.plan`), or None: every such file is left alone."""
+    return getattr(_module(fmt), "adopt", None)
+
+
 def write(fmt: str, memories: Iterable[Memory], dest: Path) -> list[Path]:
     """Write `memories` in `fmt` under `dest` and return the files written.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -376,10 +376,12 @@ def _line_target(line: str) -> str | None:
     return match.group("target").strip("<>") if match else None
 
 
-def _index(topics: list[tuple[Memory, str]], notes: list[Memory], raw: str | None) -> str:
+def _index(topics: list[tuple[Memory, str]], notes: list[Memory], raw: str | None, there: Sequence[str] = ()) -> str:
     """MEMORY.md: the index as it was when it came with notes that are unchanged (its lines
-    for topics still here, new ones after them); else the topics' lines grouped under the
-    `## ` headings they stood under, with the notes, within Claude Code's limits."""
+    for topics still here, new ones after them, in the order the index at the destination
+    (`there`: the topic files it links) already lists them, so a topic added later comes
+    last); else the topics' lines grouped under the `## ` headings they stood under, with
+    the notes, within Claude Code's limits."""
     lines: dict[str, str] = {}
     for memory, rel in topics:
         kept = memory.extra.get("index_line")
@@ -400,7 +402,9 @@ def _index(topics: list[tuple[Memory, str]], notes: list[Memory], raw: str | Non
             elif linked in lines and linked not in seen:
                 seen.add(linked)
                 out.append(lines[linked] + line[len(line.rstrip("\r\n")):])
-        new = [lines[rel] + "\n" for rel in lines if rel not in seen]
+        placed = {rel: i for i, rel in enumerate(dict.fromkeys(there))}
+        fresh = sorted((rel for rel in lines if rel not in seen), key=lambda rel: placed.get(rel, len(placed)))
+        new = [lines[rel] + "\n" for rel in fresh]
         if new and out and not out[-1].endswith("\n"):
             out[-1] += "\n"
         return "".join(out + new)
@@ -449,5 +453,54 @@ def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str)
         rel = clean_rel(rel, name, used)
         files[dest.joinpath(*rel.split("/"))] = _topic_text(group, rel)
         topics.append((first, rel))
-    files[dest / INDEX] = _index(topics, notes, raw)
+    files[dest / INDEX] = _index(topics, notes, raw, _listed(dest / INDEX))
     return files
+
+
+def _listed(index: Path) -> list[str]:
+    """The topic files the MEMORY.md at `index` links, in its order (nothing when it is not a
+    readable regular UTF-8 file): only the order of new topics' lines depends on it."""
+    try:
+        text = read_regular(index, MAX_INDEX_BYTES * 4, follow_symlinks=False).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [rel for rel in map(_linked, text.splitlines()) if rel is not None]
+
+
+def _linked(line: str) -> str | None:
+    """The topic file an index line links (relative, normalised), or None."""
+    target = _line_target(line)
+    if target is None or re.match(r"[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
+        return None
+    return os.path.normpath(unquote(target.split("#", 1)[0])).replace(os.sep, "/")
+
+
+def adopt(rel: str, current: bytes, data: bytes, writable: frozenset[str]) -> str:
+    """Whether memtui may update a `MEMORY.md` it did not write (a reason, or ""): only when
+    its new text is exactly what is there followed by index lines of topic files this export
+    writes and the index does not link yet (what `_index` appends for new topics to the index
+    as imported). Claude Code loads nothing but `MEMORY.md`, so a topic without its line
+    there is never seen; any other difference (a line edited, moved or added by the person
+    or by Claude Code) leaves the file alone."""
+    if rel != INDEX or not data.startswith(current):
+        return ""
+    try:
+        before, added = current.decode("utf-8"), data[len(current):].decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    if before and not before.endswith("\n"):
+        if not added.startswith("\n"):
+            return ""
+        added = added[1:]
+    lines = added.splitlines(keepends=True)
+    if not lines or not all(line.endswith("\n") for line in lines):
+        return ""
+    linked = {_linked(line) for line in before.splitlines()}
+    for line in lines:
+        topic = _linked(line.rstrip("\r\n"))
+        if topic is None or topic == INDEX or topic not in writable or topic in linked:
+            return ""
+        linked.add(topic)
+    many = len(lines) != 1
+    return (f"not written by memtui; only the line{'s' if many else ''} of {len(lines)} new "
+            f"topic{'s' if many else ''} added at its end")

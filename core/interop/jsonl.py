@@ -44,8 +44,6 @@ from ._files import SourceError, read_text, reader, write_all
 FILE = "memories.jsonl"
 MAX_JSONL_BYTES = 256 * 1024 * 1024  # an export of a whole home; each memory is still capped below
 MAX_LINE_CHARS = 1024 * 1024
-FIELDS = ("id", "layer", "category", "tags", "source", "importance", "status", "section", "name", "description",
-          "text", "updated_at", "path", "conversation_id", "conversation_title", "origin")
 FILE_LAYERS = ("user", "project")
 ROW_COLUMNS = ("id", "type", "category", "content", "tags", "source", "conversation_id", "file_path", "created_at",
                "updated_at")

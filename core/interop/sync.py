@@ -14,7 +14,9 @@ the destination:
 For each file an export would write, the plan says:
 
 - `added`: nothing is there yet;
-- `replaced`: memtui wrote it, nobody changed it since, and the new text differs;
+- `replaced`: memtui wrote it, nobody changed it since, and the new text differs; or the
+  format says the new text is what is there with only memtui's own additions (Claude Code's
+  `MEMORY.md` as memtui imported it, with the lines of new topics at its end: `adopt`);
 - `unchanged`: what is there is already exactly the new text;
 - `conflict`: memtui wrote it but it was changed since (by hand, by the tool): left alone;
 - `left`: memtui did not write it (or it is not a regular file): never touched;
@@ -27,6 +29,7 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -164,11 +167,18 @@ def check_base(base: Path, root: Path) -> None:
                            "(nothing was written)") from None
 
 
+# (rel, what is there, what memtui would write, the rels memtui may write) -> the reason memtui
+# may take the file over although it did not write it, or "" (see `claude_code.adopt`)
+Adopt = Callable[[str, bytes, bytes, frozenset[str]], str]
+
+
 def plan(files: dict[Path, bytes], base: Path, home: Path, fmt: str, target: Path | None = None,
-         container: Path | None = None) -> SyncPlan:
+         container: Path | None = None, adopt: Adopt | None = None) -> SyncPlan:
     """What writing `files` (absolute paths under `base`) would do, given what memtui wrote
     there before; `target` names the destination of the record (default `base`); `container`
-    the workspace when `base` is inside it (the write gate keeps every write there)."""
+    the workspace when `base` is inside it (the write gate keeps every write there); `adopt`
+    the format's word on a file memtui did not write whose new text only adds memtui's own
+    lines to it (it is then replaced, and memtui's from then on)."""
     target = target or base
     manifest = manifest_path(home, target, fmt)
     gate.target(manifest, Path(home))  # the record stays in the Muse home (gate.Refused before anything is written)
@@ -193,6 +203,13 @@ def plan(files: dict[Path, bytes], base: Path, home: Path, fmt: str, target: Pat
                                      "changed since memtui wrote it; left alone"))
         else:
             result.steps.append(Step(path, rel, Action.LEFT, data, current, "not written by memtui; never touched"))
+    if adopt is not None:
+        writable = frozenset(s.rel for s in result.steps if s.action in (Action.ADDED, Action.REPLACED, Action.UNCHANGED))
+        for step in result.steps:
+            if step.action == Action.LEFT and step.current is not None and step.data is not None:
+                why = adopt(step.rel, step.current, step.data, writable)
+                if why:
+                    step.action, step.reason = Action.REPLACED, why
     for rel, digest in sorted(previous.items()):
         if rel in wanted:
             continue

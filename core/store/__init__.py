@@ -1,7 +1,9 @@
 """The store: every memory of one home and workspace, one module per job.
 
 - `scan`: files -> entries, incremental, each bad file a reported problem
-- `index`: muse.db (schema, FTS5, conversation rows, the parsed-entry cache)
+- `database`: the one connection to muse.db, its schema and its backup before a schema change
+- `conversations`: Muse's tables there (conversation rows, FTS5, the rows' change counter)
+- `index`: memtui's own tables there (the Markdown index and parse cache, the review state)
 - `edits`: checked atomic writes under a writer lock, the trash and the undo log
 - `snapshot`: the immutable view readers get
 - `memory`: `MemoryStore`, which composes them
@@ -13,15 +15,15 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .database import DatabaseError
     from .edits import Change, ChangeLog
-    from .index import DatabaseError, MuseDB
     from .memory import MemoryStore, StoreChange
     from .scan import FileRecord
     from .snapshot import Snapshot
 
 # Imported on first use, so that `core.store.prepared` (the hook's warm path) does not pay
 # for the whole store (sqlite_utils among it).
-_WHERE = {"Change": "edits", "ChangeLog": "edits", "DatabaseError": "index", "MuseDB": "index",
+_WHERE = {"Change": "edits", "ChangeLog": "edits", "DatabaseError": "database",
           "MemoryStore": "memory", "StoreChange": "memory", "FileRecord": "scan", "Snapshot": "snapshot"}
 
 
@@ -34,4 +36,4 @@ def __getattr__(name: str) -> object:
     return value
 
 
-__all__ = ["Change", "ChangeLog", "DatabaseError", "FileRecord", "MemoryStore", "MuseDB", "Snapshot", "StoreChange"]
+__all__ = ["Change", "ChangeLog", "DatabaseError", "FileRecord", "MemoryStore", "Snapshot", "StoreChange"]

@@ -41,7 +41,9 @@ from .. import gate
 from ..fileio import ConflictError, read_if_exists, read_regular, sha256
 from ..model import Layer
 from ..paths import MAX_FILE_BYTES, Paths, UnsafePathError
-from .index import MuseDB
+from .conversations import Conversations
+from .database import Database
+from .index import ReviewState
 
 MANIFEST = "manifest.json"
 KEEP = 200  # changes kept in the log (SPEC §8: at least the last 100)
@@ -183,10 +185,13 @@ class ChangeLog:
     and logged done under the one lock, and undo reads the same records under it; splitting
     the lock from the log would reopen the windows the lock closes."""
 
-    def __init__(self, paths: Paths, db: MuseDB | None = None):
+    def __init__(self, paths: Paths, database: Database | None = None):
         self.paths = paths
         self.base = paths.home / "trash"
-        self.db = db  # to settle pending row changes (one is opened for that when None)
+        # the rows and review keys a change writes, in the store's muse.db (its own when None)
+        database = database if database is not None else Database(paths.db_path)
+        self.conversations = Conversations(database)
+        self.review_state = ReviewState(database)
 
     # ------------------------------------------------------------------ the writer lock
     @contextmanager
@@ -286,7 +291,8 @@ class ChangeLog:
             try:
                 files = [f for f in change.files if self._current_sha(f) == f.after_sha256]
                 rows = [r for r in change.rows if self._row_written(r)]
-                reviews = [r for r in change.reviews if r.key in self._reviewed_keys()] if change.reviews else []
+                accepted = self.review_state.accepted() if change.reviews else set()
+                reviews = [r for r in change.reviews if r.key in accepted]
             except Exception:  # the database is locked or damaged: decide on a later read
                 continue
             if not files and not rows and not reviews:
@@ -327,22 +333,7 @@ class ChangeLog:
             return True
         if not self.paths.db_path.is_file():
             return all(getattr(r, side) is None for r in rows)
-        db = self.db if self.db is not None else MuseDB(self.paths.db_path)
-        try:
-            return db.rows_match(rows, side)
-        finally:
-            if db is not self.db:
-                db.close()
-
-    def _reviewed_keys(self) -> set[str]:
-        if not self.paths.db_path.is_file():
-            return set()
-        db = self.db if self.db is not None else MuseDB(self.paths.db_path)
-        try:
-            return db.reviewed_keys()
-        finally:
-            if db is not self.db:
-                db.close()
+        return self.conversations.rows_match(rows, side)
 
     def _current_sha(self, f: FileChange) -> str | None:
         try:
@@ -362,15 +353,12 @@ class ChangeLog:
 
     # ------------------------------------------------------------------ writing
     def apply(self, action: str, summary: str, writes: dict[Path, tuple[str, bytes | None]],
-              expected: dict[Path, bytes | None], db: MuseDB | None = None,
-              rows: list[RowChange] | None = None,
-              row_writer: Callable[[MuseDB, list[RowChange]], list[RowChange]] | None = None,
+              expected: dict[Path, bytes | None], rows: list[RowChange] | None = None,
               build: Callable[[], tuple[dict[Path, tuple[str, bytes | None]], dict[Path, bytes | None]]] | None = None,
               reviews: list[ReviewChange] | None = None) -> Change:
         """Make one change: files in `writes` (path -> (layer, new bytes or None to remove)),
-        each of which must still hold `expected[path]`, and conversation rows through
-        `row_writer` (which checks each row and returns the rows as it left them), and
-        review keys in `reviews` (recorded in `db`'s review table). Logged
+        each of which must still hold `expected[path]`, and conversation `rows` (each written
+        only while it is still `before`), and review keys in `reviews`. Logged
         and undoable; raises ConflictError, leaving everything as it was, when something
         changed since it was read, and gate.Refused when a target or its data is refused.
 
@@ -416,10 +404,10 @@ class ChangeLog:
                             raise
                         raise OSError(exc.errno, exc.strerror, str(path)) from None
                     written.append((path, layer))
-                if row_writer is not None and db is not None:
-                    change.rows = row_writer(db, change.rows)
-                if change.reviews and db is not None:
-                    db.set_reviewed([(r.key, r.id) for r in change.reviews])
+                if change.rows:
+                    change.rows = self.conversations.write_rows(change.rows)
+                if change.reviews:
+                    self.review_state.add([(r.key, r.id) for r in change.reviews])
             except BaseException:
                 for path, layer in written:  # put back what was written before the failure
                     self._put_back(path, layer, expected.get(path))
@@ -447,7 +435,7 @@ class ChangeLog:
         conflicting."""
         return next((c for c in self.history() if c.state == DONE and not c.conflict), None)
 
-    def undo(self, db: MuseDB, expected_id: str | None = None, name: str | None = None) -> tuple[Change, list[Path]]:
+    def undo(self, expected_id: str | None = None, name: str | None = None) -> tuple[Change, list[Path]]:
         """Reverse the newest change not yet undone (passing over changes marked conflicting),
         or, with `name`, that change. With `expected_id`, refuse when that is no longer the
         change chosen (another process changed something in between).
@@ -481,14 +469,14 @@ class ChangeLog:
             if expected_id is not None and change.id != expected_id:
                 raise UndoError(f"the change to undo is now {change.summary!r}; nothing undone")
             try:
-                targets = self._undo_targets(change, db)
+                targets = self._undo_targets(change)
             except UndoError as exc:
                 self._mark_conflict(change, str(exc))
                 raise UndoError(f"{exc}. It stays in the log marked conflicting: `memtui undo` now passes over it "
                                 f"to the change before it, and `memtui undo {change.id}` tries it again "
                                 "(`memtui undo --list` shows the log)") from None
             self._journal_undo(change, targets)
-            self._finish_undo(change, targets, db)
+            self._finish_undo(change, targets)
             return change, [t.path for t in targets]
 
     def _mark_conflict(self, change: Change, reason: str) -> None:
@@ -498,7 +486,7 @@ class ChangeLog:
         except OSError:
             pass
 
-    def _undo_targets(self, change: Change, db: MuseDB) -> list[_Restore]:
+    def _undo_targets(self, change: Change) -> list[_Restore]:
         """What undoing `change` writes, checked: every file and row still as memtui left it."""
         targets: list[_Restore] = []
         for f in change.files:
@@ -510,7 +498,7 @@ class ChangeLog:
             targets.append(_Restore(path, f.layer, self._saved(change, f.saved), current))
         if change.rows:
             try:
-                db.check_rows_unchanged(change.rows)
+                self.conversations.check_rows_unchanged(change.rows)
             except UndoError:
                 raise
             except ConflictError as exc:
@@ -537,22 +525,22 @@ class ChangeLog:
         change.state = UNDOING
         self._write_manifest(change)
 
-    def _finish_undo(self, change: Change, targets: list[_Restore], db: MuseDB) -> None:
+    def _finish_undo(self, change: Change, targets: list[_Restore]) -> None:
         try:
             for t in targets:
                 if read_if_exists(t.path) != t.before:
                     self._memory_write(t.path, t.layer, t.before)
             if change.rows and not self._rows_are(change.rows, "before"):
-                db.restore_rows(change.rows)
+                self.conversations.restore_rows(change.rows)
             if change.reviews:  # the entries await review again
-                db.unset_reviewed([r.key for r in change.reviews])
+                self.review_state.remove([r.key for r in change.reviews])
         except BaseException:
-            self._roll_back_undo(change, targets, db)
+            self._roll_back_undo(change, targets)
             raise
         change.state, change.conflict = UNDONE, ""
         self._write_manifest(change)
 
-    def _roll_back_undo(self, change: Change, targets: list[_Restore], db: MuseDB) -> None:
+    def _roll_back_undo(self, change: Change, targets: list[_Restore]) -> None:
         """Put back what an interrupted undo restored, so the change is simply not undone."""
         for t in targets:
             try:
@@ -564,12 +552,12 @@ class ChangeLog:
         if change.rows:
             try:
                 if self._rows_are(change.rows, "before"):
-                    db.write_rows([RowChange(r.id, r.before, r.after) for r in change.rows])
+                    self.conversations.write_rows([RowChange(r.id, r.before, r.after) for r in change.rows])
             except Exception:  # noqa: BLE001 - the rows stay as they are; reported by the caller's error
                 pass
         if change.reviews:
             try:
-                db.set_reviewed([(r.key, r.id) for r in change.reviews])
+                self.review_state.add([(r.key, r.id) for r in change.reviews])
             except Exception:  # noqa: BLE001 - the review state stays as it is; reported by the caller's error
                 pass
         change.state = DONE
@@ -592,18 +580,13 @@ class ChangeLog:
             if current != before and current != after:
                 consistent = False
             targets.append(_Restore(path, f.layer, before, after))
-        db = self.db if self.db is not None else MuseDB(self.paths.db_path)
-        try:
-            if change.rows and not (self._rows_are(change.rows, "after") or self._rows_are(change.rows, "before")):
-                consistent = False
-            if consistent:
-                self._finish_undo(change, targets, db)
-            else:
-                self._roll_back_undo(change, targets, db)
-                self._mark_conflict(change, "an undo of it was interrupted and a file changed meanwhile")
-        finally:
-            if db is not self.db:
-                db.close()
+        if change.rows and not (self._rows_are(change.rows, "after") or self._rows_are(change.rows, "before")):
+            consistent = False
+        if consistent:
+            self._finish_undo(change, targets)
+        else:
+            self._roll_back_undo(change, targets)
+            self._mark_conflict(change, "an undo of it was interrupted and a file changed meanwhile")
 
     # ------------------------------------------------------------------ leftovers
     def remove_stale_temp_files(self, roots: list[tuple[Path, Path]], pattern: re.Pattern[str]) -> None:

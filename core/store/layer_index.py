@@ -9,19 +9,19 @@ imports the rule's types, never the reverse.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import json
 import logging
 from array import array
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import chain
+from bisect import bisect_left, bisect_right
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, compress, filterfalse
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
 from ..injection import LineMaker, Made, base_key, candidate_fields
-from ..model import IMPORTANCE_RANK, Entry
+from ..model import IMPORTANCE_RANK, Entry, Layer
 
 log = logging.getLogger("memtui.injection")
 
@@ -39,9 +39,21 @@ _FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path")
 _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
 
 
+_ALL_FIELDS = attrgetter(*ENTRY_FIELDS)
+_LAYER_AT = ENTRY_FIELDS.index("layer")
+_TAGS_AT = ENTRY_FIELDS.index("tags")
+_ROW_TYPES = frozenset({str, int, float, bool, type(None), tuple})
+
+
 def entry_row(entry: Entry) -> tuple:
-    row = [_plain(getattr(entry, name)) for name in ENTRY_FIELDS]
+    row = list(_ALL_FIELDS(entry))
     row[_PATH_AT] = None if entry.path is None else str(entry.path)
+    row[_LAYER_AT] = _plain(row[_LAYER_AT])  # the Layer enum
+    tags = row[_TAGS_AT]
+    if type(tags) is not tuple or not _STR_TYPES.issuperset(map(type, tags)):
+        row[_TAGS_AT] = _plain(tags)
+    if not _ROW_TYPES.issuperset(map(type, row)):  # anything else not plain (checked in C)
+        row = [_plain(value) for value in row]
     return tuple(row)
 
 
@@ -59,6 +71,9 @@ def shown_of(entry: Entry) -> Shown:
 
 
 _SPLIT_AT = ', "score": null, "status": "'
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # what json.dumps(..., ensure_ascii=False) makes, once
+_QUOTE = json.encoder.encode_basestring  # how that encoder writes a str (the C one when built)
+_STR_TYPES = frozenset({str})
 
 
 def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
@@ -66,8 +81,15 @@ def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
     writes it) before its score and after its status. Every `"` inside a JSON string is
     escaped, so the first unescaped `, "score": ` is the key's."""
     entry_id, source, importance, updated = shown
-    whole = json.dumps(candidate_fields(entry_id, _plain(layer), source, None, "", made, importance, updated),
-                       ensure_ascii=False)
+    line, clipped, _, tokens = made
+    layer = _plain(layer)
+    if _STR_TYPES.issuperset(map(type, (entry_id, layer, source, importance, updated, line))) \
+            and type(clipped) is bool and type(tokens) is int:
+        # the fields in `candidate_fields`' order, each written as the encoder writes it
+        return (f'{{"id": {_QUOTE(entry_id)}, "layer": {_QUOTE(layer)}, "source": {_QUOTE(source)}, "score": ',
+                f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {_QUOTE(line)}, '
+                f'"importance": {_QUOTE(importance)}, "updated_at": {_QUOTE(updated)}}}')
+    whole = _ENCODE(candidate_fields(entry_id, layer, source, None, "", made, importance, updated))
     at = whole.index(_SPLIT_AT)
     return whole[: at + len(', "score": ')], whole[at + len(_SPLIT_AT):]
 
@@ -184,28 +206,32 @@ class LayerIndex:
         active = sorted((e for e in entries if not e.archived), key=base_key)
         archived = sorted((e for e in entries if e.archived), key=base_key)
         ordered: list[Entry | None] = [*active, *archived]
-        postings: dict[str, list[int]] = {}
+        postings: defaultdict[str, list[int]] = defaultdict(list)
         for pos, e in enumerate(active):
             for term in e.terms:
-                postings.setdefault(term, []).append(pos)
+                postings[term].append(pos)
         rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
-        return cls(layer, len(active), rank, postings, [e.terms for e in archived], ordered, lines=lines)
+        return cls(layer, len(active), rank, dict(postings), [e.terms for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
     def state(self, maker: LineMaker) -> dict:
         """Everything a later process needs to answer without the entries, as plain values
         (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
         shows of it and its line made with `maker`'s settings."""
+        shown = [self.shown(p) for p in range(self.size)]
+        made = [self.made(p, maker) for p in range(self.size)]
+        frags = self._frags.get(maker.key)
+        layer = _plain(self.layer)
         return {
-            "layer": _plain(self.layer), "n_active": self.n_active, "rank": array("b", self.rank).tobytes(),
+            "layer": layer, "n_active": self.n_active, "rank": array("b", self.rank).tobytes(),
             "groups": [tuple(g) for g in self.groups],
             "postings": {t: p if isinstance(p, bytes) else array("i", p).tobytes()
                          for t, p in self.postings.items()},
             "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
-            "shown": [self.shown(p) for p in range(self.size)],
-            "made": [self.made(p, maker) for p in range(self.size)],
-            "frags": [self.candidate_json(p, maker) for p in range(self.size)],
+            "shown": shown, "made": made,
+            "frags": [frags[p] for p in range(self.size)] if frags is not None else
+                     [json_pieces(layer, s, m) for s, m in zip(shown, made)],
         }
 
     @classmethod
@@ -280,6 +306,12 @@ class LayerIndex:
             return frags[pos]
         return json_pieces(self.layer, self.shown(pos), self.made(pos, maker))
 
+    def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> Iterable[tuple[str, str]]:
+        frags = self._frags.get(maker.key)
+        if frags is not None:
+            return map(frags.__getitem__, positions)
+        return [json_pieces(self.layer, self.shown(p), self.made(p, maker)) for p in positions]
+
     def review_fields(self, pos: int) -> tuple[str, str, str, str]:
         """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
         e = self._entries[pos]
@@ -311,6 +343,16 @@ class LayerIndex:
             for row, line in zip(self._rows.materialize(), made):
                 known[row[_TEXT_AT]] = line
 
+    def seed_positions(self, lines: LineCache, maker: LineMaker, positions: Iterable[int]) -> None:
+        """Put the saved lines of these positions into `lines`, by text (an entry taken out
+        and in again, its file edited, keeps its line)."""
+        made = self._made.get(maker.key)
+        if made is None:
+            return
+        known = lines.made.setdefault(maker.key, {})
+        for pos in positions:
+            known[self.text(pos)] = made[pos]
+
     def preload(self, maker: LineMaker, as_json: bool = False) -> None:
         """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""
         for kept in (self._frags,) if as_json else (self._made,):
@@ -327,23 +369,292 @@ class LayerIndex:
             found = (memoryview(b).cast("i") for b in found)  # type: ignore[arg-type]
         return Counter(chain.from_iterable(found))  # counted in C
 
-    def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[int]:
-        """Active positions in §5 order: importance, score desc, then base order. With
-        `scored_only`, only the positions with a score above 0, still in that order. Lazy (a
-        heap): the budget walk usually stops after a few dozen, so the rest is never sorted."""
-        rank = self.rank
-        heap = [(rank[p], -n, p) for p, n in counts.items()]
-        heapq.heapify(heap)
+    def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[tuple[int, Sequence[int]]]:
+        """Active positions in §5 order (importance, score desc, then base order) as runs of one
+        `|Q ∩ M|`: (count, positions). With `scored_only`, only the positions with a count.
+        Within an importance group the positions of one count are found in C (a pass over the
+        counts per count value, only as far as the walk goes), and the unscored ones are the
+        group's range less the scored: no per-position sorting key."""
+        levels = sorted(set(counts.values()), reverse=True)
+        found: dict[int, list[int]] = {}  # count -> its positions, ascending (over the whole layer)
 
-        def scored_in(group: int | None) -> Iterator[int]:
-            while heap and (group is None or heap[0][0] == group):
-                yield heapq.heappop(heap)[2]
+        def level(n: int) -> list[int]:
+            got = found.get(n)
+            if got is None:
+                got = found[n] = sorted(compress(counts.keys(), map(n.__eq__, counts.values())))
+            return got
 
-        if scored_only:
-            yield from scored_in(None)
-            return
-        for group, start, stop in self.groups:
-            yield from scored_in(group)
-            for pos in range(start, stop):
-                if pos not in counts:
-                    yield pos
+        for _, start, stop in self.groups:
+            if counts:
+                if (stop - start) * len(levels) < len(counts):  # a small group: its own positions
+                    here = list(compress(range(start, stop), map(counts.__contains__, range(start, stop))))
+                    for n in levels:
+                        run = [p for p in here if counts[p] == n]
+                        if run:
+                            yield n, run
+                else:
+                    for n in levels:
+                        every = level(n)
+                        run = every[bisect_left(every, start):bisect_left(every, stop)]
+                        if run:
+                            yield n, run
+            if not scored_only and stop > start:
+                rest = list(filterfalse(counts.__contains__, range(start, stop))) if counts else range(start, stop)
+                if rest:
+                    yield 0, rest
+
+
+# ---------------------------------------------------------------------- a saved layer patched
+def _key_at(index: LayerIndex, pos: int) -> tuple:
+    """`injection.base_key` of a position, from the saved row (no entry made)."""
+    updated_at, entry_id, rel_path, line_start = index.fields(pos, ("updated_at", "id", "rel_path", "line_start"))
+    place = (entry_id,) if index.layer == Layer.CONVERSATION else (rel_path, line_start)
+    return (index.rank[pos], -updated_at, place)
+
+
+def _rank_bytes(rank: Sequence[int], start: int, stop: int) -> bytes:
+    if isinstance(rank, memoryview):
+        return rank[start:stop].tobytes()
+    return array("b", rank[start:stop]).tobytes()
+
+
+def _sorted_groups(rank: memoryview, n_active: int) -> list[tuple[int, int, int]]:
+    """`_groups` of ranks that are sorted (each rank one run), found with bytes searches."""
+    raw = rank[:n_active].tobytes()
+    groups: list[tuple[int, int, int]] = []
+    pos = 0
+    while pos < n_active:
+        value = raw[pos:pos + 1]
+        stop = raw.rfind(value, pos) + 1
+        if raw.count(value, pos, stop) != stop - pos:  # not one run: the plain walk
+            return _groups(rank, n_active)
+        groups.append((rank[pos], pos, stop))
+        pos = stop
+    return groups
+
+
+class Merge:
+    """Where a saved layer's positions (less `removed`) and the entries of `added` (a small
+    index of the entries new or changed since it was saved) go in the layer's new base order.
+    Kept as runs `(first new position, from added?, first position in its source, length)`:
+    a few runs however large the layer, so the saved postings are read shifted, not copied."""
+
+    def __init__(self, base: LayerIndex, removed: Iterable[int], added: LayerIndex):
+        self.removed = sorted(removed)
+        self.runs: list[tuple[int, bool, int, int]] = []
+        self._first = 0  # runs before it are never extended (the active ones, once the archived start)
+        self.n_active = self._segment(base, added, 0, base.n_active, 0, added.n_active, 0)
+        self._first = len(self.runs)
+        self.size = self._segment(base, added, base.n_active, base.size, added.n_active, added.size, self.n_active)
+        self.starts = [run[0] for run in self.runs]
+        # (first, stop, shift) of each run of saved positions, in order
+        self.base_runs = [(src, src + n, at - src) for at, new, src, n in self.runs if not new]
+        self._base_starts = [run[0] for run in self.base_runs]
+        self.added_at = [0] * added.size  # the new position of each added one
+        for at, new, src, n in self.runs:
+            if new:
+                self.added_at[src:src + n] = range(at, at + n)
+
+    def _emit(self, at: int, new: bool, src: int, n: int) -> None:
+        if len(self.runs) > self._first:
+            last_at, last_new, last_src, last_n = self.runs[-1]
+            if last_new == new and last_at + last_n == at and last_src + last_n == src:
+                self.runs[-1] = (last_at, new, last_src, last_n + n)
+                return
+        self.runs.append((at, new, src, n))
+
+    def _segment(self, base: LayerIndex, added: LayerIndex, lo: int, hi: int, a_lo: int, a_hi: int, m: int) -> int:
+        b = lo
+        for i in range(a_lo, a_hi):
+            key = base_key(added.entry(i))
+            left, right = b, hi
+            while left < right:  # the first saved position that goes after it
+                mid = (left + right) // 2
+                if _key_at(base, mid) < key:
+                    left = mid + 1
+                else:
+                    right = mid
+            m = self._base(left, m, b)
+            self._emit(m, True, i, 1)
+            m += 1
+            b = left
+        return self._base(hi, m, b)
+
+    def _base(self, hi: int, m: int, lo: int) -> int:
+        k = bisect_left(self.removed, lo)
+        while k < len(self.removed) and self.removed[k] < hi:
+            gone = self.removed[k]
+            if gone > lo:
+                self._emit(m, False, lo, gone - lo)
+                m += gone - lo
+            lo = gone + 1
+            k += 1
+        if hi > lo:
+            self._emit(m, False, lo, hi - lo)
+            m += hi - lo
+        return m
+
+    def source(self, pos: int) -> tuple[bool, int]:
+        """(from added?, position there) of a new position."""
+        at, new, src, _ = self.runs[bisect_right(self.starts, pos) - 1]
+        return new, src + pos - at
+
+    def of_base(self, pos: int) -> int | None:
+        """The new position of a saved one (None: taken out)."""
+        i = bisect_right(self._base_starts, pos) - 1
+        if i < 0:
+            return None
+        first, stop, shift = self.base_runs[i]
+        return pos + shift if pos < stop else None
+
+    def shifted(self, positions: Sequence[int], n_active: int) -> Iterator[Iterable[int]]:
+        """A saved posting list (sorted active positions) as pieces of new positions."""
+        for first, stop, shift in self.base_runs:
+            if first >= n_active:
+                break
+            i = bisect_left(positions, first)
+            j = bisect_left(positions, stop, i)
+            if i < j:
+                piece = positions[i:j]
+                yield piece if not shift else map(shift.__add__, piece)
+
+    def rank(self, base: LayerIndex, added: LayerIndex) -> memoryview:
+        parts = [_rank_bytes(added.rank if new else base.rank, src, src + n) for _, new, src, n in self.runs]
+        return memoryview(b"".join(parts)).cast("b")
+
+
+def _as_ints(postings: Sequence[int] | bytes) -> Sequence[int]:
+    return memoryview(postings).cast("i") if isinstance(postings, bytes) else postings
+
+
+class PatchedLayer:
+    """A saved layer with the entries another writer changed since taken out and taken in
+    again (`added`, a small index), answering as the index of the whole layer would:
+    positions follow the new base order (`Merge`), each read from where it lives."""
+
+    def __init__(self, base: LayerIndex, removed: Iterable[int], added: LayerIndex):
+        self.layer = base.layer
+        self.base = base
+        self.added = added
+        self.merge = Merge(base, removed, added)
+        self.n_active = self.merge.n_active
+        self.size = self.merge.size
+        self.rank = self.merge.rank(base, added)
+        self.groups = _sorted_groups(self.rank, self.n_active)
+        self.semantic_vectors: Any = None
+        self._run = self.merge.runs[0] if self.merge.runs else (0, False, 0, 0)
+
+    def _at(self, pos: int) -> tuple[LayerIndex, int]:
+        run = self._run  # positions come mostly in order: the run of the last one first
+        if not run[0] <= pos < run[0] + run[3]:
+            run = self._run = self.merge.runs[bisect_right(self.merge.starts, pos) - 1]
+        at, new, src, _ = run
+        return (self.added if new else self.base), src + pos - at
+
+    def shared(self, q: frozenset[str]) -> Mapping[int, int]:
+        postings, n_active, merge = self.base.postings, self.base.n_active, self.merge
+        found = (piece for t in q if t in postings
+                 for piece in merge.shifted(_as_ints(postings[t]), n_active))
+        counts = Counter(chain.from_iterable(found))
+        added_at = merge.added_at
+        for pos, n in self.added.shared(q).items():
+            counts[added_at[pos]] = n
+        return counts
+
+    # the index's own walk: it reads `rank` and `groups` alone
+    in_order = LayerIndex.in_order
+
+    def archived_terms(self, pos: int) -> frozenset[str]:
+        index, at = self._at(pos)
+        return index.archived_terms(at)
+
+    def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
+        found = {self.merge.of_base(p) for p in self.base.positions_of(ids)}
+        found.discard(None)
+        found.update(self.merge.added_at[p] for p in self.added.positions_of(ids))
+        return frozenset(found)  # type: ignore[arg-type]
+
+    def review_fields(self, pos: int) -> tuple[str, str, str, str]:
+        index, at = self._at(pos)
+        return index.review_fields(at)
+
+    def entry(self, pos: int) -> Entry:
+        index, at = self._at(pos)
+        return index.entry(at)
+
+    def fields(self, pos: int, names: Sequence[str]) -> tuple:
+        index, at = self._at(pos)
+        return index.fields(at, names)
+
+    def text(self, pos: int) -> str:
+        index, at = self._at(pos)
+        return index.text(at)
+
+    def shown(self, pos: int) -> Shown:
+        index, at = self._at(pos)
+        return index.shown(at)
+
+    def made(self, pos: int, maker: LineMaker) -> Made:
+        index, at = self._at(pos)
+        return index.made(at, maker)
+
+    def candidate_json(self, pos: int, maker: LineMaker) -> tuple[str, str]:
+        index, at = self._at(pos)
+        return index.candidate_json(at, maker)
+
+    def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> list[tuple[str, str]]:
+        return [self.candidate_json(pos, maker) for pos in positions]
+
+    def preload(self, maker: LineMaker, as_json: bool = False) -> None:
+        self.base.preload(maker, as_json)
+
+    def holds(self, entries: Sequence[Entry]) -> bool:
+        return False
+
+    def seed_made(self, lines: LineCache) -> None:
+        self.base.seed_made(lines)
+
+
+def _saved_list(seq: Sequence | None, size: int, make: Callable[[int], Any]) -> list:
+    if seq is None:
+        return [make(p) for p in range(size)]
+    return seq.materialize() if hasattr(seq, "materialize") else list(seq)
+
+
+def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: LineMaker) -> tuple[dict, list[list], dict[str, bytes]]:
+    """The state (`LayerIndex.state`: its core, its per-position lists and its postings) of
+    the whole layer once `removed` are taken out of `base` and `added` taken in, made from the
+    saved values: only the added entries get their lines and JSON made."""
+    merge = Merge(base, removed, added)
+    key = maker.key
+    theirs = added.state(maker)
+    mine = [_saved_list(base._rows, base.size, lambda p: entry_row(base.entry(p))),
+            _saved_list(base._shown, base.size, base.shown),
+            _saved_list(base._made.get(key), base.size, lambda p: base.made(p, maker)),
+            _saved_list(base._frags.get(key), base.size, lambda p: base.candidate_json(p, maker))]
+    lists: list[list] = [[], [], [], []]
+    archived: list = []
+    for at, new, src, n in merge.runs:
+        for out, values_mine, values_theirs in zip(lists, mine, [theirs[k] for k in ("rows", "shown", "made", "frags")]):
+            out += (values_theirs if new else values_mine)[src:src + n]
+        if at >= merge.n_active:
+            if new:
+                archived += theirs["archived_terms"][src - added.n_active:src - added.n_active + n]
+            else:
+                archived += [sorted(t) for t in base._archived_terms[src - base.n_active:src - base.n_active + n]]
+    postings: dict[str, array] = {}
+    for term in base.postings:
+        found = array("i")
+        for piece in merge.shifted(_as_ints(base.postings[term]), base.n_active):
+            found.extend(piece)
+        if found:
+            postings[term] = found
+    for term, raw in theirs["postings"].items():
+        mapped = [merge.added_at[p] for p in memoryview(raw).cast("i")]
+        had = postings.get(term)
+        postings[term] = array("i", sorted(chain(had, mapped)) if had is not None else mapped)
+    rank = merge.rank(base, added)
+    core = {"layer": _plain(base.layer), "n_active": merge.n_active, "rank": rank.tobytes(),
+            "groups": _sorted_groups(rank, merge.n_active), "archived_terms": archived, "key": list(key),
+            "size": merge.size}
+    return core, lists, {term: found.tobytes() for term, found in postings.items()}

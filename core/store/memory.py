@@ -1,7 +1,8 @@
 """MemoryStore: the three layers loaded into plain entries, kept in sync with the files and
 muse.db, and the only way memtui changes a memory. It composes the store's parts, each with
-one job: `scan` (files -> entries), `index` (muse.db), `edits` (checked writes, the undo
-log) and `snapshot` (what readers get)."""
+one job: `scan` (files -> entries), `conversations` (Muse's rows in muse.db), `index`
+(memtui's own tables there: the Markdown index, the review state), `edits` (checked writes,
+the undo log) and `snapshot` (what readers get)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
+from operator import attrgetter
 from pathlib import Path
 
 from .. import gate
@@ -23,8 +25,10 @@ from .. import markdown as md
 from ..fileio import ConflictError, read_regular_if_exists
 from ..model import FILE_LAYERS, Entry, Layer
 from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError, path_text
+from .conversations import ConversationRow, Conversations
+from .database import Database, DatabaseError, now_ms
 from .edits import Change, ChangeLog, ReviewChange, RowChange
-from .index import DatabaseError, MuseDB, now_ms
+from .index import FileIndex, ReviewState
 from .layer_index import LineCache
 from .scan import FileRecord, Scan, conversation_entry
 from .snapshot import Snapshot
@@ -47,20 +51,23 @@ class MemoryStore:
     """All memories of one home + workspace. Readers get immutable snapshots, lock-free;
     loads and writes hold the store's lock.
 
-    A facade: the jobs themselves live in `scan`, `index`, `edits` and `snapshot`; what is
+    A facade: the jobs themselves live in `scan`, `conversations`, `index`, `edits` and
+    `snapshot`; what is
     here is the order in which they are called under one lock (read, index, publish a
     snapshot, tell listeners), which is why it is longer than a screen."""
 
     def __init__(self, paths: Paths, index: bool = True):
         self.paths = paths
         self.index = index
-        self.db = MuseDB(paths.db_path)
-        self.log = ChangeLog(paths, self.db)
+        self.database = Database(paths.db_path)  # one connection for its tables' two owners
+        self.conversations = Conversations(self.database)
+        self.file_index = FileIndex(self.database)
+        self.review_state = ReviewState(self.database)
+        self.log = ChangeLog(paths, self.database)
         self.scan = Scan({Layer.USER: paths.user_root, Layer.PROJECT: paths.project_root},
                          within={layer: paths.container(layer) for layer in FILE_LAYERS})
         self._lock = threading.RLock()
         self._conversation: tuple[Entry, ...] = ()
-        self._conversation_rows: dict = {}
         self._conversation_error: Problem | None = None
         self._index_problem: Problem | None = None
         self._data_version: int | None = None
@@ -194,14 +201,14 @@ class MemoryStore:
 
     def _file_cache(self) -> dict[str, tuple[str, str]]:
         try:
-            return self.db.file_cache()  # parsed entries by path + content hash
+            return self.file_index.cached()  # parsed entries by path + content hash
         except Exception as exc:  # a cache is never required
             log.warning("parse cache unavailable: %s", exc)
             return {}
 
     def _database_moved(self) -> bool:
         try:
-            version = self.db.data_version() if self.db.exists() else None
+            version = self.conversations.data_version() if self.database.exists() else None
         except Exception:  # corrupt or vanished: the re-read reports it
             return True
         moved = version != self._data_version
@@ -210,40 +217,37 @@ class MemoryStore:
 
     def _reload_conversation(self) -> bool:
         try:
-            rows = self.db.conversation_rows(self.paths.workspace)
+            rows = self.conversations.rows(self.paths.workspace)
         except (DatabaseError, Exception) as exc:  # the layer fails alone; the others still load
             problem = Problem(str(self.paths.db_path), f"conversation memories unavailable: {exc}")
             changed = self._conversation_error != problem or bool(self._conversation)
             self._conversation_error = problem
             self._conversation = ()
-            self._conversation_rows = {}
             return changed
         self._conversation_error = None
         try:
-            self._data_version = self.db.data_version() if self.db.exists() else None
+            self._data_version = self.conversations.data_version() if self.database.exists() else None
         except Exception:
             self._data_version = None
-        by_id = {r.id: r for r in rows}
-        if by_id == self._conversation_rows and self.loaded:
+        if self.loaded and _same_rows(self._conversation, rows):
             return False
-        self._conversation_rows = by_id
-        self._conversation = tuple(conversation_entry(r) for r in rows)
+        self._conversation = _conversation_entries(rows)
         return True
 
     # ------------------------------------------------------------------ index (derived rows)
     def _sync_index(self, layer: str, reindex: list[FileRecord], full: bool) -> None:
         root = self.paths.root(layer)
         try:
-            known = self.db.indexed_files()
+            known = self.file_index.indexed()
             prefix = str(root) + os.sep
             stale = [p for p in known if p.startswith(prefix) and Path(p) not in self.scan.files]
             if stale:
-                self.db.unindex_files(stale)
+                self.file_index.remove(stale)
             if full:
                 reindex = [r for r in self.scan.files.values()
                            if r.layer == layer and (known.get(str(r.path)) != r.sha or not r.cached)]
             for rec in reindex:
-                self.db.index_file(layer, rec.path, (rec.size, rec.mtime_ns, rec.sha), _index_rows(rec), rec.payload)
+                self.file_index.put(layer, rec.path, (rec.size, rec.mtime_ns, rec.sha), _index_rows(rec), rec.payload)
             self._index_problem = None
         except Exception as exc:  # the index is derived: report, never fail the load
             self._index_problem = Problem(str(self.paths.db_path), f"search index not updated: {exc}")
@@ -251,9 +255,9 @@ class MemoryStore:
     def rebuild_index(self) -> int:
         """Re-derive every Markdown row and the FTS index from the files, in place."""
         with self._lock:
-            self.db.clear_file_index()
+            self.file_index.clear()
             self.reload(full=True)
-            self.db.rebuild_fts()
+            self.conversations.rebuild_fts()
             return sum(len(self.snapshot(layer)) for layer in FILE_LAYERS)
 
     # ------------------------------------------------------------------ writing
@@ -280,14 +284,14 @@ class MemoryStore:
         if new_text == entry.text:
             return entry
         if entry.layer == Layer.CONVERSATION:
-            row = self.db.get_memory_row(entry.id)
+            row = self.conversations.row(entry.id)
             if row is None:
                 raise ConflictError(f"conversation memory {entry.id} was deleted by another writer")
             if row["updated_at"] != int(round(entry.updated_at * 1000)) or row["content"] != entry.text:
                 raise ConflictError(f"conversation memory {entry.id} was changed by another writer; not overwritten")
             after = dict(row, content=new_text, updated_at=max(now_ms(), row["updated_at"] + 1))
-            self.log.apply("edit", f"edit {entry.source_ref} {_snippet(entry.text)}", {}, {}, self.db,
-                           [RowChange(entry.id, row, after)], MuseDB.write_rows)
+            self.log.apply("edit", f"edit {entry.source_ref} {_snippet(entry.text)}", {}, {},
+                           [RowChange(entry.id, row, after)])
             self.reload(conversation=True, reason="write")
             return self.get(entry.id)
         rec = self._record_for(entry)
@@ -307,7 +311,7 @@ class MemoryStore:
         rows: list[RowChange] = []
         for e in entries:
             if e.layer == Layer.CONVERSATION:
-                row = self.db.get_memory_row(e.id)
+                row = self.conversations.row(e.id)
                 if row is not None:
                     rows.append(RowChange(e.id, row, None))
             elif e.path is not None:
@@ -322,8 +326,7 @@ class MemoryStore:
                 text = md.delete_entries(rec.parsed, raws, today)
             writes[path] = (group[0].layer, text.encode("utf-8"))
             expected[path] = rec.data
-        change = self.log.apply("delete", _summary("delete", entries), writes, expected, self.db, rows,
-                                MuseDB.write_rows if rows else None)
+        change = self.log.apply("delete", _summary("delete", entries), writes, expected, rows)
         self.reload(changed=list(writes), conversation=bool(rows), reason="write")
         return change
 
@@ -336,14 +339,14 @@ class MemoryStore:
         if layer == Layer.CONVERSATION:
             if conversation_id is None:
                 conversation_id = self.workspace_conversation_id()
-                self.db.ensure_conversation(conversation_id, "Added in memtui", str(self.paths.workspace))
+                self.conversations.ensure_conversation(conversation_id, "Added in memtui", str(self.paths.workspace))
             stamp = now_ms()
             memory_id = str(uuid.uuid4())
             row: dict[str, object] = {"id": memory_id, "type": "conversation", "category": category or "knowledge",
                    "content": text, "tags": json.dumps(tags, ensure_ascii=False), "source": "manual",
                    "conversation_id": conversation_id, "file_path": None, "created_at": stamp, "updated_at": stamp}
-            self.log.apply("create", f"add {_snippet(text)} to the conversation layer", {}, {}, self.db,
-                           [RowChange(memory_id, None, row)], MuseDB.write_rows)
+            self.log.apply("create", f"add {_snippet(text)} to the conversation layer", {}, {},
+                           [RowChange(memory_id, None, row)])
             self.reload(conversation=True, reason="write")
             return self.get(memory_id)
         path = self.paths.default_file(layer)
@@ -383,7 +386,7 @@ class MemoryStore:
     def accept_entries(self, entries: list[Entry], keys: list[str]) -> Change:
         """Record entries as reviewed (their review keys, SPEC §12) as one undoable change."""
         reviews = [ReviewChange(key, e.id, e.layer) for e, key in zip(entries, keys, strict=True)]
-        return self.log.apply("accept", _summary("accept", entries), {}, {}, self.db, reviews=reviews)
+        return self.log.apply("accept", _summary("accept", entries), {}, {}, reviews=reviews)
 
     def workspace_conversation_id(self) -> str:
         return "memtui-" + hashlib.sha1(str(self.paths.workspace).encode()).hexdigest()[:12]
@@ -392,7 +395,7 @@ class MemoryStore:
         """Reverse the newest change not yet undone, or the change `name` (see ChangeLog.undo).
         Raises LookupError when there is nothing to undo, ConflictError when it cannot be
         undone safely."""
-        change, restored = self.log.undo(self.db, expected_id, name)
+        change, restored = self.log.undo(expected_id, name)
         self.reload(changed=restored, conversation=bool(change.rows), reason="undo")
         return change
 
@@ -410,7 +413,7 @@ class MemoryStore:
         return next((e for e in rec.entries if e.line_start == line_start), None)
 
     def close(self) -> None:
-        self.db.close()
+        self.database.close()
 
 
 @contextmanager
@@ -420,6 +423,42 @@ def _naming(path: Path) -> Iterator[None]:
         yield
     except md.EditRefused as exc:
         raise md.EditRefused(f"{path_text(str(path))}: {exc}") from None
+
+
+_ROW_FIELDS = attrgetter("id", "content", "category", "tags", "source", "conversation_id", "conversation_title")
+_ENTRY_FIELDS = attrgetter("id", "text", "category", "tags", "source", "conversation_id", "conversation_title")
+
+
+def _same_rows(entries: tuple[Entry, ...], rows: list[ConversationRow]) -> bool:
+    """Whether `rows` would make exactly `entries` (`scan.conversation_entry`'s fields), in
+    order: a change elsewhere in muse.db (the hook's injection history) re-reads the rows,
+    and only a changed row makes the layer's entries again. Compared field by field from the
+    entries themselves, so no second copy of every row is kept."""
+    if len(entries) != len(rows):
+        return False
+    for e, r in zip(entries, rows, strict=True):
+        if _ENTRY_FIELDS(e) != _ROW_FIELDS(r) or e.updated_at != r.updated_at / 1000.0:
+            return False
+    return True
+
+
+def _conversation_entries(rows: list[ConversationRow]) -> tuple[Entry, ...]:
+    """The rows' entries, their repeated strings shared: a large workspace has tens of
+    thousands of rows but a few thousand distinct terms and far fewer conversations, and
+    each row read from SQLite (each term made) is a string of its own."""
+    shared: dict = {}
+    share = shared.setdefault
+    out = []
+    for r in rows:
+        e = conversation_entry(r)
+        # the entry is not published yet: its own fields, replaced by equal values
+        object.__setattr__(e, "terms", frozenset([share(t, t) for t in e.terms]))
+        for name in ("category", "source", "conversation_id", "conversation_title"):
+            value = getattr(e, name)
+            if value is not None:
+                object.__setattr__(e, name, share(value, value))
+        out.append(e)
+    return tuple(out)
 
 
 def _index_rows(rec: FileRecord) -> list[dict]:

@@ -1,23 +1,30 @@
 """The prepared index: what `memtui preview` and the hook need to answer a query, saved by
 the process that last loaded the memories and checked, not trusted, by the next one.
 
-It holds, per layer, the injection engine's own `LayerIndex` state (entries in base order,
-term postings, each entry's one-line text with redaction applied, its cost and what a
-candidate shows of it), so a warm run reads one file instead of parsing Markdown, turning
-rows into entries and redacting every line. It is derived and rebuildable: it lives in
-`<home>/cache/`, never in a workspace, and any doubt means it is rebuilt, each layer on its
-own (an edited Markdown file rebuilds its layer; the conversation rows stay as saved):
+It holds, per layer and in a file of its own, the injection engine's own `LayerIndex` state
+(entries in base order, term postings, each entry's one-line text with redaction applied,
+its cost and what a candidate shows of it), so a warm run reads three files instead of
+parsing Markdown, turning rows into entries and redacting every line. It is derived and
+rebuildable: it lives in `<home>/cache/`, never in a workspace. A layer is rebuilt whole on
+any doubt about it:
 
 - another format, Python or memtui code (the stamp of memtui's core sources);
 - other `maxItemChars` or `redactSecrets` settings (the lines depend on them);
-- a Markdown file added, removed, or with another size, mtime or inode; a file that had
-  changed within a few seconds of being read is hashed again (a same-size edit within one
-  mtime tick keeps size and mtime);
-- muse.db's conversation rows: a change counter kept by memtui's triggers in memtui's own
-  table moved, or the triggers are missing (the layer is then never taken from here).
+- a damaged file (every part is checked against its CRC-32 when first read);
+- memtui's change counter over muse.db's conversation rows missing (its triggers dropped),
+  or what changed since it was saved not fully in memtui's change log.
 
-Within a rebuilt Markdown layer only the changed files are parsed again (the store's
-parsed-entry cache in muse.db has the others).
+What changed since it was saved is otherwise taken in, never rebuilt:
+
+- a Markdown file added, removed, or with another size, mtime or inode (a file that had
+  changed within a few seconds of being read is hashed again: a same-size edit within one
+  mtime tick keeps size and mtime) is parsed again alone, its entries spliced into the saved
+  layer (`layer_index.splice`: the other entries keep their saved lines, JSON and postings)
+  and the layer's file saved again;
+- conversation rows added, changed or deleted by any writer since (memtui's change log,
+  `generation`, names them) are read alone and laid over the saved layer
+  (`layer_index.PatchedLayer`), which stays as saved until they are many
+  (`REBASE_ROWS`); then they are spliced in and the layer saved again.
 """
 
 from __future__ import annotations
@@ -29,45 +36,60 @@ import os
 import sqlite3
 import sys
 import time
+import weakref
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import gate
 from ..fileio import sha256
-from ..injection import LineMaker
+from ..injection import LayerCandidates, LineMaker
 from ..model import LAYERS, Layer
 from ..paths import Paths, Problem
 from ..settings import Settings
-from .generation import GENERATION_TRIGGERS
-from .layer_index import LayerIndex, LineCache
+from . import rows as row_changes
+from .generation import LOG_KEPT
+from .layer_index import ENTRY_FIELDS, LayerIndex, LineCache, PatchedLayer, splice
 
 log = logging.getLogger("memtui.prepared")
 
-FORMAT = 3  # bump when what is saved changes
-MAGIC = b"MEMTUIP2"
+FORMAT = 4  # bump when what is saved changes
+MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
+REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
 _CORE = Path(__file__).resolve().parent.parent
+_PATH_AT = ENTRY_FIELDS.index("path")
+_ID_AT = ENTRY_FIELDS.index("id")
 
 
 @dataclass
 class Prepared:
-    indexes: dict[str, LayerIndex]
+    indexes: dict[str, LayerCandidates]
     problems: list[Problem]
     failed_layers: frozenset[str]
+    # what the layers are, exactly, when all of them are saved state (files and, for rows laid
+    # over a saved layer, the change counter): §13 keeps each layer's vectors beside it
+    stamp: str | None = field(default=None)
 
     @classmethod
-    def of(cls, layers: dict[str, tuple[LayerIndex, list[Problem]]], failed: frozenset[str] = frozenset()) -> Prepared:
+    def of(cls, layers: Mapping[str, tuple[LayerCandidates, list[Problem]]], failed: frozenset[str] = frozenset(),
+           stamp: str | None = None) -> Prepared:
         """From each layer's index and problems."""
         indexes = {str(layer): layers[layer][0] for layer in LAYERS}
         problems = sorted({p for layer in LAYERS for p in layers[layer][1]}, key=lambda p: (p.source, p.message))
-        return cls(indexes, problems, failed)
+        return cls(indexes, problems, failed, stamp)
 
 
-def cache_path(paths: Paths) -> Path:
+def cache_name(paths: Paths) -> str:
     digest = hashlib.sha256(str(paths.workspace).encode("utf-8", "surrogatepass")).hexdigest()[:24]
-    return paths.home / "cache" / f"injection-{digest}.bin"
+    return f"injection-{digest}"
+
+
+def cache_path(paths: Paths, layer: str) -> Path:
+    """The file of one layer's saved state."""
+    return paths.home / "cache" / f"{cache_name(paths)}-{layer}.bin"
 
 
 def code_stamp() -> str:
@@ -92,9 +114,9 @@ def _settings_key(settings: Settings) -> list:
 
 
 def _generation(paths: Paths, create: bool = False) -> int | str:
-    from .index import MuseDB
+    from .conversations import Conversations
 
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     try:
         return db.row_generation(create=create)
     finally:
@@ -117,6 +139,8 @@ class _Sections:
         self.fd = fd
         self.base = base
         self.size = size  # the file's length: no section may claim more than is there
+        # the file stays open while an index reads from it, and is closed with the last of them
+        self.close = weakref.finalize(self, os.close, fd)
 
     def read(self, offset: int, length: int, crc: int) -> list:
         return marshal.loads(self.raw(offset, length, crc))
@@ -193,16 +217,6 @@ class _Writer:
         self.parts: list[bytes] = []
         self.size = 0
 
-    def copied(self, sections: _Sections, chunks: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-        """Chunks of another saved file, as they are (checked on the way)."""
-        out = []
-        for offset, length, crc in chunks:
-            piece = sections.raw(offset, length, crc)
-            out.append((self.size, length, crc))
-            self.parts.append(piece)
-            self.size += length
-        return out
-
     def raw(self, piece: bytes) -> tuple[int, int, int]:
         at = (self.size, len(piece), zlib.crc32(piece))
         self.parts.append(piece)
@@ -225,211 +239,309 @@ HEADER = len(MAGIC) + 8 + 4  # magic, the length of the checked part, its crc32
 
 @dataclass
 class SavedLayer:
-    """One layer as loaded from the saved file: its index, its problems, and what the file
-    holds of it (kept as it is when another layer is rebuilt)."""
+    """One layer's file as opened: its index (sections read from `sections` when first
+    needed) and what the file says of it (`saved`: what it was built from, its state)."""
 
     index: LayerIndex
-    problems: list[Problem]
     saved: dict
     sections: _Sections
 
+    def stamp(self) -> str:
+        st = os.fstat(self.sections.fd)
+        return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}"
 
-def load_prepared(paths: Paths, settings: Settings, sources: bool = True) -> Prepared | None:
-    """The saved state when it still describes the memories exactly, else None. With
-    `sources` False, the files and rows it was built from are not checked: only for what
-    depends on nothing else (a line depends on its text and the settings alone)."""
-    layers = load_layers(paths, settings, sources)
-    if len(layers) != len(LAYERS):
-        return None
-    return Prepared.of({layer: (saved.index, saved.problems) for layer, saved in layers.items()}, frozenset())
+    def ids(self) -> dict[str, int]:
+        """Entry id -> position (its own section, read only to take changed rows in)."""
+        return {entry_id: pos for pos, entry_id in enumerate(self.sections.read(*self.saved["ids"]))}
+
+    def close(self) -> None:
+        self.sections.close()
 
 
-def load_layers(paths: Paths, settings: Settings, sources: bool = True) -> dict[str, SavedLayer]:
-    """The layers of the saved state that still describe their memories exactly (each layer
-    is checked on its own: an edited Markdown file leaves the conversation rows valid)."""
-    path = cache_path(paths)
+def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | None:
+    """The layer's saved file when it is whole and made by this code for these settings (what
+    it was built from is not checked here)."""
+    path = cache_path(paths, layer)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        return {}
-    keep = False
+        return None
+    sections = None
     try:
         head = os.pread(fd, HEADER, 0)
         if len(head) != HEADER or head[:8] != MAGIC:
-            return {}
+            return None
         length, crc = int.from_bytes(head[8:16], "big"), int.from_bytes(head[16:20], "big")
         size = os.fstat(fd).st_size
         if length > size - HEADER:  # a damaged length: never read (or allocate) past the file
             log.info("prepared index not used: %s: its header claims more than the file holds", path)
-            return {}
+            return None
         body = os.pread(fd, length, HEADER)
         if len(body) != length or zlib.crc32(body) != crc:
-            return {}
+            return None
         data = marshal.loads(body)
         if (data["stamp"] != code_stamp() or data["workspace"] != str(paths.workspace)
-                or data["settings"] != _settings_key(settings)):
-            return {}
+                or data["settings"] != _settings_key(settings) or data["layer"] != layer):
+            return None
         sections = _Sections(path, fd, HEADER + length, size)
-        found = {}
-        gen = _read_generation(paths) if sources and Layer.CONVERSATION in data["layers"] else None
-        for layer, saved in data["layers"].items():
-            problems = _check_layer(paths, layer, saved, gen) if sources else []
-            if problems is not None:
-                found[layer] = SavedLayer(_layer_index(saved, sections), problems, saved, sections)
-        keep = bool(found)  # their sections are read from `fd` as needed
-        return found
-    except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError, sqlite3.Error) as exc:
-        log.info("prepared index not used: %s", exc)
-        return {}
+        core = data["core"]
+        lists = [Chunks(sections, chunks, core["size"]) for chunks in data["sections"]]
+        return SavedLayer(_index(core, lists, Postings(sections, data["postings"])), data, sections)
+    except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError) as exc:
+        log.info("prepared index not used: %s: %s", path, exc)
+        if sections is not None:
+            sections.close()
+        return None
     finally:
-        if not keep:
+        if sections is None:
             os.close(fd)
 
 
-def _read_generation(paths: Paths) -> int | str:
-    """`MuseDB.row_generation` read-only with the standard library alone (no write, no wait)."""
-    if not paths.db_path.is_file():
-        return "absent"
-    conn = sqlite3.connect(f"{paths.db_path.as_uri()}?mode=ro", uri=True, timeout=1.0)
-    try:
-        names = {r[0]: r[1] for r in conn.execute("SELECT name, sql FROM sqlite_master")}
-        if "memories" not in names:
-            return "empty"
-        if "memtui_state" not in names or any(names.get(n) != sql for n, sql in GENERATION_TRIGGERS.items()):
-            return "untracked"
-        row = conn.execute("SELECT value FROM memtui_state WHERE key = 'rows_gen'").fetchone()
-        return "untracked" if row is None else int(row[0])
-    finally:
-        conn.close()
+def _index(core: dict, lists: Sequence[Sequence], postings: Mapping[str, bytes]) -> LayerIndex:
+    rows, shown, made, frags = lists
+    return LayerIndex.from_state(core, rows, shown, made, frags, postings)
 
 
-def _check_layer(paths: Paths, layer: str, saved: dict, gen: int | str | None) -> list[Problem] | None:
-    """The layer's problems when what it was built from is unchanged, else None."""
-    if layer == Layer.CONVERSATION:
-        return [] if saved["gen"] != "untracked" and saved["gen"] == gen else None
+def load_prepared(paths: Paths, settings: Settings, sources: bool = True) -> Prepared | None:
+    """The saved state brought up to date with what changed since (see the module's notes),
+    or None when a layer has to be rebuilt whole. With `sources` False, the files and rows it
+    was built from are not checked: only for what depends on nothing else (a line depends on
+    its text and the settings alone)."""
+    layers = current_layers(paths, settings, sources)
+    if len(layers) != len(LAYERS):
+        return None
+    return _prepared(layers)
+
+
+def saved_indexes(paths: Paths, settings: Settings) -> dict[str, LayerIndex]:
+    """Each layer's saved index as it is, what it was built from not checked: only for what
+    depends on nothing else (a line depends on its text and the settings alone)."""
+    found = {}
+    for layer in LAYERS:
+        saved = _open_layer(paths, settings, layer)
+        if saved is not None:
+            found[str(layer)] = saved.index
+    return found
+
+
+def _prepared(layers: Mapping[str, tuple[LayerCandidates, list[Problem], str | None]],
+              failed: frozenset[str] = frozenset()) -> Prepared:
+    stamps = [layers[layer][2] for layer in LAYERS]
+    stamp = None if any(s is None for s in stamps) else "|".join(stamps)  # type: ignore[arg-type]
+    return Prepared.of({layer: (layers[layer][0], layers[layer][1]) for layer in LAYERS}, failed, stamp)
+
+
+def current_layers(paths: Paths, settings: Settings,
+                   sources: bool = True) -> dict[str, tuple[LayerCandidates, list[Problem], str | None]]:
+    """Each layer whose saved file, brought up to date, describes its memories exactly:
+    (index, problems, stamp of exactly this state or None)."""
+    read_ns = time.time_ns()  # before anything is looked at: a file changed after it is hashed next time
+    found: dict[str, tuple[LayerCandidates, list[Problem], str | None]] = {}
+    for layer in LAYERS:
+        saved = _open_layer(paths, settings, layer)
+        if saved is None:
+            continue
+        try:
+            if not sources:
+                now: tuple[LayerCandidates, list[Problem], str | None] | None = (saved.index, [], None)
+            elif layer == Layer.CONVERSATION:
+                now = _rows_now(paths, settings, saved)
+            else:
+                now = _files_now(paths, settings, layer, saved, read_ns)
+        except DamagedPreparedIndex as exc:  # the file is removed: the layer is rebuilt
+            log.info("%s", exc)
+            now = None
+        except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError, sqlite3.Error) as exc:
+            log.info("prepared %s layer not used: %s", layer, exc)
+            now = None
+        if now is None:
+            saved.close()
+        else:
+            found[layer] = now
+    return found
+
+
+def _rows_now(paths: Paths, settings: Settings,
+              saved: SavedLayer) -> tuple[LayerCandidates, list[Problem], str | None] | None:
+    """The conversation layer with the rows changed since it was saved taken in, or None."""
+    since = saved.saved["info"]["gen"]
+    if not isinstance(since, int):  # no rows then ("absent", "empty"): valid while still so
+        return (saved.index, [], saved.stamp()) if row_changes.generation(paths.db_path) == since else None
+    changes = row_changes.changes_since(paths.db_path, paths.workspace, since, LOG_KEPT)
+    if changes is None:
+        return None
+    if not changes.ids:
+        return saved.index, [], saved.stamp()
+    where = saved.ids()
+    removed = [where[i] for i in changes.ids if i in where]
+    added = LayerIndex.from_entries(Layer.CONVERSATION, [row_changes.conversation_entry(r) for r in changes.rows])
+    if len(changes.ids) <= REBASE_ROWS:  # laid over the saved layer, which stays as it is
+        return PatchedLayer(saved.index, removed, added), [], f"{saved.stamp()}+{changes.gen}"
+    # many: spliced in, and the layer saved again as of now
+    maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+    core, lists, postings = splice(saved.index, removed, added, maker)
+    _save_layer(paths, settings, Layer.CONVERSATION, core, lists, postings, {"gen": changes.gen})
+    return _index(core, lists, postings), [], None
+
+
+def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
+               read_ns: int) -> tuple[LayerCandidates, list[Problem], str | None] | None:
+    """A Markdown layer with the files changed since it was saved parsed again and spliced in
+    (and saved), or None when the layer's root cannot be read."""
     files, walk_problems = paths.memory_files(layer)
     root = str(paths.root(layer))
     if any(p.source == root for p in walk_problems):
         return None  # a failed layer: the store reports it
-    states: dict = saved["files"]
-    if len(files) != len(states):
-        return None
+    info = saved.saved["info"]
+    states: dict = info["files"]
+    fresh = info["read_ns"] - FRESH_NS
+    changed: list[Path] = []
     problems: list[Problem] = []
     for path in files:
         state = states.get(str(path))
-        if state is None:
-            return None
-        size, mtime_ns, ino, sha, problem = state
+        if state is None or not _unchanged(path, state, fresh):
+            changed.append(path)
+        elif state[4]:
+            problems.append(Problem(str(path), state[4]))
+    current = {str(path) for path in files}
+    gone = {name for name in states if name not in current} | {str(path) for path in changed}
+    if not gone:
+        return saved.index, problems + walk_problems, saved.stamp()
+    from .scan import Scan
+
+    scan = Scan({layer: paths.root(layer)}, within={layer: paths.container(layer)})
+    records = scan.read_files(layer, changed)
+    read = scan.file_states(layer)
+    base = saved.index
+    if not isinstance(base._rows, Chunks):
+        return None
+    removed = [pos for pos, row in enumerate(base._rows.materialize()) if row[_PATH_AT] in gone]
+    maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+    lines = LineCache()  # an edited file's other entries keep their saved lines: few are made (and redacted)
+    base.seed_positions(lines, maker, removed)
+    added = LayerIndex.from_entries(layer, [e for rec in records for e in rec.entries], lines)
+    core, lists, postings = splice(base, removed, added, maker)
+    kept = {name: state for name, state in states.items() if name not in gone}
+    if read is not None:
+        _save_layer(paths, settings, layer, core, lists, postings, {"files": {**kept, **read}, "read_ns": read_ns})
+    saved.close()
+    problems += [p for p in scan.layer_problems(layer)]
+    return _index(core, lists, postings), problems + walk_problems, None
+
+
+def _unchanged(path: Path, state: Sequence, fresh: int) -> bool:
+    size, mtime_ns, ino, sha, _ = state
+    try:
         st = os.stat(path)
-        if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
-            return None
-        # a write within one mtime tick, or one that put the mtime back, changes neither size
-        # nor mtime, but always the ctime (which no one can set back): hashed again then
-        fresh = saved["read_ns"] - FRESH_NS
-        if mtime_ns >= fresh or st.st_ctime_ns >= fresh:
-            if not sha:
-                return None
-            with open(path, "rb") as fh:
-                if sha256(fh.read()) != sha:
-                    return None
-        if problem:
-            problems.append(Problem(str(path), problem))
-    return problems + walk_problems
-
-
-def _layer_index(saved: dict, sections: _Sections) -> LayerIndex:
-    core = saved["core"]
-    size = core["size"]
-    rows, shown, made, frags = (Chunks(sections, chunks, size) for chunks in saved["sections"])
-    return LayerIndex.from_state(core, rows, shown, made, frags, Postings(sections, saved["postings"]))
+    except OSError:
+        return False
+    if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
+        return False
+    # a write within one mtime tick, or one that put the mtime back, changes neither size
+    # nor mtime, but always the ctime (which no one can set back): hashed again then
+    if mtime_ns >= fresh or st.st_ctime_ns >= fresh:
+        if not sha:
+            return False
+        with open(path, "rb") as fh:
+            return sha256(fh.read()) == sha
+    return True
 
 
 # ---------------------------------------------------------------------- building
+def open_prepared(paths: Paths, settings: Settings) -> Prepared:
+    """The saved state brought up to date, the layers that cannot be rebuilt alone."""
+    layers = current_layers(paths, settings)
+    if len(layers) == len(LAYERS):
+        return _prepared(layers)
+    return prepare(paths, settings, have={layer: (now[0], now[1]) for layer, now in layers.items()})
+
+
 def prepare(paths: Paths, settings: Settings, save: bool = True,
-            have: dict[str, SavedLayer] | None = None) -> Prepared:
+            have: Mapping[str, tuple[LayerCandidates, list[Problem]]] | None = None) -> Prepared:
     """The layers not in `have` loaded from the memories (the store, read-only) and indexed;
-    the state saved for the next process when everything it was built from can be checked
-    later. The layers in `have` are kept as they are, in the saved file too."""
+    each saved for the next process when everything it was built from can be checked later.
+    The layers in `have` are taken as they are."""
     from .memory import MemoryStore
 
     have = dict(have or {})
     missing: list[str] = [str(layer) for layer in LAYERS if layer not in have]
     lines = LineCache()  # the lines saved for the layers rebuilt here: most of their texts did not change
-    if have:
-        stale = load_layers(paths, settings, sources=False)
-        try:
-            for layer in missing:
-                if layer in stale:
-                    stale[layer].index.seed_made(lines)
-        except DamagedPreparedIndex:
-            pass
-        finally:
-            for fd in {saved.sections.fd for saved in stale.values()}:
-                os.close(fd)
+    for layer in missing:
+        stale = _open_layer(paths, settings, layer)
+        if stale is not None:
+            try:
+                stale.index.seed_made(lines)
+            except DamagedPreparedIndex:
+                pass
+            finally:
+                stale.close()
     gen = _generation(paths, create=save and paths.home.is_dir()) if Layer.CONVERSATION in missing else None
     read_ns = time.time_ns()
     store = MemoryStore(paths, index=False)
     try:
         store.load_layers(missing)
-        built: dict[str, tuple[LayerIndex, list[Problem]]] = {layer: (LayerIndex.from_entries(layer, store.snapshot(layer), lines), store.layer_problems(layer))
-                 for layer in missing}
+        built: dict[str, LayerCandidates] = {layer: LayerIndex.from_entries(layer, store.snapshot(layer), lines)
+                                             for layer in missing}
         failed = frozenset(layer for layer in missing if layer in store.layer_errors)
-        layers = {layer: (saved.index, saved.problems) for layer, saved in have.items()}
-        layers.update(built)
-        prepared = Prepared.of(layers, failed)
-        if save and not failed and paths.home.is_dir() and gen != "untracked":
-            new: dict[str, dict] = {}
+        if save and not failed and paths.home.is_dir():
+            maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
             for layer in missing:
+                info: dict[str, Any]
                 if layer == Layer.CONVERSATION:
-                    new[layer] = {"gen": gen}
+                    if gen == "untracked":
+                        continue
+                    info = {"gen": gen}
                 else:
                     states = store.scan.file_states(layer)
                     if states is None:
-                        return prepared
-                    new[layer] = {"files": states, "read_ns": read_ns}
-            _save(paths, settings, {layer: (built[layer][0], info) for layer, info in new.items()}, have)
-    finally:
-        store.close()
-    return prepared
-
-
-def _save(paths: Paths, settings: Settings, built: dict[str, tuple[LayerIndex, dict]],
-          kept: dict[str, SavedLayer]) -> None:
-    for _, info in built.values():
-        for state in info.get("files", {}).values():
-            size, mtime_ns, ino, sha, problem = state
-            if problem and mtime_ns >= info["read_ns"] - FRESH_NS:
-                return  # a bad file just changed: nothing to hash it against later
-    maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
-    writer = _Writer()
-    layers: dict[str, dict] = {}
-    try:
-        for layer in LAYERS:
-            if layer in built:
-                index, info = built[layer]
+                        continue
+                    info = {"files": states, "read_ns": read_ns}
+                index = built[layer]
+                assert isinstance(index, LayerIndex)
                 state = index.state(maker)
                 lists = [state.pop(name) for name in ("rows", "shown", "made", "frags")]
-                state["size"] = len(lists[0])
-                postings = {term: writer.raw(b) for term, b in sorted(state.pop("postings").items())}  # first
-                layers[str(layer)] = {**info, "core": state, "sections": [writer.chunked(values) for values in lists],
-                                      "postings": postings}
-            else:
-                saved = kept[layer]
-                directory = saved.saved["postings"]
-                postings = dict(zip(directory, writer.copied(saved.sections, list(directory.values()))))
-                layers[str(layer)] = {**saved.saved, "postings": postings,
-                                      "sections": [writer.copied(saved.sections, chunks)
-                                                   for chunks in saved.saved["sections"]]}
-    except DamagedPreparedIndex as exc:  # a kept layer went bad on disk: save nothing, rebuilt next time
-        log.info("prepared index not saved: %s", exc)
-        return
+                postings = state.pop("postings")
+                core = {**state, "size": len(lists[0])}
+                _save_layer(paths, settings, layer, core, lists, postings, info)
+                built[layer] = _index(core, lists, postings)  # answers with the lines and JSON just made
+        layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
+        layers.update({layer: (built[layer], store.layer_problems(layer)) for layer in missing})
+        return Prepared.of(layers, failed)
+    finally:
+        store.close()
+
+
+def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict, lists: list[list],
+                postings: Mapping[str, bytes], info: dict) -> None:
+    """Save one layer's state (`core`, its per-position lists, its postings) and what it was
+    built from (`info`); never raises (a cache is never required)."""
+    for _, mtime_ns, _, _, problem in info.get("files", {}).values():
+        if problem and mtime_ns >= info["read_ns"] - FRESH_NS:
+            return  # a bad file just changed: nothing to hash it against later
+    writer = _Writer()
+    directory = {term: writer.raw(raw) for term, raw in sorted(postings.items())}
     data = {"stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
-            "layers": layers}
-    target = cache_path(paths)
+            "layer": str(layer), "info": info, "core": core, "postings": directory,
+            "ids": writer.raw(marshal.dumps([row[_ID_AT] for row in lists[0]])),
+            "sections": [writer.chunked(values) for values in lists]}
+    target = cache_path(paths, layer)
     try:
         body = marshal.dumps(data)
         gate.make_dir(target.parent, root=paths.home, mode=0o700)
         header = MAGIC + len(body).to_bytes(8, "big") + zlib.crc32(body).to_bytes(4, "big")
         gate.write(target, b"".join([header, body, *writer.parts]), root=paths.home, kind=gate.Kind.DATA)
-    except (OSError, ValueError) as exc:  # a cache is never required
+        legacy = target.parent / f"{cache_name(paths)}.bin"  # the one file of every layer memtui saved before
+        if legacy.exists():
+            gate.remove(legacy, root=paths.home)
+    except (OSError, ValueError) as exc:
         log.info("prepared index not saved: %s", exc)
+
+
+def saved_rows(index: LayerIndex) -> list[tuple] | None:
+    """A saved layer's entries as their saved rows (`layer_index.entry_row`: Entry's fields
+    but `terms`, in order, the path as a string), in the index's order, read at once; None
+    for a layer indexed from entries in this process (it has the entries themselves)."""
+    rows = index._rows
+    if rows is None or not hasattr(rows, "materialize"):
+        return None
+    return rows.materialize()

@@ -14,10 +14,10 @@ from typing import Any
 
 from .. import markdown as md
 from ..fileio import NotRegularFile, read_regular, sha256
-from ..model import Entry, Layer
+from ..model import Entry
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
-from .index import ConversationRow
+from .rows import conversation_entry  # noqa: F401  (re-exported)
 
 CACHE_VERSION = 5  # bump when what is cached changes shape
 
@@ -112,14 +112,6 @@ def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: 
                  for entry_id, text, section, start, end, kind, terms in data["entries"])
 
 
-def conversation_entry(row: ConversationRow) -> Entry:
-    return Entry(
-        id=row.id, layer=Layer.CONVERSATION, text=row.content, category=row.category, tags=row.tags,
-        source=row.source, updated_at=row.updated_at / 1000.0, conversation_id=row.conversation_id,
-        conversation_title=row.conversation_title, terms=entry_terms(row.content, tags=row.tags),
-    )
-
-
 class Scan:
     """The Markdown side of the store: the files of the user and project layers, read
     incrementally, with every file that cannot be memory kept as a reported problem.
@@ -210,12 +202,7 @@ class Scan:
                 known = self._file_problems.get(path)
                 if rec is None and known is not None and known[2] == stat_key:
                     continue  # still the same bad file: already reported
-            try:
-                new = self._read_file(layer, root, path, st, cache)
-            except Exception as exc:  # one file's failure is that file's problem, whatever it is
-                self._set_problem(layer, path, f"cannot be read as memory ({type(exc).__name__}: {exc}); "
-                                  "skipped, not rewritten", stat_key)
-                new = None
+            new = self._read_contained(layer, root, path, st, cache)
             if new is None:
                 dirty = True
                 if self.files.pop(path, None) is not None:
@@ -230,6 +217,32 @@ class Scan:
             reindex.append(new)
             dirty = True
         return dirty, reindex
+
+    def read_files(self, layer: str, paths: list[Path]) -> list[FileRecord]:
+        """Read just these files of the layer (the others are known unchanged), each as
+        `reload_layer` reads it: a record, or its reported problem (`file_states` has both)."""
+        root = self.roots[layer]
+        out: list[FileRecord] = []
+        for path in paths:
+            try:
+                st = path.stat()
+            except OSError as exc:
+                self._set_problem(layer, path, f"cannot read: {exc.strerror or exc}", None)
+                continue
+            new = self._read_contained(layer, root, path, st, None)
+            if new is not None:
+                self.files[path] = new
+                out.append(new)
+        return out
+
+    def _read_contained(self, layer: str, root: Path, path: Path, st: os.stat_result,
+                        cache: dict[str, tuple[str, str]] | None) -> FileRecord | None:
+        try:
+            return self._read_file(layer, root, path, st, cache)
+        except Exception as exc:  # one file's failure is that file's problem, whatever it is
+            self._set_problem(layer, path, f"cannot be read as memory ({type(exc).__name__}: {exc}); "
+                              "skipped, not rewritten", (st.st_size, st.st_mtime_ns, st.st_ino))
+            return None
 
     def _set_problem(self, layer: str, path: Path, message: str, stat_key: tuple[int, int, int] | None) -> bool:
         problem = Problem(str(path), message)

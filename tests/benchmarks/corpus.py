@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memtui.core.paths import Paths
-from memtui.core.store.index import MuseDB
+from memtui.core.store.database import Database
 
 EN = ("database pool timeout index query cache deploy pipeline docker image test vitest jest react "
       "component state router server client session cookie auth token migration schema postgres "
@@ -95,7 +95,7 @@ def generate(base: Path, size: str = "S", seed: int = 1, scale: int = 1) -> Path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(markdown_file(rnd, spec.entries_per_file), encoding="utf-8")
     (paths.home / "settings.json").write_text(json.dumps({"memoryEnabled": True}))
-    MuseDB(paths.db_path).ensure_schema()
+    Database(paths.db_path).ensure_schema()
     conn = sqlite3.connect(paths.db_path)
     workspaces = [str(paths.workspace)] + [f"/srv/other-{k}" for k in range(9)]
     convs, mems = [], []

@@ -93,10 +93,12 @@ def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
         conn.commit()
         conn.close()
 
+    from memtui.core.model import LAYERS
     from memtui.core.store.prepared import cache_path
 
     def cold() -> None:
-        cache_path(paths).unlink(missing_ok=True)
+        for layer in LAYERS:
+            cache_path(paths, layer).unlink(missing_ok=True)
         conn = sqlite3.connect(paths.db_path)
         for table in ("memtui_files",):
             try:
@@ -106,6 +108,8 @@ def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
         conn.commit()
         conn.close()
 
+    floor_imports = [sys.executable, "-c", "import memtui.cli.entry, memtui.cli.hook, memtui.core.serve, "
+                     "memtui.core.assistants.delivery, memtui.core.assistants.claude_code"]
     out: dict = {}
     if only:  # just these figures (after a warm-up run), e.g. the hook's cost curve over scales
         subprocess.run(hook, input=hook_input, capture_output=True, env=child_env())
@@ -113,8 +117,10 @@ def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
         commands: dict[str, tuple[list[str], bytes, Callable[[], None] | None]] = {
             "warm_hook": (hook, hook_input, None), "warm_preview_json": (preview_json, b"", None),
             "warm_preview_text": (preview_text, b"", None), "floor_python": ([sys.executable, "-c", "pass"], b"", None),
+            "floor_hook_imports": (floor_imports, b"", None),
             "hook_after_edit": (hook, hook_input, outside_edit), "preview_json_after_edit": (preview_json, b"", outside_edit),
-            "hook_after_new_row": (hook, hook_input, new_row), "preview_json_after_new_row": (preview_json, b"", new_row)}
+            "hook_after_new_row": (hook, hook_input, new_row), "preview_json_after_new_row": (preview_json, b"", new_row),
+            "cold_preview": (preview_text, b"", cold)}
         for name in sorted(only):
             cmd, given, before = commands[name]
             out[name] = spawn_times(cmd, repeats, stdin=given, before=before)
@@ -122,9 +128,7 @@ def measure(paths: Paths, repeats: int, only: set[str] | None = None) -> dict:
     out["floor_python"] = spawn_times([sys.executable, "-c", "pass"], repeats)
     out["floor_stdlib"] = spawn_times([sys.executable, "-c", "import json, sqlite3, marshal, zlib, hashlib, unicodedata"],
                                       repeats)
-    out["floor_hook_imports"] = spawn_times(
-        [sys.executable, "-c", "import memtui.cli.hook, memtui.core.injection, memtui.core.history, memtui.core.store.prepared"],
-        repeats)
+    out["floor_hook_imports"] = spawn_times(floor_imports, repeats)
     out["cold_preview"] = spawn_times(preview_text, max(3, repeats // 3), before=cold)
     subprocess.run(preview_text, capture_output=True, env=child_env())  # warm: the prepared index exists
     out["warm_preview_json"] = spawn_times(preview_json, repeats)

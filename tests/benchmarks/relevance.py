@@ -28,7 +28,7 @@ from pathlib import Path
 
 from memtui.core.paths import Paths
 from memtui.core.serve import build_injection
-from memtui.core.store.index import MuseDB
+from memtui.core.store.database import Database
 
 from .relevance_set import CONVERSATION, PROJECT, QUERIES, USER
 
@@ -50,7 +50,7 @@ def write_set(base: Path, retrieval: str, budget: dict | None) -> Paths:
     if budget:
         memory["budget"] = budget
     (paths.home / "settings.json").write_text(json.dumps({"memoryEnabled": True, "memory": memory}), encoding="utf-8")
-    MuseDB(paths.db_path).ensure_schema()
+    Database(paths.db_path).ensure_schema()
     with sqlite3.connect(paths.db_path) as conn:
         conn.execute("INSERT INTO conversations VALUES ('conv-1', 'billing', ?, 1, 1)", (str(paths.workspace),))
         conn.executemany(

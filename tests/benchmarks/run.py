@@ -126,11 +126,12 @@ def _process_median(cmd: list[str], repeats: int, stdin: bytes = b"", before=Non
 def preview_process(paths: Paths, repeats: int) -> dict:
     """Whole processes, as Muse's hook and a person run them: cold (no prepared index), warm
     `preview --json` (every candidate), warm `preview` (the text) and the Claude Code hook."""
+    from memtui.core.model import LAYERS
     from memtui.core.store.prepared import cache_path
 
     base = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace), "preview",
             "database pool timeout"]
-    cold, _ = _process_median(base, max(1, repeats // 2), before=lambda: cache_path(paths).unlink(missing_ok=True))
+    cold, _ = _process_median(base, max(1, repeats // 2), before=lambda: [cache_path(paths, layer).unlink(missing_ok=True) for layer in LAYERS])
     subprocess.run(base, capture_output=True, check=True)  # warm: the prepared index and the OS cache
     warm_json, out = _process_median(base + ["--json"], repeats)
     warm_text, _ = _process_median(base, repeats)

@@ -451,7 +451,7 @@ def test_doctor_reports_a_memory_an_instructions_file_already_gives(ws):
     assert r.returncode == 1
     assert sorted(found) == [
         ("already_loaded", "context.md:1", "repeats .github/copilot-instructions.md, which the assistant already loads in this workspace"),
-        ("already_loaded", "context.md:2", "repeats CLAUDE.md, which the assistant already loads in this workspace"),
+        ("already_loaded", "context.md:2", "nearly repeats CLAUDE.md, which the assistant already loads in this workspace"),
     ]
 
 

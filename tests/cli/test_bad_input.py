@@ -19,7 +19,7 @@ import pytest
 
 from memtui.core.display import path_text
 from memtui.core.paths import Paths
-from memtui.core.store.index import BUSY_TIMEOUT_MS
+from memtui.core.store.database import BUSY_TIMEOUT_MS
 from memtui.tui.app import MemtuiApp
 from tests.cli.run import memtui
 from tests.helpers import enable, write
@@ -477,13 +477,13 @@ def test_repair_of_a_garbage_database_never_replaces_it(paths):
 def test_deleting_a_conversation_memory_while_muse_db_is_locked_is_a_clear_error(paths):
     """`delete` of a conversation memory and `forget --layer conversation` under another
     program's lock: a message that says so, no sqlite3 traceback, nothing changed."""
-    from memtui.core.store.index import MuseDB
+    from memtui.core.store.conversations import Conversations
     from tests.cli.run import assert_no_traceback, memtui
 
     enable(paths)
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c1", "chat", str(paths.workspace))
-    db.add_conversation_memory("the kiwi service runs on port 8080", memory_id="m1", conversation_id="c1")
+    db.add("the kiwi service runs on port 8080", memory_id="m1", conversation_id="c1")
     db.close()
     assert memtui(paths, "list").returncode == 0
     with _exclusive(paths.db_path):
@@ -501,11 +501,11 @@ def test_deleting_a_conversation_memory_while_muse_db_is_locked_is_a_clear_error
 def test_undo_with_the_database_locked_says_so_and_finishes_later(paths):
     """Undoing the delete of a conversation memory while Muse holds muse.db: a clear refusal (no
     traceback), and once the lock is gone the same undo brings the row back."""
-    from memtui.core.store.index import MuseDB
+    from memtui.core.store.database import Database
     from tests.cli.run import assert_no_traceback, memtui
 
     enable(paths)
-    MuseDB(paths.db_path).ensure_schema()
+    Database(paths.db_path).ensure_schema()
     with sqlite3.connect(paths.db_path) as conn:
         conn.execute("INSERT INTO conversations VALUES ('c1', 'billing', ?, 1, 1)", (str(paths.workspace),))
         conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "

@@ -34,6 +34,21 @@ def test_preview_json_and_text(paths):
     assert r.stderr.strip() == f"2 memories injected · {data['tokens']}/2000 tokens"
 
 
+def test_preview_counts_its_problems_and_status_names_an_unreadable_settings_file(paths):
+    write(paths.user_root / "preferences.md", PREFS)
+    write(paths.user_root / "bad.md", "---\na: [\n---\n- x\n")
+    enable(paths)
+    r = run(paths, "preview", "vitest")
+    assert r.returncode == 0 and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("2 memories injected") and "1 problem (files skipped or settings ignored" in r.stderr
+    write(paths.global_settings, "{}")
+    write(paths.workspace_settings, '{"memoryEnabled": true, // on\n}')
+    r = run(paths, "status")
+    memory_line = next(line for line in r.stdout.splitlines() if line.startswith("Memory:"))
+    assert "cannot be read (invalid JSON" in memory_line and str(paths.workspace_settings) in memory_line
+    assert "memtui enable" not in r.stdout and "Fix that file by hand" in r.stdout
+
+
 def test_preview_does_not_import_textual(paths):
     enable(paths)
     argv = ["memtui", "--home", str(paths.home), "-w", str(paths.workspace), "preview", "x"]
@@ -110,3 +125,46 @@ def test_read_only_commands_create_nothing_on_a_fresh_machine(tmp_path):
     for args in (["status"], ["list"], ["preview", "x"]):
         assert run(fresh, *args).returncode == 0
     assert not fresh.home.exists()
+
+
+def test_preview_json_is_written_as_json_dumps_writes_it(paths):
+    """`preview --json` writes its candidates a piece at a time: the bytes are still exactly
+    `json.dumps(..., ensure_ascii=False)` of the result, every candidate in order, from a
+    warm run (the prepared index) as from the first."""
+    from memtui.core.serve import build_injection
+    from memtui.core.store.conversations import Conversations
+
+    write(paths.user_root / "preferences.md", PREFS)
+    write(paths.project_root / "context.md", "- 数据库连接池配置过小\n- Use PostgreSQL + pgbouncer\n- vitest 数据库 \"quoted\"\n")
+    enable(paths)
+    db = Conversations(paths.db_path)
+    db.ensure_conversation("here", "This one", str(paths.workspace))
+    for i in range(30):
+        db.add(f"note {i} " + ("vitest 数据库" if i % 3 == 0 else "other"), conversation_id="here")
+    db.close()
+    outputs = [run(paths, "preview", "vitest 数据库", "--json") for _ in range(2)]  # builds, then reads, the index
+    expected = build_injection(paths.workspace, "vitest 数据库", home=paths.home).as_dict()
+    for r in outputs:
+        assert r.returncode == 0, r.stderr
+        data = json.loads(r.stdout)
+        assert r.stdout == json.dumps(data, ensure_ascii=False) + "\n"
+        assert {s["status"] for s in data["candidates"]} >= {"included", "below_gate"}
+        data["retrieval_ms"] = expected["retrieval_ms"]
+        assert data == json.loads(json.dumps(expected, ensure_ascii=False))
+
+
+def test_the_console_script_ends_preview_with_its_output_and_exit_code(paths):
+    """The installed script ends `preview` without the interpreter's teardown: everything it
+    printed is there, and its exit code is click's (2 for a usage error)."""
+    from pathlib import Path
+
+    write(paths.user_root / "preferences.md", PREFS)
+    enable(paths)
+    script = [str(Path(sys.executable).parent / "memtui"), "--home", str(paths.home), "-w", str(paths.workspace)]
+    done = subprocess.run([*script, "preview", "vitest"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == run(paths, "preview", "vitest").stdout, done.stderr
+    assert done.stderr.startswith("2 memories injected")
+    as_json = subprocess.run([*script, "preview", "vitest", "--json"], capture_output=True, text=True, timeout=60)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["count"] == 2 and as_json.stdout.endswith("}\n")
+    bad = subprocess.run([*script, "preview", "vitest", "--now", "soon"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "is not an ISO 8601 time" in bad.stderr and bad.stdout == ""

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core.paths import Paths
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
 from tests.cli.run import assert_no_traceback, entries, entry_id, memtui, ok, undo_log
 from tests.helpers import enable, write
 
@@ -26,9 +26,9 @@ def notes(paths: Paths) -> Path:
 
 
 def test_list_json_has_every_field_spec_names(paths, notes):
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c1", "Chat", str(paths.workspace))
-    db.add_conversation_memory("the api lives on port 8080", memory_id="m1", conversation_id="c1", tags=["api"])
+    db.add("the api lives on port 8080", memory_id="m1", conversation_id="c1", tags=["api"])
     db.close()
     listed = entries(paths)
     by_text = {e["text"]: e for e in listed}
@@ -79,8 +79,8 @@ def test_a_multi_line_item_reads_back_without_its_content_indent(paths, notes):
 
 
 def test_edit_of_a_conversation_memory_by_id(paths):
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("port 8080", memory_id="m1")
+    db = Conversations(paths.db_path)
+    db.add("port 8080", memory_id="m1")
     db.close()
     ok(memtui(paths, "edit", "m1", "port 9090"))
     assert [e["text"] for e in entries(paths)] == ["port 9090"]

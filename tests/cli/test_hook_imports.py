@@ -24,15 +24,18 @@ WARM_HOOK_MODULES = {
     "memtui", "memtui.cli", "memtui.cli.entry", "memtui.cli.hook",
     "memtui.core.assistants", "memtui.core.assistants.delivery", "memtui.core.assistants.protocol",
     "memtui.core", "memtui.core.serve", "memtui.core.injection", "memtui.core.relevance", "memtui.core.model",
-    "memtui.core.paths", "memtui.core.display", "memtui.core.fileio", "memtui.core.secrets", "memtui.core.settings",
+    "memtui.core.paths", "memtui.core.display", "memtui.core.fileio", "memtui.core.settings",
     "memtui.core.outbound", "memtui.core.gate", "memtui.core.history",
     "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
+    "memtui.core.store.rows",
 }
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
          "detect_secrets", "tomlkit", "memtui.cli.main", "memtui.core.store.memory", "memtui.core.store.index",
+         "memtui.core.store.conversations", "memtui.core.store.database",
          "memtui.core.markdown", "memtui.core.assistants.files", "memtui.core.assistants.hook_files",
-         "tokenizers", "safetensors", "wordllama", "memtui.core.semantic", "memtui.core.store.vectors")
+         "tokenizers", "safetensors", "wordllama", "memtui.core.semantic", "memtui.core.store.vectors",
+         "memtui.core.secrets")  # the saved lines are redacted already: no detector is compiled
 
 
 def imported(stderr: str) -> set[str]:

@@ -304,3 +304,114 @@ def test_a_dry_run_of_the_jsonl_backup_to_stdout_prints_what_it_would_hold_not_t
     assert f"({len(full.stdout.encode()):,} bytes" in r.stdout
     report = json.loads(cli(paths, "export", "jsonl", "--dry-run", "--json").stdout)
     assert report["dry_run"] is True and report["memories"] == 2 and report["bytes"] == len(full.stdout.encode())
+
+
+# ---------------------------------------------------------------- Claude Code's own folder, synced both ways
+
+def _claude_folder(paths: Paths, user_home: Path) -> Path:
+    """The folder Claude Code keeps this workspace's memories in, made the way Claude Code
+    makes it: two topic files from the fixtures and a MEMORY.md linking them."""
+    from memtui.core.interop.claude_code import default_source
+
+    folder = default_source(paths.workspace, user_home)
+    folder.mkdir(parents=True)
+    for name in ("feedback_real_db.md", "user_role.md"):
+        shutil.copy(FIXTURES / "claude-code" / "memory" / name, folder / name)
+    (folder / "MEMORY.md").write_text(
+        "- [Prefers real databases in tests](feedback_real_db.md) — integration tests hit Postgres, never mocks\n"
+        "- [User role](user_role.md) — senior backend engineer, new to React\n", encoding="utf-8")
+    return folder
+
+
+def _with_home(paths: Paths, user_home: Path):
+    from tests.cli.run import memtui
+
+    env = {**os.environ, "HOME": str(user_home)}
+    assert memtui(paths, "enable", env=env).returncode == 0  # memory on for the workspace, so `remember` works
+    return lambda *args: memtui(paths, *args, env=env)
+
+
+def _index_links(text: str) -> list[str]:
+    return re.findall(r"^- \[[^\]]*\]\(([^)]+)\)", text, re.MULTILINE)
+
+
+def test_export_after_an_import_from_claude_code_adds_the_new_topics_to_its_memory_md(paths, tmp_path):
+    user_home = tmp_path / "user-home"
+    run = _with_home(paths, user_home)
+    assert run("remember", "Answer in British English").returncode == 0  # notes.md: a memtui memory of its own
+    folder = _claude_folder(paths, user_home)
+    original = tree(folder)
+    r = run("import", "claude-code")
+    assert r.returncode == 0, r.stderr
+
+    first = run("export", "claude-code")
+    assert first.returncode == 0, first.stdout + first.stderr
+    after = tree(folder)
+    for name in ("feedback_real_db.md", "user_role.md"):
+        assert after[name] == original[name]
+    index = after["MEMORY.md"].decode("utf-8")
+    assert index.startswith(original["MEMORY.md"].decode("utf-8"))  # as it was, new lines at its end
+    new = _index_links(index)[2:]
+    assert new == ["notes.md"] and "notes.md" in after and "British English" in after["notes.md"].decode()
+    assert "left" not in first.stdout + first.stderr
+    assert "MEMORY.md (not written by memtui; only the line of 1 new topic added at its end)" in first.stdout
+
+    second = run("export", "claude-code")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "0 added, 0 replaced" in second.stdout and tree(folder) == after
+
+    # a memory memtui gains later: its topic file added, its line appended, then in step again
+    assert run("remember", "--project", "Deploys go through the staging cluster first").returncode == 0
+    third = run("export", "claude-code")
+    assert third.returncode == 0, third.stdout + third.stderr
+    grown = tree(folder)
+    assert grown["MEMORY.md"].decode().startswith(index)
+    assert _index_links(grown["MEMORY.md"].decode())[3:] == ["context.md"] and "context.md" in grown
+    fourth = run("export", "claude-code")
+    assert fourth.returncode == 0 and "0 added, 0 replaced" in fourth.stdout and tree(folder) == grown
+
+
+@pytest.mark.parametrize("change", ["edited", "appended", "reordered"])
+def test_a_memory_md_changed_after_the_import_is_still_left_alone(paths, tmp_path, change):
+    user_home = tmp_path / "user-home"
+    run = _with_home(paths, user_home)
+    assert run("remember", "Answer in British English").returncode == 0
+    folder = _claude_folder(paths, user_home)
+    assert run("import", "claude-code").returncode == 0
+    index = folder / "MEMORY.md"
+    lines = index.read_text(encoding="utf-8").splitlines(keepends=True)
+    if change == "edited":  # the person reworded a hook
+        lines[1] = lines[1].replace("new to React", "learning React")
+    elif change == "appended":  # Claude Code saved a memory of its own since
+        (folder / "ci.md").write_text("---\nname: CI\ndescription: CI runs on push\ntype: project\n---\n\nCI runs.\n")
+        lines.append("- [CI](ci.md) — CI runs on push\n")
+    else:
+        lines.reverse()
+    index.write_text("".join(lines), encoding="utf-8")
+    before = index.read_bytes()
+
+    for extra, code in ((("--dry-run",), 0), ((), 1)):  # a dry run only lists what would be left
+        r = run("export", "claude-code", *extra)
+        assert r.returncode == code, r.stdout + r.stderr
+        assert "MEMORY.md (not written by memtui; never touched)" in r.stdout
+    assert index.read_bytes() == before
+    again = run("export", "claude-code")  # not adopted by the refused run either
+    assert again.returncode == 1 and index.read_bytes() == before
+
+
+def test_export_to_a_fresh_claude_code_folder_then_a_new_memory(paths, tmp_path):
+    assert cli(paths, "enable").returncode == 0
+    assert cli(paths, "import", "claude-code", str(FIXTURES / "claude-code" / "memory")).returncode == 0
+    out = tmp_path / "fresh" / "memory"
+    first = cli(paths, "export", "claude-code", str(out))
+    assert first.returncode == 0, first.stdout + first.stderr
+    made = tree(out)
+    assert "MEMORY.md" in made
+    assert cli(paths, "remember", "--project", "Deploys go through the staging cluster first").returncode == 0
+    second = cli(paths, "export", "claude-code", str(out))
+    assert second.returncode == 0, second.stdout + second.stderr
+    grown = tree(out)
+    assert "context.md" in grown and "context.md" in _index_links(grown["MEMORY.md"].decode())
+    assert set(_index_links(made["MEMORY.md"].decode())) < set(_index_links(grown["MEMORY.md"].decode()))
+    third = cli(paths, "export", "claude-code", str(out))
+    assert third.returncode == 0 and "0 added, 0 replaced" in third.stdout and tree(out) == grown

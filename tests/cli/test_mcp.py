@@ -12,7 +12,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from memtui.core.paths import Paths
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
 
 from ..helpers import enable, write
 
@@ -121,9 +121,9 @@ async def test_forget_deletes_only_the_workspaces_own_memories(paths):
 
 
 def seed_conversation(paths: Paths, text: str) -> None:
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c1", "Chat", str(paths.workspace))
-    db.add_conversation_memory(text, memory_id="m1", conversation_id="c1", tags=["db"])
+    db.add(text, memory_id="m1", conversation_id="c1", tags=["db"])
     db.close()
 
 

@@ -8,6 +8,10 @@ import os
 import subprocess
 import time
 
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+
 from memtui.core import doctor
 from memtui.core.paths import Paths
 
@@ -140,6 +144,110 @@ def test_a_memory_made_today_is_not_never_injected(paths):
     assert [f for f in data["findings"] if f["kind"] == "never_injected"] == []
 
 
+def _unreachable_by_definition(layers, settings):
+    """SPEC §10's unreachable as written: for each entry, every entry of higher importance in
+    its layer is ahead of it (compared pair by pair, each line made on its own)."""
+    from memtui.core.injection import HEADERS, TITLE, est, make_line
+    from memtui.core.model import IMPORTANCE_RANK, LAYERS
+
+    remaining, carry, out = settings.budget["total"] - est(TITLE), 0, []
+    for layer in LAYERS:
+        cap = settings.budget.get(layer, 0)
+        largest = min(cap + carry, remaining)
+        carry += cap
+        if settings.gate.get(layer, 0.0) > 0:
+            continue
+        active = [e for e in layers.get(layer, []) if not e.archived]
+
+        def cost(e):
+            return est(make_line(e.text, settings.max_item_chars, settings.redact_secrets)[0])
+
+        limit = settings.max_items.get(layer)
+        for e in active:
+            rank = IMPORTANCE_RANK.get(e.importance, 1)
+            ahead = [x for x in active if IMPORTANCE_RANK.get(x.importance, 1) < rank]
+            if limit is not None and len(ahead) >= limit:
+                out.append((e.id, f"{len(ahead)} entries of higher importance fill max items ({limit})"))
+                continue
+            need = est(HEADERS[layer]) + sum(cost(x) for x in ahead) + cost(e)
+            if need > largest:
+                out.append((e.id, f"with the {len(ahead)} entries of higher importance it needs {need} tokens; "
+                                  f"the {layer} layer gets at most {largest}" if ahead else
+                                  f"it alone needs {need} tokens; the {layer} layer gets at most {largest}"))
+    return out
+
+
+@hyp_settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 60))
+def test_unreachable_is_the_pair_by_pair_definition(seed, n):
+    """The doctor counts what is ahead of an entry per importance, once per layer; the
+    findings are those of comparing every entry with every other."""
+    import random
+
+    from memtui.core.model import LAYERS, Entry
+    from memtui.core.settings import Settings
+
+    rnd = random.Random(seed)
+    words = "alpha beta 数据库 连接池 token=sk-abcdefghijklmnopqrstuvwx retry the a".split()
+    layers: dict[str, list[Entry]] = {layer: [] for layer in LAYERS}
+    for i in range(n):
+        layer = rnd.choice(LAYERS)
+        layers[layer].append(Entry(id=f"e{i}", layer=layer, text=" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 30))),
+                                   importance=rnd.choice(["high", "normal", "low", "weird"]),
+                                   status="archived" if rnd.random() < 0.1 else "active"))
+    settings = Settings(
+        budget={"total": rnd.randint(0, 400), **{layer: rnd.randint(0, 150) for layer in LAYERS}},
+        gate={layer: rnd.choice([0.0, 0.0, -1.0, 0.5]) for layer in LAYERS},
+        max_items={layer: rnd.choice([None, 0, 1, 3, 10]) for layer in LAYERS},
+        max_item_chars=rnd.choice([20, 80, 400]), redact_secrets=rnd.random() < 0.5)
+    found = doctor.unreachable(layers, settings)
+    assert [(f.entry_id, f.reason) for f in found] == _unreachable_by_definition(layers, settings)
+
+
+def test_unreachable_definition_finds_some():
+    """The property above is not vacuous: with a tight budget the definition finds entries."""
+    from memtui.core.model import Entry
+    from memtui.core.settings import Settings
+
+    layers = {"user": [Entry(id=f"u{i}", layer="user", text="alpha beta gamma " * (i + 1),
+                             importance=["high", "normal", "low"][i % 3]) for i in range(9)]}
+    settings = Settings(budget={"total": 2000, "user": 20, "project": 0, "conversation": 0}, gate={"user": 0.0},
+                        max_items={"user": 4})
+    expected = _unreachable_by_definition(layers, settings)
+    assert len(expected) >= 3
+    assert [(f.entry_id, f.reason) for f in doctor.unreachable(layers, settings)] == expected
+
+
+def test_line_sizes_taken_from_the_prepared_index_are_those_made_here(paths):
+    """The doctor reads the lines `memtui preview` saved instead of redacting every text
+    again: for each entry they give the same sizes as making its line, and the findings are
+    the same with or without them."""
+    from memtui.core.settings import load_settings
+    from memtui.core.store import MemoryStore
+
+    enable(paths, {"memory": {"budget": {"total": 6000, "user": 10, "project": 3000, "conversation": 600},
+                              "maxItemChars": 60}})
+    write(paths.user_root / "notes.md", "".join(f"- note {i} about the 数据库 连接池 and token=sk-{'x' * 30}{i}\n"
+                                                for i in range(40)))
+    write(paths.project_root / "long.md", "".join(f"- {'a long project memory ' * (i % 7 + 1)}{i}\n" for i in range(300)))
+    without = doctor.findings(paths)
+    assert {f.kind for f in without} >= {"unreachable", "over_limit"}
+    assert cli(paths, "preview", "note").returncode == 0  # saves the prepared index
+    settings = load_settings(paths)
+    store = MemoryStore(paths, index=False)
+    store.load()
+    try:
+        entries = store.current.entries()
+        taken = doctor.LineSizes(settings)
+        taken.take_saved(paths, settings, entries)
+        made = doctor.LineSizes(settings)
+        assert len(taken.known) == len(entries) == 340
+        assert taken.known == {e.text: made(e.text) for e in entries}
+        assert doctor.findings(paths, store=store) == without
+    finally:
+        store.close()
+
+
 def test_the_demo_starts_in_step_and_shows_what_the_doctor_finds(tmp_path):
     """The demo's search index is built with it (no `index` finding on a fresh demo), and its
     repository gives the doctor two real findings to show: a memory repeating AGENTS.md, and
@@ -150,3 +258,11 @@ def test_the_demo_starts_in_step_and_shows_what_the_doctor_finds(tmp_path):
     found = doctor.findings(paths)
     assert sorted((f.kind, f.source) for f in found) == [("already_loaded", "context.md:11"),
                                                          ("stale_reference", "patterns.md:7")]
+
+
+def test_already_loaded_says_nearly_when_the_memory_is_not_the_line(paths):
+    (paths.workspace / "AGENTS.md").write_text("- Migrations live in db/migrations and run with pnpm db:migrate\n")
+    write(paths.project_root / "context.md", "- Migrations live in db/migrations and run with pnpm db:migrate\n"
+                                             "- Migrations live in db/migrations and they run with pnpm db:migrate\n")
+    found = sorted((f.source, f.reason) for f in doctor.findings(paths, ("already_loaded",)))
+    assert [reason.split(" AGENTS.md")[0] for _, reason in found] == ["repeats", "nearly repeats"]

@@ -47,11 +47,11 @@ GATE = {"core/gate.py", "core/fileio.py"}
 ALLOWED = {
     ("core/store/edits.py", "os.open+write"): "the writer lock: an empty lock file in <home>/trash, opened "
                                              "O_NOFOLLOW after the gate made (and checked) its folder",
-    ("core/store/index.py", "mkdir"): "the Muse home for SQLite's own muse.db (SQLite writes the database)",
+    ("core/store/database.py", "mkdir"): "the Muse home for SQLite's own muse.db (SQLite writes the database)",
     ("core/history.py", "mkdir"): "the Muse home for SQLite's own muse.db (SQLite writes the database)",
     ("core/demo.py", "tempfile.mkdtemp"): "a fresh private temporary folder for the demo (then the gate's root)",
-    ("tui/app.py", "tempfile.NamedTemporaryFile"): "the private temporary file handed to $EDITOR",
-    ("tui/app.py", "os.unlink"): "removing that temporary file again",
+    ("tui/main_screen.py", "tempfile.NamedTemporaryFile"): "the private temporary file handed to $EDITOR",
+    ("tui/main_screen.py", "os.unlink"): "removing that temporary file again",
     ("cli/hook.py", "open"): "/dev/null opened to stand in for a closed stdout; nothing is written to a file",
     ("cli/hook.py", "os.open+write"): "/dev/null opened again when Claude Code stops reading; nothing is written to a file",
     ("tui/screenshots.py", "*"): "the developer tool that renders screenshots/ (not part of any face)",

@@ -292,6 +292,50 @@ def test_saved_layer_vectors_follow_the_memories(paths):
     assert scores() == first
 
 
+@needs_model
+def test_saved_layer_vectors_follow_rows_laid_over_the_saved_layer(paths):
+    """Rows another writer adds or changes are laid over the saved conversation layer (its
+    file unchanged): the layer's saved vectors are keyed by that state too, so the scores stay
+    the store's after each change."""
+    import sqlite3
+
+    from memtui.core.actions import open_store
+    from memtui.core.serve import inject_from_store
+    from memtui.core.settings import load_settings
+    from memtui.core.store.conversations import Conversations
+
+    write(paths.project_root / "context.md", "- Use PostgreSQL 16 with pgbouncer\n")
+    db = Conversations(paths.db_path)
+    db.add("the dashboard uses a materialized view", memory_id="m1", updated_at=FIXED * 1000)
+    db.add("deploys happen on Tuesdays", memory_id="m2", updated_at=FIXED * 1000 + 1)
+    db.close()
+    enable(paths, {"memory": {"retrieval": "hybrid", "gate": {"conversation": 0.0}}})
+
+    def scores() -> dict[str, tuple]:
+        result = build_injection(paths.workspace, POSTGRES, home=paths.home)
+        return {c.line: (c.score, c.parts, c.status) for c in result.iter_candidates()}
+
+    def from_store() -> dict[str, tuple]:
+        store = open_store(paths)
+        try:
+            result = inject_from_store(store, load_settings(paths), POSTGRES)
+            return {c.line: (c.score, c.parts, c.status) for c in result.iter_candidates()}
+        finally:
+            store.close()
+
+    scores()
+    for sql in ("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "
+                "created_at, updated_at) VALUES ('m3', 'conversation', 'knowledge', 'slow postgres queries need "
+                "an index', '[]', 'auto', NULL, NULL, 1, 2)",
+                "UPDATE memories SET content = 'the dashboard query is slow in postgres' WHERE id = 'm2'"):
+        conn = sqlite3.connect(paths.db_path)  # another writer
+        conn.execute(sql)
+        conn.commit()
+        conn.close()
+        first, second = scores(), scores()  # the second reads the vectors saved by the first
+        assert first == second == from_store(), sql
+
+
 # ---------------------------------------------------------------------- the rule with §13 scores, property-checked
 def reference_hybrid(layers, s, query: str, semantic: dict, decay: dict, unreviewed: frozenset[str] = frozenset()):
     """§5 with §13 written out plainly: score = max(keyword, semantic), gate on it, order on

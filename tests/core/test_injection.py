@@ -11,6 +11,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +24,8 @@ from memtui.core.relevance import entry_terms, terms
 from memtui.core.serve import build_injection
 from memtui.core.settings import Settings, load_settings
 from memtui.core.store import prepared as prep
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
+from memtui.core.store.layer_index import PatchedLayer
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -79,8 +81,8 @@ def test_workspace_switch_wins_over_global(paths):
 
 
 def test_empty_query_passes_zero_gates_only(worked, paths):
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("we chose sqlite", conversation_id=None)
+    db = Conversations(paths.db_path)
+    db.add("we chose sqlite", conversation_id=None)
     db.close()
     r = build_injection(worked.workspace, "", home=worked.home)
     assert r.count == 5
@@ -117,10 +119,10 @@ def test_carry_over_from_empty_user_layer(paths):
 
 def test_gate_max_items_and_archived(paths):
     write(paths.user_root / "old.md", "---\nstatus: superseded\n---\n- archived thing about sqlite\n")
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     for i in range(12):
-        db.add_conversation_memory(f"sqlite tip {i}", memory_id=f"m{i:02d}", updated_at=1000)
-    db.add_conversation_memory("unrelated note", memory_id="z")
+        db.add(f"sqlite tip {i}", memory_id=f"m{i:02d}", updated_at=1000)
+    db.add("unrelated note", memory_id="z")
     db.close()
     enable(paths)
     r = build_injection(paths.workspace, "sqlite tip", home=paths.home)
@@ -137,8 +139,8 @@ def test_reasons_when_nothing_is_injected(paths):
     assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "empty_result"
     write(paths.user_root / "old.md", "---\nstatus: archived\n---\n- gone\n")
     assert build_injection(paths.workspace, "x", home=paths.home).disabled_reason == "empty_result"
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("nothing relevant")
+    db = Conversations(paths.db_path)
+    db.add("nothing relevant")
     db.close()
     assert build_injection(paths.workspace, "zebra", home=paths.home).disabled_reason == "low_relevance"
     enable(paths, {"memory": {"budget": {"total": 3}, "gate": {"conversation": 0.0}}})
@@ -155,12 +157,12 @@ def test_corrupt_database_still_injects_files(worked):
 
 def test_conversation_memories_of_other_workspaces_are_left_out(paths, tmp_path):
     enable(paths)
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("here", "This one", str(paths.workspace))
     db.ensure_conversation("there", "Other", str(tmp_path / "elsewhere"))
-    db.add_conversation_memory("sqlite here", conversation_id="here")
-    db.add_conversation_memory("sqlite there", conversation_id="there")
-    db.add_conversation_memory("sqlite anywhere", conversation_id=None)
+    db.add("sqlite here", conversation_id="here")
+    db.add("sqlite there", conversation_id="there")
+    db.add("sqlite anywhere", conversation_id=None)
     db.close()
     r = build_injection(paths.workspace, "sqlite", home=paths.home)
     assert sorted(c.line for c in r.candidates) == ["- sqlite anywhere", "- sqlite here"]
@@ -367,6 +369,40 @@ def test_the_inverted_index_answers_as_the_plain_layer(seed, sizes, total, caps,
     assert indexed.to_json() == json.dumps(indexed.as_dict(), ensure_ascii=False)
 
 
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 600), high=st.sampled_from([0, 1, 5, 50]),
+       gates=st.tuples(*[st.sampled_from([0.0, 0.2, 0.5])] * 3), limits=st.tuples(*[st.sampled_from([None, 0, 7])] * 3),
+       total=st.integers(0, 3000), query=st.lists(st.sampled_from(WORDS + ["zzz"]), max_size=8).map(" ".join))
+def test_large_layers_in_order_and_json_as_the_plain_layer(seed, n, high, gates, limits, total, query):
+    """Layers of hundreds of entries, a few of them high importance: the index finds each
+    importance group's positions of one count either from the group or from the whole layer;
+    both give the plain order, and the JSON written a run at a time is `json.dumps`'s."""
+    from memtui.core.injection import EntryLayer
+    from memtui.core.store.layer_index import LayerIndex
+
+    rnd = random.Random(seed)
+    layers = {}
+    for name in LAYER_NAMES:
+        entries = _corpus(rnd, n, name)
+        layers[name] = tuple(e if i >= high else Entry(**{**{f: getattr(e, f) for f in e.__dataclass_fields__},
+                                                          "importance": "high"})
+                             for i, e in enumerate(entries))
+    q = terms(query)
+    for name, entries in layers.items():
+        plain, index = EntryLayer(name, entries), LayerIndex.from_entries(name, entries)
+        shared = index.shared(q)
+        assert dict(shared) == plain.shared(q)
+        for scored_only in (False, True):
+            runs = list(index.in_order(shared, scored_only))
+            assert all(run for _, run in runs) and all(shared.get(p, 0) == k for k, run in runs for p in run)
+            assert [p for _, run in runs for p in run] == [p for _, run in plain.in_order(shared, scored_only) for p in run]
+    s = rule_settings(total, (total // 3, total // 3, total // 2), gates, limits)
+    plain_r = inject(layers, s, query)
+    indexed = inject({name: LayerIndex.from_entries(name, entries) for name, entries in layers.items()}, s, query)
+    assert _json(indexed) == _json(plain_r)
+    assert indexed.to_json() == json.dumps(indexed.as_dict(), ensure_ascii=False)
+
+
 # ---------------------------------------------------------------------- the prepared index
 # `build_injection` answers from a saved state when it still describes the memories. These
 # check that it is the same answer, byte for byte, as a fresh load, across every kind of change.
@@ -411,12 +447,12 @@ def _corpus_on_disk(base: Path, rnd: random.Random) -> Paths:
         write(paths.user_root / f"u{i}.md", _md(rnd, rnd.randint(1, 5)))
     for i in range(rnd.randint(0, 4)):
         write(paths.project_root / f"p{i}.md", _md(rnd, rnd.randint(1, 5)))
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c-here", "here", str(paths.workspace))
     db.ensure_conversation("c-else", "elsewhere", str(base / "other"))
     for i in range(rnd.randint(0, 6)):
-        db.add_conversation_memory(f"{rnd.choice(PHRASES)} {i}", conversation_id=rnd.choice(["c-here", "c-else", None]),
-                                   memory_id=f"row{i}", updated_at=1_700_000_000_000 + i)
+        db.add(f"{rnd.choice(PHRASES)} {i}", conversation_id=rnd.choice(["c-here", "c-else", None]),
+               memory_id=f"row{i}", updated_at=1_700_000_000_000 + i)
     db.close()
     return paths
 
@@ -451,6 +487,23 @@ def _change(paths: Paths, rnd: random.Random, op: str) -> None:
                          "WHERE type = 'conversation')", [rnd.choice(PHRASES) + " changed"])
         elif op == "row_delete":
             conn.execute("DELETE FROM memories WHERE rowid = (SELECT max(rowid) FROM memories WHERE type = 'conversation')")
+        elif op == "touch" and files:  # the mtime alone moves: the entries' updated_at with it
+            f = rnd.choice(files)
+            later = f.stat().st_mtime + rnd.randint(1, 10**6)
+            os.utime(f, (later, later))
+        elif op == "row_batch":  # one statement, many rows, old and new
+            conn.executemany("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, "
+                             "file_path, created_at, updated_at) VALUES (?, 'conversation', 'knowledge', ?, '[]', "
+                             "'auto', ?, NULL, 1, ?)",
+                             [(f"b{rnd.randint(0, 10**6)}-{k}", rnd.choice(PHRASES), rnd.choice(["c-here", "c-else", None]),
+                               rnd.choice([0, 1_700_000_000_000 + k, 1_900_000_000_000])) for k in range(rnd.randint(2, 5))])
+        elif op == "row_not_conversation":  # a row turned into another type leaves the layer
+            conn.execute("UPDATE memories SET type = 'note' WHERE rowid = (SELECT min(rowid) FROM memories "
+                         "WHERE type = 'conversation')")
+        elif op == "conversation_title":
+            conn.execute("UPDATE conversations SET title = ? WHERE id = 'c-here'", [rnd.choice(PHRASES)])
+        elif op == "conversation_delete":
+            conn.execute("DELETE FROM conversations WHERE id = ?", [rnd.choice(["c-here", "c-else"])])
         elif op == "move_conversation":
             conn.execute("UPDATE conversations SET workspace_path = ? WHERE id = 'c-else'", [str(paths.workspace)])
         elif op == "settings":
@@ -460,16 +513,21 @@ def _change(paths: Paths, rnd: random.Random, op: str) -> None:
         conn.close()
 
 
-OPS = ["edit", "same_size_same_mtime", "add", "delete", "bad_file", "row_add", "row_change", "row_delete",
-       "move_conversation", "settings", "nothing"]
+OPS = ["edit", "same_size_same_mtime", "add", "delete", "bad_file", "touch", "row_add", "row_change", "row_delete",
+       "row_batch", "row_not_conversation", "conversation_title", "conversation_delete", "move_conversation",
+       "settings", "nothing"]
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(seed=st.integers(0, 10_000), ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=6),
-       query=st.sampled_from(PHRASES + ["", "zzz"]))
-def test_prepared_index_answers_as_a_fresh_load(seed, ops, query):
+       query=st.sampled_from(PHRASES + ["", "zzz"]), rebase=st.sampled_from([1, 3, prep.REBASE_ROWS]))
+def test_prepared_index_answers_as_a_fresh_load(seed, ops, query, rebase):
+    """Every change (files edited, touched, added, removed, bad; rows added, changed, deleted,
+    moved by another writer; settings) is taken in by the next run as a fresh load would see
+    it: a file parsed again alone, rows laid over the saved layer or, past `rebase` of them,
+    spliced in and saved."""
     rnd = random.Random(seed)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(prep, "REBASE_ROWS", rebase):
         paths = _corpus_on_disk(Path(tmp), rnd)
         assert _built(paths, query) == _fresh(paths, query)  # the first run builds and saves it
         used = 0
@@ -490,14 +548,14 @@ def test_to_json_is_json_dumps_of_as_dict(worked):
 
 def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
     query = "vitest 数据库"
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
     first = build_injection(worked.workspace, query, home=worked.home)
     assert "数据库 in a conversation" in first.text
     settings = load_settings(worked)
     assert prep.load_prepared(worked, settings) is not None
-    assert prep.cache_path(worked).parent == worked.home / "cache"
+    assert prep.cache_path(worked, "conversation").parent == worked.home / "cache"
     # the triggers that count row changes are gone (Muse recreated its table): never trusted
     conn = sqlite3.connect(worked.db_path)
     conn.execute("DROP TRIGGER memtui_gen_memories_upd")
@@ -507,7 +565,7 @@ def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
     assert build_injection(worked.workspace, query, home=worked.home).text == first.text
     assert prep.load_prepared(worked, settings) is not None  # rebuilt, triggers added back
     # a damaged file is not trusted: its checked header ...
-    path = prep.cache_path(worked)
+    path = prep.cache_path(worked, "conversation")
     good = path.read_bytes()
     data = bytearray(good)
     data[prep.HEADER + 3] ^= 0xFF
@@ -534,7 +592,7 @@ def test_preview_json_survives_a_damaged_section_of_the_prepared_index(worked):
 
     query = "vitest 数据库"
     first = json.loads(ok(memtui(worked, "preview", query, "--json")).stdout)
-    path = prep.cache_path(worked)
+    path = prep.cache_path(worked, "conversation")
     data = bytearray(path.read_bytes())
     data[-5] ^= 0xFF
     path.write_bytes(bytes(data))
@@ -556,7 +614,7 @@ def test_a_same_size_edit_with_the_mtime_put_back_is_not_served_stale(worked):
     store = MemoryStore(worked)
     store.load()
     first = json.loads(ok(memtui(worked, "preview", "vitest", "--json")).stdout)
-    assert "vitest" in first["text"].lower() and prep.cache_path(worked).exists()
+    assert "vitest" in first["text"].lower() and prep.cache_path(worked, "conversation").exists()
     data = path.read_bytes()
     changed = data.replace(b"vitest", b"jestxx")
     assert changed != data and len(changed) == len(data)
@@ -615,27 +673,121 @@ def test_the_tui_takes_saved_lines_and_answers_the_same(worked, monkeypatch):
     assert [(c.entry.id, c.status, c.line) for c in r.candidates] == [(c.entry.id, c.status, c.line) for c in saved.candidates]
 
 
-def test_an_outside_edit_rebuilds_its_layer_alone(worked):
-    """One edited Markdown file invalidates its layer only: the conversation rows and the
-    other layer are kept as saved, byte for byte, and the answer is a fresh load's."""
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+def _file_ids(paths: Paths) -> dict[str, tuple[int, int]]:
+    out = {}
+    for layer in ("user", "project", "conversation"):
+        st = prep.cache_path(paths, layer).stat()
+        out[layer] = (st.st_ino, st.st_mtime_ns)
+    return out
+
+
+def test_an_outside_edit_parses_that_file_alone(worked, monkeypatch):
+    """One edited Markdown file is parsed again alone and spliced into its saved layer, whose
+    file is saved again; the other layers' files are not touched, and the answer is a fresh
+    load's, before and after the splice is saved."""
+    from memtui.core import markdown
+
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
+    write(worked.user_root / "other.md", "- vitest in another file of the layer\n")
     query = "vitest 数据库"
     build_injection(worked.workspace, query, home=worked.home)
-    settings = load_settings(worked)
-    before = prep.load_layers(worked, settings)
-    assert set(before) == {"user", "project", "conversation"}
+    before = _file_ids(worked)
     write(worked.user_root / "preferences.md", PREFS.replace("vitest", "mocha 数据库"))
-    assert set(prep.load_layers(worked, settings)) == {"project", "conversation"}
+    parsed: list[str] = []
+    real = markdown.parse_text
+    monkeypatch.setattr(markdown, "parse_text", lambda text: parsed.append(text) or real(text))
+    built = _built(worked, query)
+    assert len(parsed) == 1 and "mocha" in parsed[0]  # the edited file alone
+    monkeypatch.setattr(markdown, "parse_text", real)
+    assert built == _fresh(worked, query)
+    after = _file_ids(worked)
+    assert after["project"] == before["project"] and after["conversation"] == before["conversation"]
+    assert after["user"] != before["user"]  # the spliced layer, saved again
+    settings = load_settings(worked)
+    prepared = prep.load_prepared(worked, settings)
+    assert prepared is not None and prepared.stamp is not None  # used as saved, no parsing
+    user, fresh = prepared.indexes["user"], prep.prepare(worked, settings, save=False).indexes["user"]
+    assert [user.entry(p) for p in range(user.size)] == [fresh.entry(p) for p in range(fresh.size)]
+    # a file removed and one added: the same, each alone
+    (worked.user_root / "other.md").unlink()
+    write(worked.user_root / "third.md", "- 数据库 vitest in a new file\n")
     assert _built(worked, query) == _fresh(worked, query)
-    after = prep.load_layers(worked, settings)
-    assert set(after) == {"user", "project", "conversation"}
-    for layer in ("project", "conversation"):  # kept as they were: the same saved state and sections
-        assert after[layer].saved["core"] == before[layer].saved["core"]
-        index, was = after[layer].index, before[layer].index
-        assert [index.entry(p) for p in range(index.size)] == [was.entry(p) for p in range(was.size)]
-    assert "mocha" in after["user"].index.entry(0).text and "mocha" not in before["user"].index.entry(0).text
+    assert prep.load_prepared(worked, settings) is not None
+
+
+def test_rows_of_another_writer_are_laid_over_the_saved_layer(worked):
+    """Rows added, changed and deleted by another writer (and a conversation moved to this
+    workspace) are read alone and laid over the saved conversation layer, whose file is not
+    rewritten; every answer is a fresh load's, the JSON of every candidate included."""
+    db = Conversations(worked.db_path)
+    db.ensure_conversation("c-here", "here", str(worked.workspace))
+    db.ensure_conversation("c-else", "elsewhere", str(worked.home / "elsewhere"))
+    for i in range(30):
+        db.add(f"数据库 row {i} vitest" if i % 3 else f"row {i}", memory_id=f"r{i:02}",
+                                   conversation_id=["c-here", "c-else", None][i % 3], updated_at=1_700_000_000_000 + i)
+    db.close()
+    query = "vitest 数据库 row"
+    build_injection(worked.workspace, query, home=worked.home)
+    before = _file_ids(worked)
+    settings = load_settings(worked)
+    conn = sqlite3.connect(worked.db_path)  # another writer
+    steps = [
+        ("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, created_at, "
+         "updated_at) VALUES ('new1', 'conversation', 'knowledge', '数据库 newest row', '[]', 'auto', 'c-here', NULL, 1, "
+         "1800000000000)", []),
+        ("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, created_at, "
+         "updated_at) VALUES ('old1', 'conversation', 'knowledge', 'vitest oldest row', '[\"t\"]', 'auto', NULL, NULL, 1, 5)", []),
+        ("UPDATE memories SET content = 'vitest changed in place' WHERE id = 'r04'", []),
+        ("UPDATE memories SET updated_at = 1900000000000 WHERE id = 'r07'", []),
+        ("DELETE FROM memories WHERE id IN ('r01', 'r10')", []),
+        ("UPDATE conversations SET workspace_path = ? WHERE id = 'c-else'", [str(worked.workspace)]),
+        ("UPDATE conversations SET title = 'renamed' WHERE id = 'c-here'", []),
+        ("DELETE FROM conversations WHERE id = 'c-here'", []),
+        ("UPDATE memories SET type = 'note' WHERE id = 'r13'", []),
+        ("UPDATE memories SET id = 'r16-renamed' WHERE id = 'r16'", []),
+    ]
+    for sql, args in steps:
+        conn.execute(sql, args)
+        conn.commit()
+        prepared = prep.load_prepared(worked, settings)
+        assert prepared is not None, sql
+        assert isinstance(prepared.indexes["conversation"], PatchedLayer), sql
+        assert _built(worked, query) == _fresh(worked, query), sql
+        assert _file_ids(worked) == before, sql  # no layer saved again
+    conn.close()
+
+
+def test_many_changed_rows_are_spliced_in_and_saved(worked, monkeypatch):
+    """Past `REBASE_ROWS` changed rows the layer is spliced and saved again as of now; a log
+    that lost changes (triggers dropped and added back) rebuilds the layer whole."""
+    db = Conversations(worked.db_path)
+    for i in range(12):
+        db.add(f"数据库 row {i}", memory_id=f"r{i:02}", updated_at=1_700_000_000_000 + i)
+    db.close()
+    monkeypatch.setattr(prep, "REBASE_ROWS", 3)
+    query = "数据库 row"
+    build_injection(worked.workspace, query, home=worked.home)
+    settings = load_settings(worked)
+    before = _file_ids(worked)
+    conn = sqlite3.connect(worked.db_path)
+    conn.execute("UPDATE memories SET content = content || ' again' WHERE id < 'r05'")
+    conn.commit()
+    assert _built(worked, query) == _fresh(worked, query)
+    after = _file_ids(worked)
+    assert after["conversation"] != before["conversation"] and after["user"] == before["user"]
+    prepared = prep.load_prepared(worked, settings)
+    assert prepared is not None and not isinstance(prepared.indexes["conversation"], PatchedLayer)
+    # the log loses a change: memtui cannot tell what changed, so the layer is rebuilt whole
+    conn.execute("DELETE FROM memtui_row_log")
+    conn.execute("UPDATE memories SET content = 'vanished change' WHERE id = 'r07'")
+    conn.execute("DELETE FROM memtui_row_log")
+    conn.commit()
+    conn.close()
+    assert prep.load_prepared(worked, settings) is None
+    assert _built(worked, "vanished") == _fresh(worked, "vanished")
+    assert prep.load_prepared(worked, settings) is not None
 
 
 def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
@@ -644,8 +796,8 @@ def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
     from memtui.core.serve import inject_from_store
     from memtui.core.store import MemoryStore
 
-    db = MuseDB(worked.db_path)
-    db.add_conversation_memory("数据库 in a conversation", memory_id="r1")
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
     db.close()
     query = "vitest 数据库"
     build_injection(worked.workspace, query, home=worked.home)  # saves the prepared index
@@ -675,7 +827,7 @@ def test_a_huge_length_in_the_prepared_index_header_is_damage_not_a_crash(worked
     event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": query, "cwd": str(worked.workspace)})
     hooked = memtui(worked, "hook", "claude-code", input=event)
     assert hooked.returncode == 0 and hooked.stdout == first["text"] + "\n"
-    path = prep.cache_path(worked)
+    path = prep.cache_path(worked, "conversation")
 
     def damage() -> None:
         data = bytearray(path.read_bytes())
@@ -694,7 +846,7 @@ def test_a_huge_length_in_the_prepared_index_header_is_damage_not_a_crash(worked
 def test_a_section_longer_than_the_file_is_damage(worked):
     """A section's offset and length are checked against the file's size before it is read."""
     build_injection(worked.workspace, "vitest", home=worked.home)
-    path = prep.cache_path(worked)
+    path = prep.cache_path(worked, "conversation")
     size = path.stat().st_size
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -706,3 +858,49 @@ def test_a_section_longer_than_the_file_is_damage(worked):
         os.close(fd)
     assert not path.exists()  # removed: rebuilt by the next run
     assert build_injection(worked.workspace, "vitest", home=worked.home).count
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.text(), min_size=5, max_size=5), clipped=st.booleans(), tokens=st.integers(0, 10**9),
+       layer=st.sampled_from(["user", "project", "conversation"]), score=st.floats(0, 1),
+       status=st.sampled_from(["included", "budget", "below_gate"]))
+def test_a_saved_candidate_json_is_json_dumps(texts, clipped, tokens, layer, score, status):
+    """`json_pieces` writes each field as the encoder does (any text: quotes, controls, lone
+    surrogates, wide characters); with the score and status between them they are exactly
+    `json.dumps(candidate_fields(...), ensure_ascii=False)`."""
+    from memtui.core.injection import candidate_fields
+    from memtui.core.store.layer_index import json_pieces
+
+    entry_id, source, importance, updated, line = texts
+    made = (line, clipped, 0, tokens)
+    head, tail = json_pieces(layer, (entry_id, source, importance, updated), made)
+    whole = json.dumps(candidate_fields(entry_id, layer, source, score, status, made, importance, updated),
+                       ensure_ascii=False)
+    assert head + json.dumps(score) + ', "status": "' + status + tail == whole
+
+
+def test_the_saved_files_are_closed_with_their_answers(worked):
+    """A process that answers many times (the MCP server, a test run) keeps no saved file open
+    once nothing reads from it: each layer's file is closed with the last index reading it."""
+    db = Conversations(worked.db_path)
+    db.add("数据库 in a conversation", memory_id="r1")
+    db.close()
+    build_injection(worked.workspace, "vitest", home=worked.home)
+
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_files()
+    for i in range(40):
+        if i % 10 == 5:  # an edit and a new row now and then: the spliced and overlaid paths too
+            write(worked.project_root / "context.md", CONTEXT + f"- 数据库 edit {i}\n")
+            conn = sqlite3.connect(worked.db_path)
+            conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, file_path, "
+                         "created_at, updated_at) VALUES (?, 'conversation', 'knowledge', 'vitest row', '[]', 'auto', "
+                         "NULL, NULL, 1, 2)", [f"n{i}"])
+            conn.commit()
+            conn.close()
+        r = build_injection(worked.workspace, "vitest 数据库", home=worked.home)
+        assert r.count and json.loads(r.to_json())["count"] == r.count
+        del r
+    assert open_files() <= before + 3

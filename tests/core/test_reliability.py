@@ -19,7 +19,8 @@ from memtui.core.demo import write_demo
 from memtui.core.fileio import ConflictError, sha256
 from memtui.core.paths import Paths, iter_memory_files
 from memtui.core.store import MemoryStore
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
+from memtui.core.store.database import Database
 from memtui.core.watch import StoreWatcher
 from tests.helpers import enable, write
 
@@ -91,7 +92,7 @@ print("done")
 def test_concurrent_writer_loses_no_update(paths):
     enable(paths)
     shared = write(paths.user_root / "shared.md", "".join(f"- memtui line {i}\n" for i in range(20)))
-    MuseDB(paths.db_path).ensure_schema()
+    Database(paths.db_path).ensure_schema()
     store = MemoryStore(paths)
     store.load()
     muse = subprocess.Popen([sys.executable, "-c", MUSE_WRITER, str(paths.db_path), str(shared), "150"],
@@ -157,9 +158,9 @@ def test_a_storm_of_changes_is_one_coalesced_reload(paths):
 def test_export_import_round_trip_and_repair_of_a_corrupt_database(paths, tmp_path):
     enable(paths)
     write(paths.user_root / "a.md", "- survives\n")
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c1", "Chat", str(paths.workspace))
-    db.add_conversation_memory("only in the database", memory_id="m1", conversation_id="c1", tags=["x"])
+    db.add("only in the database", memory_id="m1", conversation_id="c1", tags=["x"])
     db.close()
     cli = [sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace)]
     backup = tmp_path / "backup.jsonl"

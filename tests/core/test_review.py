@@ -4,6 +4,7 @@ real muse.db."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter
 
 import pytest
@@ -13,7 +14,9 @@ from memtui.core.paths import Paths
 from memtui.core.serve import build_injection, inject_from_store
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
+from memtui.core.store.database import Database
+from memtui.core.store.index import ReviewState
 from tests.helpers import enable, write
 
 AUTO = "---\nsource: auto\n---\n\n- deploy with blue green switches\n- deploy on fridays never\n- deploy notes kept in the wiki\n"
@@ -24,11 +27,11 @@ MANUAL = "- deploy checklist lives in docs\n"
 def store(paths: Paths):
     write(paths.user_root / "auto.md", AUTO)
     write(paths.project_root / "manual.md", MANUAL)
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c1", "Deploys", str(paths.workspace))
     for i in range(14):  # more than the conversation layer's max items (10)
-        db.add_conversation_memory(f"deploy fact number {i}", conversation_id="c1", source="auto" if i % 2 else "manual",
-                                   memory_id=f"row-{i:02d}", created_at=1000 + i, updated_at=1000 + i)
+        db.add(f"deploy fact number {i}", conversation_id="c1", source="auto" if i % 2 else "manual",
+               memory_id=f"row-{i:02d}", created_at=1000 + i, updated_at=1000 + i)
     db.close()
     enable(paths, {"memory": {"requireReview": True}})
     s = actions.open_store(paths)
@@ -53,7 +56,7 @@ def test_counted_statuses_agree_with_the_candidates_when_entries_are_held_back(s
         result = inject_from_store(store, settings, query)
         assert result.status_counts() == dict(Counter(c.status for c in result.candidates)), query
         held = {c.entry.id for c in result.candidates if c.status == "unreviewed"}
-        assert held == {e.id for e in review.unreviewed(store)}
+        assert held == {e.id for e in actions.unreviewed(store)}
         assert all("blue green" not in c.line for c in result.included)
 
 
@@ -71,11 +74,12 @@ def test_accepting_lets_an_entry_in_and_an_outside_change_holds_it_back_again(st
     settings = load_settings(store.paths)
     row = store.get("row-13")
     assert "deploy fact number 13" not in inject_from_store(store, settings, "deploy fact number 13").text
-    review.accept(store, [row])
+    actions.accept(store, [row])
     assert "- deploy fact number 13" in inject_from_store(store, settings, "deploy fact number 13").text
-    db = MuseDB(store.paths.db_path)
-    db.update_conversation_memory("row-13", "deploy fact number 13, revised", None)
-    db.close()
+    with sqlite3.connect(store.paths.db_path) as conn:  # Muse's extractor rewrites the row
+        conn.execute("UPDATE memories SET content = ?, updated_at = updated_at + 1 WHERE id = 'row-13'",
+                     ["deploy fact number 13, revised"])
+    conn.close()
     store.reload(conversation=True)
     result = inject_from_store(store, settings, "deploy fact number 13")
     assert "revised" not in result.text
@@ -94,7 +98,7 @@ def test_an_unreadable_review_state_holds_back_every_auto_entry(store, tmp_path)
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"not a database at all" * 100)
     expected = {e.id for e in store.entries() if review.needs_review(e)}
-    assert review.held_back(MuseDB(broken), store.entries()) == expected
+    assert review.held_back(ReviewState(broken), store.entries()) == expected
     assert review.held_back(broken, store.entries()) == expected  # the hook's reader
 
 
@@ -106,11 +110,11 @@ def test_require_review_must_be_a_boolean(paths):
 
 
 def test_the_review_table_is_memtuis_own(store):
-    review.accept(store, review.unreviewed(store)[:1])
-    tables = {r[0] for r in MuseDB(store.paths.db_path).ensure_schema().execute(
+    actions.accept(store, actions.unreviewed(store)[:1])
+    tables = {r[0] for r in Database(store.paths.db_path).ensure_schema().execute(
         "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "memtui_reviewed" in tables
     fresh = MemoryStore(store.paths)
     fresh.load()
-    assert len(review.unreviewed(fresh)) == len(review.unreviewed(store))
+    assert len(actions.unreviewed(fresh)) == len(actions.unreviewed(store))
     fresh.close()

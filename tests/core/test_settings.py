@@ -48,6 +48,23 @@ def test_writes_keep_every_foreign_key(paths):
     assert g == expected
 
 
+def test_numbers_no_float_holds_are_written_back_as_they_were(paths):
+    """`1e400` reads as infinity: writing it back as `Infinity` would leave a file that is no
+    longer JSON for every other reader (Muse, node). Foreign keys keep their own text, and a
+    memtui key holding one is reported, not used."""
+    write(paths.workspace_settings, '{"memoryEnabled": true, "x": 1e400, "nested": [-1E999, {"q": 2.5}]}')
+    write(paths.global_settings, '{"memory": {"budget": {"total": 1e309, "user": 700}}, "other": 1e400}')
+    s = load_settings(paths)
+    assert s.budget["total"] == 2000 and any("budget.total" in p.message and "1e309" in p.message for p in s.problems)
+    set_workspace_enabled(paths, False)
+    set_global(paths, {("memory", "budget", "user"): 650})
+    ws, g = paths.workspace_settings.read_text(), paths.global_settings.read_text()
+    assert "Infinity" not in ws + g
+    assert '"x": 1e400' in ws and "-1E999" in ws and '"memoryEnabled": false' in ws
+    assert '"total": 1e309' in g and '"other": 1e400' in g and '"user": 650' in g
+    json.loads(ws.replace("1e400", "1").replace("-1E999", "1"))  # otherwise plain JSON
+
+
 def test_invalid_json_is_reported_and_never_overwritten(paths):
     bad = write(paths.workspace_settings, "{not json")
     s = load_settings(paths)
@@ -55,3 +72,9 @@ def test_invalid_json_is_reported_and_never_overwritten(paths):
     with pytest.raises(SettingsError):
         set_workspace_enabled(paths, True)
     assert bad.read_text() == "{not json"
+
+
+def test_messages_quote_values_as_the_file_writes_them(paths):
+    write(paths.global_settings, json.dumps({"memoryEnabled": "yes", "memory": {"maxItemChars": None}}))
+    messages = " ".join(p.message for p in load_settings(paths).problems)
+    assert 'not "yes"' in messages and "not null" in messages and "'yes'" not in messages and "None" not in messages

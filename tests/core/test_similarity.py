@@ -111,3 +111,25 @@ def test_the_index_answers_as_near_duplicate(seed, n):
         index.add(e, e.text)
     for q in queries:
         assert index.best(q) == near_duplicate(pool, q), q
+
+
+def test_small_blocks_and_long_texts_find_what_all_pairs_find(monkeypatch):
+    """The search's blocks (rows × columns of a length window) split where a pair can fall
+    across their edges, and texts of more than 255 characters are counted in wider integers:
+    neither may lose a pair."""
+    import memtui.core.similarity as similarity
+
+    monkeypatch.setattr(similarity, "_ROWS", 3)
+    monkeypatch.setattr(similarity, "_COLS", 5)
+    rnd = random.Random(11)
+    texts = corpus(3, 150)
+    long = [" ".join(rnd.choice(WORDS) for _ in range(rnd.randint(40, 120))) for _ in range(25)]
+    texts += long + [_mutate(rnd, t) for t in long] + [t + " é" * 300 for t in long[:5]] + ["x" * 70_000, "x" * 69_000]
+    rnd.shuffle(texts)
+
+    def later(a: int, b: int) -> int:
+        return max(a, b)
+
+    found = duplicate_pairs(texts, later)
+    assert len(found) > 40
+    assert found == all_pairs(texts, later)

@@ -11,7 +11,7 @@ import pytest
 from memtui.core.actions import near_duplicate
 from memtui.core.fileio import ConflictError
 from memtui.core.store import MemoryStore
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
 from tests.helpers import write
 
 MUSE_SCHEMA = """
@@ -27,8 +27,8 @@ CREATE TABLE memories (id TEXT PRIMARY KEY, type TEXT NOT NULL, category TEXT NO
 def test_loads_three_layers_and_ids_are_stable(paths):
     write(paths.user_root / "prefs.md", "- a\n- b\n- a\n")
     write(paths.project_root / "sub" / "ctx.md", "---\ntags: x, y\n---\n- 项目\n")
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("conv one", memory_id="c1")
+    db = Conversations(paths.db_path)
+    db.add("conv one", memory_id="c1")
     db.close()
     store = MemoryStore(paths)
     store.load()
@@ -77,8 +77,8 @@ def test_delete_then_undo_restores_bytes_even_after_restart(paths):
 
 
 def test_delete_and_undo_conversation_memory(paths):
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("remember the milk", memory_id="m1", tags=["shop"])
+    db = Conversations(paths.db_path)
+    db.add("remember the milk", memory_id="m1", tags=["shop"])
     db.close()
     store = MemoryStore(paths)
     store.load()
@@ -100,8 +100,8 @@ def test_stale_edit_is_refused(paths):
 
 
 def test_stale_conversation_edit_is_refused(paths):
-    db = MuseDB(paths.db_path)
-    db.add_conversation_memory("v1", memory_id="m1", updated_at=1)
+    db = Conversations(paths.db_path)
+    db.add("v1", memory_id="m1", updated_at=1)
     store = MemoryStore(paths)
     store.load()
     entry = store.entries("conversation")[0]
@@ -111,7 +111,7 @@ def test_stale_conversation_edit_is_refused(paths):
     other.close()
     with pytest.raises(ConflictError):
         store.edit_entry(entry, "mine")
-    assert db.get_memory_row("m1")["content"] == "v2 from muse"
+    assert db.row("m1")["content"] == "v2 from muse"
     db.close()
 
 
@@ -180,6 +180,21 @@ def test_unreadable_file_is_reported(paths):
     assert any("cannot read" in p.message for p in store.problems)
 
 
+def _muse_search(paths, keyword: str) -> list[str]:
+    """Ids of the memories whose content or tags contain `keyword`, found as Muse finds them in
+    the FTS5 trigram index memtui keeps (a keyword under 3 characters through the index's LIKE)."""
+    conn = sqlite3.connect(paths.db_path)
+    try:
+        if len(keyword) >= 3:
+            sql, args = "memories_fts MATCH ?", ['"' + keyword.replace('"', '""') + '"']
+        else:
+            sql, args = "f.content LIKE ? OR f.tags LIKE ?", [f"%{keyword}%"] * 2
+        return [r[0] for r in conn.execute(
+            f"SELECT m.id FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE {sql}", args)]
+    finally:
+        conn.close()
+
+
 def test_works_on_a_database_muse_created(paths):
     conn = sqlite3.connect(paths.db_path)
     conn.executescript(MUSE_SCHEMA)
@@ -192,12 +207,12 @@ def test_works_on_a_database_muse_created(paths):
     store.load()
     assert [(e.text, e.conversation_title) for e in store.entries("conversation")] == [("数据库 uses WAL", "Chat")]
     # the Markdown entries are indexed as rows with file_path, searchable in Chinese
-    ids = set(store.db.search("数据"))
+    ids = set(_muse_search(paths, "数据"))
     assert {store.entries("user")[0].id, "m1"} <= ids
-    assert set(store.db.search("连接池")) == {store.entries("user")[0].id}
+    assert set(_muse_search(paths, "连接池")) == {store.entries("user")[0].id}
     rows = sqlite3.connect(paths.db_path).execute("SELECT count(*) FROM memories WHERE file_path IS NOT NULL").fetchone()
     assert rows == (1,)
-    assert store.db.health()["ok"]
+    assert store.conversations.health()["ok"]
 
 
 def test_older_schema_is_upgraded_after_a_backup(paths):
@@ -210,8 +225,8 @@ def test_older_schema_is_upgraded_after_a_backup(paths):
     store.load()
     write(paths.user_root / "a.md", "- indexed\n")
     store.reload()
-    assert store.db.backup_path is not None and store.db.backup_path.exists()
-    backup = sqlite3.connect(store.db.backup_path)
+    assert store.database.backup_path is not None and store.database.backup_path.exists()
+    backup = sqlite3.connect(store.database.backup_path)
     assert backup.execute("SELECT content FROM memories").fetchall() == [("kept",)]
     assert [e.text for e in store.entries("conversation")] == ["kept"]
 
@@ -287,3 +302,29 @@ def test_temp_files_of_killed_writes_are_removed_unless_a_writer_is_active(paths
         assert leftover.exists()
     store.load()
     assert not leftover.exists() and other.exists()
+
+
+def test_conversation_layer_is_made_again_only_when_a_row_changes(paths):
+    """Another write to muse.db (the hook's history) re-reads the rows; the entries are made
+    again only when one of them changed, and they are the rows' entries, terms included."""
+    from memtui.core.store.scan import conversation_entry
+
+    db = Conversations(paths.db_path)
+    db.ensure_conversation("k1", "Deploys", str(paths.workspace))
+    db.add("staging deploys on merge 部署", memory_id="m1", conversation_id="k1", tags=["ci"])
+    db.add("the deploy key lives in the vault", memory_id="m2", conversation_id="k1")
+    store = MemoryStore(paths)
+    store.load()
+    first = store.snapshot("conversation")
+    rows = db.rows(paths.workspace)
+    assert [(e, e.terms) for e in first] == [(conversation_entry(r), conversation_entry(r).terms) for r in rows]
+    db.ensure_conversation("other", "Elsewhere", "/srv/elsewhere")  # muse.db moved, no row of ours did
+    store.reload()
+    assert store.snapshot("conversation") is first
+    with sqlite3.connect(paths.db_path) as conn:
+        conn.execute("UPDATE memories SET content = 'staging deploys on every merge' WHERE id = 'm1'")
+    db.close()
+    store.reload()
+    assert [e.text for e in store.snapshot("conversation")] == ["staging deploys on every merge",
+                                                                "the deploy key lives in the vault"]
+    store.close()

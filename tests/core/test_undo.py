@@ -19,7 +19,7 @@ from memtui.core.fileio import read_if_exists, sha256
 from memtui.core.model import Layer
 from memtui.core.paths import Paths
 from memtui.core.store import MemoryStore, edits
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
 from tests.cli.run import assert_no_traceback, entries, entry_id, memtui, ok, undo_log
 from tests.helpers import enable, write
 
@@ -38,10 +38,10 @@ def layer_flag(layer: str) -> list[str]:
 
 
 def seed_conversation(paths: Paths, text: str = CONV_TEXT, memory_id: str = "m1") -> None:
-    db = MuseDB(paths.db_path)
+    db = Conversations(paths.db_path)
     db.ensure_conversation("c1", "Chat about staging", str(paths.workspace))
-    db.add_conversation_memory(text, memory_id=memory_id, conversation_id="c1", tags=["db", "staging"],
-                               created_at=1_700_000_000_000, updated_at=1_700_000_001_000)
+    db.add(text, memory_id=memory_id, conversation_id="c1", tags=["db", "staging"],
+           created_at=1_700_000_000_000, updated_at=1_700_000_001_000)
     db.close()
 
 
@@ -235,13 +235,13 @@ from pathlib import Path
 from memtui.core import actions
 from memtui.core.paths import Paths
 from memtui.core import fileio
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
 
 home, ws, where, what = sys.argv[1:5]
 paths = Paths(Path(home), Path(ws))
 trash = paths.home / "trash"
 real_write = fileio.atomic_write_bytes
-real_rows = MuseDB.write_rows
+real_rows = Conversations.write_rows
 
 memory_writes = []
 
@@ -258,7 +258,7 @@ def dying_rows(self, changes):
 if where in ("file", "second-file"):
     fileio.atomic_write_bytes = dying_write
 else:
-    MuseDB.write_rows = dying_rows
+    Conversations.write_rows = dying_rows
 store = actions.open_store(paths)
 if what == "edit":
     actions.edit(store, next(e for e in store.entries() if e.text == "keep me"), "edited then killed")
@@ -658,9 +658,9 @@ def test_a_writer_killed_before_its_record_leaves_no_orphan_folder(paths):
 ACCEPT_CRASH_CHILD = r"""
 import os, sys
 from pathlib import Path
-from memtui.core import actions, review
+from memtui.core import actions
 from memtui.core.paths import Paths
-from memtui.core.store.index import MuseDB
+from memtui.core.store.index import ReviewState
 
 home, ws = sys.argv[1:3]
 paths = Paths(Path(home), Path(ws))
@@ -668,9 +668,9 @@ paths = Paths(Path(home), Path(ws))
 def dying(self, items):
     os._exit(9)
 
-MuseDB.set_reviewed = dying
+ReviewState.add = dying
 store = actions.open_store(paths)
-review.accept_all(store)
+actions.accept_all(store)
 print("not killed")
 """
 

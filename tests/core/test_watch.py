@@ -7,7 +7,7 @@ import threading
 import time
 
 from memtui.core.store import MemoryStore
-from memtui.core.store.index import MuseDB
+from memtui.core.store.database import Database
 from memtui.core.watch import StoreWatcher
 from tests.helpers import write
 
@@ -56,7 +56,7 @@ def test_burst_of_writes_is_debounced(paths):
 
 
 def test_database_change_from_another_process_is_noticed(paths):
-    MuseDB(paths.db_path).ensure_schema()
+    Database(paths.db_path).ensure_schema()
     store = MemoryStore(paths)
     store.load()
     events = Events()

@@ -76,6 +76,34 @@ async def test_edit_and_save_changes_exactly_those_lines(demo_paths):
     assert all(before[i].startswith("updatedAt:") for i in changed[:-1])
 
 
+async def test_external_editor_edits_the_selected_entry_and_saves_it(demo_paths, tmp_path, monkeypatch):
+    """E hands the entry to $EDITOR (here a real sed process), saves what it left in the file
+    (only that entry's lines change) and removes the file. The terminal hand-over itself
+    cannot happen headless, so suspending is a no-op here."""
+    import contextlib
+    import tempfile
+
+    path = demo_paths.user_root / "preferences.md"
+    before = path.read_text().splitlines(keepends=True)
+    handed = tmp_path / "handed-over"
+    handed.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(handed))
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", "sed -i s/jest/mocha/")
+    app = MemtuiApp(demo_paths, watch=False)
+    monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        select(app, "user", lambda e: e.text == "Use vitest, not jest")
+        await pilot.press("E")
+        await wait_until(pilot, lambda: "- Use vitest, not mocha\n" in path.read_text(), message="the edit saved")
+    after = path.read_text().splitlines(keepends=True)
+    changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    assert [after[i] for i in changed][-1] == "- Use vitest, not mocha\n"
+    assert all(before[i].startswith("updatedAt:") for i in changed[:-1])
+    assert list(handed.iterdir()) == []
+
+
 async def test_delete_confirm_then_undo_restores_bytes(demo_paths):
     path = demo_paths.project_root / "context.md"
     original = path.read_bytes()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from memtui.core import review
+from memtui.core import actions
 from memtui.core.actions import open_store
 from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
@@ -24,7 +24,7 @@ def awaiting(paths: Paths) -> list[str]:
     """What a fresh process finds awaiting review (the state on disk, not the app's)."""
     store = open_store(paths)
     try:
-        return [e.text for e in review.unreviewed(store)]
+        return [e.text for e in actions.unreviewed(store)]
     finally:
         store.close()
 

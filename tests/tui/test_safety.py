@@ -38,9 +38,9 @@ def hostile(tmp_path) -> Paths:
     paths = Paths(home, ws)
     store = open_store(paths)
     try:
-        store.db.ensure_conversation("c1", f"[@click=app.quit]title[/] {OSC52}", str(ws))
+        store.conversations.ensure_conversation("c1", f"[@click=app.quit]title[/] {OSC52}", str(ws))
         # written as Muse writes it (memtui itself refuses control characters in new text)
-        store.db.add_conversation_memory(f"conversation {CLICK} {OSC52}", conversation_id="c1")
+        store.conversations.add(f"conversation {CLICK} {OSC52}", conversation_id="c1")
     finally:
         store.close()
     return paths

@@ -11,6 +11,7 @@ from itertools import islice
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import on
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
@@ -127,6 +128,14 @@ class LeftOut:
     near: list[Candidate] = field(default_factory=list)
     samples: dict[str, list[Candidate]] = field(default_factory=dict)  # per reason, nearest first
     over_budget: int = 0  # left out because the budget was spent (near misses included)
+    pending: bool = False  # the counts only: the near misses and lists are still being looked for
+
+
+def left_out_counts(result: InjectionResult) -> LeftOut:
+    """What is left out, counted (cheap: no candidate produced), the near misses pending."""
+    counts = result.status_counts()
+    counts.pop("included", None)
+    return LeftOut(total=sum(counts.values()), counts=counts, over_budget=counts.get("budget", 0), pending=True)
 
 
 def left_out(result: InjectionResult) -> LeftOut:
@@ -159,6 +168,21 @@ class PreviewPane(Vertical):
     TARGET_CYCLE: tuple[Target | None, ...] = (None, *TARGETS)
     target: Target | None = None
     _last: tuple[InjectionResult, LeftOut | None] | None = None
+    # Per keystroke only what is on screen is rebuilt: a collapsed reason's list is made when
+    # it is expanded, and a Static whose content did not change is not updated (an update
+    # lays the whole screen out again).
+    _lists: dict[str, tuple[list[Candidate], bool]] = {}  # reason -> (its candidates, scored), while collapsed
+    _content: dict[str, object] = {}  # widget id -> what it shows
+    _near: list[Text] = []  # the near-miss lines shown last (kept, dimmed, while the next are looked for)
+
+    def _update(self, widget: Static, content: Text, key: object = None) -> None:
+        """`widget.update(content)` unless it already shows it (`key`: what stands for it)."""
+        key = content if key is None else key
+        if widget.id is not None and self._content.get(widget.id) == key:
+            return
+        if widget.id is not None:
+            self._content = {**self._content, widget.id: key}
+        widget.update(content)
 
     def action_cycle_target(self) -> None:
         self.target = self.TARGET_CYCLE[(self.TARGET_CYCLE.index(self.target) + 1) % len(self.TARGET_CYCLE)]
@@ -211,12 +235,15 @@ class PreviewPane(Vertical):
             left.update(Text.assemble(("Memory is off: ", "bold"), "press ", ("t", "bold"), " to turn it on."))
             for reason in REASONS:
                 self.query_one(f"#left-{reason}", Collapsible).display = False
+            self._content = {}  # updated here directly: the next preview updates every part
             return
         summary = summary or left_out(result)
         fold.title = Content(fold_title(result, summary))  # type: ignore[assignment]
-        injected.update(injected_renderable(result.text))
+        if self._content.get("injected-text") != result.text:
+            self._content = {**self._content, "injected-text": result.text}
+            injected.update(injected_renderable(result.text))
         gauges.display = True
-        gauges.update(gauges_renderable(result))
+        self._update(gauges, gauges_renderable(result))
         if result.redacted:
             notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
             notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
@@ -232,7 +259,7 @@ class PreviewPane(Vertical):
         if clipped:
             notes.append(f"Clipped to {len(clipped[0].line) - 2} characters: {len(clipped)}\n", style="dim")
         notes.rstrip()
-        problems.update(notes)
+        self._update(problems, notes)
         problems.display = bool(notes.plain.strip())
         self._show_left_out(result, left, summary)
 
@@ -243,12 +270,23 @@ class PreviewPane(Vertical):
         body.append(f"Left out ({summary.total})", style="bold")
         if not summary.total:
             body.append("\n  nothing", style="dim")
+            self._near = []
+        elif summary.pending:  # the last query's near misses, dimmed, until this one's are found
+            body.append("  nearest first…", style="dim")
+            for line in self._near:
+                dimmed = line.copy()
+                dimmed.stylize("dim")
+                body.append("\n")
+                body.append_text(dimmed)
         elif summary.near:
             body.append("  nearest first", style="dim")
-            for c in summary.near:
+            self._near = [candidate_line(c, scored) for c in summary.near]
+            for line in self._near:
                 body.append("\n")
-                body.append_text(candidate_line(c, scored))
-        left.update(body)
+                body.append_text(line)
+        else:
+            self._near = []
+        self._update(left, body)
         for reason, label in REASONS.items():
             fold = self.query_one(f"#left-{reason}", Collapsible)
             count = summary.counts.get(reason, 0)
@@ -257,10 +295,25 @@ class PreviewPane(Vertical):
                 continue
             group = summary.samples.get(reason, [])
             more = "" if len(group) >= count else f" (first {len(group)}; all: memtui preview --json)"
+            if summary.pending:
+                fold.title = Content(f"{count} {label}")  # type: ignore[assignment]
+                continue  # an open list keeps the last one until this query's is found
             fold.title = Content(f"{count} {'more ' if summary.near else ''}{label}{more}")  # type: ignore[assignment]
-            lines = Text(no_wrap=True, overflow="ellipsis")
-            for i, c in enumerate(group):
-                if i:
-                    lines.append("\n")
-                lines.append_text(candidate_line(c, scored))
-            self.query_one(f"#left-{reason}-list", Static).update(lines)
+            self._lists = {**self._lists, reason: (group, scored)}
+            if not fold.collapsed:
+                self._show_list(reason)
+
+    def _show_list(self, reason: str) -> None:
+        """The listed candidates of one reason, made when its fold is open."""
+        group, scored = self._lists.get(reason, ([], True))
+        lines = Text(no_wrap=True, overflow="ellipsis")
+        for i, c in enumerate(group):
+            if i:
+                lines.append("\n")
+            lines.append_text(candidate_line(c, scored))
+        self._update(self.query_one(f"#left-{reason}-list", Static), lines)
+
+    @on(Collapsible.Expanded, ".reason")
+    def _reason_expanded(self, event: Collapsible.Expanded) -> None:
+        if event.collapsible.id is not None:
+            self._show_list(event.collapsible.id.removeprefix("left-"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memtui.core import actions
 from memtui.core.paths import Paths
-from memtui.core.store.index import MuseDB
+from memtui.core.store.conversations import Conversations
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SECRET = "sk_live_" + "51H8aQ2eZvKYlo2C0Yk3tB9mXqW7rPz"
@@ -61,22 +61,21 @@ def populate(paths: Paths, tmp_path: Path) -> None:
     claude = tmp_path / "claude-src"
     shutil.copytree(FIXTURES / "claude-code" / "memory", claude)
     assert actions.import_memories(actions.open_store(paths), "claude-code", claude, user_home=tmp_path).added
-    db = MuseDB(paths.home / "muse.db")
-    db.ensure_schema()
+    db = Conversations(paths.home / "muse.db")
     db.ensure_conversation("c-1", "数据库调优", str(paths.workspace))
     db.ensure_conversation("c-empty", "nothing remembered", None)
-    db.add_conversation_memory("连接池最大 20", category="decision", tags=["postgres", "pool"], conversation_id="c-1",
-                               source="auto", memory_id="m-1", created_at=1767225600000, updated_at=1767229200000)
-    db.add_conversation_memory("The staging API lives behind the VPN", memory_id="m-2", created_at=1,
-                               updated_at=2)
+    db.add("连接池最大 20", category="decision", tags=["postgres", "pool"], conversation_id="c-1",
+           source="auto", memory_id="m-1", created_at=1767225600000, updated_at=1767229200000)
+    db.add("The staging API lives behind the VPN", memory_id="m-2", created_at=1,
+           updated_at=2)
     # a backup restores what it holds even where its own memories resemble each other
-    db.add_conversation_memory("The staging API lives behind the VPN!", memory_id="m-3", created_at=3,
-                               updated_at=4)
+    db.add("The staging API lives behind the VPN!", memory_id="m-3", created_at=3,
+           updated_at=4)
     db.close()
 
 
 def rows(paths: Paths) -> tuple[list[dict], list[dict]]:
-    db = MuseDB(paths.home / "muse.db")
+    db = Conversations(paths.home / "muse.db")
     try:
         convs, mems = db.backup_rows()
     finally:
@@ -149,23 +148,21 @@ AUTO_FILE = "---\nsource: auto\n---\n\n- deploy with blue green switches\n- depl
 
 def test_the_review_state_travels_with_the_backup(tmp_path):
     """SPEC §12: what the person accepted comes back accepted; the rest still awaits review."""
-    from memtui.core import review
 
     src = make(tmp_path, "src")
     (src.user_root / "auto.md").write_text(AUTO_FILE)
     (src.project_root / "keys.md").write_text(f"---\nsource: auto\n---\n\n- Stripe key is {SECRET}\n")
-    db = MuseDB(src.home / "muse.db")
-    db.ensure_schema()
+    db = Conversations(src.home / "muse.db")
     db.ensure_conversation("c-1", "Deploys", None)
     for n in range(3):
-        db.add_conversation_memory(f"deploy fact number {n}", conversation_id="c-1", source="auto",
-                                   memory_id=f"row-{n}", created_at=n + 1, updated_at=n + 1)
+        db.add(f"deploy fact number {n}", conversation_id="c-1", source="auto",
+               memory_id=f"row-{n}", created_at=n + 1, updated_at=n + 1)
     db.close()
     store = actions.open_store(src)
     accepted = [e for e in store.entries() if e.text in ("deploy with blue green switches", "deploy fact number 1")
                 or SECRET in e.text]
-    assert len(review.accept(store, accepted)) == 3
-    waiting = sorted(e.text for e in review.unreviewed(store))
+    assert len(actions.accept(store, accepted)) == 3
+    waiting = sorted(e.text for e in actions.unreviewed(store))
     assert waiting == ["deploy fact number 0", "deploy fact number 2", "deploy on fridays never"]
 
     dump = tmp_path / "backup.jsonl"
@@ -178,14 +175,14 @@ def test_the_review_state_travels_with_the_backup(tmp_path):
     target = actions.open_store(empty)
     report = actions.import_memories(target, "jsonl", dump, user_home=tmp_path)
     assert report.invalid == [] and report.reviewed_restored == 2
-    assert sorted(e.text for e in review.unreviewed(target)) == sorted([*waiting, "Stripe key is [REDACTED]"])
+    assert sorted(e.text for e in actions.unreviewed(target)) == sorted([*waiting, "Stripe key is [REDACTED]"])
 
     exact = make(tmp_path, "exact")  # written without redaction, the secret's entry comes back accepted too
     dump2 = tmp_path / "exact.jsonl"
     actions.export_memories(actions.open_store(src), "jsonl", dump2, user_home=tmp_path, redact=False)
     again = actions.import_memories(actions.open_store(exact), "jsonl", dump2, user_home=tmp_path)
     assert again.reviewed_restored == 3
-    assert sorted(e.text for e in review.unreviewed(actions.open_store(exact))) == waiting
+    assert sorted(e.text for e in actions.unreviewed(actions.open_store(exact))) == waiting
 
 
 def test_a_review_line_must_name_a_place_and_a_text_hash(tmp_path):
@@ -210,19 +207,17 @@ def test_a_backup_that_came_with_the_repository_is_not_restored_as_it_was(tmp_pa
     """SPEC §8: a jsonl file inside the workspace is the repository's, not the person's backup:
     no file comes back whole, no user memory, no conversation row, no review state; its project
     memories come in one by one as `source: import`, awaiting review."""
-    from memtui.core import review
 
     src = make(tmp_path, "src")
     (src.user_root / "mine.md").write_text("---\nsource: auto\n---\n\n- my own preference\n")
     (src.project_root / "team.md").write_text("---\nsource: manual\n---\n\n- the team uses trunk-based development\n")
-    db = MuseDB(src.home / "muse.db")
-    db.ensure_schema()
+    db = Conversations(src.home / "muse.db")
     db.ensure_conversation("c-1", "Deploys", None)
-    db.add_conversation_memory("a conversation fact", conversation_id="c-1", source="auto", memory_id="row-1",
-                               created_at=1, updated_at=1)
+    db.add("a conversation fact", conversation_id="c-1", source="auto", memory_id="row-1",
+           created_at=1, updated_at=1)
     db.close()
     store = actions.open_store(src)
-    review.accept(store, store.entries())
+    actions.accept(store, store.entries())
     cloned = make(tmp_path, "cloned")
     actions.export_memories(store, "jsonl", cloned.workspace / "memories.jsonl", user_home=tmp_path, redact=False)
 
@@ -235,4 +230,4 @@ def test_a_backup_that_came_with_the_repository_is_not_restored_as_it_was(tmp_pa
     assert f.layer == "project" and f.backup is None and b"source: import" in f.data
     assert b"source: manual" not in f.data and list(cloned.user_root.rglob("*.md")) == []
     [entry] = actions.open_store(cloned).entries()
-    assert entry.source == "import" and review.is_unreviewed(actions.open_store(cloned), entry)
+    assert entry.source == "import" and entry in actions.unreviewed(actions.open_store(cloned))

@@ -225,3 +225,62 @@ def test_export_refuses_to_overwrite(tmp_path):
         interop.write("claude-code", _memories(), dest)
     assert (dest / "MEMORY.md").read_text() == "mine\n"
     assert sorted(p.name for p in dest.iterdir()) == ["MEMORY.md"]  # nothing else was written
+
+
+# ---------------------------------------------------------------- taking over an imported MEMORY.md
+
+IMPORTED = ("- [Prefers real databases in tests](feedback_real_db.md) — integration tests hit Postgres\n"
+            "- [User role](user_role.md) — senior backend engineer\n")
+NOTES_LINE = "- [notes](notes.md) — Answer in British English\n"
+WRITES = frozenset({"feedback_real_db.md", "user_role.md", "notes.md", "context.md"})
+
+
+def adopt(current: str, data: str, rel: str = "MEMORY.md", writable: frozenset[str] = WRITES) -> str:
+    return claude_code.adopt(rel, current.encode(), data.encode(), writable)
+
+
+def test_an_imported_index_with_only_new_topic_lines_at_its_end_may_be_taken_over():
+    assert adopt(IMPORTED, IMPORTED + NOTES_LINE) == "not written by memtui; only the line of 1 new topic added at its end"
+    two = IMPORTED + NOTES_LINE + "- [context](context.md) — Deploys go through staging\n"
+    assert "2 new topics" in adopt(IMPORTED, two)
+    assert adopt(IMPORTED.rstrip("\n"), IMPORTED + NOTES_LINE)  # no newline at its end: memtui adds one
+    crlf = IMPORTED.replace("\n", "\r\n")
+    assert adopt(crlf, crlf + NOTES_LINE)
+    assert adopt("", NOTES_LINE)  # an empty MEMORY.md
+
+
+@pytest.mark.parametrize("current, data, writable", [
+    (IMPORTED, IMPORTED.replace("senior", "staff") + NOTES_LINE, WRITES),  # a line changed
+    (IMPORTED + "- [CI](ci.md) — CI runs\n", IMPORTED + NOTES_LINE, WRITES),  # a line the person added
+    (IMPORTED, IMPORTED + "Some note of memtui's\n", WRITES),  # not an index line
+    (IMPORTED, IMPORTED + "## Notes\n" + NOTES_LINE, WRITES),  # a heading
+    (IMPORTED, IMPORTED + NOTES_LINE, WRITES - {"notes.md"}),  # its topic file is not memtui's to write
+    (IMPORTED, IMPORTED + "- [again](user_role.md) — twice\n", WRITES),  # a topic already listed
+    (IMPORTED, IMPORTED + "- [site](https://example.com/notes.md) — a web link\n", WRITES),
+    (IMPORTED, IMPORTED + NOTES_LINE.rstrip("\n"), WRITES),  # cut off
+    (IMPORTED, IMPORTED, WRITES),  # nothing new (the sync calls that unchanged)
+])
+def test_any_other_difference_leaves_the_index_alone(current, data, writable):
+    assert adopt(current, data, writable=writable) == ""
+
+
+def test_only_the_index_is_ever_taken_over():
+    assert adopt(IMPORTED, IMPORTED + NOTES_LINE, rel="user_role.md") == ""
+    assert adopt(IMPORTED, IMPORTED + NOTES_LINE, rel="sub/MEMORY.md") == ""
+
+
+def test_new_topics_follow_the_order_the_index_there_already_lists_them(tmp_path):
+    imported = [Memory(text="The user is a senior backend engineer.", layer="user", name="User role",
+                       extra={"file": "user_role.md", "index_line": "- [User role](user_role.md) — engineer",
+                              "index": "- [User role](user_role.md) — engineer\n"})]
+    new = [Memory(text=text, layer="project", name=name, extra={"memtui_file": f"{name}.md"})
+           for name, text in (("alpha", "Alpha first."), ("beta", "Beta second."))]
+    index = tmp_path / "MEMORY.md"
+
+    def links() -> list[str]:
+        text = claude_code.layout(imported + new, tmp_path)[index]
+        return [line.split("](")[1].split(")")[0] for line in text.splitlines()]
+
+    assert links() == ["user_role.md", "alpha.md", "beta.md"]  # no index there yet: memtui's order
+    index.write_text("- [User role](user_role.md) — engineer\n- [beta](beta.md) — Beta second.\n", encoding="utf-8")
+    assert links() == ["user_role.md", "beta.md", "alpha.md"]  # beta was listed before: alpha comes after it

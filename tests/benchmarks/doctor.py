@@ -1,0 +1,133 @@
+"""The doctor's findings on the LARGE corpus (≈3,000 Markdown entries and ≈36,500
+conversation rows in the workspace at ×1), two ways:
+
+    python -m tests.benchmarks.doctor [--scale 1] [--repeats 5] [--keep DIR] [--json out.json]
+
+- *spawned*: `memtui --home H -w W doctor`, a whole process from spawn to exit, as a person
+  runs it (the installed console script; bytecode compiled first);
+- *in process*: `doctor.findings(paths, store=store)` on an already loaded store, which is
+  what the TUI's insights worker runs in the background, and each kind of finding alone.
+
+Each figure is the median (and p95) of `--repeats` runs, wall time and CPU time (user +
+system, every thread of the process) beside it. The corpus is indexed first (`doctor --fix`)
+so the findings are the same in every run, and `memtui preview` saves the prepared index
+as the hook keeps it. The machine is shared: read CPU time and ratios
+measured back to back rather than single wall times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from memtui.core.paths import Paths
+
+from .corpus import generate
+from .processes import QUERY, child_env, counts, memtui_script, pct
+
+
+def figure(walls: list[float], cpus: list[float], **extra: object) -> dict:
+    return {"median_s": statistics.median(walls), "p95_s": pct(walls, 0.95), "cpu_median_s": statistics.median(cpus),
+            "runs": len(walls), **extra}
+
+
+def spawned(cmd: list[str], repeats: int) -> dict:
+    """`cmd` from spawn to exit; the doctor exits 1 when it finds something, 2 or more on an error."""
+    walls, cpus = [], []
+    found = ""
+    for _ in range(repeats):
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, env=child_env())
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
+        if done.returncode not in (0, 1):
+            raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+        found = (done.stderr or done.stdout).decode().strip().rsplit("\n", 1)[-1]  # "N findings."
+    return figure(walls, cpus, command=" ".join(cmd), last_line=found)
+
+
+def in_process(paths: Paths, repeats: int) -> dict:
+    """`findings` on a loaded store (the TUI's insights worker): its first run on a freshly
+    loaded store, a second run on the same store (the TUI runs it again after every change),
+    and each kind alone, each on a freshly loaded store (loading is not timed)."""
+    from memtui.core import doctor
+    from memtui.core.store import MemoryStore
+
+    def timed(kinds: tuple[str, ...], again: bool) -> tuple[float, float, int]:
+        store = MemoryStore(paths, index=paths.home.is_dir())  # as the TUI makes its store
+        store.load()
+        try:
+            if again:
+                doctor.findings(paths, kinds, store=store)
+            cpu, start = time.process_time(), time.perf_counter()
+            found = len(doctor.findings(paths, kinds, store=store))
+            return time.perf_counter() - start, time.process_time() - cpu, found
+        finally:
+            store.close()
+
+    out: dict = {}
+    runs = [("all kinds, first run", doctor.KINDS, False), ("all kinds, again", doctor.KINDS, True)]
+    for name, kinds, again in runs + [(kind, (kind,), False) for kind in doctor.KINDS]:
+        walls, cpus = [], []
+        found = 0
+        for _ in range(repeats):
+            wall, cpu, found = timed(kinds, again)
+            walls.append(wall)
+            cpus.append(cpu)
+        out[name] = figure(walls, cpus, findings=found)
+    return out
+
+
+def table(results: dict) -> str:
+    lines = [f"LARGE ×{results['scale']}: {results['corpus']}", ""]
+    spawn = results["spawned"]
+    lines.append(f"{'spawned: memtui doctor':<34} {spawn['median_s']:6.2f} s median  {spawn['p95_s']:6.2f} s p95  "
+                 f"{spawn['cpu_median_s']:6.2f} s CPU   {spawn['command']}  ({spawn['last_line']})")
+    inner = results["in_process"]
+    lines.append("in process, findings(store=…) on a loaded store:")
+    for name, fig in inner.items():
+        lines.append(f"  {name:<32} {fig['median_s']:6.2f} s median  {fig['p95_s']:6.2f} s p95  "
+                         f"{fig['cpu_median_s']:6.2f} s CPU   {fig['findings']} findings")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=int, default=1, help="multiply the conversation rows (2: 73,000 in the workspace)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    compileall.compile_dir(str(Path(__file__).resolve().parents[2]), quiet=1, workers=1,
+                           rx=re.compile(r"/(\.venv|tests|screenshots)/"))
+    with tempfile.TemporaryDirectory(prefix="memtui-doctor-") as tmp:
+        base = args.keep or Path(tmp)
+        if (base / "home" / "muse.db").exists():
+            paths = Paths((base / "home").resolve(), (base / "workspace").resolve())
+        else:
+            base.mkdir(parents=True, exist_ok=True)
+            paths = generate(base, "LARGE", scale=args.scale)
+        cmd = [memtui_script(), "--home", str(paths.home), "-w", str(paths.workspace), "doctor"]
+        subprocess.run([*cmd, "--fix"], capture_output=True, env=child_env())  # the index in step: same findings each run
+        # the prepared index, as the hook and `memtui preview` keep it (the doctor takes its made lines)
+        subprocess.run([*cmd[:-1], "preview", QUERY], capture_output=True, env=child_env())
+        results = {"scale": args.scale, "corpus": counts(paths), "python": sys.version.split()[0],
+                   "spawned": spawned(cmd, args.repeats), "in_process": in_process(paths, args.repeats)}
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

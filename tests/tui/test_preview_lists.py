@@ -1,0 +1,53 @@
+"""The preview's per-reason lists: made when their fold is opened, and always those of the
+query on screen (a fold left open follows each new query)."""
+
+from __future__ import annotations
+
+from textual.widgets import Collapsible
+
+from memtui.core.serve import build_injection
+from memtui.tui.app import MemtuiApp
+from tests.tui.conftest import shown, wait_until
+
+
+def below_gate_texts(paths, query: str) -> list[str]:
+    result = build_injection(paths.workspace, query, home=paths.home)
+    return [c.entry.text for c in result.candidates if c.status == "below_gate"]
+
+
+async def test_a_reason_list_is_shown_when_opened_and_follows_the_query(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.loaded and app.last_result is not None, message="app loaded")
+        await pilot.press("p", *"slow query")
+        await wait_until(pilot, lambda: app.last_result.query == "slow query", message="the preview")
+        listing = app.query_one("#left-below_gate-list")
+        assert shown(listing).strip() == ""  # collapsed: not made
+        app.query_one("#left-below_gate", Collapsible).collapsed = False
+        await wait_until(pilot, lambda: shown(listing).strip() != "", message="the list made on opening")
+        first = shown(listing, width=400)
+        assert any(text[:30] in first for text in below_gate_texts(demo_paths, "slow query")[:5])
+        await pilot.press(*" pnpm")
+        await wait_until(pilot, lambda: app.last_result.query == "slow query pnpm", message="the next preview")
+        await wait_until(pilot, lambda: shown(listing, width=400) != first, message="the open list follows")
+        now = shown(listing, width=400)
+        assert any(text[:30] in now for text in below_gate_texts(demo_paths, "slow query pnpm")[:5])
+
+
+async def test_a_large_stores_near_misses_follow_once_the_typing_pauses(demo_paths, monkeypatch):
+    from memtui.tui import main_screen
+
+    monkeypatch.setattr(main_screen, "LEFT_OUT_AT_ONCE", 0)  # the demo as if it were large
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.loaded and app.last_result is not None, message="app loaded")
+        await pilot.press("p", *"slow query")
+        await wait_until(pilot, lambda: app.last_result.query == "slow query", message="the preview")
+        left = app.query_one("#left-out")
+        expected = build_injection(demo_paths.workspace, "slow query", home=demo_paths.home)
+        total = sum(1 for c in expected.candidates if c.status != "included")
+        assert f"Left out ({total})" in shown(left)  # the count at once
+        await wait_until(pilot, lambda: "nearest first…" not in shown(left) and len(shown(left).splitlines()) > 2,
+                         message="the near misses, after the pause")
+        near = max((c for c in expected.candidates if c.status != "included"), key=lambda c: c.score)
+        assert near.entry.text[:25] in shown(left, width=400)
