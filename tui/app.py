@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
@@ -34,7 +34,7 @@ from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
 from .insights import DoctorProcess
-from .main_screen import MainScreen
+from .main_screen import COMPACT_HEIGHT, COMPACT_WIDTH, MainScreen
 from .messages import (
     AcceptRefused,
     AlreadyRemembered,
@@ -71,7 +71,7 @@ from .screens import (
 )
 from .screens.inbox import InboxScreen
 from .startup import open_prepared, prepared_entries
-from .text import LAYER_TITLES, describe, snippet
+from .text import LAYER_TITLES, describe, sentence, snippet
 
 log = logging.getLogger("memtui.tui")
 
@@ -138,7 +138,7 @@ class MemtuiApp(App[None]):
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
-        self.on_resize()
+        self._size_class(self.size.width, self.size.height)
         self._update_subtitle()
         for problem in self.theme_problems:
             self.notify(escape_name(problem), title="Theme skipped", severity="warning", markup=False)
@@ -146,8 +146,14 @@ class MemtuiApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_interval(SETTINGS_POLL, self._check_settings)
 
-    def on_resize(self) -> None:
-        self.set_class(self.size.width < 100 or self.size.height < 30, "-small")
+    def on_resize(self, event: events.Resize) -> None:
+        # the event's size: this handler runs before Textual's own, which updates `self.size`
+        self._size_class(event.size.width, event.size.height)
+
+    def _size_class(self, width: int, height: int) -> None:
+        """`-small`: dialogs take the whole screen (app.tcss), open ones too; the same bound as
+        the main screen's compact layout."""
+        self.set_class(width < COMPACT_WIDTH or height < COMPACT_HEIGHT, "-small")
 
     def on_unmount(self) -> None:
         self._doctor.stop()
@@ -325,7 +331,8 @@ class MemtuiApp(App[None]):
     @on(EntryRejected)
     def _rejected(self, message: EntryRejected) -> None:
         entry = message.entry
-        self.say(f"Rejected and deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Inbox")
+        self.say(f"Rejected and deleted {describe(entry)}: {sentence(snippet(entry.text))} Press u to undo.",
+                 title="Inbox")
 
     def say(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None:
         """A notification whose text is shown literally (it names entries and files)."""
@@ -515,7 +522,7 @@ class MemtuiApp(App[None]):
     @on(EntryDeleted)
     def _entry_deleted(self, message: EntryDeleted) -> None:
         entry = message.entry
-        self.say(f"Deleted {describe(entry)}: {snippet(entry.text)}. Press u to undo.", title="Deleted")
+        self.say(f"Deleted {describe(entry)}: {sentence(snippet(entry.text))} Press u to undo.", title="Deleted")
 
     # -- undo
     def undo_last(self) -> None:
@@ -586,7 +593,9 @@ class MemtuiApp(App[None]):
                   "findings": "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid",
                   "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x); u undoes",
                   "reload": "Reload every memory file, the database and the settings",
-                  "undo_log": "Undo log: memtui's changes, newest first"}
+                  "undo_log": "Undo log: memtui's changes, newest first",
+                  "open_detail": "On a small terminal (the detail view hidden): the selected memory in full, "
+                                 "with its fields and the doctor's reasons"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))
                 for b in MainScreen.BINDINGS if isinstance(b, Binding)]
         rows += [("↑/↓ j/k, pgup/pgdn", "Move in a pane"),

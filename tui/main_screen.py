@@ -46,7 +46,7 @@ from .messages import (
     SwitchRefused,
     UndoLogRead,
 )
-from .screens import EditScreen, FindingsScreen, HelpScreen, SettingsChoice, SettingsScreen
+from .screens import DetailScreen, EditScreen, FindingsScreen, HelpScreen, SettingsChoice, SettingsScreen
 from .screens.inbox import InboxScreen
 from .startup import inject_prepared, pane_order
 from .text import LAYER_TITLES
@@ -97,6 +97,7 @@ class MainScreen(Screen[None]):
         Binding("o", "cycle_order", "Order", show=False, id="main.order"),  # the panes' subtitles say it
         Binding("D", "findings", "Doctor", show=False, id="main.findings"),
         Binding("r", "reload", "Reload", show=False, id="main.reload"),
+        Binding("enter", "open_detail", "Detail", show=False, id="main.detail"),  # small terminals: no detail pane
         Binding("escape", "leave_input", "Leave input", id="main.back"),
         Binding("q", "quit", "Quit", id="main.quit"),
     ]
@@ -174,6 +175,8 @@ class MainScreen(Screen[None]):
             return not typing
         if action == "leave_input":
             return typing
+        if action == "open_detail":  # only where the detail view is hidden, and on a row
+            return self.has_class("compact") and isinstance(self.focused, EntryPane)
         return True
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -338,6 +341,14 @@ class MainScreen(Screen[None]):
         if not self.pane(entry.layer).select_id(entry.id):
             self._pending_keep[entry.layer] = entry.id
             self.query_one("#filter", Input).value = ""
+
+    def action_open_detail(self) -> None:
+        """The selected memory's detail full screen: what the hidden detail view would show."""
+        entry = self.selected_entry()
+        if entry is None:
+            return
+        app = self.memtui
+        app.push_screen(DetailScreen(entry, app.findings_by_entry.get(entry.id, ()), app.history.get(entry.id)))
 
     def show_detail(self) -> None:
         entry = self.selected_entry()

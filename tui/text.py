@@ -60,6 +60,12 @@ def snippet(value: str, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def sentence(value: str) -> str:
+    """`value` ended as a sentence: a period, unless it already ends in one, or in `…`, `!`, `?`
+    (a toast never reads `…..` or `off..`)."""
+    return value if value.rstrip().endswith((".", "…", "!", "?", "。")) else value + "."
+
+
 def home_path(path: Path) -> str:
     """A path as one safe line, `~/…` when it is under the user's home directory."""
     try:

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.widgets import Button, Footer, Label, Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -29,6 +29,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="buttons"):
                 yield Button(f"{self.yes}  y", id="yes", variant="error")
                 yield Button("Keep  n", id="no")
+        yield Footer()  # this dialog's keys; without it the main screen's footer shows through
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.widgets import Button, Footer, Label, Static
 
 from memtui.core.display import escape_text
 
@@ -66,6 +66,7 @@ class ConflictScreen(ModalScreen[str]):
                 yield Button("Take theirs  t", id="theirs-button", disabled=self.theirs is None)
                 yield Button("Save as new  a", id="new-button", variant="primary")
                 yield Button("Back  esc", id="edit-button")
+        yield Footer()  # this dialog's keys: the main screen's `t On/off` would read as "Take theirs"
 
     def on_mount(self) -> None:
         self.query_one("#mine").border_title = "Yours"

@@ -49,7 +49,7 @@ class FindingsScreen(ModalScreen[Finding | None]):
                 options = [Option(Text("Nothing found." if self.findings is not None else "Checking…",
                                        style="dim"), disabled=True)]
             yield OptionList(*options, id="findings-list")
-            yield Footer()
+        yield Footer()  # this dialog's keys, docked at the screen's bottom (not the main screen's)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if self.findings and event.option.id is not None:

@@ -37,7 +37,7 @@ class HelpScreen(ModalScreen[None]):
                     "(highest score, then over budget); the rest are counted per reason: below the relevance "
                     "gate, over the token budget, past the layer's maximum items, or archived. Enter on a "
                     "reason lists them."), markup=False)
-            yield Footer()
+        yield Footer()  # this dialog's keys, docked at the screen's bottom (not the main screen's)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -47,7 +47,7 @@ class UndoLogScreen(ModalScreen[None]):
             yield Label("Undo log — newest first", classes="dialog-title")
             with VerticalScroll():
                 yield Static(log_table(self.changes, self.next_id), id="undo-log", markup=False)
-            yield Footer()
+        yield Footer()  # this dialog's keys, docked at the screen's bottom (not the main screen's)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -205,15 +205,21 @@ class EntryPane(ScrollView, can_focus=True):
         if row == self.cursor and not force:
             return
         self.cursor = row
-        if row is not None:
-            height = self.scrollable_content_region.height or 1
-            top = int(self.scroll_offset.y)
-            if row < top:
-                self.scroll_to(y=row, animate=False, immediate=True)
-            elif row >= top + height:
-                self.scroll_to(y=row - height + 1, animate=False, immediate=True)
+        self.scroll_to_cursor()
         self.refresh()
         self.post_message(self.Highlighted(self, self.highlighted_entry))
+
+    def scroll_to_cursor(self) -> None:
+        """Scroll so the highlighted row is on screen. A pane with no height yet (hidden
+        behind another tab, or not laid out) waits for its next resize, which calls this."""
+        height = self.scrollable_content_region.height
+        if self.cursor is None or height <= 0:
+            return
+        top = int(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
 
     def action_move(self, step: int) -> None:
         if self.cursor is None:
@@ -254,6 +260,7 @@ class EntryPane(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(max(1, self.scrollable_content_region.width), len(self.rows))
+        self.scroll_to_cursor()  # a smaller terminal, or a tab just shown: the selection stays in view
         self.refresh()
 
     # ---------------------------------------------------------------- rendering
