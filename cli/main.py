@@ -20,6 +20,7 @@ from memtui.core import actions, doctor
 from memtui.core.actions import ActionError
 from memtui.core.assistants import TARGETS
 from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal
+from memtui.core.interop import FORMATS
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.serve import build_injection
@@ -355,9 +356,6 @@ def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> N
     click.echo(f"Undone: {_name(change.summary)}")
 
 
-FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
-
-
 main.add_command(export_command)
 
 
@@ -377,7 +375,7 @@ def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: boo
     nothing was read (PATH missing, no memories there, or every record invalid)."""
     if to_project and to_user:
         raise click.UsageError("--project and --user cannot be given together: pick the one layer to import into")
-    target = "project" if to_project else "user" if to_user else None
+    target = Layer.PROJECT if to_project else Layer.USER if to_user else None
     store = actions.open_store(obj.paths)
     try:
         report = actions.import_memories(store, fmt, Path(path) if path else None, target, dry_run)

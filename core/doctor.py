@@ -26,7 +26,7 @@ from .store.database import busy_or_readonly
 log = logging.getLogger("memtui.doctor")
 
 
-def status(paths: Paths) -> dict:
+def status(paths: Paths) -> dict[str, Any]:
     """Everything `memtui status` reports, as one JSON-ready object."""
     settings = load_settings(paths)
     store = open_store(paths)

@@ -309,7 +309,7 @@ class RefusedFileError(OSError):
     An OSError, so a caller that already reports `cannot read: <strerror>` reports this too.
     """
 
-    def __init__(self, path: str | os.PathLike, reason: str, code: int = errno.EINVAL):
+    def __init__(self, path: str | os.PathLike[str], reason: str, code: int = errno.EINVAL):
         super().__init__(code, reason, os.fspath(path))
         self.path = Path(path)
         self.reason = reason
@@ -348,7 +348,7 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _refuse_mode(path: str | os.PathLike, st: os.stat_result, limit: int) -> None:
+def _refuse_mode(path: str | os.PathLike[str], st: os.stat_result, limit: int) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise NotRegularFileError(path, f"is {file_kind(st.st_mode)}, not a regular file")
     if st.st_size > limit:
@@ -363,7 +363,7 @@ def _size(limit: int) -> str:
     return f"{limit}-byte"
 
 
-def read_regular(path: str | os.PathLike, limit: int, *, follow_symlinks: bool = True) -> bytes:
+def read_regular(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes:
     """The bytes of `path`, which must be a regular file of at most `limit` bytes.
 
     Safe on anything a cloned repository can ship: the type is checked with stat() before
@@ -410,7 +410,7 @@ def read_regular(path: str | os.PathLike, limit: int, *, follow_symlinks: bool =
     return data
 
 
-def read_regular_if_exists(path: str | os.PathLike, limit: int, *, follow_symlinks: bool = True) -> bytes | None:
+def read_regular_if_exists(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes | None:
     """`read_regular`, or None when nothing is at `path` (a dangling symlink counts as nothing
     only when symlinks are followed)."""
     try:

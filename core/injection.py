@@ -46,7 +46,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Protocol
 
-from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer
+from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer, RetrievalStatus
 from .outbound import redact_line as redact
 from .paths import Problem
 from .relevance import score as relevance_score
@@ -76,11 +76,11 @@ def passes_gate(score: float, gate: float) -> bool:
 
 
 # ---------------------------------------------------------------------- 6. Order
-def base_key(entry: Entry) -> tuple:
+def base_key(entry: Entry) -> tuple[int, float, tuple[str] | tuple[str, int]]:
     """Step 6 without the score: importance, `updated_at` descending, then the root-relative
     path and position in the file (conversation: the memory id)."""
     if entry.layer == Layer.CONVERSATION:
-        place: tuple = (entry.id,)
+        place: tuple[str] | tuple[str, int] = (entry.id,)
     else:
         place = (entry.rel_path, entry.line_start)
     return (IMPORTANCE_RANK.get(entry.importance, 1), -entry.updated_at, place)
@@ -262,7 +262,7 @@ def archived_order(view: LayerCandidates, q: frozenset[str]) -> list[tuple[float
 
 # ---------------------------------------------------------------------- the result
 def candidate_fields(entry_id: str, layer: str, source: str, score: float | None, status: str,
-                     made: Made, importance: str, updated_at: str, parts: tuple[float, float] | None = None) -> dict:
+                     made: Made, importance: str, updated_at: str, parts: tuple[float, float] | None = None) -> dict[str, object]:
     """A candidate as `preview --json` prints it (SPEC §5): the one definition. In hybrid
     retrieval (§13) `parts` = (keyword, semantic) follow the score."""
     line, clipped, _, tokens = made
@@ -398,7 +398,7 @@ class Candidate:
     def tokens(self) -> int:
         return self.view.made(self.pos, self._maker)[3]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         entry_id, source, importance, updated = self.view.shown(self.pos)
         return candidate_fields(entry_id, self.view.layer, source, self.score, self.status,
                                 self.view.made(self.pos, self._maker), importance, updated, self.parts)
@@ -422,7 +422,7 @@ class InjectionResult:
     enabled_why: str = ""
     included: list[Candidate] = field(default_factory=list)
     layer_budget: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # layer: (used, allowance, carry in)
-    retrieval: dict | None = None  # §13, shown only when hybrid retrieval was asked for
+    retrieval: RetrievalStatus | None = None  # §13, shown only when hybrid retrieval was asked for
     now: str | None = None  # §13 decay: the time ages were measured at (ISO), shown only with decay on
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
@@ -469,8 +469,8 @@ class InjectionResult:
             parts.append(self.disabled_reason.replace("_", " "))
         return " · ".join(parts)
 
-    def as_dict(self, candidates: bool = True) -> dict:
-        data = {
+    def as_dict(self, candidates: bool = True) -> dict[str, object]:
+        data: dict[str, object] = {
             "workspace": self.workspace,
             "query": self.query,
             "enabled": self.enabled,

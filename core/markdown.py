@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 BOM = "\ufeff"
@@ -33,7 +34,7 @@ _UPDATED_AT = re.compile(r"^(updatedAt[ \t]*:[ \t]*)(['\"]?)([^'\"#\r\n]*?)(\2)(
 
 
 @lru_cache(maxsize=1)
-def _parsers():
+def _parsers() -> tuple[type[Any], MarkdownIt]:
     """PyYAML's safe loader (the C one when built, as python-frontmatter picks it) and a
     block-level CommonMark parser. Imported on first use: a load served from the index cache
     never parses, and `memtui preview` stays quick."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
 
 class Layer(StrEnum):
@@ -45,6 +46,16 @@ class CandidateStatus(StrEnum):
 
 
 IMPORTANCE_RANK: dict[str, int] = {Importance.HIGH: 0, Importance.NORMAL: 1, Importance.LOW: 2}
+
+
+class RetrievalStatus(TypedDict):
+    """The retrieval in use, as `status` and `preview --json` print it: the mode, the model
+    (name and version) when hybrid, else why keyword although hybrid was asked for."""
+
+    mode: str  # keyword | hybrid
+    requested: NotRequired[str]  # "hybrid", when it was asked for and could not be had
+    model: dict[str, str] | None
+    reason: NotRequired[str | None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from .history import stats as history_stats
 from .injection import ExtraScores, LayerCandidates
+from .model import RetrievalStatus
 from .paths import Paths, Problem
 from .settings import Settings
 
@@ -30,7 +31,7 @@ class Retrieval:
     """What §13 adds to one injection: the per-layer scores, and what the result reports."""
 
     extra: dict[str, ExtraScores] = field(default_factory=dict)
-    shown: dict | None = None  # `retrieval` of `preview --json`: mode, model, or why keyword
+    shown: RetrievalStatus | None = None  # `retrieval` of `preview --json`: mode, model, or why keyword
     now: str | None = None  # `now` of `preview --json` when decay is on
     problems: list[Problem] = field(default_factory=list)
 
@@ -53,11 +54,11 @@ class SemanticSession:
             self.reason = str(exc)
 
     @property
-    def info(self) -> dict | None:
+    def info(self) -> dict[str, str] | None:
         return None if self.cache is None else self.cache.embedder.info.as_dict()
 
 
-def model_status(settings: Settings) -> dict:
+def model_status(settings: Settings) -> RetrievalStatus:
     """Retrieval as `memtui status` shows it: the mode in use, the model, or why keyword
     (without loading the model: its files are only found)."""
     if settings.retrieval != "hybrid":
@@ -71,7 +72,7 @@ def model_status(settings: Settings) -> dict:
     return {"mode": "hybrid", "model": files.info.as_dict()}
 
 
-def hybrid_off_reason(status: dict) -> str:
+def hybrid_off_reason(status: RetrievalStatus) -> str:
     """The problem `status` lists when hybrid retrieval is set but cannot run, else ''."""
     if status.get("requested") == "hybrid":
         return f"memory.retrieval is \"hybrid\" but {status.get('reason')}; using keyword retrieval"
@@ -194,7 +195,7 @@ def _save_aligned(path: Path, stamp: str, matrix: Any) -> None:
         log.info("layer vectors not saved: %s", exc)
 
 
-def _fields(view: LayerCandidates, names: tuple[str, ...]) -> Iterator[tuple]:
+def _fields(view: LayerCandidates, names: tuple[str, ...]) -> Iterator[tuple[Any, ...]]:
     """Those fields of every position's entry; from the saved rows when the layer has them."""
     read = getattr(view, "fields", None)
     for pos in range(view.size):

@@ -94,7 +94,6 @@ class Embedder:
     """Vectors for texts: the model loaded once (≈0.1 s), then ≈20 µs a short text."""
 
     def __init__(self, files: ModelFiles):
-        import numpy as np
         from safetensors import safe_open
         from tokenizers import Tokenizer
 
@@ -107,7 +106,6 @@ class Embedder:
                 self._table = handle.get_tensor(_TENSOR)
         except Exception as exc:  # a damaged file in someone's site-packages: say so, don't crash
             raise ModelUnavailable(f"the semantic model could not be loaded: {exc} ({EXTRA_HINT})") from exc
-        self._np = np
 
     @property
     def dim(self) -> int:
@@ -119,7 +117,8 @@ class Embedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors, one row per text, in the canonical float32 (an empty text: a zero row)."""
-        np = self._np
+        import numpy as np
+
         out = np.zeros((len(texts), self._table.shape[1]), dtype=np.float64)
         if not texts:
             return out
@@ -146,4 +145,5 @@ def similarities(query: np.ndarray, vectors: np.ndarray) -> list[float]:
     for start in range(0, vectors.shape[0], _BLOCK):  # in float64 a block at a time: no copy of the whole matrix
         stop = start + _BLOCK
         products[start:stop] = np.asarray(vectors[start:stop], dtype=np.float64) @ q
-    return np.round(np.clip(products, 0.0, 1.0), 4).tolist()
+    scores: list[float] = np.round(np.clip(products, 0.0, 1.0), 4).tolist()
+    return scores

@@ -15,14 +15,14 @@ from typing import Any
 from . import gate
 from .display import path_text
 from .fileio import RefusedFileError, read_regular_if_exists
+from .model import Layer
 from .paths import Paths, Problem, escapes
 
 MAX_SETTINGS_BYTES = 1024 * 1024  # a settings file must be a regular file of at most 1 MiB (SPEC §8)
 
-LAYERS = ("user", "project", "conversation")
-DEFAULT_BUDGET = {"total": 2000, "user": 600, "project": 800, "conversation": 600}
-DEFAULT_GATE = {"user": 0.0, "project": 0.0, "conversation": 0.2}
-DEFAULT_MAX_ITEMS: dict[str, int | None] = {"user": None, "project": None, "conversation": 10}
+DEFAULT_BUDGET: dict[str, int] = {"total": 2000, Layer.USER: 600, Layer.PROJECT: 800, Layer.CONVERSATION: 600}
+DEFAULT_GATE: dict[str, float] = {Layer.USER: 0.0, Layer.PROJECT: 0.0, Layer.CONVERSATION: 0.2}
+DEFAULT_MAX_ITEMS: dict[str, int | None] = {Layer.USER: None, Layer.PROJECT: None, Layer.CONVERSATION: 10}
 DEFAULT_MAX_ITEM_CHARS = 200
 DEFAULT_THEME = "memtui-dark"
 
@@ -144,7 +144,11 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _merge_section(target: dict, given: Any, path: Path, key: str, check: Callable[[Any], bool],
+def _nonneg_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _merge_section(target: dict[str, Any], given: Any, path: Path, key: str, check: Callable[[Any], bool],
                    problems: list[Problem]) -> None:
     if given is None:
         return
@@ -177,7 +181,7 @@ def load_settings(paths: Paths) -> Settings:
             s.problems.append(problem)
             s.unreadable.append(problem)
 
-    def enabled_from(data, path):
+    def enabled_from(data: dict[str, Any] | None, path: Path) -> bool | None:
         if data is None or "memoryEnabled" not in data:
             return None
         value = data["memoryEnabled"]
@@ -211,11 +215,10 @@ def load_settings(paths: Paths) -> Settings:
     if not isinstance(memory, dict):
         s.problems.append(Problem(str(gpath), "\"memory\" must be an object; using defaults"))
         return s
-    nonneg_int = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0  # noqa: E731
-    _merge_section(s.budget, memory.get("budget"), gpath, "budget", nonneg_int, s.problems)
+    _merge_section(s.budget, memory.get("budget"), gpath, "budget", _nonneg_int, s.problems)
     _merge_section(s.gate, memory.get("gate"), gpath, "gate", lambda v: _is_number(v) and 0 <= v <= 1, s.problems)
     _merge_section(
-        s.max_items, memory.get("maxItems"), gpath, "maxItems", lambda v: v is None or nonneg_int(v), s.problems
+        s.max_items, memory.get("maxItems"), gpath, "maxItems", lambda v: v is None or _nonneg_int(v), s.problems
     )
     if "maxItemChars" in memory:
         v = memory["maxItemChars"]

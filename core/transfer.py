@@ -458,7 +458,7 @@ def _row(memory: Memory) -> dict[str, Any]:
     updated = int(memory.updated_at * 1000) if memory.updated_at else stamp
     created = memory.extra.get("created_at") if isinstance(memory.extra.get("created_at"), int) else updated
     return {
-        "id": memory.id or str(uuid.uuid4()), "type": "conversation", "category": memory.category or "knowledge",
+        "id": memory.id or str(uuid.uuid4()), "type": Layer.CONVERSATION, "category": memory.category or "knowledge",
         "content": memory.text, "tags": json.dumps(list(memory.tags), ensure_ascii=False),
         "source": memory.source or "import", "conversation_id": memory.conversation_id, "file_path": None,
         "created_at": created, "updated_at": updated,

@@ -28,6 +28,7 @@ from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore
+from memtui.core.store.layer_index import LayerIndex
 from memtui.core.store.prepared import Prepared
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
@@ -183,7 +184,9 @@ class MemtuiApp(App[None]):
                 while time.monotonic() < deadline and time.monotonic() - self.last_typed < TYPING_PAUSE:
                     time.sleep(0.05)
                 self.store.lines.made.setdefault((self.settings.max_item_chars, bool(self.settings.redact_secrets)), {})
-                self.store.lines.saved.update(prepared.indexes)  # taken for the store's snapshots that hold them
+                # taken for the store's snapshots that hold them (every saved layer is a LayerIndex)
+                self.store.lines.saved.update({layer: index for layer, index in prepared.indexes.items()
+                                               if isinstance(index, LayerIndex)})
             self.store.load()
             # Tens of thousands of entries live as long as the app: keep them out of the cyclic
             # collector's full passes, which otherwise stall keystrokes for 100+ ms (they are still

@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     except OSError:
         pass
     try:
-        out: tuple = ("ok", findings(Paths.resolve(home=argv[0], workspace=argv[1])))
+        out: tuple[str, object] = ("ok", findings(Paths.resolve(home=argv[0], workspace=argv[1])))
     except Exception as exc:
         out = ("error", f"{type(exc).__name__}: {exc}")
     sys.stdout.buffer.write(pickle.dumps(out))
@@ -65,7 +65,8 @@ class DoctorProcess:
             raise DoctorFailed(f"the doctor's process ended without findings (exit status {process.returncode})") from None
         if status != "ok":
             raise DoctorFailed(value)
-        return value
+        found: list[Finding] = value
+        return found
 
     def stop(self) -> None:
         with self._lock:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from pathlib import Path
 
-from memtui.core.injection import InjectionResult
+from memtui.core.injection import InjectionResult, LayerCandidates
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.serve import _inject, _unreviewed_of
@@ -55,7 +55,7 @@ def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:
     return sorted(entries, key=attrgetter("rel_path", "line_start"))
 
 
-def conversation_keys(items: Sequence[tuple[str, float, str]]) -> list[tuple]:
+def conversation_keys(items: Sequence[tuple[str, float, str]]) -> list[tuple[bool, float, str, float, str]]:
     """The sort key of each (conversation title, updated_at, id) for the conversation pane:
     its conversation's newest memory (descending), its title, then the memory's own date
     (descending) and id. The pane groups by title in this order."""
@@ -66,7 +66,7 @@ def conversation_keys(items: Sequence[tuple[str, float, str]]) -> list[tuple]:
     return [(not title, -newest[title], title, -updated, entry_id) for title, updated, entry_id in items]
 
 
-def prepared_entries(index: LayerIndex) -> list[Entry]:
+def prepared_entries(index: LayerCandidates) -> list[Entry]:
     """A saved layer's entries in pane order, made from its saved rows. They are the
     store's entries field for field but for their terms (the panes never read those), and
     they are not kept in the index: the store's own replace them once it has loaded."""
@@ -76,6 +76,6 @@ def prepared_entries(index: LayerIndex) -> list[Entry]:
     elif all(row[_PATH_AT] is None for row in rows):
         entries = [Entry(*row) for row in rows]  # the row is Entry's fields in order
     else:
-        entries = [Entry(*row[:_PATH_AT], None if row[_PATH_AT] is None else Path(row[_PATH_AT]),
-                         *row[_PATH_AT + 1:]) for row in rows]
+        entries = [Entry(*(*row[:_PATH_AT], None if row[_PATH_AT] is None else Path(row[_PATH_AT]), *row[_PATH_AT + 1:]))
+                   for row in rows]
     return pane_order(index.layer, entries)

@@ -39,7 +39,7 @@ PROTOCOL = HookProtocol(target=Target.CLAUDE_CODE, name="Claude Code", event=EVE
                         nothing=b"", limit=OUTPUT_LIMIT, unit="characters", measure=_measure)
 
 
-def _handler(command: str) -> dict:
+def _handler(command: str) -> dict[str, object]:
     return {"type": "command", "command": command, "timeout": 10}
 
 

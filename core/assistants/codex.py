@@ -51,7 +51,7 @@ def codex_home(user_home: Path) -> Path:
     return Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else user_home / ".codex"
 
 
-def _handler(command: str) -> dict:
+def _handler(command: str) -> dict[str, object]:
     return {"type": "command", "command": command, "timeout": 10}
 
 

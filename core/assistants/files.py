@@ -19,6 +19,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import gate
 from ..display import path_text
@@ -113,7 +114,7 @@ class Receipts:
     def __init__(self, path: str | os.PathLike[str] | None):
         self.path = Path(path) if path is not None else None
 
-    def _load(self) -> dict:
+    def _load(self) -> dict[str, Any]:
         if self.path is None:
             return {}
         try:
@@ -123,7 +124,7 @@ class Receipts:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def _save(self, book: dict) -> None:
+    def _save(self, book: dict[str, Any]) -> None:
         if self.path is None:
             return
         try:

@@ -35,7 +35,7 @@ def _render(text: str) -> bytes:
 PROTOCOL = HookProtocol(target=Target.GEMINI, name="Gemini CLI", event=EVENT, render=_render, nothing=b"{}\n")
 
 
-def _handler(command: str) -> dict:
+def _handler(command: str) -> dict[str, object]:
     return {"type": "command", "command": command, "name": "memtui", "timeout": 10_000}
 
 

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..settings import SettingsError, read_json_for_update, write_json_object
 from .files import DIR, FILE, Change, ConfigError, Receipts, remove_file, shown, write_target
@@ -37,7 +38,7 @@ class HookFiles:
     user: Callable[[Path], Path]  # the person's home -> their own settings file
     personal_project: Callable[[Path], Path] | None  # workspace -> the uncommitted project file, if the tool has one
     shared_project: Callable[[Path], Path]  # workspace -> the committed project file
-    handler: Callable[[str], dict]  # command -> the handler object
+    handler: Callable[[str], dict[str, object]]  # command -> the handler object
 
 
 def find_memtui() -> str | None:
@@ -80,14 +81,14 @@ def is_memtui_hook(command: object, target: str) -> bool:
     return target == "claude-code" and len(words) >= 3 and words[-2:] == ["-m", HOOK_MODULE]
 
 
-def _read(path: Path, within: Path | None) -> tuple[bytes | None, dict]:
+def _read(path: Path, within: Path | None) -> tuple[bytes | None, dict[str, Any]]:
     try:
         return read_json_for_update(path, within, consequence=CONSEQUENCE)
     except SettingsError as exc:
         raise ConfigError(str(exc)) from None
 
 
-def _event_list(path: Path, data: dict, event: str, create: bool) -> tuple[list | None, list[str]]:
+def _event_list(path: Path, data: dict[str, Any], event: str, create: bool) -> tuple[list[Any] | None, list[str]]:
     """`hooks.<event>` (made when `create`), and which containers were made."""
     made: list[str] = []
     hooks = data.get("hooks")
@@ -109,7 +110,7 @@ def _event_list(path: Path, data: dict, event: str, create: bool) -> tuple[list 
     return groups, made
 
 
-def _ours(groups: list, target: str) -> Iterator[tuple[dict, dict]]:
+def _ours(groups: list[Any], target: str) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """(group, handler) for every memtui hook handler of `target` in the event's groups."""
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
@@ -147,7 +148,7 @@ def install(files: HookFiles, target: str, settings_path: str | os.PathLike[str]
     return Change(given, True, f"Added the memtui hook ({files.event}) to {shown(given)}: {command}")
 
 
-def _write(path: Path, root: Path, data: dict, raw: bytes | None) -> None:
+def _write(path: Path, root: Path, data: dict[str, Any], raw: bytes | None) -> None:
     try:
         write_json_object(path, data, raw, root=root)
     except SettingsError as exc:

@@ -130,7 +130,7 @@ class _Doc:
             raise ConfigError(f"{shown(self.path)}: {problem.message}")
         return data if data is not None else {}
 
-    def servers(self, create: bool) -> MutableMapping | None:
+    def servers(self, create: bool) -> MutableMapping[str, Any] | None:
         found = self.data.get(self.spec.key)
         if found is None and create:
             if self.spec.toml:
@@ -144,7 +144,7 @@ class _Doc:
             raise ConfigError(f"{shown(self.path)}: \"{self.spec.key}\" is not a table of servers; not changed")
         return found
 
-    def entry(self, program: str, among: MutableMapping) -> Any:
+    def entry(self, program: str, among: MutableMapping[str, Any]) -> Any:
         value = self.spec.entry(program)
         if self.spec.toml:
             import tomlkit

@@ -65,7 +65,7 @@ def _cut_string(fragment: str) -> str:
     return ""
 
 
-def _salvage(text: str) -> dict:
+def _salvage(text: str) -> dict[str, object]:
     """The members of a JSON object that was cut off: every whole member, and a string member
     cut in the middle (the prompt, which every assistant sends after `cwd`) up to the cut."""
     decoder = json.JSONDecoder()

@@ -18,19 +18,18 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-FORMATS = ("claude-code", "agents-md", "cursor", "cline", "jsonl")
-LAYERS = ("user", "project", "conversation")
+from ..model import LAYERS, Layer  # noqa: F401  (LAYERS re-exported: the layers a record may name)
 
-_MODULES = {
+_MODULES = {  # format name -> its module here, in the order `import --help` and errors list them
     "claude-code": "claude_code",
     "agents-md": "agents_md",
     "cursor": "cursor",
     "cline": "cline",
     "jsonl": "jsonl",
 }
+FORMATS: tuple[str, ...] = tuple(_MODULES)
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class Memory:
     """
 
     text: str
-    layer: str = "project"  # user | project | conversation
+    layer: str = Layer.PROJECT  # user | project | conversation
     category: str = ""
     tags: tuple[str, ...] = ()
     importance: str = "normal"
@@ -123,12 +122,26 @@ class WriteRefused(InteropError):
         self.paths = list(paths)
 
 
-def _module(fmt: str) -> ModuleType:
+class _Format(Protocol):
+    """What every format module provides (imported on first use, by name)."""
+
+    def default_source(self, workspace: Path, user_home: Path) -> Path: ...
+    def read(self, source: Path) -> ReadResult: ...
+    def layout(self, memories: list[Memory], dest: Path, name: Callable[[str], str] = str) -> dict[Path, str]: ...
+
+
+if TYPE_CHECKING:  # each module named in _MODULES is a _Format: mypy checks it here
+    from . import agents_md, claude_code, cline, cursor, jsonl
+
+    _FORMAT_MODULES: tuple[_Format, ...] = (claude_code, agents_md, cursor, cline, jsonl)
+
+
+def _module(fmt: str) -> _Format:
     try:
         name = _MODULES[fmt]
     except KeyError:
         raise InteropError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
-    return importlib.import_module(f"{__name__}.{name}")
+    return cast(_Format, importlib.import_module(f"{__name__}.{name}"))
 
 
 def default_source(fmt: str, workspace: Path, user_home: Path) -> Path:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -27,6 +27,9 @@ from .. import markdown as md
 from ..fileio import file_kind
 from ..paths import MAX_FILE_BYTES, is_inside
 from . import ImportProblem, ReadResult, SourceText, WriteRefused
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 T = TypeVar("T")
 _FENCE = re.compile(r"---[ \t]*")
@@ -364,7 +367,7 @@ def same_entries(text: str, memories: list[Any]) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _block_parser() -> Any:
+def _block_parser() -> MarkdownIt:
     """A block-level CommonMark parser, made once (building one costs more than parsing a memory)."""
     from markdown_it import MarkdownIt
 
@@ -382,7 +385,8 @@ def first_heading(body: str) -> str:
 
 def dump_yaml(meta: dict[str, Any]) -> str:
     """YAML for a frontmatter block: UTF-8 as is (no \\u escapes), key order kept, no wrapping."""
-    return yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 30)
+    text: str = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1 << 30)
+    return text
 
 
 # ----------------------------------------------------------------------------- what leaves

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from ..model import Layer
 from . import ImportProblem, Memory, ReadResult
 from ._files import (
     by_file,
@@ -56,7 +57,7 @@ def _read_file(path: Path, root: Path | None, label: str, result: ReadResult) ->
     text = read_text(path, root)
     _, entries = markdown_entries(text)
     when = mtime(path)
-    memories = [Memory(text=e.text, layer="project", section=e.section, updated_at=when, origin=str(path),
+    memories = [Memory(text=e.text, layer=Layer.PROJECT, section=e.section, updated_at=when, origin=str(path),
                        extra={"file": label})
                 for e in entries]
     result.boilerplate += [m for m in memories if is_boilerplate(m.text)]

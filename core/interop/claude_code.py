@@ -18,10 +18,12 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict
 from urllib.parse import unquote
 
 from .. import markdown as md
 from ..fileio import read_regular
+from ..model import Layer
 from . import ImportProblem, Memory, ReadResult, SourceText
 from ._files import (
     SourceError,
@@ -158,9 +160,20 @@ def default_source(workspace: Path, user_home: Path) -> Path:
 # ----------------------------------------------------------------------------- reading
 
 
-def _index_links(text: str, folder: Path, problems: list[ImportProblem], index_path: Path) -> dict[str, dict]:
-    """`- [Title](file.md) — hook` lines -> {relative file: {"title", "hook", "line"}}."""
-    links: dict[str, dict] = {}
+class _IndexLink(TypedDict):
+    """A `- [Title](file.md) — hook` line of the index, kept with the topic file it links to."""
+
+    title: str
+    hook: str
+    line: int  # 1-based
+    raw: str  # the line as written
+    section: str  # the heading it is under
+    index: NotRequired[str]  # the whole index, kept with its first topic (see `read`)
+
+
+def _index_links(text: str, folder: Path, problems: list[ImportProblem], index_path: Path) -> dict[str, _IndexLink]:
+    """`- [Title](file.md) — hook` lines -> {relative file: its `_IndexLink`}."""
+    links: dict[str, _IndexLink] = {}
     section = ""
     for number, line in enumerate(text.splitlines(), start=1):
         heading = _HEADING.fullmatch(line)
@@ -197,7 +210,7 @@ def _is_index_or_warning(text: str) -> bool:
 def _index_notes(path: Path, text: str, result: ReadResult) -> list[Memory]:
     _, entries = markdown_entries(text)
     when = mtime(path)
-    notes = [Memory(text=e.text, layer="project", section=e.section, updated_at=when, origin=str(path),
+    notes = [Memory(text=e.text, layer=Layer.PROJECT, section=e.section, updated_at=when, origin=str(path),
                     extra={"file": INDEX})
              for e in entries if not _is_index_or_warning(e.text)]
     if notes:  # the index as it was, so an export can give it back when nothing changed
@@ -205,7 +218,7 @@ def _index_notes(path: Path, text: str, result: ReadResult) -> list[Memory]:
     return notes
 
 
-def _topic(path: Path, rel: str, folder: Path, link: dict | None, result: ReadResult) -> Memory | None:
+def _topic(path: Path, rel: str, folder: Path, link: _IndexLink | None, result: ReadResult) -> Memory | None:
     text = read_text(path, folder)
     result.sources[str(path)] = source_text(text, rel)
     meta, body = frontmatter(text)
@@ -217,7 +230,7 @@ def _topic(path: Path, rel: str, folder: Path, link: dict | None, result: ReadRe
     if kind is None and isinstance(nested, dict):
         kind = nested.get("type")
     kind = str(kind).strip().lower() if kind is not None else ""
-    extra: dict = {"file": rel}
+    extra: dict[str, Any] = {"file": rel}
     if kind:
         extra["type"] = kind
     links = sorted({m.group(1).strip() for m in _WIKILINK.finditer(body_text)})
@@ -236,7 +249,7 @@ def _topic(path: Path, rel: str, folder: Path, link: dict | None, result: ReadRe
     status = md.text_field(meta, "status")
     return Memory(
         text=body_text,
-        layer="user" if kind in USER_TYPES else "project",
+        layer=Layer.USER if kind in USER_TYPES else Layer.PROJECT,
         category=CATEGORY.get(kind, md.text_field(meta, "category")),
         tags=md.tags_of(meta),
         importance=importance if importance in ("high", "low") else "normal",
@@ -262,7 +275,7 @@ def read(source: Path, result: ReadResult) -> None:
     if not (source / INDEX).exists() and (source / "memory").is_dir():
         source = source / "memory"  # given the project folder rather than its memory folder
     folder = source
-    links: dict[str, dict] = {}
+    links: dict[str, _IndexLink] = {}
     index_path = folder / INDEX
     notes: list[Memory] = []
     raw: list[str] = []
@@ -294,7 +307,7 @@ def _type_for(memory: Memory) -> str:
     kind = str(memory.extra.get("type", "")).lower()
     if kind in TYPES:
         return kind
-    if memory.layer == "user":
+    if memory.layer == Layer.USER:
         return "feedback"
     return "reference" if memory.category == "reference" else "project"
 
@@ -333,7 +346,7 @@ def index_text(lines: list[str]) -> str:
         keep -= 1
 
 
-def _head_meta(head: object) -> dict | None:
+def _head_meta(head: object) -> dict[str, Any] | None:
     if not isinstance(head, str):
         return None
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..model import Layer
 from . import ImportProblem, Memory, ReadResult
 from ._files import (
     by_file,
@@ -50,7 +51,7 @@ def _read_file(path: Path, rel: str, root: Path, result: ReadResult) -> list[Mem
     stem = Path(rel).stem
     when = mtime(path)
     result.sources[str(path)] = source_text(text, rel)
-    return [Memory(text=e.text, layer="project", category=CATEGORY.get(stem, "knowledge"), tags=(stem,),
+    return [Memory(text=e.text, layer=Layer.PROJECT, category=CATEGORY.get(stem, "knowledge"), tags=(stem,),
                    section=e.section, updated_at=when, origin=str(path), extra={"file": rel})
             for e in entries]
 

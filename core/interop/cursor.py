@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from ..model import Layer
 from . import Memory, ReadResult
 from ._files import (
     SourceError,
@@ -121,7 +122,7 @@ def _read_rule(path: Path, rel: str, root: Path | None, result: ReadResult) -> M
         raise SourceError("no rule text after the frontmatter")
     description = meta.get("description")
     return Memory(
-        text=body, layer="project", section=first_heading(split.body), name=Path(rel).stem,
+        text=body, layer=Layer.PROJECT, section=first_heading(split.body), name=Path(rel).stem,
         description=one_line(str(description)) if description is not None else "",
         updated_at=mtime(path), origin=str(path),
         extra={"file": rel, "globs": _globs_text(meta.get("globs")), "alwaysApply": meta.get("alwaysApply") is True,

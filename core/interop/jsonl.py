@@ -38,13 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import markdown as md
-from . import LAYERS, BackupFile, ImportProblem, Memory, ReadResult
+from ..model import FILE_LAYERS, LAYERS, Layer
+from . import BackupFile, ImportProblem, Memory, ReadResult
 from ._files import SourceError, read_text, reader, write_all
 
 FILE = "memories.jsonl"
 MAX_JSONL_BYTES = 256 * 1024 * 1024  # an export of a whole home; each memory is still capped below
 MAX_LINE_CHARS = 1024 * 1024
-FILE_LAYERS = ("user", "project")
 ROW_COLUMNS = ("id", "type", "category", "content", "tags", "source", "conversation_id", "file_path", "created_at",
                "updated_at")
 CONVERSATION_COLUMNS = ("id", "title", "workspace_path", "created_at", "updated_at")
@@ -107,7 +107,7 @@ def _from_current(obj: dict[str, Any], origin: str) -> Memory:
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ValueError('"text" must be a non-empty string')
-    layer = obj.get("layer", "project")
+    layer = obj.get("layer", Layer.PROJECT)
     if layer not in LAYERS:
         raise ValueError(f'"layer" must be one of {", ".join(LAYERS)}')
     for key in _STRINGS:
@@ -142,7 +142,7 @@ def _from_conversation_export(obj: dict[str, Any], origin: str) -> Memory:
     conversation = obj.get("conversation")
     if conversation is not None and not isinstance(conversation, dict):
         raise ValueError('"conversation" must be an object or null')
-    layer = row.get("type") or "conversation"
+    layer = row.get("type") or Layer.CONVERSATION
     if layer not in LAYERS:
         raise ValueError(f'"memory.type" must be one of {", ".join(LAYERS)}')
     updated = row.get("updated_at")
@@ -218,7 +218,7 @@ def _columns(obj: dict[str, Any], columns: tuple[str, ...]) -> dict[str, Any]:
 
 def _row_line(obj: dict[str, Any], origin: str, result: ReadResult) -> None:
     row = _columns(obj, ROW_COLUMNS)
-    if row["type"] != "conversation":
+    if row["type"] != Layer.CONVERSATION:
         raise ValueError('a row must be of type "conversation" (file memories travel as files)')
     if not isinstance(row["content"], str) or not row["content"].strip():
         raise ValueError('"content" must be a non-empty string')
@@ -227,7 +227,7 @@ def _row_line(obj: dict[str, Any], origin: str, result: ReadResult) -> None:
             raise ValueError(f'"{key}" must be a string')
     result.rows.append(row)
     result.memories.append(Memory(
-        text=row["content"], layer="conversation", category=row["category"], tags=_tags(row["tags"]),
+        text=row["content"], layer=Layer.CONVERSATION, category=row["category"], tags=_tags(row["tags"]),
         updated_at=row["updated_at"] / 1000.0, origin=origin, conversation_id=row["conversation_id"],
         id=row["id"], source=row["source"], extra={"backup": "row"}))
 
@@ -245,7 +245,7 @@ def _reviewed_line(obj: dict[str, Any], result: ReadResult) -> None:
         raise ValueError(f'"layer" must be one of {", ".join(LAYERS)}')
     if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
         raise ValueError('"sha256" must be 64 lowercase hex digits')
-    if layer == "conversation":
+    if layer == Layer.CONVERSATION:
         columns, where, occurrence = {"kind", "layer", "id", "sha256"}, obj.get("id"), 0
         if not isinstance(where, str) or not where:
             raise ValueError('"id" must be a non-empty string')
@@ -320,7 +320,7 @@ def render_backup(files: list[BackupFile], conversations: list[dict[str, Any]], 
     out += [_dumps({"kind": "conversation", **{k: c.get(k) for k in CONVERSATION_COLUMNS}}) for c in conversations]
     out += [_dumps({"kind": "row", **{k: r.get(k) for k in ROW_COLUMNS}}) for r in rows]
     for layer, where, digest, occurrence in reviewed or ():
-        place = {"id": where} if layer == "conversation" else {"path": where, "occurrence": occurrence}
+        place = {"id": where} if layer == Layer.CONVERSATION else {"path": where, "occurrence": occurrence}
         out.append(_dumps({"kind": "reviewed", "layer": layer, **place, "sha256": digest}))
     return "".join(out)
 

@@ -89,7 +89,7 @@ class SyncPlan:
         """Files this export wanted to write but may not (changed since, or not memtui's)."""
         return [s for s in self.steps if s.action in BLOCKED and s.data is not None]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {"destination": str(self.base), "manifest": str(self.manifest), **self.counts(),
                 "files": [{"path": str(s.path), "action": str(s.action), **({"reason": s.reason} if s.reason else {})}
                           for s in self.steps]}

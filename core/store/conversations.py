@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model import Layer
 from .database import BUSY_TIMEOUT_MS, DatabaseError, Row, Tables, busy_or_readonly, now_ms
 from .generation import GENERATION_TRIGGERS, STATE_TABLES
 
@@ -57,7 +58,7 @@ ROW_COLUMNS = ("m.id, m.category, m.content, m.tags, m.source, m.conversation_id
                "m.created_at, m.updated_at")
 
 
-def conversation_row(r: tuple | sqlite3.Row) -> ConversationRow:
+def conversation_row(r: tuple[Any, ...] | sqlite3.Row) -> ConversationRow:
     """A row of `ROW_COLUMNS` as memtui reads it."""
     return ConversationRow(
         id=str(r[0]),
@@ -203,7 +204,7 @@ class Conversations(Tables):
                 db.table("memories").insert(
                     {
                         "id": memory_id,
-                        "type": "conversation",
+                        "type": Layer.CONVERSATION,
                         "category": category or "knowledge",
                         "content": content,
                         "tags": json.dumps(list(tags), ensure_ascii=False),

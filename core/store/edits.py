@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from .. import gate
 from ..fileio import ConflictError, read_if_exists, read_regular, sha256
@@ -65,8 +66,8 @@ class FileChange:
 @dataclass
 class RowChange:
     id: str
-    before: dict | None  # the row as it was (None: memtui created it)
-    after: dict | None  # the row as memtui left it (None: memtui deleted it)
+    before: dict[str, Any] | None  # the row as it was (None: memtui created it)
+    after: dict[str, Any] | None  # the row as memtui left it (None: memtui deleted it)
 
 
 @dataclass
@@ -108,13 +109,13 @@ class Change:
         """done | undone | conflicting (what `undo --list` shows)."""
         return "conflicting" if self.conflicting else self.state
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("folder")
         return data
 
     @classmethod
-    def from_dict(cls, data: dict, folder: Path) -> Change:
+    def from_dict(cls, data: dict[str, Any], folder: Path) -> Change:
         """A logged change; ValueError/TypeError/KeyError when the record is not one memtui
         wrote (a field of the wrong type is refused here, not met later as a traceback)."""
         files_raw, rows_raw, reviews_raw = data.get("files", []), data.get("rows", []), data.get("reviews", [])

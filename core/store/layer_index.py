@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress, filterfalse
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..injection import LineMaker, Made, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
@@ -45,7 +45,7 @@ _TAGS_AT = ENTRY_FIELDS.index("tags")
 _ROW_TYPES = frozenset({str, int, float, bool, type(None), tuple})
 
 
-def entry_row(entry: Entry) -> tuple:
+def entry_row(entry: Entry) -> tuple[Any, ...]:
     row = list(_ALL_FIELDS(entry))
     row[_PATH_AT] = None if entry.path is None else str(entry.path)
     row[_LAYER_AT] = _plain(row[_LAYER_AT])  # the Layer enum
@@ -57,7 +57,11 @@ def entry_row(entry: Entry) -> tuple:
     return tuple(row)
 
 
-def _plain(value):
+@overload
+def _plain(value: str) -> str: ...
+@overload
+def _plain(value: object) -> object: ...
+def _plain(value: object) -> object:
     """str subclasses (the Layer enum) as plain str, tuples of them too: marshal takes only plain types."""
     if isinstance(value, str):
         return str.__str__(value) if type(value) is not str else value
@@ -179,7 +183,7 @@ class LayerIndex:
     prepared index of `core.store.prepared`): the rule reads both the same way."""
 
     def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: Mapping[str, Sequence[int] | bytes],
-                 archived_terms: list, entries: list[Entry | None], rows: Sequence[tuple] | None = None,
+                 archived_terms: list[Iterable[str]], entries: list[Entry | None], rows: Sequence[tuple[Any, ...]] | None = None,
                  shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
                  frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None,
                  lines: LineCache | None = None, groups: list[tuple[int, int, int]] | None = None,
@@ -214,7 +218,7 @@ class LayerIndex:
         return cls(layer, len(active), rank, dict(postings), [e.terms for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
-    def state(self, maker: LineMaker) -> dict:
+    def state(self, maker: LineMaker) -> dict[str, Any]:
         """Everything a later process needs to answer without the entries, as plain values
         (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
         shows of it and its line made with `maker`'s settings."""
@@ -235,7 +239,7 @@ class LayerIndex:
         }
 
     @classmethod
-    def from_state(cls, core: dict, rows: Sequence[tuple], shown: Sequence[Shown], made: Sequence[Made],
+    def from_state(cls, core: dict[str, Any], rows: Sequence[tuple[Any, ...]], shown: Sequence[Shown], made: Sequence[Made],
                    frags: Sequence[tuple[str, str]], postings: Mapping[str, bytes]) -> LayerIndex:
         """An index from a saved state; `rows`, `shown`, `made`, `frags` and `postings` may be
         lazy (read when first asked for)."""
@@ -273,7 +277,7 @@ class LayerIndex:
             e = self._entries[pos] = Entry(**fields)
         return e
 
-    def fields(self, pos: int, names: Sequence[str]) -> tuple:
+    def fields(self, pos: int, names: Sequence[str]) -> tuple[Any, ...]:
         """Some of a position's entry fields, from the saved row when the entry is not made yet
         (§13 reads the text fields and dates of every position: making 40,000 entries costs more)."""
         e = self._entries[pos]
@@ -286,7 +290,8 @@ class LayerIndex:
     def text(self, pos: int) -> str:
         e = self._entries[pos]
         if e is None and self._rows is not None:
-            return self._rows[pos][_TEXT_AT]
+            text: str = self._rows[pos][_TEXT_AT]
+            return text
         return self.entry(pos).text
 
     def shown(self, pos: int) -> Shown:
@@ -405,7 +410,7 @@ class LayerIndex:
 
 
 # ---------------------------------------------------------------------- a saved layer patched
-def _key_at(index: LayerIndex, pos: int) -> tuple:
+def _key_at(index: LayerIndex, pos: int) -> tuple[int, float, tuple[Any, ...]]:
     """`injection.base_key` of a position, from the saved row (no entry made)."""
     updated_at, entry_id, rel_path, line_start = index.fields(pos, ("updated_at", "id", "rel_path", "line_start"))
     place = (entry_id,) if index.layer == Layer.CONVERSATION else (rel_path, line_start)
@@ -582,7 +587,7 @@ class PatchedLayer:
         index, at = self._at(pos)
         return index.entry(at)
 
-    def fields(self, pos: int, names: Sequence[str]) -> tuple:
+    def fields(self, pos: int, names: Sequence[str]) -> tuple[Any, ...]:
         index, at = self._at(pos)
         return index.fields(at, names)
 
@@ -615,13 +620,13 @@ class PatchedLayer:
         self.base.seed_made(lines)
 
 
-def _saved_list(seq: Sequence | None, size: int, make: Callable[[int], Any]) -> list:
+def _saved_list(seq: Sequence[Any] | None, size: int, make: Callable[[int], Any]) -> list[Any]:
     if seq is None:
         return [make(p) for p in range(size)]
     return seq.materialize() if hasattr(seq, "materialize") else list(seq)
 
 
-def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: LineMaker) -> tuple[dict, list[list], dict[str, bytes]]:
+def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: LineMaker) -> tuple[dict[str, Any], list[list[Any]], dict[str, bytes]]:
     """The state (`LayerIndex.state`: its core, its per-position lists and its postings) of
     the whole layer once `removed` are taken out of `base` and `added` taken in, made from the
     saved values: only the added entries get their lines and JSON made."""
@@ -632,8 +637,8 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
             _saved_list(base._shown, base.size, base.shown),
             _saved_list(base._made.get(key), base.size, lambda p: base.made(p, maker)),
             _saved_list(base._frags.get(key), base.size, lambda p: base.candidate_json(p, maker))]
-    lists: list[list] = [[], [], [], []]
-    archived: list = []
+    lists: list[list[Any]] = [[], [], [], []]
+    archived: list[list[str]] = []
     for at, new, src, n in merge.runs:
         for out, values_mine, values_theirs in zip(lists, mine, [theirs[k] for k in ("rows", "shown", "made", "frags")]):
             out += (values_theirs if new else values_mine)[src:src + n]
@@ -642,7 +647,7 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
                 archived += theirs["archived_terms"][src - added.n_active:src - added.n_active + n]
             else:
                 archived += [sorted(t) for t in base._archived_terms[src - base.n_active:src - base.n_active + n]]
-    postings: dict[str, array] = {}
+    postings: dict[str, array[int]] = {}
     for term in base.postings:
         found = array("i")
         for piece in merge.shifted(_as_ints(base.postings[term]), base.n_active):

@@ -22,15 +22,17 @@ from pathlib import Path
 
 from .. import gate
 from .. import markdown as md
+from ..display import path_text
 from ..fileio import ConflictError, read_regular_if_exists
 from ..model import FILE_LAYERS, Entry, Layer
-from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError, path_text
+from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError
 from .conversations import ConversationRow, Conversations
 from .database import Database, DatabaseError, now_ms
 from .edits import Change, ChangeLog, ReviewChange, RowChange
 from .index import FileIndex, ReviewState
 from .layer_index import LineCache
-from .scan import FileRecord, Scan, conversation_entry
+from .rows import conversation_entry
+from .scan import FileRecord, Scan
 from .snapshot import Snapshot
 
 log = logging.getLogger("memtui.store")
@@ -71,13 +73,13 @@ class MemoryStore:
         self._conversation_error: Problem | None = None
         self._index_problem: Problem | None = None
         self._data_version: int | None = None
-        self._listeners: list[Callable[[StoreChange], None]] = []
+        self._listeners: list[Callable[[StoreChange], object]] = []
         self._snapshot = Snapshot.empty()
         self.lines = LineCache()  # the injection engine's made lines and layer indexes for this store
         self.loaded = False
 
     # ------------------------------------------------------------------ listeners
-    def subscribe(self, callback: Callable[[StoreChange], None]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[StoreChange], object]) -> Callable[[], None]:
         self._listeners.append(callback)
         return lambda: self._listeners.remove(callback) if callback in self._listeners else None
 
@@ -342,7 +344,7 @@ class MemoryStore:
                 self.conversations.ensure_conversation(conversation_id, "Added in memtui", str(self.paths.workspace))
             stamp = now_ms()
             memory_id = str(uuid.uuid4())
-            row: dict[str, object] = {"id": memory_id, "type": "conversation", "category": category or "knowledge",
+            row: dict[str, object] = {"id": memory_id, "type": Layer.CONVERSATION, "category": category or "knowledge",
                    "content": text, "tags": json.dumps(tags, ensure_ascii=False), "source": "manual",
                    "conversation_id": conversation_id, "file_path": None, "created_at": stamp, "updated_at": stamp}
             self.log.apply("create", f"add {_snippet(text)} to the conversation layer", {}, {},
@@ -446,7 +448,7 @@ def _conversation_entries(rows: list[ConversationRow]) -> tuple[Entry, ...]:
     """The rows' entries, their repeated strings shared: a large workspace has tens of
     thousands of rows but a few thousand distinct terms and far fewer conversations, and
     each row read from SQLite (each term made) is a string of its own."""
-    shared: dict = {}
+    shared: dict[str, str] = {}
     share = shared.setdefault
     out = []
     for r in rows:
@@ -461,7 +463,7 @@ def _conversation_entries(rows: list[ConversationRow]) -> tuple[Entry, ...]:
     return tuple(out)
 
 
-def _index_rows(rec: FileRecord) -> list[dict]:
+def _index_rows(rec: FileRecord) -> list[dict[str, object]]:
     stamp = now_ms()
     return [
         {

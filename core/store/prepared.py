@@ -109,7 +109,7 @@ def code_stamp() -> str:
     return h.hexdigest()
 
 
-def _settings_key(settings: Settings) -> list:
+def _settings_key(settings: Settings) -> list[int | bool]:
     return [settings.max_item_chars, bool(settings.redact_secrets)]
 
 
@@ -142,8 +142,9 @@ class _Sections:
         # the file stays open while an index reads from it, and is closed with the last of them
         self.close = weakref.finalize(self, os.close, fd)
 
-    def read(self, offset: int, length: int, crc: int) -> list:
-        return marshal.loads(self.raw(offset, length, crc))
+    def read(self, offset: int, length: int, crc: int) -> list[Any]:
+        values: list[Any] = marshal.loads(self.raw(offset, length, crc))
+        return values
 
     def raw(self, offset: int, length: int, crc: int) -> bytes:
         fits = offset >= 0 and length >= 0 and self.base + offset + length <= self.size
@@ -158,22 +159,22 @@ class _Sections:
         return piece
 
 
-class Chunks(Sequence):
+class Chunks(Sequence[Any]):
     """A saved list read back a chunk at a time, on first use: the hook reads the few entries
     it injects, `--json` all of them."""
 
     def __init__(self, sections: _Sections, chunks: list[tuple[int, int, int]], size: int):
         self._sections = sections
         self._chunks = chunks
-        self._loaded: list[list | None] = [None] * len(chunks)
+        self._loaded: list[list[Any] | None] = [None] * len(chunks)
         self._size = size
 
     def __len__(self) -> int:
         return self._size
 
-    def materialize(self) -> list:
+    def materialize(self) -> list[Any]:
         """Every value as one plain list (when all of them are wanted)."""
-        out: list = []
+        out: list[Any] = []
         for i in range(len(self._chunks)):
             part = self._loaded[i]
             if part is None:
@@ -189,7 +190,7 @@ class Chunks(Sequence):
         return part[pos - i * CHUNK]
 
 
-class Postings(Mapping):
+class Postings(Mapping[str, bytes]):
     """A saved layer's postings, term -> bytes of positions, each read (and checked) when a
     query asks for its term: the hook reads the lists of its prompt's terms, not every list."""
 
@@ -223,7 +224,7 @@ class _Writer:
         self.size += len(piece)
         return at
 
-    def chunked(self, values: list) -> list[tuple[int, int, int]]:
+    def chunked(self, values: list[Any]) -> list[tuple[int, int, int]]:
         out = []
         for i in range(0, len(values), CHUNK):
             piece = marshal.dumps(values[i:i + CHUNK])
@@ -243,7 +244,7 @@ class SavedLayer:
     needed) and what the file says of it (`saved`: what it was built from, its state)."""
 
     index: LayerIndex
-    saved: dict
+    saved: dict[str, Any]
     sections: _Sections
 
     def stamp(self) -> str:
@@ -297,7 +298,7 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
             os.close(fd)
 
 
-def _index(core: dict, lists: Sequence[Sequence], postings: Mapping[str, bytes]) -> LayerIndex:
+def _index(core: dict[str, Any], lists: Sequence[Sequence[Any]], postings: Mapping[str, bytes]) -> LayerIndex:
     rows, shown, made, frags = lists
     return LayerIndex.from_state(core, rows, shown, made, frags, postings)
 
@@ -393,7 +394,7 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
     if any(p.source == root for p in walk_problems):
         return None  # a failed layer: the store reports it
     info = saved.saved["info"]
-    states: dict = info["files"]
+    states: dict[str, Any] = info["files"]
     fresh = info["read_ns"] - FRESH_NS
     changed: list[Path] = []
     problems: list[Problem] = []
@@ -429,7 +430,7 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
     return _index(core, lists, postings), problems + walk_problems, None
 
 
-def _unchanged(path: Path, state: Sequence, fresh: int) -> bool:
+def _unchanged(path: Path, state: Sequence[Any], fresh: int) -> bool:
     size, mtime_ns, ino, sha, _ = state
     try:
         st = os.stat(path)
@@ -511,8 +512,8 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
         store.close()
 
 
-def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict, lists: list[list],
-                postings: Mapping[str, bytes], info: dict) -> None:
+def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, Any], lists: list[list[Any]],
+                postings: Mapping[str, bytes], info: dict[str, Any]) -> None:
     """Save one layer's state (`core`, its per-position lists, its postings) and what it was
     built from (`info`); never raises (a cache is never required)."""
     for _, mtime_ns, _, _, problem in info.get("files", {}).values():
@@ -537,7 +538,7 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict, lists:
         log.info("prepared index not saved: %s", exc)
 
 
-def saved_rows(index: LayerIndex) -> list[tuple] | None:
+def saved_rows(index: LayerIndex) -> list[tuple[Any, ...]] | None:
     """A saved layer's entries as their saved rows (`layer_index.entry_row`: Entry's fields
     but `terms`, in order, the path as a string), in the index's order, read at once; None
     for a layer indexed from entries in this process (it has the entries themselves)."""

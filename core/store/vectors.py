@@ -41,7 +41,6 @@ class VectorCache:
     def __init__(self, home: Path, embedder: Embedder):
         import numpy as np
 
-        self._np = np
         self.embedder = embedder
         self.home = home
         self.path = home / "cache" / f"vectors-{embedder.info.tag}.npy"
@@ -50,9 +49,10 @@ class VectorCache:
         self._where: dict[bytes, int] | None = None
 
     def _read(self) -> np.ndarray:
-        np = self._np
+        import numpy as np
+
         try:
-            rows = np.load(self.path, mmap_mode="r", allow_pickle=False)
+            rows: np.ndarray = np.load(self.path, mmap_mode="r", allow_pickle=False)
             if rows.dtype == self._dtype and rows.ndim == 1:
                 return rows
             log.info("vector cache %s has another layout; rebuilding", self.path)
@@ -70,7 +70,8 @@ class VectorCache:
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """One float32 unit vector per text (rows in the order given)."""
-        np = self._np
+        import numpy as np
+
         keys = [text_key(t) for t in texts]
         where = self._index()
         missing: dict[bytes, str] = {}
@@ -85,7 +86,8 @@ class VectorCache:
         return np.asarray(self._rows["vec"][[where[k] for k in keys]], dtype=np.float32)
 
     def _add(self, keys: list[bytes], vectors: np.ndarray) -> None:
-        np = self._np
+        import numpy as np
+
         fresh = np.zeros(len(keys), dtype=self._dtype)
         fresh["key"] = keys
         fresh["vec"] = vectors

@@ -15,13 +15,14 @@ from textual.validation import Integer, Number
 from textual.widgets import Button, Footer, Input, Label, Select, Static, Switch
 
 from memtui.core.display import escape_name, escape_text
+from memtui.core.model import LAYERS, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
 
 from ..text import fit_path, home_path
 
-BUDGET_KEYS = ("total", "user", "project", "conversation")
-GATE_KEYS = ("user", "project", "conversation")
+BUDGET_KEYS: tuple[str, ...] = ("total", *LAYERS)
+GATE_KEYS: tuple[str, ...] = LAYERS
 
 
 @dataclass
@@ -73,8 +74,8 @@ def retrieval_note(settings: Settings) -> Text:
     from memtui.core.semantic import ModelUnavailable, locate
 
     status = model_status(settings)
-    if status.get("model"):
-        model = status["model"]
+    model = status["model"]
+    if model:
         return Text(f"model in use: {model['name']} {model['version']}", style="dim")
     if status.get("reason"):
         return Text(f"⚠ hybrid is set but retrieval is keyword: {status['reason']}", style="bold")
@@ -135,7 +136,7 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                 yield from field_row("max item chars", Input(str(s.max_item_chars), id="max-chars", type="integer",
                                                              validators=[Integer(minimum=2, maximum=100_000)], compact=True))
                 yield from field_row("max conversation items", Input(
-                    str(s.max_items.get("conversation") or 0), id="max-conversation", type="integer",
+                    str(s.max_items.get(Layer.CONVERSATION) or 0), id="max-conversation", type="integer",
                     validators=[Integer(minimum=0, maximum=100_000)], compact=True))
                 with Horizontal(classes="field-row", id="retrieval-row"):
                     yield Label("Retrieval", classes="section-title")
@@ -219,8 +220,8 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         if chars != s.max_item_chars:
             memory[("memory", "maxItemChars")] = chars
         conv = int(self.query_one("#max-conversation", Input).value)
-        if conv != (s.max_items.get("conversation") or 0):
-            memory[("memory", "maxItems", "conversation")] = conv
+        if conv != (s.max_items.get(Layer.CONVERSATION) or 0):
+            memory[("memory", "maxItems", Layer.CONVERSATION)] = conv
         retrieval = self.query_one("#retrieval", Select).value
         if isinstance(retrieval, str) and retrieval != s.retrieval:
             memory[("memory", "retrieval")] = retrieval

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from memtui.core.doctor import Finding
-from memtui.core.model import Entry
+from memtui.core.model import Entry, Layer
 
 from ..text import LAYER_TITLES, name, text
 from .entry_pane import BADGES
@@ -40,7 +40,7 @@ def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
     def row(label: str, value: str) -> None:
         table.add_row(label, name(value))
 
-    if entry.layer == "conversation":
+    if entry.layer == Layer.CONVERSATION:
         row("conversation", entry.conversation_title or "(none)")
         row("conversation id", entry.conversation_id or "— (every workspace)")
         row("id", entry.id)

@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
@@ -21,7 +22,7 @@ from memtui.core.assistants import TARGETS, Target
 from memtui.core.assistants.delivery import for_target, protocol
 from memtui.core.display import escape_name, escape_text
 from memtui.core.injection import Candidate, InjectionResult
-from memtui.core.model import LAYERS
+from memtui.core.model import LAYERS, Layer
 
 from ..text import LAYER_TITLES, one_line
 
@@ -110,7 +111,7 @@ def candidate_line(c: Candidate, scored: bool = True) -> Text:
     out.append(f"  {reason:<17}", style="yellow" if c.status == "budget" else "dim")
     if scored and c.parts is not None:  # hybrid retrieval (§13): the score is the larger of the two
         out.append(f"kw {c.parts[0]:.2f} · sem {c.parts[1]:.4f}  ", style="dim")
-    if c.entry.layer == "conversation":
+    if c.entry.layer == Layer.CONVERSATION:
         where = f"“{escape_name(c.entry.conversation_title or 'no conversation')}”"
     else:
         where = escape_name(c.entry.source_ref)
@@ -194,7 +195,7 @@ class PreviewPane(Vertical):
     def title_for(target: Target | None) -> str:
         return "Injection preview" if target is None else f"Injection preview · as {protocol(target).name} receives it"
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
         yield Static(id="gauges", markup=False)
         with VerticalScroll(id="preview-scroll"):
@@ -247,8 +248,8 @@ class PreviewPane(Vertical):
         if result.redacted:
             notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
             notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
-        if result.retrieval and result.retrieval.get("model"):  # hybrid retrieval (§13): which model scored
-            model = result.retrieval["model"]
+        model = result.retrieval["model"] if result.retrieval else None
+        if model:  # hybrid retrieval (§13): which model scored
             notes.append(f"Hybrid retrieval: score = max(keyword, semantic) · {model['name']} {model['version']}\n",
                          style="dim")
         if cut and self.target is not None:
