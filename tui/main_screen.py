@@ -312,7 +312,10 @@ class MainScreen(Screen[None]):
         return self.pane(self.last_layer)
 
     def selected_entry(self) -> Entry | None:
-        return self.current_pane().highlighted_entry
+        try:
+            return self.current_pane().highlighted_entry
+        except NoMatches:  # the panes are gone: the app is closing, and a late worker result came in
+            return None
 
     def insights_changed(self) -> None:
         """New findings or history: badges, detail, and the order when it depends on history."""

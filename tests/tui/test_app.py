@@ -328,3 +328,20 @@ def test_help_names_every_key_of_the_inbox(demo_paths):
     row = dict(MemtuiApp(demo_paths, watch=False).help_rows())["i"]
     keys = [b.key for b in InboxScreen.BINDINGS if isinstance(b, Binding) and b.action != "close"]
     assert keys and all(f"({key}" in row or f"; {key} " in row or f" {key}:" in row for key in keys), (keys, row)
+
+
+async def test_insights_that_arrive_while_the_app_closes_are_dropped(demo_paths):
+    """The doctor's worker can finish after the screen has removed its panes (on exit):
+    its message must not raise in the closing app."""
+    from memtui.tui.messages import InsightsReady
+
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await wait_until(pilot, lambda: app.findings is not None and not app._insights_running,
+                         message="first insights")
+        for pane in app.query(EntryPane):
+            await pane.remove()
+        app.post_message(InsightsReady([], {}))
+        await pilot.pause()
+        assert app.findings == []
