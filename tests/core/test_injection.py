@@ -282,6 +282,25 @@ def test_fast_terms_equal_the_rule(s):
     assert terms(s) == reference_terms(s)
 
 
+def test_every_ideograph_the_fast_path_takes_is_a_wide_letter():
+    """`terms` splits a run of CJK Unified Ideographs into bigrams without asking each
+    character's kind: that is only right while every one of them is a wide letter."""
+    from memtui.core.relevance import _IDEOGRAPHS, _WIDE, _kind
+
+    lo, hi = (ord(c) for c in _IDEOGRAPHS.pattern.strip("[]+").split("-"))
+    assert [chr(c) for c in range(lo, hi + 1) if _kind(chr(c)) != _WIDE] == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.one_of(st.characters(min_codepoint=0x4DF0, max_codepoint=0xA010),
+                                  st.sampled_from("ぁアｶ가〇々ー_a1 ,。，")), max_size=40),
+       st.lists(st.sampled_from(["redis", "数据库", "", "The pool", "连接池"]), max_size=3))
+def test_fast_entry_terms_equal_the_rule(text, tags):
+    assert terms(text) == reference_terms(text)
+    want = reference_terms(text).union(*(reference_terms(t) for t in tags if t))
+    assert entry_terms(text, tags=tags) == want
+
+
 def reference_inject(layers, s: Settings, query: str):
     """§5 written out plainly (score every entry, sort everything): the oracle for `inject`."""
     from memtui.core.injection import HEADERS, make_line
