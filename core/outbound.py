@@ -40,6 +40,7 @@ API:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -65,11 +66,17 @@ def __getattr__(name: str) -> str:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_found: Callable[[str], tuple[str, int]] | None = None  # `secrets.redact`, imported on the first line
+
+
 def redact(text: str) -> tuple[str, int]:
     """`memtui.core.secrets.redact`: `text` with each secret replaced, and how many were."""
-    from .secrets import redact as found
+    global _found
+    if _found is None:
+        from .secrets import redact as found
 
-    return found(text)
+        _found = found
+    return _found(text)
 
 
 class MemoryOff(Exception):

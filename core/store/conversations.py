@@ -12,6 +12,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ class ConversationRow:
     updated_at: int
 
 
+@lru_cache(maxsize=4096)  # rows repeat their tags: each distinct value is parsed once
 def parse_tags(raw: str | bytes | None) -> tuple[str, ...]:
     if raw is None or raw == "" or raw == "[]":
         return ()

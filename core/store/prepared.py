@@ -461,11 +461,88 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
             have: Mapping[str, tuple[LayerCandidates, list[Problem]]] | None = None) -> Prepared:
     """The layers not in `have` loaded from the memories (the store, read-only) and indexed;
     each saved for the next process when everything it was built from can be checked later.
-    The layers in `have` are taken as they are."""
-    from .memory import MemoryStore
+    The layers in `have` are taken as they are.
 
+    When the conversation layer and a Markdown layer are both missing (a first run), a child
+    process builds and saves the Markdown layers while this one builds the conversation
+    layer (the two share nothing); they are then opened as any saved layer is, checked
+    against their files. Whatever the child did not save is built here."""
     have = dict(have or {})
     missing: list[str] = [str(layer) for layer in LAYERS if layer not in have]
+    aside = [layer for layer in missing if layer != Layer.CONVERSATION]
+    child = None
+    if save and paths.home.is_dir() and Layer.CONVERSATION in missing and aside:
+        child = _build_aside(paths, settings, aside)
+    layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
+    if child is None:
+        built, failed = _build(paths, settings, save, missing)
+        layers.update(built)
+        return Prepared.of(layers, failed)
+    built, failed = _build(paths, settings, save, [str(Layer.CONVERSATION)])
+    layers.update(built)
+    _wait(child)
+    read_ns = time.time_ns()
+    for layer in aside:
+        saved = _open_layer(paths, settings, layer)
+        now = None
+        if saved is not None:
+            try:
+                now = _files_now(paths, settings, layer, saved, read_ns)
+            except (DamagedPreparedIndex, OSError, KeyError, ValueError, TypeError, IndexError, EOFError) as exc:
+                log.info("prepared %s layer not used: %s", layer, exc)
+            if now is None:
+                saved.close()
+        if now is None:  # not saved by the child (a bad file just changed, an error): built here
+            alone, failed_alone = _build(paths, settings, save, [layer])
+            layers.update(alone)
+            failed |= failed_alone
+        else:
+            layers[layer] = (now[0], now[1])
+    return Prepared.of(layers, failed)
+
+
+def _build_aside(paths: Paths, settings: Settings, layers: list[str]) -> int | None:
+    """A child process (fork) that builds and saves `layers`, or None where that is not safe
+    (a process with other threads, such as the TUI's, is never forked) or not possible."""
+    import threading
+
+    if not hasattr(os, "fork") or threading.active_count() != 1:
+        return None
+    for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        log.info("prepared index: the %s layers built by a child process (%d)", " and ".join(layers), pid)
+        return pid
+    code = 1
+    try:
+        _build(paths, settings, True, layers)
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent builds what was not saved
+        pass
+    finally:
+        os._exit(code)
+
+
+def _wait(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _build(paths: Paths, settings: Settings, save: bool,
+           missing: list[str]) -> tuple[dict[str, tuple[LayerCandidates, list[Problem]]], frozenset[str]]:
+    """`missing` loaded from the memories and indexed (and saved): each one's index and
+    problems, and those of them that failed."""
+    from .memory import MemoryStore
+
     lines = LineCache()  # the lines saved for the layers rebuilt here: most of their texts did not change
     for layer in missing:
         stale = _open_layer(paths, settings, layer)
@@ -505,9 +582,7 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
                 core = {**state, "size": len(lists[0])}
                 _save_layer(paths, settings, layer, core, lists, postings, info)
                 built[layer] = _index(core, lists, postings)  # answers with the lines and JSON just made
-        layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
-        layers.update({layer: (built[layer], store.layer_problems(layer)) for layer in missing})
-        return Prepared.of(layers, failed)
+        return {layer: (built[layer], store.layer_problems(layer)) for layer in missing}, failed
     finally:
         store.close()
 

@@ -558,6 +558,38 @@ def test_prepared_index_answers_as_a_fresh_load(seed, ops, query, rebase):
             assert prep.load_prepared(paths, load_settings(paths)) is not None  # unchanged since: it is used
 
 
+@pytest.mark.parametrize("bad_file", [False, True])
+def test_a_first_run_builds_the_markdown_layers_aside_and_answers_as_a_fresh_load(tmp_path, bad_file):
+    """A cold `memtui preview --json` builds the Markdown layers in a child process while it
+    builds the conversation layer: the same answer as a fresh load, every layer saved. A bad
+    file that just changed is not saved by the child (nothing to hash it against later): that
+    layer is built again by the parent, with the file's problem."""
+    from tests.cli.run import memtui, ok
+
+    rnd = random.Random(11)
+    paths = _corpus_on_disk(tmp_path, rnd)
+    for i in range(3):
+        write(paths.user_root / f"more{i}.md", _md(rnd, 4))
+        write(paths.project_root / f"more{i}.md", _md(rnd, 4))
+    db = Conversations(paths.db_path)
+    for i in range(5):
+        db.add(f"{rnd.choice(PHRASES)} row {i}", conversation_id="c-here", memory_id=f"aside{i}")
+    db.close()
+    if bad_file:
+        write(paths.user_root / "broken.md", "---\nname: [unclosed\n---\n- a database pool note\n")
+    query = "database pool 数据库 token"
+    _, want = _fresh(paths, query)
+    done = ok(memtui(paths, "preview", query, "--json", real=True, env={"MEMTUI_LOG": "INFO"}))
+    assert "user and project layers built by a child process" in done.stderr
+    got = json.loads(done.stdout)
+    got.pop("retrieval_ms")
+    assert json.dumps(got, ensure_ascii=False) == want
+    assert ("broken.md" in json.dumps(got["errors"])) == bad_file, got["errors"]
+    assert prep.cache_path(paths, "project").is_file() and prep.cache_path(paths, "conversation").is_file()
+    assert prep.cache_path(paths, "user").is_file() != bad_file
+    assert _built(paths, query)[1] == want  # and warm, from what was saved
+
+
 def test_to_json_is_json_dumps_of_as_dict(worked):
     r = build_injection(worked.workspace, "帮我优化数据库查询 vitest \"quoted\"", home=worked.home)
     assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
