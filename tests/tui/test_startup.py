@@ -116,3 +116,24 @@ async def test_a_large_stores_doctor_runs_in_a_child_process_with_the_same_findi
         assert runs == [paths]
         assert sorted(app.findings, key=repr) == sorted(findings(paths), key=repr)
         assert {"stale_reference", "duplicate", "invalid"} <= {f.kind for f in app.findings}
+
+
+async def test_the_collector_memtui_turns_off_for_the_start_is_on_again_once_the_first_preview_is_painted(demo_paths):
+    """`memtui` turns the cyclic garbage collector off before it imports the app; the app turns
+    it back on (what the start made frozen) once its first preview is on screen, before the
+    store loads behind it."""
+    import gc
+
+    build_injection(demo_paths.workspace, "", home=demo_paths.home)
+    app = MemtuiApp(demo_paths, watch=False)
+    release = held_store(app)
+    gc.disable()
+    try:
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_until(pilot, lambda: app.first_paint.is_set(), message="first preview painted")
+            assert gc.isenabled() and app.last_result is not None and not app.loaded
+            release.set()
+            await wait_until(pilot, lambda: app.loaded, message="store loaded")
+    finally:
+        gc.enable()
+        gc.unfreeze()
