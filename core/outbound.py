@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .paths import Paths
     from .settings import Settings
 
-__all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "redact_line", "redact_name",  # noqa: F822 (REDACTED: __getattr__)
+__all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "load_detectors", "redact_line", "redact_name",  # noqa: F822 (REDACTED: __getattr__)
            "redact_text", "why_not_forget"]
 
 MEMORY_OFF = "memory is off"
@@ -77,6 +77,14 @@ def redact(text: str) -> tuple[str, int]:
 
         _found = found
     return _found(text)
+
+
+def load_detectors() -> None:
+    """Import and compile the secret detectors now rather than on the first line that needs
+    them (before a fork: the child then shares them instead of importing them again)."""
+    from .secrets import load_rules
+
+    load_rules()
 
 
 class MemoryOff(Exception):

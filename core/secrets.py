@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, cast
 
 REDACTED = "[REDACTED]"
 
-__all__ = ["REDACTED", "redact"]
+__all__ = ["REDACTED", "load_rules", "redact"]
 
 
 class _Rule(NamedTuple):
@@ -285,6 +285,12 @@ def _library() -> _Library:
 
 def _rules() -> tuple[_Rule, ...]:
     return _library().rules
+
+
+def load_rules() -> None:
+    """Import detect-secrets and compile every rule now (otherwise done on the first line
+    that passes the pre-filter)."""
+    _library()
 
 
 # An assignment is matched within this many characters of its keyword, so that a long line full
