@@ -449,16 +449,17 @@ def _unchanged(path: Path, state: Sequence[Any], fresh: int) -> bool:
 
 
 # ---------------------------------------------------------------------- building
-def open_prepared(paths: Paths, settings: Settings) -> Prepared:
-    """The saved state brought up to date, the layers that cannot be rebuilt alone."""
+def open_prepared(paths: Paths, settings: Settings, spawn: bool = False) -> Prepared:
+    """The saved state brought up to date, the layers that cannot be rebuilt alone (`spawn`:
+    as `prepare`'s)."""
     layers = current_layers(paths, settings)
     if len(layers) == len(LAYERS):
         return _prepared(layers)
-    return prepare(paths, settings, have={layer: (now[0], now[1]) for layer, now in layers.items()})
+    return prepare(paths, settings, have={layer: (now[0], now[1]) for layer, now in layers.items()}, spawn=spawn)
 
 
 def prepare(paths: Paths, settings: Settings, save: bool = True,
-            have: Mapping[str, tuple[LayerCandidates, list[Problem]]] | None = None) -> Prepared:
+            have: Mapping[str, tuple[LayerCandidates, list[Problem]]] | None = None, spawn: bool = False) -> Prepared:
     """The layers not in `have` loaded from the memories (the store, read-only) and indexed;
     each saved for the next process when everything it was built from can be checked later.
     The layers in `have` are taken as they are.
@@ -466,13 +467,15 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
     When the conversation layer and a Markdown layer are both missing (a first run), a child
     process builds and saves the Markdown layers while this one builds the conversation
     layer (the two share nothing); they are then opened as any saved layer is, checked
-    against their files. Whatever the child did not save is built here."""
+    against their files. Whatever the child did not save is built here. The child is forked
+    from a process without other threads; from one with threads (the TUI's), only with
+    `spawn`, as a new interpreter (which pays for its imports, ≈0.3 s, beside this one)."""
     have = dict(have or {})
     missing: list[str] = [str(layer) for layer in LAYERS if layer not in have]
     aside = [layer for layer in missing if layer != Layer.CONVERSATION]
     child = None
     if save and paths.home.is_dir() and Layer.CONVERSATION in missing and aside:
-        child = _build_aside(paths, settings, aside)
+        child = _build_aside(paths, settings, aside, spawn)
     layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
     if child is None:
         built, failed = _build(paths, settings, save, missing)
@@ -501,13 +504,14 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
     return Prepared.of(layers, failed)
 
 
-def _build_aside(paths: Paths, settings: Settings, layers: list[str]) -> int | None:
-    """A child process (fork) that builds and saves `layers`, or None where that is not safe
-    (a process with other threads, such as the TUI's, is never forked) or not possible."""
+def _build_aside(paths: Paths, settings: Settings, layers: list[str], spawn: bool = False) -> Any:
+    """A child process that builds and saves `layers` (a pid when forked, a Popen when
+    spawned), or None where that is not safe (a process with other threads is never forked)
+    or not possible."""
     import threading
 
     if not hasattr(os, "fork") or threading.active_count() != 1:
-        return None
+        return _spawn_aside(paths, layers) if spawn else None
     if settings.redact_secrets:  # both processes redact: the detectors imported once, shared by the child
         from ..outbound import load_detectors
 
@@ -534,9 +538,35 @@ def _build_aside(paths: Paths, settings: Settings, layers: list[str]) -> int | N
         os._exit(code)
 
 
-def _wait(pid: int) -> None:
+def _spawn_aside(paths: Paths, layers: list[str]) -> Any:
+    import subprocess
+
+    code = "import sys; from memtui.core.store.prepared import build_aside; build_aside(sys.argv[1:])"
     try:
-        os.waitpid(pid, 0)
+        child = subprocess.Popen([sys.executable, "-c", code, str(paths.home), str(paths.workspace), *layers],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError as exc:
+        log.info("prepared index: no child process for the %s layers: %s", " and ".join(layers), exc)
+        return None
+    log.info("prepared index: the %s layers built by a child process (%d)", " and ".join(layers), child.pid)
+    return child
+
+
+def build_aside(argv: Sequence[str]) -> None:
+    """A spawned child's work (`_spawn_aside`): HOME WORKSPACE LAYER... built and saved with
+    the settings read here (a layer saved with other settings than the parent's is not used)."""
+    from ..settings import load_settings
+
+    paths = Paths(Path(argv[0]), Path(argv[1]))
+    _build(paths, load_settings(paths), True, list(argv[2:]))
+
+
+def _wait(child: Any) -> None:
+    if not isinstance(child, int):
+        child.wait()
+        return
+    try:
+        os.waitpid(child, 0)
     except ChildProcessError:
         pass
 

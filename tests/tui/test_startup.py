@@ -137,3 +137,26 @@ async def test_the_collector_memtui_turns_off_for_the_start_is_on_again_once_the
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+async def test_a_first_run_builds_the_markdown_layers_in_a_spawned_child_and_shows_what_preview_shows(
+        demo_paths, caplog):
+    """The TUI has threads, so its first run's Markdown layers are built by a new interpreter
+    beside the load worker (never a fork); what it shows is what `memtui preview` answers
+    from the layers both saved."""
+    import logging
+
+    from memtui.core.store.prepared import cache_path
+
+    caplog.set_level(logging.INFO, logger="memtui.prepared")
+    assert not any(cache_path(demo_paths, layer).exists() for layer in LAYERS)
+    app = MemtuiApp(demo_paths, watch=False)
+    release = held_store(app)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.ready.is_set() and app.last_result is not None, message="first preview")
+        assert any("user and project layers built by a child process" in r.getMessage() for r in caplog.records)
+        assert all(cache_path(demo_paths, layer).is_file() for layer in LAYERS)
+        cli = build_injection(demo_paths.workspace, "", home=demo_paths.home)
+        assert app.last_result.text == cli.text and app.last_result.count == cli.count
+        release.set()
+        await wait_until(pilot, lambda: app.loaded, message="store loaded")
