@@ -59,6 +59,9 @@ FORMAT = 4  # bump when what is saved changes
 MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
+# A spawned child (`prepare(spawn=True)`) costs a new interpreter and its imports (≈0.3 s of CPU): worth it
+# only beside a conversation layer that takes longer than that, i.e. a muse.db of ≈10,000 rows or more.
+SPAWN_DB_BYTES = 8_000_000
 _CORE = Path(__file__).resolve().parent.parent
 _PATH_AT = ENTRY_FIELDS.index("path")
 _ID_AT = ENTRY_FIELDS.index("id")
@@ -469,7 +472,8 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
     layer (the two share nothing); they are then opened as any saved layer is, checked
     against their files. Whatever the child did not save is built here. The child is forked
     from a process without other threads; from one with threads (the TUI's), only with
-    `spawn`, as a new interpreter (which pays for its imports, ≈0.3 s, beside this one)."""
+    `spawn`, as a new interpreter (which pays for its imports, ≈0.3 s, beside this one: only
+    for a muse.db of `SPAWN_DB_BYTES` or more)."""
     have = dict(have or {})
     missing: list[str] = [str(layer) for layer in LAYERS if layer not in have]
     aside = [layer for layer in missing if layer != Layer.CONVERSATION]
@@ -511,7 +515,7 @@ def _build_aside(paths: Paths, settings: Settings, layers: list[str], spawn: boo
     import threading
 
     if not hasattr(os, "fork") or threading.active_count() != 1:
-        return _spawn_aside(paths, layers) if spawn else None
+        return _spawn_aside(paths, layers) if spawn and _db_bytes(paths) >= SPAWN_DB_BYTES else None
     if settings.redact_secrets:  # both processes redact: the detectors imported once, shared by the child
         from ..outbound import load_detectors
 
@@ -536,6 +540,13 @@ def _build_aside(paths: Paths, settings: Settings, layers: list[str], spawn: boo
         pass
     finally:
         os._exit(code)
+
+
+def _db_bytes(paths: Paths) -> int:
+    try:
+        return paths.db_path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _spawn_aside(paths: Paths, layers: list[str]) -> Any:

@@ -140,14 +140,15 @@ async def test_the_collector_memtui_turns_off_for_the_start_is_on_again_once_the
 
 
 async def test_a_first_run_builds_the_markdown_layers_in_a_spawned_child_and_shows_what_preview_shows(
-        demo_paths, caplog):
-    """The TUI has threads, so its first run's Markdown layers are built by a new interpreter
-    beside the load worker (never a fork); what it shows is what `memtui preview` answers
-    from the layers both saved."""
+        demo_paths, caplog, monkeypatch):
+    """The TUI has threads, so a large store's first run has its Markdown layers built by a
+    new interpreter beside the load worker (never a fork); what it shows is what `memtui
+    preview` answers from the layers both saved."""
     import logging
 
     from memtui.core.store.prepared import cache_path
 
+    monkeypatch.setattr(startup.prepared_index, "SPAWN_DB_BYTES", 0)  # as if muse.db were large
     caplog.set_level(logging.INFO, logger="memtui.prepared")
     assert not any(cache_path(demo_paths, layer).exists() for layer in LAYERS)
     app = MemtuiApp(demo_paths, watch=False)
