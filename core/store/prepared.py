@@ -485,9 +485,11 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
         built, failed = _build(paths, settings, save, missing)
         layers.update(built)
         return Prepared.of(layers, failed)
-    built, failed = _build(paths, settings, save, [str(Layer.CONVERSATION)])
+    try:
+        built, failed = _build(paths, settings, save, [str(Layer.CONVERSATION)])
+    finally:
+        _wait(child)
     layers.update(built)
-    _wait(child)
     read_ns = time.time_ns()
     for layer in aside:
         saved = _open_layer(paths, settings, layer)
