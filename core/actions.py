@@ -21,7 +21,7 @@ from .model import FILE_LAYERS, Entry, Layer
 from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
-from .store import Change, MemoryStore
+from .store import Change, MemoryStore, PlannedDelete
 from .store.database import DatabaseError
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
@@ -243,22 +243,23 @@ def edit(store: MemoryStore, entry: Entry | str, text: str, layer: str | None = 
     return new
 
 
-def delete(store: MemoryStore, entries: Iterable[Entry]) -> Change | None:
-    """Delete entries as one undoable change."""
-    return _guard(store.delete_entries, list(entries))
+def plan_delete(store: MemoryStore, entries: Iterable[Entry]) -> PlannedDelete:
+    """The delete of `entries` worked out for a confirmation (which `delete_warning` completes);
+    `delete` then applies it as it is. Refused here as the delete itself would be."""
+    return _guard(store.plan_delete, list(entries))
 
 
-def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
-    """What a confirmation must say besides the entry itself (SPEC §2's one exception)."""
-    from . import markdown as md
+def delete(store: MemoryStore, entries: Iterable[Entry] | PlannedDelete) -> Change | None:
+    """Delete entries as one undoable change (or apply the delete `plan_delete` worked out)."""
+    return _guard(store.delete_entries, entries if isinstance(entries, PlannedDelete) else list(entries))
 
-    rec = store.file_record(entry.path) if entry.path else None
-    if rec is None:
+
+def delete_warning(plan: PlannedDelete) -> str | None:
+    """What a confirmation must say besides the entries themselves (SPEC §2's one exception)."""
+    if not plan.merged:
         return None
-    found = md.find_entry(rec.parsed, entry.line_start, entry.text)
-    if found is not None and md.delete_merges_rest(rec.parsed, rec.parsed.entries[found]):
-        return f"it is the last list item of {rec.rel}: the rest of the file then reads as one memory"
-    return None
+    return "; ".join(f"it is the last list item of {rel}: the rest of the file then reads as one memory"
+                     for rel in plan.merged)
 
 
 # ---------------------------------------------------------------------- review (SPEC §12)
