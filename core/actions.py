@@ -96,12 +96,13 @@ def search(store: MemoryStore, query: str, layer: str | None = None, limit: int 
     """Entries relevant to `query`, best first: the injection's relevance score (shared terms,
     SPEC §5) with a substring match as a fallback, so a search finds what an injection would
     and also a keyword the terms split differently. Archived entries last."""
+    from .relevance import score as relevance
     from .relevance import terms
 
     q = terms(query)
     found: list[tuple[Entry, float]] = []
     for e in store.entries(layer):
-        score = len(q & e.terms) / len(q) if q else 0.0
+        score = relevance(q, e.terms)
         if score > 0 or matches_keyword(e, query):
             found.append((e, score))
     found.sort(key=lambda pair: (pair[0].archived, -pair[1], -pair[0].updated_at))
@@ -452,10 +453,9 @@ def on_disk_now(store: MemoryStore, entry: Entry) -> Entry | None:
     """The version of `entry` in the store now: the same id, or else what stands at its place
     (same file, same first line) — what an edit that met a conflict would overwrite."""
     same = store.get(entry.id)
-    if same is not None or entry.layer == Layer.CONVERSATION:
+    if same is not None or entry.path is None:  # a conversation row has no place but its id
         return same
-    return next((e for e in store.entries(entry.layer)
-                 if e.path == entry.path and e.line_start == entry.line_start), None)
+    return store.entry_at(entry.path, entry.line_start)
 
 
 ENTRY_ORDERS = ("file", "most", "last")  # file order, most injected first, last injected first

@@ -315,7 +315,7 @@ class MemoryStore:
             new_data = md.replace_entry(rec.parsed, raw, new_text, date.today()).encode("utf-8")
         self.log.apply("edit", f"edit {entry.source_ref} {_snippet(entry.text)}", {rec.path: (entry.layer, new_data)}, {rec.path: rec.data})
         self.reload(changed=[rec.path], conversation=False, reason="write")
-        return self._entry_at(rec.path, entry.line_start)
+        return self.entry_at(rec.path, entry.line_start)
 
     def plan_delete(self, entries: Iterable[Entry]) -> PlannedDelete:
         """Work out deleting `entries` (several per file at once) without writing: what the
@@ -448,7 +448,10 @@ class MemoryStore:
             return None
 
     # ------------------------------------------------------------------ helpers
-    def _entry_at(self, path: Path, line_start: int) -> Entry | None:
+    def entry_at(self, path: Path, line_start: int) -> Entry | None:
+        """The entry that starts at `line_start` of `path` now, whatever its text: where an
+        entry is found again by its place alone (after its own edit, or to show what an edit
+        that met a conflict would overwrite). `markdown.find_entry` finds one by place and text."""
         rec = self.scan.files.get(path)
         if rec is None:
             return None
