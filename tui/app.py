@@ -176,6 +176,9 @@ class MemtuiApp(App[None]):
             else:
                 gc.freeze()  # what lives as long as the view: out of the collector's full passes
                 self.post_message(PreparedOpened(prepared, entries))
+                row_gen = prepared.row_gen
+                if row_gen is not None:  # the store takes the pane's conversation entries while no row moved
+                    self.store.offer_conversation(entries[Layer.CONVERSATION], row_gen)
                 del entries
                 self.first_paint.wait(FIRST_PAINT_WAIT)
                 # the prepared index answers the preview meanwhile: loading the store (seconds of

@@ -22,6 +22,7 @@ from typing import Any, overload
 
 from ..injection import LineMaker, Made, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
+from ..relevance import terms_of
 
 log = logging.getLogger("memtui.injection")
 
@@ -204,6 +205,8 @@ class LayerIndex:
         # (rank, start, stop): the ranges of active positions of one importance (saved, or found here)
         self.groups = groups if groups is not None else _groups(rank, n_active)
         self.semantic_vectors: Any = None  # §13: (model tag, each position's vector), once asked for
+        # (the conversation layer) memtui's change counter over the rows it is exactly current at, when known
+        self.row_gen: int | None = None
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
@@ -212,10 +215,10 @@ class LayerIndex:
         ordered: list[Entry | None] = [*active, *archived]
         postings: defaultdict[str, list[int]] = defaultdict(list)
         for pos, e in enumerate(active):
-            for term in e.terms:
+            for term in terms_of(e):
                 postings[term].append(pos)
         rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
-        return cls(layer, len(active), rank, dict(postings), [e.terms for e in archived], ordered, lines=lines)
+        return cls(layer, len(active), rank, dict(postings), [terms_of(e) for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
     def state(self, maker: LineMaker) -> dict[str, Any]:
@@ -547,6 +550,7 @@ class PatchedLayer:
         self.rank = self.merge.rank(base, added)
         self.groups = _sorted_groups(self.rank, self.n_active)
         self.semantic_vectors: Any = None
+        self.row_gen: int | None = None  # as LayerIndex.row_gen
         self._run = self.merge.runs[0] if self.merge.runs else (0, False, 0, 0)
 
     def _at(self, pos: int) -> tuple[LayerIndex, int]:

@@ -73,6 +73,14 @@ class Prepared:
     # over a saved layer, the change counter): §13 keeps each layer's vectors beside it
     stamp: str | None = field(default=None)
 
+    @property
+    def row_gen(self) -> int | None:
+        """memtui's change counter over the conversation rows (`rows.generation`) that the
+        conversation layer is exactly current at, when known: a store loading behind the
+        prepared index takes the layer's entries as they are while it has not moved."""
+        gen = getattr(self.indexes.get(Layer.CONVERSATION), "row_gen", None)
+        return gen if isinstance(gen, int) and Layer.CONVERSATION not in self.failed_layers else None
+
     @classmethod
     def of(cls, layers: Mapping[str, tuple[LayerCandidates, list[Problem]]], failed: frozenset[str] = frozenset(),
            stamp: str | None = None) -> Prepared:
@@ -372,17 +380,22 @@ def _rows_now(paths: Paths, settings: Settings,
     if changes is None:
         return None
     if not changes.ids:
+        saved.index.row_gen = changes.gen
         return saved.index, [], saved.stamp()
     where = saved.ids()
     removed = [where[i] for i in changes.ids if i in where]
     added = LayerIndex.from_entries(Layer.CONVERSATION, [row_changes.conversation_entry(r) for r in changes.rows])
     if len(changes.ids) <= REBASE_ROWS:  # laid over the saved layer, which stays as it is
-        return PatchedLayer(saved.index, removed, added), [], f"{saved.stamp()}+{changes.gen}"
+        patched = PatchedLayer(saved.index, removed, added)
+        patched.row_gen = changes.gen
+        return patched, [], f"{saved.stamp()}+{changes.gen}"
     # many: spliced in, and the layer saved again as of now
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     core, lists, postings = splice(saved.index, removed, added, maker)
     _save_layer(paths, settings, Layer.CONVERSATION, core, lists, postings, {"gen": changes.gen})
-    return _index(core, lists, postings), [], None
+    index = _index(core, lists, postings)
+    index.row_gen = changes.gen
+    return index, [], None
 
 
 def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
@@ -505,6 +518,9 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
                 core = {**state, "size": len(lists[0])}
                 _save_layer(paths, settings, layer, core, lists, postings, info)
                 built[layer] = _index(core, lists, postings)  # answers with the lines and JSON just made
+            conversation = built.get(Layer.CONVERSATION)
+            if isinstance(conversation, LayerIndex) and isinstance(gen, int):
+                conversation.row_gen = gen  # read before the rows: they are at least as new
         layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
         layers.update({layer: (built[layer], store.layer_problems(layer)) for layer in missing})
         return Prepared.of(layers, failed)
