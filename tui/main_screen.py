@@ -4,6 +4,7 @@ one refresh of the layers it touched."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import subprocess
@@ -33,7 +34,7 @@ from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
-from memtui.core.store.prepared import Prepared
+from memtui.core.store.prepared import DamagedPreparedIndex
 
 from .messages import (
     DeleteAsked,
@@ -56,6 +57,8 @@ from .widgets.preview import left_out, left_out_counts
 
 if TYPE_CHECKING:
     from .app import MemtuiApp
+
+log = logging.getLogger("memtui.tui")
 
 FILTER_CUTOFF = 75.0  # rapidfuzz partial_ratio: a typo in a word still matches; unrelated rows score ~50
 # Left out up to this many candidates, the preview's near misses and lists are found with the
@@ -373,17 +376,28 @@ class MainScreen(Screen[None]):
         if not self.showing:
             return
         self._generation += 1
-        app = self.memtui
-        self.compute_preview(self.query_text, self._generation, None if app.loaded else app.prepared)
+        self.compute_preview(self.query_text, self._generation)
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
-    def compute_preview(self, query: str, generation: int, prepared: Prepared | None = None) -> None:
-        """The preview of `query`: from the store, or from the prepared index until it loads."""
+    def compute_preview(self, query: str, generation: int) -> None:
+        """The preview of `query` from the prepared index, as `memtui preview` answers it (opened
+        again after a change); from the store when there is none."""
         app = self.memtui
-        if prepared is not None:
-            result = inject_prepared(app.paths, prepared, app.settings, query)
-        else:
-            result = inject_from_store(app.store, app.settings, query)
+        settings = app.settings
+        session = app.semantic_session() if settings.enabled and settings.retrieval == "hybrid" else None
+        result = None
+        for _ in range(2):
+            prepared = app.preview_index()
+            if prepared is None:
+                break
+            try:
+                result = inject_prepared(app.paths, prepared, settings, query, session)
+                break
+            except DamagedPreparedIndex as exc:  # the damaged file is removed: opened (rebuilt) again
+                log.warning("%s", exc)
+                app.prepared_damaged()
+        if result is None:
+            result = inject_from_store(app.store, settings, query)
         summary = None
         if result.disabled_reason != "switch_off":  # off the event loop
             summary = left_out_counts(result)
