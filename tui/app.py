@@ -172,6 +172,7 @@ class MemtuiApp(App[None]):
     def load_store(self) -> None:
         """Open the prepared index (`memtui preview`'s) and show it, then load the store
         behind it once the first preview is on screen (or after FIRST_PAINT_WAIT)."""
+        prepared_ok = False
         try:
             try:
                 prepared = open_prepared(self.paths, self.settings, lambda layers: self.post_message(IndexBuilding(layers)))
@@ -180,6 +181,7 @@ class MemtuiApp(App[None]):
                 log.warning("prepared index not opened: %s", exc)
             else:
                 gc.freeze()  # what lives as long as the view: out of the collector's full passes
+                prepared_ok = True
                 self.post_message(PreparedOpened(prepared, entries))
                 row_gen = prepared.row_gen
                 if row_gen is not None:  # the store takes the pane's conversation entries while no row moved
@@ -187,11 +189,15 @@ class MemtuiApp(App[None]):
                 del entries
                 self.first_paint.wait(FIRST_PAINT_WAIT)
                 # the prepared index answers the preview (then and after): loading the store waits
-                # for a pause in the typing
+                # for a pause in the typing, the first preview counting as a key (someone who
+                # starts typing as it appears has the interpreter to themselves)
+                self.last_typed = max(self.last_typed, time.monotonic())
                 deadline = time.monotonic() + TYPING_WAIT
                 while time.monotonic() < deadline and time.monotonic() - self.last_typed < TYPING_PAUSE:
                     time.sleep(0.05)
             self.store.load()
+            if prepared_ok:  # the panes' order of the store's entries, found here rather than on the event loop
+                self.main.order_ahead()
             # Tens of thousands of entries live as long as the app: keep them out of the cyclic
             # collector's full passes, which otherwise stall keystrokes for 100+ ms (they are still
             # freed by reference counting when a reload replaces them).

@@ -252,6 +252,13 @@ class MainScreen(Screen[None]):
         hits.sort(key=lambda h: (-h[1], h[2]))
         return [snapshot[h[2]] for h in hits], len(snapshot)
 
+    def order_ahead(self) -> None:
+        """(In the load worker, the store just loaded) the conversation pane's order of the
+        store's entries, kept for `layer_entries`: sorting tens of thousands of entries is
+        then not done on the event loop as the store takes over."""
+        snapshot = self.memtui.store.snapshot(Layer.CONVERSATION)
+        self._ordered = {**self._ordered, Layer.CONVERSATION: (snapshot, tuple(pane_order(Layer.CONVERSATION, snapshot)))}
+
     def layer_entries(self, layer: str) -> tuple[Entry, ...]:
         """The layer's entries in pane order: the store's once it has loaded, the prepared
         index's before (the same order, so nothing moves when the store takes over)."""
@@ -266,10 +273,17 @@ class MainScreen(Screen[None]):
             self._ordered[layer] = cached
         return cached[1]
 
+    def _ordered_now(self, layer: str) -> bool:
+        """Whether the layer's pane order is at hand (else it is found in a worker)."""
+        if not self.memtui.loaded or layer != Layer.CONVERSATION:
+            return True
+        cached = self._ordered.get(layer)
+        return cached is not None and cached[0] is self.memtui.store.snapshot(layer)
+
     def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
         layers = tuple(LAYERS if layers is None else layers)
         self._filter_generation += 1
-        if self.filter_text.strip():
+        if self.filter_text.strip() or not all(self._ordered_now(layer) for layer in layers):
             self.filter_panes(self.filter_text, layers, self._filter_generation)
             return
         self._show_panes({layer: self.filtered(layer, "") for layer in layers})
