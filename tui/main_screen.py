@@ -243,8 +243,12 @@ class MainScreen(Screen[None]):
             return list(snapshot), len(snapshot)
         cached = self._choices.get(layer)
         if cached is None or cached[0] is not snapshot:
-            choices = [utils.default_process(f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}")
-                       for e in snapshot]
+            # the entries a change kept are the same objects: their strings are taken, not made again
+            # (the old snapshot is alive meanwhile, so no new entry has the id() of an old one)
+            known = {id(e): choice for e, choice in zip(*cached)} if cached is not None else {}
+            choices = [known.get(id(e)) or utils.default_process(
+                f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}") for e in snapshot]
+            del known
             cached = (snapshot, choices)
             self._choices[layer] = cached
         hits = process.extract(query, cached[1], scorer=fuzz.partial_ratio, processor=None,

@@ -75,7 +75,7 @@ def prepared_entries(index: LayerCandidates) -> list[Entry]:
     """A saved layer's entries in pane order, made from its saved rows. They are the
     store's entries field for field but for their terms (the panes never read those), and
     they are not kept in the index: the store's own replace them once it has loaded."""
-    rows = saved_rows(index) if isinstance(index, LayerIndex) else None
+    rows = saved_rows(index, keep=False) if isinstance(index, LayerIndex) else None  # the entries hold their values
     if rows is None:  # indexed here from the memories: their entries are there
         entries = [index.entry(pos) for pos in range(index.size)]
     elif all(row[_PATH_AT] is None for row in rows):

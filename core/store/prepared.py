@@ -180,13 +180,16 @@ class Chunks(Sequence[Any]):
     def __len__(self) -> int:
         return self._size
 
-    def materialize(self) -> list[Any]:
-        """Every value as one plain list (when all of them are wanted)."""
+    def materialize(self, keep: bool = True) -> list[Any]:
+        """Every value as one plain list (when all of them are wanted); without `keep` the
+        chunks read are not kept here (read once, for what is made of them elsewhere)."""
         out: list[Any] = []
         for i in range(len(self._chunks)):
             part = self._loaded[i]
             if part is None:
-                part = self._loaded[i] = self._sections.read(*self._chunks[i])
+                part = self._sections.read(*self._chunks[i])
+                if keep:
+                    self._loaded[i] = part
             out += part
         return out
 
@@ -554,11 +557,12 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
         log.info("prepared index not saved: %s", exc)
 
 
-def saved_rows(index: LayerIndex) -> list[tuple[Any, ...]] | None:
+def saved_rows(index: LayerIndex, keep: bool = True) -> list[tuple[Any, ...]] | None:
     """A saved layer's entries as their saved rows (`layer_index.entry_row`: Entry's fields
     but `terms`, in order, the path as a string), in the index's order, read at once; None
-    for a layer indexed from entries in this process (it has the entries themselves)."""
+    for a layer indexed from entries in this process (it has the entries themselves).
+    Without `keep`, the index does not keep them (it reads the few it needs again)."""
     rows = index._rows
-    if rows is None or not hasattr(rows, "materialize"):
+    if rows is None or not isinstance(rows, Chunks):
         return None
-    return rows.materialize()
+    return rows.materialize(keep=keep)
