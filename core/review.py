@@ -56,6 +56,8 @@ def review_key(entry: Entry) -> str:
 
 
 def unreviewed_among(entries: Iterable[Entry], reviewed: set[str]) -> list[Entry]:
+    if not reviewed:  # nothing accepted yet: no key to make (a hash of each text)
+        return [e for e in entries if needs_review(e)]
     return [e for e in entries if needs_review(e) and review_key(e) not in reviewed]
 
 

@@ -262,9 +262,10 @@ class SavedLayer:
         st = os.fstat(self.sections.fd)
         return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}"
 
-    def ids(self) -> dict[str, int]:
-        """Entry id -> position (its own section, read only to take changed rows in)."""
-        return {entry_id: pos for pos, entry_id in enumerate(self.sections.read(*self.saved["ids"]))}
+    def positions(self, ids: frozenset[str]) -> list[int]:
+        """The positions of the entries whose id is in `ids` (the ids are a section of their
+        own, read only to take changed rows in; no map of every id is made)."""
+        return [pos for pos, entry_id in enumerate(self.sections.read(*self.saved["ids"])) if entry_id in ids]
 
     def close(self) -> None:
         self.sections.close()
@@ -385,8 +386,7 @@ def _rows_now(paths: Paths, settings: Settings,
     if not changes.ids:
         saved.index.row_gen = changes.gen
         return saved.index, [], saved.stamp()
-    where = saved.ids()
-    removed = [where[i] for i in changes.ids if i in where]
+    removed = saved.positions(changes.ids)
     added = LayerIndex.from_entries(Layer.CONVERSATION, [row_changes.conversation_entry(r) for r in changes.rows])
     if len(changes.ids) <= REBASE_ROWS:  # laid over the saved layer, which stays as it is
         patched = PatchedLayer(saved.index, removed, added)
