@@ -127,6 +127,22 @@ class LineCache:
         self.saved: dict[str, LayerIndex] = {}
         self._taken: dict[str, LayerIndex] = {}  # layers taken from there, whose lines serve the next snapshot
         self.semantic: Any = None  # §13: the model and its vector cache, once hybrid retrieval asked for them
+        self.terms: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}  # see terms_of
+
+    def terms_of(self, entry: Entry) -> frozenset[str]:
+        """`relevance.terms_of`, kept for a conversation entry made without its terms (a loaded
+        store's) while its text and tags stay: a changed row rebuilds its layer's index, and
+        the other rows' terms are not made again. Only an index built from entries asks."""
+        if entry.terms or entry.layer != Layer.CONVERSATION:
+            return entry.terms
+        known = self.terms.get(entry.id)
+        if known is not None and known[0] == entry.text and known[1] == entry.tags:
+            return known[2]
+        found = terms_of(entry)
+        if len(self.terms) >= self.LIMIT:
+            self.terms.clear()
+        self.terms[entry.id] = (entry.text, entry.tags, found)
+        return found
 
     def make(self, maker: LineMaker, text: str) -> Made:
         known = self.made.get(maker.key)
@@ -214,11 +230,12 @@ class LayerIndex:
         archived = sorted((e for e in entries if e.archived), key=base_key)
         ordered: list[Entry | None] = [*active, *archived]
         postings: defaultdict[str, list[int]] = defaultdict(list)
+        terms = lines.terms_of if lines is not None else terms_of
         for pos, e in enumerate(active):
-            for term in terms_of(e):
+            for term in terms(e):
                 postings[term].append(pos)
         rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
-        return cls(layer, len(active), rank, dict(postings), [terms_of(e) for e in archived], ordered, lines=lines)
+        return cls(layer, len(active), rank, dict(postings), [terms(e) for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
     def state(self, maker: LineMaker) -> dict[str, Any]:

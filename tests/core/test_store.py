@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -12,7 +13,7 @@ from memtui.core.actions import near_duplicate
 from memtui.core.fileio import ConflictError
 from memtui.core.store import MemoryStore
 from memtui.core.store.conversations import Conversations
-from tests.helpers import write
+from tests.helpers import enable, write
 
 MUSE_SCHEMA = """
 CREATE TABLE conversations (id TEXT PRIMARY KEY, title TEXT, workspace_path TEXT,
@@ -406,4 +407,40 @@ def test_offered_conversation_entries_are_taken_while_no_row_moved(paths, monkey
     late.load()
     assert {e.id for e in late.snapshot("conversation")} == {"m1", "m2", "m9"}
     late.close()
+    db.close()
+
+
+def test_an_index_built_again_makes_only_the_changed_rows_terms(paths, monkeypatch):
+    """A loaded store's conversation entries keep no terms; the store's injection (the MCP
+    server's) makes them once per row and text: after one row changed, the layer's index is
+    built again with only that row's terms made, and answers as a fresh store's does."""
+    from memtui.core.serve import inject_from_store
+    from memtui.core.settings import load_settings
+    from memtui.core.store import layer_index
+
+    enable(paths)
+    db = _rows_db(paths)
+    made = []
+    terms_of = layer_index.terms_of
+    monkeypatch.setattr(layer_index, "terms_of", lambda e: made.append(e.id) or terms_of(e))
+    store = MemoryStore(paths)
+    store.load()
+    settings = load_settings(paths)
+    assert inject_from_store(store, settings, "deploys").count == 1
+    assert sorted(made) == ["m1", "m2"]
+    made.clear()
+    with sqlite3.connect(paths.db_path) as conn:
+        conn.execute("UPDATE memories SET content = 'the rollback key lives in the vault', updated_at = 9 WHERE id = 'm2'")
+    conn.close()
+    store.reload()
+    result = inject_from_store(store, settings, "rollback key")
+    assert made == ["m2"]
+    fresh = MemoryStore(paths)
+    fresh.load()
+    again = inject_from_store(fresh, settings, "rollback key")
+    assert [{k: v for k, v in json.loads(r.to_json()).items() if k != "retrieval_ms"} for r in (result, again)] == \
+        [{k: v for k, v in json.loads(again.to_json()).items() if k != "retrieval_ms"}] * 2
+    assert any(c.id == "m2" for c in result.included)
+    fresh.close()
+    store.close()
     db.close()
