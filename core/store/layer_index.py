@@ -128,6 +128,7 @@ class LineCache:
         self._taken: dict[str, LayerIndex] = {}  # layers taken from there, whose lines serve the next snapshot
         self.semantic: Any = None  # §13: the model and its vector cache, once hybrid retrieval asked for them
         self.terms: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}  # see terms_of
+        self._words: dict[str, str] = {}
 
     def terms_of(self, entry: Entry) -> frozenset[str]:
         """`relevance.terms_of`, kept for a conversation entry made without its terms (a loaded
@@ -138,9 +139,11 @@ class LineCache:
         known = self.terms.get(entry.id)
         if known is not None and known[0] == entry.text and known[1] == entry.tags:
             return known[2]
-        found = terms_of(entry)
+        share = self._words.setdefault  # a few thousand distinct terms among tens of thousands of rows
+        found = frozenset([share(t, t) for t in terms_of(entry)])
         if len(self.terms) >= self.LIMIT:
             self.terms.clear()
+            self._words.clear()
         self.terms[entry.id] = (entry.text, entry.tags, found)
         return found
 
