@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -188,8 +189,15 @@ class Pending:
 
 
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
+    """Newest first, then by layer, file, line and id: sorted by each key in turn from the
+    last (sorts are stable), so no key tuple is made per entry (tens of thousands of rows)."""
     rank: dict[str, int] = {layer: i for i, layer in enumerate(LAYERS)}
-    return sorted(entries, key=lambda e: (-e.updated_at, rank.get(e.layer, 9), e.rel_path, e.line_start, e.id))
+    out = sorted(entries, key=attrgetter("id"))
+    out.sort(key=attrgetter("line_start"))
+    out.sort(key=attrgetter("rel_path"))
+    out.sort(key=lambda e: rank.get(e.layer, 9))
+    out.sort(key=attrgetter("updated_at"), reverse=True)  # reverse keeps equal ones in their order
+    return out
 
 
 def edited(store: MemoryStore, entry: Entry | None) -> None:
