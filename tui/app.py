@@ -27,7 +27,7 @@ from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import load_settings
-from memtui.core.store import MemoryStore
+from memtui.core.store import MemoryStore, PlannedDelete
 from memtui.core.store.prepared import Prepared
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
@@ -546,7 +546,8 @@ class MemtuiApp(App[None]):
     # -- delete
     @on(DeleteAsked)
     def _delete_asked(self, message: DeleteAsked) -> None:
-        entry, warning = message.entry, message.warning
+        entry, plan = message.entry, message.plan
+        warning = actions.delete_warning(plan)
         body = Text.assemble(("This memory will be deleted:\n\n", ""), (snippet(entry.text, 400), "bold"),
                              (f"\n\nfrom {describe(entry)}. You can undo with u.", "dim"))
         if warning:
@@ -554,12 +555,12 @@ class MemtuiApp(App[None]):
 
         def answer(yes: bool | None) -> None:
             if yes:
-                self.write(lambda: self._delete_job(entry), "Not deleted")
+                self.write(lambda: self._delete_job(entry, plan), "Not deleted")
 
         self.push_screen(ConfirmScreen("Delete memory?", body), answer)
 
-    def _delete_job(self, entry: Entry) -> EntryDeleted | None:
-        change = actions.delete(self.store, [entry])
+    def _delete_job(self, entry: Entry, plan: PlannedDelete) -> EntryDeleted | None:
+        change = actions.delete(self.store, plan)
         return None if change is None else EntryDeleted(entry, change)
 
     @on(EntryDeleted)

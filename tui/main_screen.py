@@ -527,9 +527,9 @@ class MainScreen(Screen[None]):
         if entry is None:
             app.say("Select a memory first.", severity="warning")
             return
-        # what the confirmation must add (a parse of the file) is worked out off the event loop;
-        # the app's DeleteAsked handler asks
-        app.write(lambda: DeleteAsked(entry, actions.delete_warning(app.store, entry)), "Cannot delete")
+        # the delete is worked out once, off the event loop: the app's DeleteAsked handler asks
+        # (with what the confirmation must add) and applies it as worked out
+        app.write(lambda: DeleteAsked(entry, actions.plan_delete(app.store, [entry])), "Cannot delete")
 
     def action_undo(self) -> None:
         self.memtui.undo_last()  # the inbox's u too

@@ -15,19 +15,25 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from itertools import chain, compress, filterfalse
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
-from ..injection import LineMaker, Made, base_key, candidate_fields
+from ..injection import LineMaker, Made, Shown, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
 from ..relevance import terms_of
 
 log = logging.getLogger("memtui.injection")
 
-# What a candidate shows of its entry without the entry itself: id, source, importance, updated_at (ISO).
-Shown = tuple[str, str, str, str]
+# `Made` and `Shown` as saved (marshal takes plain tuples only), and their names given back
+# when read: a tuple made a NamedTuple in C, without a copy of its fields or a check.
+SavedMade = tuple[str, bool, int, int]
+SavedShown = tuple[str, str, str, str]
+_as_made: Callable[[SavedMade], Made] = partial(tuple.__new__, Made)
+_as_shown: Callable[[SavedShown], Shown] = partial(tuple.__new__, Shown)
+_SHOWN_ID = Shown._fields.index("id")
 
 # An entry as a plain tuple (for the prepared index): Entry's fields but `terms`, path as a string.
 ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "terms")
@@ -72,7 +78,7 @@ def _plain(value: object) -> object:
 
 
 def shown_of(entry: Entry) -> Shown:
-    return (_plain(entry.id), _plain(entry.source_ref), _plain(entry.importance), entry.updated_iso)
+    return Shown(_plain(entry.id), _plain(entry.source_ref), _plain(entry.importance), entry.updated_iso)
 
 
 _SPLIT_AT = ', "score": null, "status": "'
@@ -84,7 +90,8 @@ _STR_TYPES = frozenset({str})
 def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
     """A candidate's JSON (`injection.candidate_fields`, as `json.dumps(..., ensure_ascii=False)`
     writes it) before its score and after its status. Every `"` inside a JSON string is
-    escaped, so the first unescaped `, "score": ` is the key's."""
+    escaped, so the first unescaped `, "score": ` is the key's. `shown` and `made` may be
+    saved (plain) tuples: they are unpacked."""
     entry_id, source, importance, updated = shown
     line, clipped, _, tokens = made
     layer = _plain(layer)
@@ -204,7 +211,7 @@ class LayerIndex:
 
     def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: Mapping[str, Sequence[int] | bytes],
                  archived_terms: list[Iterable[str]], entries: list[Entry | None], rows: Sequence[tuple[Any, ...]] | None = None,
-                 shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
+                 shown: Sequence[SavedShown] | None = None, made: dict[tuple[int, bool], Sequence[SavedMade]] | None = None,
                  frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None,
                  lines: LineCache | None = None, groups: list[tuple[int, int, int]] | None = None,
                  packed: bool = False):
@@ -249,6 +256,8 @@ class LayerIndex:
         made = [self.made(p, maker) for p in range(self.size)]
         frags = self._frags.get(maker.key)
         layer = _plain(self.layer)
+        saved_shown = cast(list[SavedShown], list(map(tuple, shown)))  # plain tuples, for marshal
+        saved_made = cast(list[SavedMade], list(map(tuple, made)))
         return {
             "layer": layer, "n_active": self.n_active, "rank": array("b", self.rank).tobytes(),
             "groups": [tuple(g) for g in self.groups],
@@ -256,13 +265,13 @@ class LayerIndex:
                          for t, p in self.postings.items()},
             "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
-            "shown": shown, "made": made,
+            "shown": saved_shown, "made": saved_made,
             "frags": [frags[p] for p in range(self.size)] if frags is not None else
                      [json_pieces(layer, s, m) for s, m in zip(shown, made)],
         }
 
     @classmethod
-    def from_state(cls, core: dict[str, Any], rows: Sequence[tuple[Any, ...]], shown: Sequence[Shown], made: Sequence[Made],
+    def from_state(cls, core: dict[str, Any], rows: Sequence[tuple[Any, ...]], shown: Sequence[SavedShown], made: Sequence[SavedMade],
                    frags: Sequence[tuple[str, str]], postings: Mapping[str, bytes]) -> LayerIndex:
         """An index from a saved state; `rows`, `shown`, `made`, `frags` and `postings` may be
         lazy (read when first asked for)."""
@@ -319,13 +328,13 @@ class LayerIndex:
 
     def shown(self, pos: int) -> Shown:
         if self._shown is not None:
-            return self._shown[pos]
+            return _as_shown(self._shown[pos])
         return shown_of(self.entry(pos))
 
     def made(self, pos: int, maker: LineMaker) -> Made:
         made = self._made.get(maker.key)
         if made is not None:
-            return made[pos]
+            return _as_made(made[pos])
         return self.lines.make(maker, self.text(pos))
 
     def candidate_json(self, pos: int, maker: LineMaker) -> tuple[str, str]:
@@ -352,7 +361,7 @@ class LayerIndex:
     def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
         """The active positions whose entry id is in `ids` (archived entries stay archived)."""
         if self._shown is not None:
-            return frozenset(p for p in range(self.n_active) if self._shown[p][0] in ids)
+            return frozenset(p for p in range(self.n_active) if self._shown[p][_SHOWN_ID] in ids)
         return frozenset(p for p in range(self.n_active) if self.entry(p).id in ids)
 
     def archived_terms(self, pos: int) -> frozenset[str]:
@@ -368,7 +377,7 @@ class LayerIndex:
             if len(known) + self.size > lines.LIMIT:
                 return
             made = made.materialize() if hasattr(made, "materialize") else made
-            for row, line in zip(self._rows.materialize(), made):
+            for row, line in zip(self._rows.materialize(), map(_as_made, made)):
                 known[row[_TEXT_AT]] = line
 
     def seed_positions(self, lines: LineCache, maker: LineMaker, positions: Iterable[int]) -> None:
@@ -379,7 +388,7 @@ class LayerIndex:
             return
         known = lines.made.setdefault(maker.key, {})
         for pos in positions:
-            known[self.text(pos)] = made[pos]
+            known[self.text(pos)] = _as_made(made[pos])
 
     def preload(self, maker: LineMaker, as_json: bool = False) -> None:
         """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""
@@ -658,8 +667,8 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
     key = maker.key
     theirs = added.state(maker)
     mine = [_saved_list(base._rows, base.size, lambda p: entry_row(base.entry(p))),
-            _saved_list(base._shown, base.size, base.shown),
-            _saved_list(base._made.get(key), base.size, lambda p: base.made(p, maker)),
+            _saved_list(base._shown, base.size, lambda p: tuple(base.shown(p))),
+            _saved_list(base._made.get(key), base.size, lambda p: tuple(base.made(p, maker))),
             _saved_list(base._frags.get(key), base.size, lambda p: base.candidate_json(p, maker))]
     lists: list[list[Any]] = [[], [], [], []]
     archived: list[list[str]] = []

@@ -23,7 +23,7 @@ from pathlib import Path
 from .. import gate
 from .. import markdown as md
 from ..display import path_text
-from ..fileio import ConflictError, read_regular_if_exists
+from ..fileio import ConflictError, read_if_exists, read_regular_if_exists
 from ..model import FILE_LAYERS, Entry, Layer
 from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError
 from . import rows as row_changes
@@ -49,6 +49,19 @@ class StoreChange:
     layers: frozenset[str]
     paths: tuple[str, ...] = ()
     reason: str = "reload"  # reload | write | undo
+
+
+@dataclass(frozen=True)
+class PlannedDelete:
+    """A delete worked out once, before it is confirmed and applied (`MemoryStore.plan_delete`):
+    each file as it will be and as it must still be, the rows that go, and the files (root-
+    relative) whose rest then reads as one memory, which the confirmation says (SPEC §2)."""
+
+    entries: tuple[Entry, ...]
+    writes: dict[Path, tuple[str, bytes | None]]
+    expected: dict[Path, bytes | None]
+    rows: list[RowChange]
+    merged: tuple[str, ...]
 
 
 class MemoryStore:
@@ -363,13 +376,13 @@ class MemoryStore:
             new_data = md.replace_entry(rec.parsed, raw, new_text, date.today()).encode("utf-8")
         self.log.apply("edit", f"edit {entry.source_ref} {_snippet(entry.text)}", {rec.path: (entry.layer, new_data)}, {rec.path: rec.data})
         self.reload(changed=[rec.path], conversation=False, reason="write")
-        return self._entry_at(rec.path, entry.line_start)
+        return self.entry_at(rec.path, entry.line_start)
 
-    def delete_entries(self, entries: Iterable[Entry]) -> Change | None:
-        """Delete entries (several per file at once) as one undoable change."""
+    def plan_delete(self, entries: Iterable[Entry]) -> PlannedDelete:
+        """Work out deleting `entries` (several per file at once) without writing: what the
+        confirmation shows (`PlannedDelete.merged`) and what `delete_entries` then applies.
+        Raises as the delete would (a refused edit, an entry gone)."""
         entries = list(entries)
-        if not entries:
-            return None
         by_file: dict[Path, list[Entry]] = {}
         rows: list[RowChange] = []
         for e in entries:
@@ -381,6 +394,7 @@ class MemoryStore:
                 by_file.setdefault(e.path, []).append(e)
         writes: dict[Path, tuple[str, bytes | None]] = {}
         expected: dict[Path, bytes | None] = {}
+        merged: list[str] = []
         today = date.today()
         for path, group in by_file.items():
             rec = self._record_for(group[0])
@@ -389,9 +403,35 @@ class MemoryStore:
                 text = md.delete_entries(rec.parsed, raws, today)
             writes[path] = (group[0].layer, text.encode("utf-8"))
             expected[path] = rec.data
-        change = self.log.apply("delete", _summary("delete", entries), writes, expected, rows)
-        self.reload(changed=list(writes), conversation=bool(rows), reason="write")
+            if md.rest_merged(rec.parsed, text):
+                merged.append(rec.rel)
+        return PlannedDelete(tuple(entries), writes, expected, rows, tuple(merged))
+
+    def delete_entries(self, entries: Iterable[Entry] | PlannedDelete) -> Change | None:
+        """Delete entries as one undoable change: worked out here, or as `plan_delete` worked
+        them out for a confirmation. Such a plan is applied as it is while its files and rows
+        are; when one changed meanwhile it is worked out again, and refused if the rest of a
+        file would then become one entry other than as confirmed."""
+        if isinstance(entries, PlannedDelete):
+            plan = entries
+            if not self._still_holds(plan):
+                again = self.plan_delete(plan.entries)
+                if again.merged != plan.merged:
+                    raise ConflictError("the file changed while the delete was confirmed, and deleting now would "
+                                        "change what the rest of it reads as; not deleted, ask again")
+                plan = again
+        else:
+            plan = self.plan_delete(entries)
+        if not plan.entries:
+            return None
+        change = self.log.apply("delete", _summary("delete", list(plan.entries)), plan.writes, plan.expected, plan.rows)
+        self.reload(changed=list(plan.writes), conversation=bool(plan.rows), reason="write")
         return change
+
+    def _still_holds(self, plan: PlannedDelete) -> bool:
+        """Whether the files and rows a plan was worked out from are still as it read them."""
+        return (all(read_if_exists(path) == data for path, data in plan.expected.items())
+                and all(self.conversations.row(change.id) == change.before for change in plan.rows))
 
     def create_entry(self, layer: str, text: str, category: str = "", tags: Iterable[str] = (),
                      conversation_id: str | None = None) -> Entry | None:
@@ -469,7 +509,10 @@ class MemoryStore:
             return None
 
     # ------------------------------------------------------------------ helpers
-    def _entry_at(self, path: Path, line_start: int) -> Entry | None:
+    def entry_at(self, path: Path, line_start: int) -> Entry | None:
+        """The entry that starts at `line_start` of `path` now, whatever its text: where an
+        entry is found again by its place alone (after its own edit, or to show what an edit
+        that met a conflict would overwrite). `markdown.find_entry` finds one by place and text."""
         rec = self.scan.files.get(path)
         if rec is None:
             return None

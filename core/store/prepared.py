@@ -140,7 +140,8 @@ class DamagedPreparedIndex(RuntimeError):
 
 
 class _Sections:
-    """The saved file's sections, each read (`pread`) and checked when first asked for."""
+    """The saved file's sections, each read (`pread`) and checked when first asked for. It
+    owns `fd`: `close()` closes it, or the last reader's going (never close it yourself)."""
 
     def __init__(self, path: Path, fd: int, base: int, size: int):
         self.path = path

@@ -77,6 +77,56 @@ def test_delete_then_undo_restores_bytes_even_after_restart(paths):
     assert restarted.undo_last() is None  # nothing more to undo
 
 
+def test_a_delete_is_worked_out_once_for_its_warning_and_its_write(paths, monkeypatch):
+    """The confirmation's warning and the write come from one working-out of the delete; undo
+    restores the bytes."""
+    from memtui.core import actions
+    from memtui.core import markdown as md
+
+    original = b"Intro paragraph.\n\n- the only item\n"
+    f = paths.user_root / "notes.md"
+    f.write_bytes(original)
+    store = MemoryStore(paths)
+    store.load()
+    worked: list[int] = []
+    real = md.delete_entry
+    monkeypatch.setattr(md, "delete_entry", lambda *args: worked.append(1) or real(*args))
+    plan = actions.plan_delete(store, [e for e in store.entries("user") if e.text == "the only item"])
+    assert actions.delete_warning(plan) == ("it is the last list item of notes.md: the rest of the file then "
+                                            "reads as one memory")
+    assert actions.delete(store, plan) is not None
+    assert worked == [1]
+    assert f.read_bytes() == plan.writes[f][1] and b"the only item" not in f.read_bytes()
+    assert [e.text for e in store.entries("user")] == ["Intro paragraph."]
+    store.undo_last()
+    assert f.read_bytes() == original
+
+
+def test_a_planned_delete_follows_a_change_made_while_it_was_confirmed(paths):
+    """A file changed between the confirmation and the write: the delete is worked out again
+    and applied while the warning still holds, refused when it no longer does."""
+    from memtui.core import actions
+
+    f = write(paths.user_root / "notes.md", "Intro.\n\n- one\n- two\n")
+    store = MemoryStore(paths)
+    store.load()
+    one = [e for e in store.entries("user") if e.text == "one"]
+    plan = actions.plan_delete(store, one)
+    assert actions.delete_warning(plan) is None
+    write(f, "Intro.\n\n- one\n- two\n- three\n")  # another writer adds an item: the warning holds
+    store.reload(changed=[f])
+    actions.delete(store, plan)
+    assert f.read_text() == "Intro.\n\n- two\n- three\n"
+    store.undo_last()
+    one = [e for e in store.entries("user") if e.text == "one"]
+    plan = actions.plan_delete(store, one)
+    write(f, "Intro.\n\n- one\n")  # now deleting `one` would make the rest one memory, unannounced
+    store.reload(changed=[f])
+    with pytest.raises(actions.ActionError, match="ask again"):
+        actions.delete(store, plan)
+    assert f.read_text() == "Intro.\n\n- one\n"
+
+
 def test_delete_and_undo_conversation_memory(paths):
     db = Conversations(paths.db_path)
     db.add("remember the milk", memory_id="m1", tags=["shop"])
