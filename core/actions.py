@@ -97,12 +97,12 @@ def search(store: MemoryStore, query: str, layer: str | None = None, limit: int 
     SPEC §5) with a substring match as a fallback, so a search finds what an injection would
     and also a keyword the terms split differently. Archived entries last."""
     from .relevance import score as relevance
-    from .relevance import terms
+    from .relevance import terms, terms_of
 
     q = terms(query)
     found: list[tuple[Entry, float]] = []
     for e in store.entries(layer):
-        score = relevance(q, e.terms)
+        score = relevance(q, terms_of(e))
         if score > 0 or matches_keyword(e, query):
             found.append((e, score))
     found.sort(key=lambda pair: (pair[0].archived, -pair[1], -pair[0].updated_at))
@@ -278,7 +278,8 @@ def unreviewed(store: MemoryStore) -> list[Entry]:
 
 def inbox(store: MemoryStore) -> list[review.Pending]:
     """The entries awaiting review, newest first, each with where it came from."""
-    return [review.Pending(e, review.provenance(store, e)) for e in unreviewed(store)]
+    return [review.Pending(e, None if e.layer == Layer.CONVERSATION else review.provenance(store, e))
+            for e in unreviewed(store)]
 
 
 def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:

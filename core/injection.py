@@ -50,7 +50,7 @@ from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer, Retri
 from .outbound import redact_line as redact
 from .paths import Problem
 from .relevance import score as relevance_score
-from .relevance import share, terms
+from .relevance import share, terms, terms_of
 from .settings import Settings
 
 log = logging.getLogger("memtui.injection")
@@ -219,12 +219,13 @@ class EntryLayer:
         self.n_active = len(active)
         self.size = len(self.entries)
         self.rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in self.entries]
+        self.terms = [terms_of(e) for e in self.entries]
         self._made: dict[tuple[tuple[int, bool], int], Made] = {}
 
     def shared(self, q: frozenset[str]) -> dict[int, int]:
         out = {}
         for pos in range(self.n_active):
-            n = len(q & self.entries[pos].terms)
+            n = len(q & self.terms[pos])
             if n:
                 out[pos] = n
         return out
@@ -236,7 +237,7 @@ class EntryLayer:
             yield n, list(run)
 
     def archived_terms(self, pos: int) -> frozenset[str]:
-        return self.entries[pos].terms
+        return self.terms[pos]
 
     def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
         return frozenset(p for p in range(self.n_active) if self.entries[p].id in ids)

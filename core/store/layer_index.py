@@ -23,6 +23,7 @@ from typing import Any, cast, overload
 
 from ..injection import LineMaker, Made, Shown, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
+from ..relevance import terms_of
 
 log = logging.getLogger("memtui.injection")
 
@@ -133,6 +134,25 @@ class LineCache:
         self.saved: dict[str, LayerIndex] = {}
         self._taken: dict[str, LayerIndex] = {}  # layers taken from there, whose lines serve the next snapshot
         self.semantic: Any = None  # §13: the model and its vector cache, once hybrid retrieval asked for them
+        self.terms: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}  # see terms_of
+        self._words: dict[str, str] = {}
+
+    def terms_of(self, entry: Entry) -> frozenset[str]:
+        """`relevance.terms_of`, kept for a conversation entry made without its terms (a loaded
+        store's) while its text and tags stay: a changed row rebuilds its layer's index, and
+        the other rows' terms are not made again. Only an index built from entries asks."""
+        if entry.terms or entry.layer != Layer.CONVERSATION:
+            return entry.terms
+        known = self.terms.get(entry.id)
+        if known is not None and known[0] == entry.text and known[1] == entry.tags:
+            return known[2]
+        share = self._words.setdefault  # a few thousand distinct terms among tens of thousands of rows
+        found = frozenset([share(t, t) for t in terms_of(entry)])
+        if len(self.terms) >= self.LIMIT:
+            self.terms.clear()
+            self._words.clear()
+        self.terms[entry.id] = (entry.text, entry.tags, found)
+        return found
 
     def make(self, maker: LineMaker, text: str) -> Made:
         known = self.made.get(maker.key)
@@ -211,6 +231,8 @@ class LayerIndex:
         # (rank, start, stop): the ranges of active positions of one importance (saved, or found here)
         self.groups = groups if groups is not None else _groups(rank, n_active)
         self.semantic_vectors: Any = None  # §13: (model tag, each position's vector), once asked for
+        # (the conversation layer) memtui's change counter over the rows it is exactly current at, when known
+        self.row_gen: int | None = None
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
@@ -218,11 +240,12 @@ class LayerIndex:
         archived = sorted((e for e in entries if e.archived), key=base_key)
         ordered: list[Entry | None] = [*active, *archived]
         postings: defaultdict[str, list[int]] = defaultdict(list)
+        terms = lines.terms_of if lines is not None else terms_of
         for pos, e in enumerate(active):
-            for term in e.terms:
+            for term in terms(e):
                 postings[term].append(pos)
         rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
-        return cls(layer, len(active), rank, dict(postings), [e.terms for e in archived], ordered, lines=lines)
+        return cls(layer, len(active), rank, dict(postings), [terms(e) for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
     def state(self, maker: LineMaker) -> dict[str, Any]:
@@ -556,6 +579,7 @@ class PatchedLayer:
         self.rank = self.merge.rank(base, added)
         self.groups = _sorted_groups(self.rank, self.n_active)
         self.semantic_vectors: Any = None
+        self.row_gen: int | None = None  # as LayerIndex.row_gen
         self._run = self.merge.runs[0] if self.merge.runs else (0, False, 0, 0)
 
     def _at(self, pos: int) -> tuple[LayerIndex, int]:
