@@ -622,8 +622,9 @@ def _build(paths: Paths, settings: Settings, save: bool,
     store = MemoryStore(paths, index=False)
     try:
         store.load_layers(missing)
-        built: dict[str, LayerCandidates] = {layer: LayerIndex.from_entries(layer, store.snapshot(layer), lines)
-                                             for layer in missing}
+        # (the terms a conversation entry is made without are made here once, not kept for later)
+        built: dict[str, LayerCandidates] = {layer: LayerIndex.from_entries(layer, store.snapshot(layer), lines,
+                                                                            keep_terms=False) for layer in missing}
         failed = frozenset(layer for layer in missing if layer in store.layer_errors)
         if save and not failed and paths.home.is_dir():
             maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
