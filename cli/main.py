@@ -3,6 +3,7 @@ so `memtui preview` never pays for Textual)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -117,6 +118,11 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
             raise click.UsageError("--demo starts the TUI; it takes no command")
         ctx.obj = Ctx(home, workspace)
         return
+    # The cyclic garbage collector stays off through the start-up (imports, first frames, the
+    # prepared index's entries: objects that live as long as the app; its passes over them were
+    # ≈15% of the time to the first preview); the app turns it back on, with what start-up made
+    # frozen, once its first preview is painted (`MemtuiApp.collector_on`).
+    gc.disable()
     from memtui.tui.app import run  # the one place the CLI starts the TUI: Textual loads only here
 
     if demo:

@@ -40,6 +40,7 @@ API:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from .paths import Paths
     from .settings import Settings
 
-__all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "redact_line", "redact_name",  # noqa: F822 (REDACTED: __getattr__)
+__all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "load_detectors", "redact_line", "redact_name",  # noqa: F822 (REDACTED: __getattr__)
            "redact_text", "why_not_forget"]
 
 MEMORY_OFF = "memory is off"
@@ -65,11 +66,25 @@ def __getattr__(name: str) -> str:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_found: Callable[[str], tuple[str, int]] | None = None  # `secrets.redact`, imported on the first line
+
+
 def redact(text: str) -> tuple[str, int]:
     """`memtui.core.secrets.redact`: `text` with each secret replaced, and how many were."""
-    from .secrets import redact as found
+    global _found
+    if _found is None:
+        from .secrets import redact as found
 
-    return found(text)
+        _found = found
+    return _found(text)
+
+
+def load_detectors() -> None:
+    """Import and compile the secret detectors now rather than on the first line that needs
+    them (before a fork: the child then shares them instead of importing them again)."""
+    from .secrets import load_rules
+
+    load_rules()
 
 
 class MemoryOff(Exception):

@@ -31,20 +31,32 @@ def _kind(ch: str) -> int:
 _WORD_RUN = re.compile(r"\w+")  # \w is exactly `ch.isalnum() or ch == "_"` in Python's re
 
 
+# CJK Unified Ideographs: every one is a wide letter (`_kind` says _WIDE; tests/core/test_relevance.py
+# checks each against `_kind`), so a run of them alone is split into bigrams without asking per character.
+_IDEOGRAPHS = re.compile("[\u4e00-\u9fff]+")
+
+
 def terms(s: str) -> frozenset[str]:
     """NFKC + casefold; word runs (minus stop words) and wide runs (1 char, or bigrams)."""
     if s.isascii():  # NFKC leaves ASCII alone and casefold is lower()
         return frozenset(_WORD_RUN.findall(s.lower())).difference(STOP_WORDS)
     s = unicodedata.normalize("NFKC", s).casefold()
     out: set[str] = set()
-    for match in _WORD_RUN.finditer(s):
-        run = match.group()
+    for run in _WORD_RUN.findall(s):
         if run.isascii():
             if run not in STOP_WORDS:
                 out.add(run)
-            continue
-        _split_run(run, out)
+        elif _IDEOGRAPHS.fullmatch(run):  # one wide run: 1 char, or its bigrams
+            if len(run) == 1:
+                out.add(run)
+            else:
+                out.update(map(str.__add__, run, run[1:]))
+        else:
+            _split_run(run, out)
     return frozenset(out)
+
+
+_part_terms = lru_cache(maxsize=4096)(terms)  # tags, sections, names: few distinct values, many entries
 
 
 def _split_run(run: str, out: set[str]) -> None:
@@ -70,11 +82,11 @@ def _split_run(run: str, out: set[str]) -> None:
 
 def entry_terms(text: str, section: str = "", name: str = "", description: str = "", tags: Iterable[str] = ()) -> frozenset[str]:
     """M of §5 step 4: the terms of the text, section, name, description and each tag."""
-    result = set(terms(text))
-    for part in (section, name, description, *tags):
-        if part:
-            result |= terms(part)
-    return frozenset(result)
+    result = terms(text)
+    extra = [part for part in (section, name, description, *tags) if part]
+    if not extra:
+        return result
+    return result.union(*map(_part_terms, extra))
 
 
 def terms_of(entry: Entry) -> frozenset[str]:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, cast
 
 REDACTED = "[REDACTED]"
 
-__all__ = ["REDACTED", "redact"]
+__all__ = ["REDACTED", "load_rules", "redact"]
 
 
 class _Rule(NamedTuple):
@@ -213,6 +213,9 @@ class _Library(NamedTuple):
     rules: tuple[_Rule, ...]
     keyword_rules: tuple[_Rule, ...]                             # tried where a keyword starts
     gated: tuple[tuple[tuple[str, ...], tuple[_Rule, ...]], ...]  # the others, by what they need
+    markers: tuple[str, ...]                 # every text some group of `gated` needs
+    by_marker: dict[str, tuple[int, ...]]    # marker -> the groups of `gated` that need it
+    unconditional: tuple[int, ...]           # the groups that need a long token instead
     keyword_start: re.Pattern[str]       # where the keyword plugin's patterns can start (lower-cased)
     keyword_start_i: re.Pattern[str]     # the same, case-insensitive, for text whose length lower() changes
     templated: Callable[[str], bool]
@@ -265,8 +268,14 @@ def _library() -> _Library:
     for rule in rules:
         if rule.kind != "keyword":
             by_needs.setdefault(rule.needs, []).append(rule)
-    return _Library(tuple(rules), tuple(r for r in rules if r.kind == "keyword"),
-                    tuple((needs, tuple(group)) for needs, group in by_needs.items()),
+    gated = tuple((needs, tuple(group)) for needs, group in by_needs.items())
+    by_marker: dict[str, list[int]] = {}
+    for at, (needs, _) in enumerate(gated):
+        for marker in needs:
+            by_marker.setdefault(marker, []).append(at)
+    return _Library(tuple(rules), tuple(r for r in rules if r.kind == "keyword"), gated,
+                    tuple(by_marker), {marker: tuple(ats) for marker, ats in by_marker.items()},
+                    tuple(at for at, (needs, _) in enumerate(gated) if not needs),
                     re.compile(starts), re.compile(starts, re.IGNORECASE),
                     heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign,
                     re.compile(_OWN_KEYWORD), re.compile(_OWN_KEYWORD, re.IGNORECASE), re.compile(_OWN_VALUE),
@@ -276,6 +285,12 @@ def _library() -> _Library:
 
 def _rules() -> tuple[_Rule, ...]:
     return _library().rules
+
+
+def load_rules() -> None:
+    """Import detect-secrets and compile every rule now (otherwise done on the first line
+    that passes the pre-filter)."""
+    _library()
 
 
 # An assignment is matched within this many characters of its keyword, so that a long line full
@@ -441,11 +456,17 @@ def _matches(text: str, exhaustive: bool) -> Iterator[tuple[_Rule, re.Match[str]
             m = rule.regex.match(text, start, start + _WINDOW)
             if m:
                 yield rule, m
-    for needs, rules in lib.gated:
-        if exhaustive or (any(n in lowered for n in needs) if needs else has_long):
-            for rule in rules:
-                for m in rule.regex.finditer(text):
-                    yield rule, m
+    if exhaustive:
+        groups: Iterable[int] = range(len(lib.gated))
+    else:  # the groups whose literal text the line holds (each marker looked for once), in their order
+        wanted = {at for marker in lib.markers if marker in lowered for at in lib.by_marker[marker]}
+        if has_long:
+            wanted.update(lib.unconditional)
+        groups = sorted(wanted)
+    for at in groups:
+        for rule in lib.gated[at][1]:
+            for m in rule.regex.finditer(text):
+                yield rule, m
     own = _Rule(lib.own_value, "value", kind="assignment")
     for start in own_starts:
         key = lib.own_keyword_i.match(text, start)

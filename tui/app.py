@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events, on, work
@@ -29,9 +29,9 @@ from memtui.core.paths import Paths
 from memtui.core.settings import load_settings
 from memtui.core.store import MemoryStore, PlannedDelete
 from memtui.core.store.prepared import Prepared
-from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
 
+from . import screens
 from .insights import DoctorProcess
 from .main_screen import COMPACT_HEIGHT, COMPACT_WIDTH, MainScreen
 from .messages import (
@@ -61,16 +61,11 @@ from .messages import (
     UndoLogRead,
     WriteRefused,
 )
-from .screens import (
-    ConfirmScreen,
-    ConflictScreen,
-    EditScreen,
-    SettingsScreen,
-    UndoLogScreen,
-)
-from .screens.inbox import InboxScreen
 from .startup import open_prepared, prepared_entries
 from .text import LAYER_TITLES, describe, sentence, snippet
+
+if TYPE_CHECKING:
+    from memtui.core.watch import StoreWatcher
 
 log = logging.getLogger("memtui.tui")
 
@@ -203,10 +198,26 @@ class MemtuiApp(App[None]):
             # freed by reference counting when a reload replaces them).
             gc.freeze()
             if self.watch_files:
+                from memtui.core.watch import StoreWatcher  # (watchdog: once the store is loaded)
+
                 self.watcher = StoreWatcher(self.store).start()
         finally:
             self._store_ready.set()
         self.post_message(StoreLoaded())
+
+    def first_painted(self) -> None:
+        """The first preview is on screen: the store may load, the collector runs again."""
+        self.collector_on()
+        self.first_paint.set()
+
+    @staticmethod
+    def collector_on() -> None:
+        """The cyclic garbage collector back on after the start-up (`memtui` turns it off before
+        it imports the app; a no-op when it is on): what start-up made lives as long as the app,
+        so it is frozen first."""
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
 
     def on_index_building(self, message: IndexBuilding) -> None:
         """A first run (or changed memories): the header says what is being read meanwhile."""
@@ -223,6 +234,7 @@ class MemtuiApp(App[None]):
         self.ready.set()
 
     def on_store_loaded(self, _: StoreLoaded) -> None:
+        self.collector_on()  # (on already, unless no preview could be painted)
         if not self.main.is_attached:  # the app is closing: nothing to show it in
             return
         self.loaded = True
@@ -241,6 +253,7 @@ class MemtuiApp(App[None]):
         """A worker that failed says so instead of leaving the panes loading forever."""
         if event.state != WorkerState.ERROR:
             return
+        self.collector_on()
         error = event.worker.error
         self.say(f"{type(error).__name__}: {escape_name(str(error))}", title=f"{event.worker.group} failed",
                  severity="error", timeout=15)
@@ -344,7 +357,7 @@ class MemtuiApp(App[None]):
         self.inbox = message.items
         self._update_subtitle()
         for screen in self.screen_stack:
-            if isinstance(screen, InboxScreen):
+            if isinstance(screen, screens.InboxScreen):
                 screen.show(self.inbox)
 
     def accept_memories(self, entries: list[Entry]) -> None:
@@ -414,7 +427,7 @@ class MemtuiApp(App[None]):
     def _theme_changed(self, theme: Theme) -> None:
         """A theme chosen in the command palette is remembered (the settings screen saves its own)."""
         if (not self.loaded or theme.name == self.settings.theme or theme.name == self._theme_override
-                or isinstance(self.screen, SettingsScreen)):
+                or isinstance(self.screen, screens.SettingsScreen)):
             return
         def job() -> ThemeRemembered:
             actions.save_theme(self.paths, theme.name)
@@ -478,7 +491,7 @@ class MemtuiApp(App[None]):
         if entry is None:
             self.say("Select a memory first.", severity="warning")
             return
-        self.push_screen(EditScreen(f"Edit · {describe(entry)}", entry.text if text is None else text, entry=entry),
+        self.push_screen(screens.EditScreen(f"Edit · {describe(entry)}", entry.text if text is None else text, entry=entry),
                          lambda new: self.save_edit(entry, new))
 
     def save_edit(self, entry: Entry, text: str | None) -> None:
@@ -525,21 +538,21 @@ class MemtuiApp(App[None]):
             else:
                 self.say("Kept the version on disk; your edit was discarded.", title="Not saved")
 
-        self.push_screen(ConflictScreen(message, mine, theirs.text if theirs else None), chosen)
+        self.push_screen(screens.ConflictScreen(message, mine, theirs.text if theirs else None), chosen)
 
     def new_after_conflict(self, layer: str, text: str) -> None:
         def done(new: str | None) -> None:
             if new is not None and new.strip():
                 self.remember(new, layer)
 
-        self.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory (the original is gone)", text,
+        self.push_screen(screens.EditScreen(f"New {LAYER_TITLES[layer].lower()} memory (the original is gone)", text,
                                     layer=layer), done)
 
     def _check_edit_conflict(self) -> None:
         """An entry's id holds while its text does: a vanished id means the entry itself changed
         on disk (changes elsewhere in its file are no conflict: the splice keeps them)."""
         screen = self.screen
-        if (isinstance(screen, EditScreen) and screen.entry is not None and not screen.conflict
+        if (isinstance(screen, screens.EditScreen) and screen.entry is not None and not screen.conflict
                 and self.store.get(screen.entry.id) is None):
             screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
 
@@ -557,7 +570,7 @@ class MemtuiApp(App[None]):
             if yes:
                 self.write(lambda: self._delete_job(entry, plan), "Not deleted")
 
-        self.push_screen(ConfirmScreen("Delete memory?", body), answer)
+        self.push_screen(screens.ConfirmScreen("Delete memory?", body), answer)
 
     def _delete_job(self, entry: Entry, plan: PlannedDelete) -> EntryDeleted | None:
         change = actions.delete(self.store, plan)
@@ -593,7 +606,7 @@ class MemtuiApp(App[None]):
 
     @on(UndoLogRead)
     def _undo_log_read(self, message: UndoLogRead) -> None:
-        self.push_screen(UndoLogScreen(message.changes, message.pending_id))
+        self.push_screen(screens.UndoLogScreen(message.changes, message.pending_id))
 
     # -- settings
     @on(SwitchRefused)

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from rapidfuzz import fuzz, process, utils
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -36,6 +35,7 @@ from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
 from memtui.core.store.prepared import DamagedPreparedIndex
 
+from . import screens
 from .messages import (
     DeleteAsked,
     LeftOutReady,
@@ -47,8 +47,6 @@ from .messages import (
     SwitchRefused,
     UndoLogRead,
 )
-from .screens import DetailScreen, EditScreen, FindingsScreen, HelpScreen, SettingsChoice, SettingsScreen
-from .screens.inbox import InboxScreen
 from .startup import inject_prepared, pane_order
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
@@ -237,6 +235,8 @@ class MainScreen(Screen[None]):
         rapidfuzz's partial_ratio scores the best-aligned part of each row, so a word with a
         typo still finds it (WRatio scales partial matches down by the length ratio: a word
         found exactly in a long memory scores only 60)."""
+        from rapidfuzz import fuzz, process, utils  # when a filter is first typed, not at start-up
+
         snapshot = self.layer_entries(layer)
         query = utils.default_process(text)
         if not query:
@@ -372,7 +372,7 @@ class MainScreen(Screen[None]):
         if entry is None:
             return
         app = self.memtui
-        app.push_screen(DetailScreen(entry, app.findings_by_entry.get(entry.id, ()), app.history.get(entry.id)))
+        app.push_screen(screens.DetailScreen(entry, app.findings_by_entry.get(entry.id, ()), app.history.get(entry.id)))
 
     def show_detail(self) -> None:
         entry = self.selected_entry()
@@ -454,7 +454,7 @@ class MainScreen(Screen[None]):
             result, generation = message.result, message.generation
             self._left_out_timer = self.set_timer(LEFT_OUT_PAUSE, lambda: self.compute_left_out(result, generation))
         if not self.memtui.first_paint.is_set():
-            self.call_after_refresh(self.memtui.first_paint.set)  # the store's load waits for this
+            self.call_after_refresh(self.memtui.first_painted)  # the store's load waits for this
 
     def action_toggle_fold(self) -> None:
         fold = self.query_one("#fold", Collapsible)
@@ -492,7 +492,7 @@ class MainScreen(Screen[None]):
         off = None if app.settings.enabled else (
             "Memory is off for this workspace: this memory is saved, but Muse won't use it until you turn "
             "memory on (t).")
-        app.push_screen(EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer, note=off),
+        app.push_screen(screens.EditScreen(f"New {LAYER_TITLES[layer].lower()} memory → {target}", layer=layer, note=off),
                         done)
 
     def action_edit(self) -> None:
@@ -553,9 +553,9 @@ class MainScreen(Screen[None]):
         app = self.memtui
         app.settings = load_settings(app.paths)
         themes = [t for t in app.theme_names if t in app.available_themes]
-        app.push_screen(SettingsScreen(app.paths, app.settings, themes, app.theme), self._apply_settings)
+        app.push_screen(screens.SettingsScreen(app.paths, app.settings, themes, app.theme), self._apply_settings)
 
-    def _apply_settings(self, choice: SettingsChoice | None) -> None:
+    def _apply_settings(self, choice: screens.SettingsChoice | None) -> None:
         if choice is None:
             return
         app = self.memtui
@@ -569,7 +569,7 @@ class MainScreen(Screen[None]):
         app.write(job, SettingsRefused)
 
     def action_inbox(self) -> None:
-        self.app.push_screen(InboxScreen())
+        self.app.push_screen(screens.InboxScreen())
 
     def action_findings(self) -> None:
         app = self.memtui
@@ -583,10 +583,10 @@ class MainScreen(Screen[None]):
                 return
             self.jump_to(entry)
 
-        app.push_screen(FindingsScreen(app.findings), chosen)
+        app.push_screen(screens.FindingsScreen(app.findings), chosen)
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen(self.memtui.help_rows()))
+        self.app.push_screen(screens.HelpScreen(self.memtui.help_rows()))
 
     def action_reload(self) -> None:
         app = self.memtui

@@ -32,7 +32,7 @@ def open_prepared(paths: Paths, settings: Settings, building: Callable[[list[str
     if not any(cache_path(paths, layer).is_file() for layer in LAYERS):
         building([str(layer) for layer in LAYERS])
     try:
-        return prepared_index.open_prepared(paths, settings)
+        return prepared_index.open_prepared(paths, settings, spawn=True)  # the Markdown layers beside, in a child
     except DamagedPreparedIndex as exc:
         log.warning("%s", exc)
         return prepare(paths, settings)

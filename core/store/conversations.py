@@ -12,6 +12,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ class ConversationRow:
     updated_at: int
 
 
+@lru_cache(maxsize=4096)  # rows repeat their tags: each distinct value is parsed once
 def parse_tags(raw: str | bytes | None) -> tuple[str, ...]:
     if raw is None or raw == "" or raw == "[]":
         return ()
@@ -94,8 +96,8 @@ class Conversations(Tables):
     def data_version(self) -> int:
         """Moves when another connection (Muse, another memtui) committed a change."""
         with self.database.lock:
-            db = self.database.connect(create=False)
-            return int(db.execute("PRAGMA data_version").fetchone()[0])
+            conn = self.database.open(create=False)
+            return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
     # ------------------------------------------------------------------ change generation (prepared index)
     def row_generation(self, create: bool = False) -> int | str:
@@ -108,29 +110,28 @@ class Conversations(Tables):
             if not self.database.exists():
                 return "absent"
             try:
-                db = self.database.connect(create=False)
-                tables = self.database.tables(db)
+                conn = self.database.open(create=False)
+                tables = self.database.tables(conn)
                 if "memories" not in tables:
                     return "empty"
                 if "conversations" not in tables:
                     return "untracked"
-                if not self._generation_ready(db) and not (create and self._add_generation(db)):
+                if not self._generation_ready(conn, tables) and not (create and self._add_generation(conn)):
                     return "untracked"
-                row = db.execute("SELECT value FROM memtui_state WHERE key = 'rows_gen'").fetchone()
-                db.conn.commit()
+                row = conn.execute("SELECT value FROM memtui_state WHERE key = 'rows_gen'").fetchone()
+                conn.commit()
                 return "untracked" if row is None else int(row[0])
             except (sqlite3.DatabaseError, DatabaseError):
                 return "untracked"
 
     @staticmethod
-    def _generation_ready(db: sqlite_utils.Database) -> bool:
-        found = {r[0]: r[1] for r in db.execute(
+    def _generation_ready(conn: sqlite3.Connection, tables: set[str]) -> bool:
+        found = {r[0]: r[1] for r in conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'memtui_gen_%'")}
         return all(found.get(name) == sql for name, sql in GENERATION_TRIGGERS.items()) and \
-            {"memtui_state", "memtui_row_log"} <= set(db.table_names())
+            {"memtui_state", "memtui_row_log"} <= tables
 
-    def _add_generation(self, db: sqlite_utils.Database) -> bool:
-        conn = db.conn
+    def _add_generation(self, conn: sqlite3.Connection) -> bool:
         try:
             conn.execute("PRAGMA busy_timeout = 100")  # a lock held by Muse: skip, never wait long
             with conn:
@@ -154,8 +155,8 @@ class Conversations(Tables):
             if not self.database.exists():
                 return []
             try:
-                db = self.database.connect(create=False)
-                tables = self.database.tables(db)
+                conn = self.database.open(create=False)  # a read: no sqlite-utils
+                tables = self.database.tables(conn)
                 if "memories" not in tables:
                     return []
                 if "conversations" in tables:
@@ -163,23 +164,23 @@ class Conversations(Tables):
                     # ... and once per distinct workspace path (resolving a path touches the disk)
                     decided: dict[str | None, bool] = {}
                     mine = []
-                    for cid, where in db.execute("SELECT id, workspace_path FROM conversations"):
+                    for cid, where in conn.execute("SELECT id, workspace_path FROM conversations"):
                         verdict = decided.get(where)
                         if verdict is None:
                             verdict = decided[where] = belongs_to(where, workspace)
                         if verdict:
                             mine.append(cid)
-                    db.execute("DROP TABLE IF EXISTS temp.memtui_mine")
-                    db.execute("CREATE TEMP TABLE memtui_mine (id TEXT PRIMARY KEY)")
-                    db.conn.executemany("INSERT OR IGNORE INTO temp.memtui_mine VALUES (?)", [(c,) for c in mine])
+                    conn.execute("DROP TABLE IF EXISTS temp.memtui_mine")
+                    conn.execute("CREATE TEMP TABLE memtui_mine (id TEXT PRIMARY KEY)")
+                    conn.executemany("INSERT OR IGNORE INTO temp.memtui_mine VALUES (?)", [(c,) for c in mine])
                     sql = (f"SELECT {ROW_COLUMNS} FROM memories m "
                            "LEFT JOIN conversations c ON c.id = m.conversation_id "
                            "WHERE m.type = 'conversation' AND (c.id IS NULL OR c.id IN (SELECT id FROM temp.memtui_mine))")
                 else:
                     sql = ("SELECT id, category, content, tags, source, conversation_id, NULL, NULL, created_at, "
                            "updated_at FROM memories WHERE type = 'conversation'")
-                rows = db.execute(sql).fetchall()
-                db.conn.commit()  # end the implicit transaction: never hold a read snapshot
+                rows = conn.execute(sql).fetchall()
+                conn.commit()  # end the implicit transaction: never hold a read snapshot
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise DatabaseError(f"{self.database.path}: {exc}") from None

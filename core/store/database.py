@@ -85,8 +85,19 @@ class Database:
         return self.path.is_file()
 
     def connect(self, create: bool) -> sqlite_utils.Database:
+        """The connection, wrapped by sqlite-utils (what a write needs: its tables and inserts)."""
         if self._db is not None:
             return self._db
+        conn = self.open(create)
+        import sqlite_utils  # (it imports numpy when present: ~0.1 s that a read does not need)
+
+        self._db = sqlite_utils.Database(conn)
+        return self._db
+
+    def open(self, create: bool) -> sqlite3.Connection:
+        """The plain connection (made when there is none yet): what a read needs."""
+        if self._conn is not None:
+            return self._conn
         if not create and not self.exists():
             raise FileNotFoundError(str(self.path))
         if create:
@@ -111,10 +122,7 @@ class Database:
                 self._locked_until = time.monotonic() + BUSY_TIMEOUT_MS / 1000
             raise DatabaseError(f"{self.path}: {exc}") from None
         self._conn = conn
-        import sqlite_utils
-
-        self._db = sqlite_utils.Database(conn)
-        return self._db
+        return conn
 
     def close(self) -> None:
         with self.lock:
@@ -125,8 +133,8 @@ class Database:
             self._schema_ready = False
 
     @staticmethod
-    def tables(db: sqlite_utils.Database) -> set[str]:
-        return set(db.table_names())
+    def tables(db: sqlite_utils.Database | sqlite3.Connection) -> set[str]:
+        return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     def ensure_schema(self) -> sqlite_utils.Database:
         """Create what is missing (tables, columns, FTS5 + triggers); back the file up first

@@ -31,10 +31,10 @@ class FileIndex(Tables):
             if not self.database.exists():
                 return {}
             try:
-                db = self.database.connect(create=False)
-                if "memtui_files" not in self.database.tables(db):
+                conn = self.database.open(create=False)  # a read: no sqlite-utils
+                if "memtui_files" not in self.database.tables(conn):
                     return {}
-                return {r[0]: (r[1], r[2]) for r in db.execute(
+                return {r[0]: (r[1], r[2]) for r in conn.execute(
                     "SELECT path, sha256, payload FROM memtui_files WHERE payload IS NOT NULL")}
             except (sqlite3.DatabaseError, DatabaseError):  # no cache: the files get parsed
                 return {}
@@ -79,11 +79,11 @@ class ReviewState(Tables):
             if not self.database.exists():
                 return set()
             try:
-                db = self.database.connect(create=False)
-                if "memtui_reviewed" not in self.database.tables(db):
+                conn = self.database.open(create=False)
+                if "memtui_reviewed" not in self.database.tables(conn):
                     return set()
-                keys = {r[0] for r in db.execute("SELECT key FROM memtui_reviewed")}
-                db.conn.commit()  # never hold a read snapshot
+                keys = {r[0] for r in conn.execute("SELECT key FROM memtui_reviewed")}
+                conn.commit()  # never hold a read snapshot
                 return keys
             except sqlite3.DatabaseError as exc:
                 self.close()

@@ -235,12 +235,16 @@ class LayerIndex:
         self.row_gen: int | None = None
 
     @classmethod
-    def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
+    def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None,
+                     keep_terms: bool = True) -> LayerIndex:
+        """The index of `entries`; the terms a conversation entry was made without are kept in
+        `lines` for the next index of the layer, unless `keep_terms` is False (an index built
+        once, as the prepared index's build makes it)."""
         active = sorted((e for e in entries if not e.archived), key=base_key)
         archived = sorted((e for e in entries if e.archived), key=base_key)
         ordered: list[Entry | None] = [*active, *archived]
         postings: defaultdict[str, list[int]] = defaultdict(list)
-        terms = lines.terms_of if lines is not None else terms_of
+        terms = lines.terms_of if lines is not None and keep_terms else terms_of
         for pos, e in enumerate(active):
             for term in terms(e):
                 postings[term].append(pos)

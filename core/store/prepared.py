@@ -59,6 +59,9 @@ FORMAT = 4  # bump when what is saved changes
 MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
+# A spawned child (`prepare(spawn=True)`) costs a new interpreter and its imports (≈0.3 s of CPU): worth it
+# only beside a conversation layer that takes longer than that, i.e. a muse.db of ≈10,000 rows or more.
+SPAWN_DB_BYTES = 8_000_000
 _CORE = Path(__file__).resolve().parent.parent
 _PATH_AT = ENTRY_FIELDS.index("path")
 _ID_AT = ENTRY_FIELDS.index("id")
@@ -466,23 +469,144 @@ def _unchanged(path: Path, state: Sequence[Any], fresh: int) -> bool:
 
 
 # ---------------------------------------------------------------------- building
-def open_prepared(paths: Paths, settings: Settings) -> Prepared:
-    """The saved state brought up to date, the layers that cannot be rebuilt alone."""
+def open_prepared(paths: Paths, settings: Settings, spawn: bool = False) -> Prepared:
+    """The saved state brought up to date, the layers that cannot be rebuilt alone (`spawn`:
+    as `prepare`'s)."""
     layers = current_layers(paths, settings)
     if len(layers) == len(LAYERS):
         return _prepared(layers)
-    return prepare(paths, settings, have={layer: (now[0], now[1]) for layer, now in layers.items()})
+    return prepare(paths, settings, have={layer: (now[0], now[1]) for layer, now in layers.items()}, spawn=spawn)
 
 
 def prepare(paths: Paths, settings: Settings, save: bool = True,
-            have: Mapping[str, tuple[LayerCandidates, list[Problem]]] | None = None) -> Prepared:
+            have: Mapping[str, tuple[LayerCandidates, list[Problem]]] | None = None, spawn: bool = False) -> Prepared:
     """The layers not in `have` loaded from the memories (the store, read-only) and indexed;
     each saved for the next process when everything it was built from can be checked later.
-    The layers in `have` are taken as they are."""
-    from .memory import MemoryStore
+    The layers in `have` are taken as they are.
 
+    When the conversation layer and a Markdown layer are both missing (a first run), a child
+    process builds and saves the Markdown layers while this one builds the conversation
+    layer (the two share nothing); they are then opened as any saved layer is, checked
+    against their files. Whatever the child did not save is built here. The child is forked
+    from a process without other threads; from one with threads (the TUI's), only with
+    `spawn`, as a new interpreter (which pays for its imports, ≈0.3 s, beside this one: only
+    for a muse.db of `SPAWN_DB_BYTES` or more)."""
     have = dict(have or {})
     missing: list[str] = [str(layer) for layer in LAYERS if layer not in have]
+    aside = [layer for layer in missing if layer != Layer.CONVERSATION]
+    child = None
+    if save and paths.home.is_dir() and Layer.CONVERSATION in missing and aside:
+        child = _build_aside(paths, settings, aside, spawn)
+    layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
+    if child is None:
+        built, failed = _build(paths, settings, save, missing)
+        layers.update(built)
+        return Prepared.of(layers, failed)
+    try:
+        built, failed = _build(paths, settings, save, [str(Layer.CONVERSATION)])
+    finally:
+        _wait(child)
+    layers.update(built)
+    read_ns = time.time_ns()
+    for layer in aside:
+        saved = _open_layer(paths, settings, layer)
+        now = None
+        if saved is not None:
+            try:
+                now = _files_now(paths, settings, layer, saved, read_ns)
+            except (DamagedPreparedIndex, OSError, KeyError, ValueError, TypeError, IndexError, EOFError) as exc:
+                log.info("prepared %s layer not used: %s", layer, exc)
+            if now is None:
+                saved.close()
+        if now is None:  # not saved by the child (a bad file just changed, an error): built here
+            alone, failed_alone = _build(paths, settings, save, [layer])
+            layers.update(alone)
+            failed |= failed_alone
+        else:
+            layers[layer] = (now[0], now[1])
+    return Prepared.of(layers, failed)
+
+
+def _build_aside(paths: Paths, settings: Settings, layers: list[str], spawn: bool = False) -> Any:
+    """A child process that builds and saves `layers` (a pid when forked, a Popen when
+    spawned), or None where that is not safe (a process with other threads is never forked)
+    or not possible."""
+    import threading
+
+    if not hasattr(os, "fork") or threading.active_count() != 1:
+        return _spawn_aside(paths, layers) if spawn and _db_bytes(paths) >= SPAWN_DB_BYTES else None
+    if settings.redact_secrets:  # both processes redact: the detectors imported once, shared by the child
+        from ..outbound import load_detectors
+
+        load_detectors()
+    for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        log.info("prepared index: the %s layers built by a child process (%d)", " and ".join(layers), pid)
+        return pid
+    code = 1
+    try:
+        _build(paths, settings, True, layers)
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent builds what was not saved
+        pass
+    finally:
+        os._exit(code)
+
+
+def _db_bytes(paths: Paths) -> int:
+    try:
+        return paths.db_path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _spawn_aside(paths: Paths, layers: list[str]) -> Any:
+    import subprocess
+
+    code = "import sys; from memtui.core.store.prepared import build_aside; build_aside(sys.argv[1:])"
+    try:
+        child = subprocess.Popen([sys.executable, "-c", code, str(paths.home), str(paths.workspace), *layers],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError as exc:
+        log.info("prepared index: no child process for the %s layers: %s", " and ".join(layers), exc)
+        return None
+    log.info("prepared index: the %s layers built by a child process (%d)", " and ".join(layers), child.pid)
+    return child
+
+
+def build_aside(argv: Sequence[str]) -> None:
+    """A spawned child's work (`_spawn_aside`): HOME WORKSPACE LAYER... built and saved with
+    the settings read here (a layer saved with other settings than the parent's is not used)."""
+    from ..settings import load_settings
+
+    paths = Paths(Path(argv[0]), Path(argv[1]))
+    _build(paths, load_settings(paths), True, list(argv[2:]))
+
+
+def _wait(child: Any) -> None:
+    if not isinstance(child, int):
+        child.wait()
+        return
+    try:
+        os.waitpid(child, 0)
+    except ChildProcessError:
+        pass
+
+
+def _build(paths: Paths, settings: Settings, save: bool,
+           missing: list[str]) -> tuple[dict[str, tuple[LayerCandidates, list[Problem]]], frozenset[str]]:
+    """`missing` loaded from the memories and indexed (and saved): each one's index and
+    problems, and those of them that failed."""
+    from .memory import MemoryStore
+
     lines = LineCache()  # the lines saved for the layers rebuilt here: most of their texts did not change
     for layer in missing:
         stale = _open_layer(paths, settings, layer)
@@ -498,8 +622,9 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
     store = MemoryStore(paths, index=False)
     try:
         store.load_layers(missing)
-        built: dict[str, LayerCandidates] = {layer: LayerIndex.from_entries(layer, store.snapshot(layer), lines)
-                                             for layer in missing}
+        # (the terms a conversation entry is made without are made here once, not kept for later)
+        built: dict[str, LayerCandidates] = {layer: LayerIndex.from_entries(layer, store.snapshot(layer), lines,
+                                                                            keep_terms=False) for layer in missing}
         failed = frozenset(layer for layer in missing if layer in store.layer_errors)
         if save and not failed and paths.home.is_dir():
             maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
@@ -525,9 +650,7 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
             conversation = built.get(Layer.CONVERSATION)
             if isinstance(conversation, LayerIndex) and isinstance(gen, int):
                 conversation.row_gen = gen  # read before the rows: they are at least as new
-        layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
-        layers.update({layer: (built[layer], store.layer_problems(layer)) for layer in missing})
-        return Prepared.of(layers, failed)
+        return {layer: (built[layer], store.layer_problems(layer)) for layer in missing}, failed
     finally:
         store.close()
 

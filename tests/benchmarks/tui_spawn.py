@@ -1,6 +1,6 @@
 """The TUI as a person meets it, timed from the process spawn (headless, Textual's Pilot):
 
-    python -m tests.benchmarks.tui_spawn --home H -w W [--keys 40] [--runs 3] [--gap 0.05]
+    python -m tests.benchmarks.tui_spawn --home H -w W [--keys 40] [--runs 3] [--gap 0.05] [--start-only]
 
 The parent spawns a child that starts the app; every figure is taken when a frame is
 painted: the app's `_display` is wrapped so that each screen update is also turned into the
@@ -12,7 +12,8 @@ typed into the preview query, the time from the key event sent to the first fram
 the preview of the new query (keys are sent as Textual's driver sends them, not through
 `Pilot.press`, whose waits for an idle process would be timed too), and the child's CPU
 time per key while typing (all threads, the pauses between keys included); the child's RSS
-at the first preview's frame and its peak.
+at the first preview's frame and its peak. `--start-only` stops at the first preview (the
+start-up figures alone, without typing or waiting for the doctor).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def rss_mb() -> float:
     return 0.0
 
 
-async def child(home: str, workspace: str, spawned: float, keys: int, gap: float) -> dict:
+async def child(home: str, workspace: str, spawned: float, keys: int, gap: float, start_only: bool = False) -> dict:
+    gc.disable()  # as `memtui` does before it imports the app (the app turns it on after the first preview)
     from textual import events
     from textual._compositor import CompositorUpdate
 
@@ -89,6 +91,8 @@ async def child(home: str, workspace: str, spawned: float, keys: int, gap: float
 
     async with app.run_test(size=(140, 45)):
         await until(lambda: "first_preview_s" in out and "panes_s" in out)
+        if start_only:
+            return out
         box = app.main.query_one("#query")
         box.focus()
         await asyncio.sleep(gap)
@@ -132,21 +136,34 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=40)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--gap", type=float, default=0.05, help="seconds between keys (a fast typist's pace)")
+    parser.add_argument("--start-only", action="store_true", help="stop at the first preview painted")
     parser.add_argument("--child", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        print(json.dumps(asyncio.run(child(args.home, args.workspace, args.child, args.keys, args.gap))))
+        print(json.dumps(asyncio.run(child(args.home, args.workspace, args.child, args.keys, args.gap,
+                                           args.start_only))))
         return
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     runs = []
     for _ in range(args.runs):
         cmd = [sys.executable, "-m", "tests.benchmarks.tui_spawn", "--home", args.home, "-w", args.workspace,
-               "--keys", str(args.keys), "--gap", str(args.gap), "--child", repr(time.time())]
+               "--keys", str(args.keys), "--gap", str(args.gap), *(["--start-only"] if args.start_only else []),
+               "--child", repr(time.time())]
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[2])
         if done.returncode != 0:
             raise RuntimeError(done.stderr[-2000:])
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    summary = {
+        "spawn_to_panes_s": statistics.median(r["panes_s"] for r in runs),
+        "spawn_to_first_preview_s": statistics.median(r["first_preview_s"] for r in runs),
+        "cpu_to_panes_s": statistics.median(r["panes_cpu_s"] for r in runs),
+        "cpu_to_first_preview_s": statistics.median(r["first_preview_cpu_s"] for r in runs),
+        "rss_after_first_preview_mb": statistics.median(r["rss_after_first_preview_mb"] for r in runs),
+        "runs": len(runs)}
+    if args.start_only:
+        print(json.dumps(summary, indent=2))
+        return
     keys = [k for r in runs for k in r["keystroke_ms"]]
     summary = {
         "spawn_to_panes_s": statistics.median(r["panes_s"] for r in runs),

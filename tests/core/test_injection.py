@@ -282,6 +282,25 @@ def test_fast_terms_equal_the_rule(s):
     assert terms(s) == reference_terms(s)
 
 
+def test_every_ideograph_the_fast_path_takes_is_a_wide_letter():
+    """`terms` splits a run of CJK Unified Ideographs into bigrams without asking each
+    character's kind: that is only right while every one of them is a wide letter."""
+    from memtui.core.relevance import _IDEOGRAPHS, _WIDE, _kind
+
+    lo, hi = (ord(c) for c in _IDEOGRAPHS.pattern.strip("[]+").split("-"))
+    assert [chr(c) for c in range(lo, hi + 1) if _kind(chr(c)) != _WIDE] == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.one_of(st.characters(min_codepoint=0x4DF0, max_codepoint=0xA010),
+                                  st.sampled_from("ぁアｶ가〇々ー_a1 ,。，")), max_size=40),
+       st.lists(st.sampled_from(["redis", "数据库", "", "The pool", "连接池"]), max_size=3))
+def test_fast_entry_terms_equal_the_rule(text, tags):
+    assert terms(text) == reference_terms(text)
+    want = reference_terms(text).union(*(reference_terms(t) for t in tags if t))
+    assert entry_terms(text, tags=tags) == want
+
+
 def reference_inject(layers, s: Settings, query: str):
     """§5 written out plainly (score every entry, sort everything): the oracle for `inject`."""
     from memtui.core.injection import HEADERS, make_line
@@ -537,6 +556,38 @@ def test_prepared_index_answers_as_a_fresh_load(seed, ops, query, rebase):
             assert _built(paths, query) == _fresh(paths, query), op
         if "bad_file" not in ops:  # (a bad file that just changed cannot be checked later: never saved)
             assert prep.load_prepared(paths, load_settings(paths)) is not None  # unchanged since: it is used
+
+
+@pytest.mark.parametrize("bad_file", [False, True])
+def test_a_first_run_builds_the_markdown_layers_aside_and_answers_as_a_fresh_load(tmp_path, bad_file):
+    """A cold `memtui preview --json` builds the Markdown layers in a child process while it
+    builds the conversation layer: the same answer as a fresh load, every layer saved. A bad
+    file that just changed is not saved by the child (nothing to hash it against later): that
+    layer is built again by the parent, with the file's problem."""
+    from tests.cli.run import memtui, ok
+
+    rnd = random.Random(11)
+    paths = _corpus_on_disk(tmp_path, rnd)
+    for i in range(3):
+        write(paths.user_root / f"more{i}.md", _md(rnd, 4))
+        write(paths.project_root / f"more{i}.md", _md(rnd, 4))
+    db = Conversations(paths.db_path)
+    for i in range(5):
+        db.add(f"{rnd.choice(PHRASES)} row {i}", conversation_id="c-here", memory_id=f"aside{i}")
+    db.close()
+    if bad_file:
+        write(paths.user_root / "broken.md", "---\nname: [unclosed\n---\n- a database pool note\n")
+    query = "database pool 数据库 token"
+    _, want = _fresh(paths, query)
+    done = ok(memtui(paths, "preview", query, "--json", real=True, env={"MEMTUI_LOG": "INFO"}))
+    assert "user and project layers built by a child process" in done.stderr
+    got = json.loads(done.stdout)
+    got.pop("retrieval_ms")
+    assert json.dumps(got, ensure_ascii=False) == want
+    assert ("broken.md" in json.dumps(got["errors"])) == bad_file, got["errors"]
+    assert prep.cache_path(paths, "project").is_file() and prep.cache_path(paths, "conversation").is_file()
+    assert prep.cache_path(paths, "user").is_file() != bad_file
+    assert _built(paths, query)[1] == want  # and warm, from what was saved
 
 
 def test_to_json_is_json_dumps_of_as_dict(worked):

@@ -119,3 +119,48 @@ async def test_a_large_stores_doctor_runs_in_a_child_process_with_the_same_findi
         assert runs == [paths]
         assert sorted(app.findings, key=repr) == sorted(findings(paths), key=repr)
         assert {"stale_reference", "duplicate", "invalid"} <= {f.kind for f in app.findings}
+
+
+async def test_the_collector_memtui_turns_off_for_the_start_is_on_again_once_the_first_preview_is_painted(demo_paths):
+    """`memtui` turns the cyclic garbage collector off before it imports the app; the app turns
+    it back on (what the start made frozen) once its first preview is on screen, before the
+    store loads behind it."""
+    import gc
+
+    build_injection(demo_paths.workspace, "", home=demo_paths.home)
+    app = MemtuiApp(demo_paths, watch=False)
+    release = held_store(app)
+    gc.disable()
+    try:
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_until(pilot, lambda: app.first_paint.is_set(), message="first preview painted")
+            assert gc.isenabled() and app.last_result is not None and not app.loaded
+            release.set()
+            await wait_until(pilot, lambda: app.loaded, message="store loaded")
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+async def test_a_first_run_builds_the_markdown_layers_in_a_spawned_child_and_shows_what_preview_shows(
+        demo_paths, caplog, monkeypatch):
+    """The TUI has threads, so a large store's first run has its Markdown layers built by a
+    new interpreter beside the load worker (never a fork); what it shows is what `memtui
+    preview` answers from the layers both saved."""
+    import logging
+
+    from memtui.core.store.prepared import cache_path
+
+    monkeypatch.setattr(startup.prepared_index, "SPAWN_DB_BYTES", 0)  # as if muse.db were large
+    caplog.set_level(logging.INFO, logger="memtui.prepared")
+    assert not any(cache_path(demo_paths, layer).exists() for layer in LAYERS)
+    app = MemtuiApp(demo_paths, watch=False)
+    release = held_store(app)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.ready.is_set() and app.last_result is not None, message="first preview")
+        assert any("user and project layers built by a child process" in r.getMessage() for r in caplog.records)
+        assert all(cache_path(demo_paths, layer).is_file() for layer in LAYERS)
+        cli = build_injection(demo_paths.workspace, "", home=demo_paths.home)
+        assert app.last_result.text == cli.text and app.last_result.count == cli.count
+        release.set()
+        await wait_until(pilot, lambda: app.loaded, message="store loaded")
