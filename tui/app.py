@@ -52,6 +52,7 @@ from .messages import (
     MemorySwitched,
     NothingToUndo,
     PreparedOpened,
+    Result,
     SettingsRefused,
     SettingsSaved,
     StoreChanged,
@@ -137,6 +138,22 @@ class MemtuiApp(App[None]):
         return self.main.selected_entry()
 
     # ------------------------------------------------------------------ lifecycle
+    @property
+    def closing(self) -> bool:
+        """The app is exiting: its message loop has stopped or its main screen is being
+        removed (Textual removes the panes first, while messages are still handled)."""
+        main = self.main
+        return not self.is_running or not main.is_attached or main._pruning
+
+    async def _on_message(self, message: Message) -> None:
+        """Every worker's and the watcher's result (`messages.Result`) comes here first: one
+        that arrives while the app closes is dropped, since its handler would look for panes
+        and screens that are gone (the one place that guards them all)."""
+        if isinstance(message, Result) and self.closing:
+            log.debug("dropped %s: the app is closing", type(message).__name__)
+            return
+        await super()._on_message(message)
+
     def on_mount(self) -> None:
         self._size_class(self.size.width, self.size.height)
         self._update_subtitle()
@@ -229,7 +246,7 @@ class MemtuiApp(App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed says so instead of leaving the panes loading forever."""
-        if event.state != WorkerState.ERROR:
+        if event.state != WorkerState.ERROR or self.closing:
             return
         error = event.worker.error
         self.say(f"{type(error).__name__}: {escape_name(str(error))}", title=f"{event.worker.group} failed",
