@@ -115,13 +115,15 @@ class EntryEdited(Result):
 
 
 class EditConflict(Result):
-    """An edit found `entry` changed on disk; `theirs` is the version there now (None: gone)."""
+    """An edit found `entry` changed on disk; `theirs` is the version there now (None: gone).
+    `unreadable`: why its file cannot be read now (then it cannot be saved there)."""
 
-    def __init__(self, entry: Entry, mine: str, theirs: Entry | None) -> None:
+    def __init__(self, entry: Entry, mine: str, theirs: Entry | None, unreadable: str | None = None) -> None:
         super().__init__()
         self.entry = entry
         self.mine = mine
         self.theirs = theirs
+        self.unreadable = unreadable
 
 
 class DeleteAsked(Result):
