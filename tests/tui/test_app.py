@@ -8,7 +8,7 @@ from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConfirmScreen, ConflictScreen, EditScreen, SettingsScreen
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import shown, wait_until
+from tests.tui.conftest import screen_text, shown, wait_until
 
 
 def fold_title(app) -> str:
@@ -418,3 +418,31 @@ async def test_the_inbox_read_that_arrives_before_its_screen_is_composed_is_show
         await pilot.pause()
         assert [item.entry.id for item in screen.items] == [items[0].entry.id]
         assert screen.query_one("#inbox-list").option_count == 1
+
+
+async def test_the_settings_screen_shows_invalid_saved_values_as_saved_and_says_why(demo_paths):
+    """An invalid saved value is shown as it is saved, marked invalid with the reason, not
+    replaced by the default; saving other changes leaves it alone in the file."""
+    data = json.loads(demo_paths.global_settings.read_text())
+    data.setdefault("memory", {}).setdefault("budget", {})["total"] = -5
+    data["memory"]["retrieval"] = "fast"
+    data["memory"]["redactSecrets"] = "yes"
+    demo_paths.global_settings.write_text(json.dumps(data))
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), message="settings")
+        await pilot.pause()
+        screen = app.screen
+        assert screen.query_one("#budget-total").value == "-5"
+        assert shown(screen.query_one("#budget-total-error")).strip() == "✗ saved as -5, which is invalid; using 2000"
+        assert "saved as \"fast\", which is invalid" in shown(screen.query_one("#retrieval-model"))
+        assert "saved as \"yes\", which is invalid (must be true or false)" in screen_text(app)
+        screen.query_one("#gate-user").value = "0.5"  # another change: saved; the invalid ones stay as they are
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen), message="saved")
+        await wait_until(pilot, lambda: json.loads(demo_paths.global_settings.read_text())["memory"]
+                         .get("gate", {}).get("user") == 0.5, message="the gate saved")
+    memory = json.loads(demo_paths.global_settings.read_text())["memory"]
+    assert (memory["budget"]["total"], memory["retrieval"], memory["redactSecrets"]) == (-5, "fast", "yes")
