@@ -186,6 +186,17 @@ class UndoLogRead(Result):
         self.pending_id = pending_id
 
 
+class UndoLogChanged(Result):
+    """The undo log changed while it is open (a change made here or by `memtui` in another
+    shell): posted to the open log, which shows it."""
+
+    def __init__(self, changes: list[Change], pending_id: str | None, stamp: object) -> None:
+        super().__init__()
+        self.changes = changes
+        self.pending_id = pending_id
+        self.stamp = stamp
+
+
 class MemorySwitched(Result):
     """The workspace's memory switch was saved as `enabled` in `path`."""
 

@@ -322,3 +322,25 @@ async def test_keep_mine_on_a_file_made_unreadable_keeps_the_text_and_writes_now
         await pilot.press("a")
         await wait_until(pilot, lambda: "- Shell is nushell" in default.read_text(), message="saved as new")
         assert path.read_bytes() == before[path]
+
+
+async def test_the_open_undo_log_shows_a_change_made_by_the_cli_in_another_shell(demo_paths):
+    import asyncio
+
+    from tests.cli.run import memtui
+
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("U")
+        await wait_until(pilot, lambda: isinstance(app.screen, UndoLogScreen), message="undo log")
+        assert "No changes yet" in shown(app.screen.query_one("#undo-log"))
+        done = await asyncio.to_thread(memtui, demo_paths, "remember", "Written from another shell")
+        assert done.returncode == 0, done.stderr
+        await wait_until(pilot, lambda: "Written from another shell" in shown(app.screen.query_one("#undo-log")),
+                         message="the CLI's change listed")
+        assert "u undoes" in shown(app.screen.query_one("#undo-log"))
+        done = await asyncio.to_thread(memtui, demo_paths, "undo")
+        assert done.returncode == 0, done.stderr + done.stdout
+        await wait_until(pilot, lambda: "u undoes" not in shown(app.screen.query_one("#undo-log")),
+                         message="the CLI's undo shown")
