@@ -142,8 +142,7 @@ class MemtuiApp(App[None]):
     def closing(self) -> bool:
         """The app is exiting: its message loop has stopped or its main screen is being
         removed (Textual removes the panes first, while messages are still handled)."""
-        main = self.main
-        return not self.is_running or not main.is_attached or main._pruning
+        return not self.is_running or self.main.gone
 
     async def _on_message(self, message: Message) -> None:
         """Every worker's and the watcher's result (`messages.Result`) comes here first: one
