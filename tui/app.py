@@ -495,7 +495,8 @@ class MemtuiApp(App[None]):
         new" (which names its file) writes elsewhere."""
         new_file = "muse.db" if entry.layer == Layer.CONVERSATION else display_path(self.paths.default_file(entry.layer).name)
         file = where(entry).rsplit(":", 1)[0]
-        why = f"{file} can't be read now ({unreadable}): fix it, then save again; or save your text as a new memory"
+        reason = (unreadable or "").split("; skipped")[0]  # what is wrong, without what memtui does about it
+        why = f"{file} can't be read now ({reason})"
         if unreadable:
             message = f"{describe(entry)} was changed on disk, and {file} can no longer be read. "
         else:
@@ -507,7 +508,8 @@ class MemtuiApp(App[None]):
                 if choice == "mine":
                     self.say(f"Not saved: {why}. Your text is still in the editor.", title="Not saved",
                              severity="warning", timeout=10)
-                self.edit_memory(entry, mine, banner=f"{sentence(why)} (a in the dialog).")
+                self.edit_memory(entry, mine, banner=f"Not saved: {why}. Fix the file and save again, or save "
+                                                     "and choose Save as new (a).")
             elif choice == "mine":
                 if theirs is None:
                     self.remember(mine, entry.layer)
@@ -521,7 +523,7 @@ class MemtuiApp(App[None]):
                 self.say("Kept the version on disk; your edit was discarded.", title="Not saved")
 
         self.push_screen(ConflictScreen(message, mine, theirs.text if theirs else None,
-                                        gone=f"{file} can't be read now: {unreadable}" if unreadable else None),
+                                        gone=f"{file} can't be read now: {reason}" if unreadable else None),
                          chosen)
 
     def new_after_conflict(self, layer: str, text: str) -> None:
