@@ -38,13 +38,6 @@ _GLOBAL_OPTIONS = frozenset({"--home", "-w", "--workspace"})
 _HELP = {"-h", "--help", "--version"}
 
 
-def printable(text: str) -> str:
-    """One line, control characters shown as escapes, so no path can forge output."""
-    from memtui.core.display import escape_name
-
-    return escape_name(text)
-
-
 def read_input(stdin: BinaryIO) -> tuple[bytes, bool]:
     """At most `LIMIT` bytes of `stdin`, and whether there was more (read to the end, not kept)."""
     kept = stdin.read(LIMIT)
@@ -61,9 +54,12 @@ def read_input(stdin: BinaryIO) -> tuple[bytes, bool]:
 
 
 def _say(stderr: TextIO | None, reason: str) -> None:
+    """`reason` as one line on stderr, control characters shown as escapes (no path in it can forge output)."""
+    from memtui.core.display import escape_name
+
     try:
         if stderr is not None:
-            stderr.write(f"memtui hook: {printable(reason)}\n")
+            stderr.write(f"memtui hook: {escape_name(reason)}\n")
             stderr.flush()
     except (OSError, ValueError):
         pass

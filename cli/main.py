@@ -309,12 +309,16 @@ def delete(obj: Ctx, ref: str, yes: bool, layer: str | None) -> None:
     except ActionError as exc:
         _fail_on(exc)
     click.echo(f"[{entry.layer}] {_ref(entry)}  {_one_line(entry)}")
-    warning = actions.delete_warning(store, entry)
+    try:
+        plan = actions.plan_delete(store, [entry])  # worked out once: what the note says is what is written
+    except ActionError as exc:
+        _fail_on(exc)
+    warning = actions.delete_warning(plan)
     if warning:
         click.echo(f"note: {_name(warning)}")
     _confirm("Delete it?", yes)
     try:
-        actions.delete(store, [entry])
+        actions.delete(store, plan)
     except ActionError as exc:
         _fail_on(exc)
     click.echo("Deleted. Undo with `memtui undo`.")

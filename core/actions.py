@@ -21,7 +21,7 @@ from .model import FILE_LAYERS, Entry, Layer
 from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
-from .store import Change, MemoryStore
+from .store import Change, MemoryStore, PlannedDelete
 from .store.database import DatabaseError
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
@@ -96,12 +96,13 @@ def search(store: MemoryStore, query: str, layer: str | None = None, limit: int 
     """Entries relevant to `query`, best first: the injection's relevance score (shared terms,
     SPEC §5) with a substring match as a fallback, so a search finds what an injection would
     and also a keyword the terms split differently. Archived entries last."""
-    from .relevance import terms
+    from .relevance import score as relevance
+    from .relevance import terms, terms_of
 
     q = terms(query)
     found: list[tuple[Entry, float]] = []
     for e in store.entries(layer):
-        score = len(q & e.terms) / len(q) if q else 0.0
+        score = relevance(q, terms_of(e))
         if score > 0 or matches_keyword(e, query):
             found.append((e, score))
     found.sort(key=lambda pair: (pair[0].archived, -pair[1], -pair[0].updated_at))
@@ -243,22 +244,23 @@ def edit(store: MemoryStore, entry: Entry | str, text: str, layer: str | None = 
     return new
 
 
-def delete(store: MemoryStore, entries: Iterable[Entry]) -> Change | None:
-    """Delete entries as one undoable change."""
-    return _guard(store.delete_entries, list(entries))
+def plan_delete(store: MemoryStore, entries: Iterable[Entry]) -> PlannedDelete:
+    """The delete of `entries` worked out for a confirmation (which `delete_warning` completes);
+    `delete` then applies it as it is. Refused here as the delete itself would be."""
+    return _guard(store.plan_delete, list(entries))
 
 
-def delete_warning(store: MemoryStore, entry: Entry) -> str | None:
-    """What a confirmation must say besides the entry itself (SPEC §2's one exception)."""
-    from . import markdown as md
+def delete(store: MemoryStore, entries: Iterable[Entry] | PlannedDelete) -> Change | None:
+    """Delete entries as one undoable change (or apply the delete `plan_delete` worked out)."""
+    return _guard(store.delete_entries, entries if isinstance(entries, PlannedDelete) else list(entries))
 
-    rec = store.file_record(entry.path) if entry.path else None
-    if rec is None:
+
+def delete_warning(plan: PlannedDelete) -> str | None:
+    """What a confirmation must say besides the entries themselves (SPEC §2's one exception)."""
+    if not plan.merged:
         return None
-    found = md.find_entry(rec.parsed, entry.line_start, entry.text)
-    if found is not None and md.delete_merges_rest(rec.parsed, rec.parsed.entries[found]):
-        return f"it is the last list item of {rec.rel}: the rest of the file then reads as one memory"
-    return None
+    return "; ".join(f"it is the last list item of {rel}: the rest of the file then reads as one memory"
+                     for rel in plan.merged)
 
 
 # ---------------------------------------------------------------------- review (SPEC §12)
@@ -276,7 +278,8 @@ def unreviewed(store: MemoryStore) -> list[Entry]:
 
 def inbox(store: MemoryStore) -> list[review.Pending]:
     """The entries awaiting review, newest first, each with where it came from."""
-    return [review.Pending(e, review.provenance(store, e)) for e in unreviewed(store)]
+    return [review.Pending(e, None if e.layer == Layer.CONVERSATION else review.provenance(store, e))
+            for e in unreviewed(store)]
 
 
 def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:
@@ -451,10 +454,9 @@ def on_disk_now(store: MemoryStore, entry: Entry) -> Entry | None:
     """The version of `entry` in the store now: the same id, or else what stands at its place
     (same file, same first line) — what an edit that met a conflict would overwrite."""
     same = store.get(entry.id)
-    if same is not None or entry.layer == Layer.CONVERSATION:
+    if same is not None or entry.path is None:  # a conversation row has no place but its id
         return same
-    return next((e for e in store.entries(entry.layer)
-                 if e.path == entry.path and e.line_start == entry.line_start), None)
+    return store.entry_at(entry.path, entry.line_start)
 
 
 ENTRY_ORDERS = ("file", "most", "last")  # file order, most injected first, last injected first

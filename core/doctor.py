@@ -267,9 +267,9 @@ class LineSizes:
             return
         made = cache.made.get(self.key, {})
         for e in entries:
-            line = made.get(e.text)
-            if line is not None and e.text not in self.known:
-                self.known[e.text] = self._of(line[0], line[3])
+            saved = made.get(e.text)
+            if saved is not None and e.text not in self.known:
+                self.known[e.text] = self._of(saved.line, saved.tokens)
 
 
 _SIZES: WeakKeyDictionary[MemoryStore, LineSizes] = WeakKeyDictionary()

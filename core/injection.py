@@ -44,13 +44,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer, RetrievalStatus
 from .outbound import redact_line as redact
 from .paths import Problem
 from .relevance import score as relevance_score
-from .relevance import share, terms
+from .relevance import share, terms, terms_of
 from .settings import Settings
 
 log = logging.getLogger("memtui.injection")
@@ -65,9 +65,24 @@ INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET, ARCHIVED = (CandidateStatus.INCLUDED, C
                                                      CandidateStatus.ARCHIVED)
 UNREVIEWED = CandidateStatus.UNREVIEWED
 
-# A made line (step 8 and 9): (line, clipped, redacted count, tokens). A plain tuple: the
-# prepared index saves it with marshal.
-Made = tuple[str, bool, int, int]
+class Made(NamedTuple):
+    """A line made of an entry's text (steps 8 and 9). The prepared index saves it as a plain
+    tuple (marshal takes no subclass) and gives it its names back when it reads it."""
+
+    line: str
+    clipped: bool
+    redacted: int  # secrets redacted in it
+    tokens: int
+
+
+class Shown(NamedTuple):
+    """What a candidate shows of its entry (`preview --json`), readable without the entry.
+    Saved as a plain tuple, like `Made`."""
+
+    id: str
+    source: str  # the entry's `source_ref`
+    importance: str
+    updated_at: str  # ISO
 
 
 # ---------------------------------------------------------------------- 5. Gate
@@ -118,7 +133,7 @@ class LineMaker:
 
     def made(self, text: str) -> Made:
         line, clipped, redacted = self(text)
-        return line, clipped, redacted, est(line)
+        return Made(line, clipped, redacted, est(line))
 
 
 # ---------------------------------------------------------------------- 9. Cost
@@ -173,8 +188,8 @@ class LayerCandidates(Protocol):
 
     def entry(self, pos: int) -> Entry: ...
 
-    def shown(self, pos: int) -> tuple[str, str, str, str]:
-        """What a candidate shows of its entry: (id, source, importance, updated_at as ISO)."""
+    def shown(self, pos: int) -> Shown:
+        """What a candidate shows of its entry."""
         ...
 
     def made(self, pos: int, maker: LineMaker) -> Made: ...
@@ -204,12 +219,13 @@ class EntryLayer:
         self.n_active = len(active)
         self.size = len(self.entries)
         self.rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in self.entries]
+        self.terms = [terms_of(e) for e in self.entries]
         self._made: dict[tuple[tuple[int, bool], int], Made] = {}
 
     def shared(self, q: frozenset[str]) -> dict[int, int]:
         out = {}
         for pos in range(self.n_active):
-            n = len(q & self.entries[pos].terms)
+            n = len(q & self.terms[pos])
             if n:
                 out[pos] = n
         return out
@@ -221,7 +237,7 @@ class EntryLayer:
             yield n, list(run)
 
     def archived_terms(self, pos: int) -> frozenset[str]:
-        return self.entries[pos].terms
+        return self.terms[pos]
 
     def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
         return frozenset(p for p in range(self.n_active) if self.entries[p].id in ids)
@@ -233,9 +249,9 @@ class EntryLayer:
     def entry(self, pos: int) -> Entry:
         return self.entries[pos]
 
-    def shown(self, pos: int) -> tuple[str, str, str, str]:
+    def shown(self, pos: int) -> Shown:
         e = self.entries[pos]
-        return e.id, e.source_ref, e.importance, e.updated_iso
+        return Shown(e.id, e.source_ref, e.importance, e.updated_iso)
 
     def made(self, pos: int, maker: LineMaker) -> Made:
         made = self._made.get((maker.key, pos))
@@ -265,7 +281,7 @@ def candidate_fields(entry_id: str, layer: str, source: str, score: float | None
                      made: Made, importance: str, updated_at: str, parts: tuple[float, float] | None = None) -> dict[str, object]:
     """A candidate as `preview --json` prints it (SPEC §5): the one definition. In hybrid
     retrieval (§13) `parts` = (keyword, semantic) follow the score."""
-    line, clipped, _, tokens = made
+    line, clipped, _, tokens = made  # unpacked: a saved (plain) tuple reads the same
     if parts is not None:
         return {"id": entry_id, "layer": layer, "source": source, "score": score, "keyword": parts[0],
                 "semantic": parts[1], "status": status, "clipped": clipped, "tokens": tokens, "line": line,
@@ -371,12 +387,12 @@ class Candidate:
     @property
     def id(self) -> str:
         """The entry's id, read without making the entry."""
-        return self.view.shown(self.pos)[0]
+        return self.view.shown(self.pos).id
 
     @property
     def source(self) -> str:
         """The entry's `source_ref` (`path:line`, `conversation:<cid>/<id>`), read without making the entry."""
-        return self.view.shown(self.pos)[1]
+        return self.view.shown(self.pos).source
 
     @property
     def layer(self) -> str:
@@ -384,24 +400,24 @@ class Candidate:
 
     @property
     def line(self) -> str:
-        return self.view.made(self.pos, self._maker)[0]
+        return self.view.made(self.pos, self._maker).line
 
     @property
     def clipped(self) -> bool:
-        return self.view.made(self.pos, self._maker)[1]
+        return self.view.made(self.pos, self._maker).clipped
 
     @property
     def redacted(self) -> int:
-        return self.view.made(self.pos, self._maker)[2]
+        return self.view.made(self.pos, self._maker).redacted
 
     @property
     def tokens(self) -> int:
-        return self.view.made(self.pos, self._maker)[3]
+        return self.view.made(self.pos, self._maker).tokens
 
     def as_dict(self) -> dict[str, object]:
-        entry_id, source, importance, updated = self.view.shown(self.pos)
-        return candidate_fields(entry_id, self.view.layer, source, self.score, self.status,
-                                self.view.made(self.pos, self._maker), importance, updated, self.parts)
+        shown = self.view.shown(self.pos)
+        return candidate_fields(shown.id, self.view.layer, shown.source, self.score, self.status,
+                                self.view.made(self.pos, self._maker), shown.importance, shown.updated_at, self.parts)
 
 
 @dataclass
@@ -612,7 +628,7 @@ class LayerFill:
                 yield pos, s, BUDGET
                 continue
             # the first included candidate also pays for the layer's header line
-            extra = view.made(pos, self.maker)[3] + (0 if self.included else self.header)
+            extra = view.made(pos, self.maker).tokens + (0 if self.included else self.header)
             if self.used + extra <= self.allowance:
                 self.used += extra
                 self.included.append(Candidate(view, pos, s, INCLUDED, self.maker,
@@ -640,7 +656,7 @@ class LayerFill:
                 pos = run[i]
                 i += 1
                 self.passed += 1
-                extra = view.made(pos, self.maker)[3] + (0 if self.included else self.header)
+                extra = view.made(pos, self.maker).tokens + (0 if self.included else self.header)
                 if self.used + extra <= self.allowance:
                     self.used += extra
                     self.included.append(Candidate(view, pos, s, INCLUDED, self.maker))

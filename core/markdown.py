@@ -486,17 +486,20 @@ def delete_entries(parsed: ParsedFile, entries: Iterable[RawEntry], today: date)
     return current.text
 
 
+def rest_merged(parsed: ParsedFile, after: str) -> bool:
+    """True when `after`, the file once entries are deleted from `parsed`, reads as one entry
+    while `parsed` did not: the last top-level list item went while other blocks remain, so
+    the rest of the body becomes one entry (SPEC §2's one exception; a confirmation says so)."""
+    return not _fresh(parsed).single_entry and parse_text(after).single_entry
+
+
 def delete_merges_rest(parsed: ParsedFile, entry: RawEntry) -> bool:
-    """True when deleting `entry` removes the file's last top-level list item while other
-    blocks remain, so the rest of the body becomes one entry (SPEC §2): a confirmation says so."""
-    before = _fresh(parsed)
-    if before.single_entry:
-        return False
+    """`rest_merged` for deleting `entry` alone (False when that delete is refused)."""
     try:
-        after = parse_text(delete_entry(before, entry, date.today()))
+        after = delete_entry(parsed, entry, date.today())
     except MemoryFileError:
         return False
-    return after.single_entry
+    return rest_merged(parsed, after)
 
 
 def _next_marker(before: ParsedFile) -> str:

@@ -59,8 +59,10 @@ class RetrievalStatus(TypedDict):
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
-    """One memory: a Markdown entry (file + line span) or a conversation row."""
+class Record:
+    """What a memory says of itself, wherever it is: in memtui's store (`Entry`, which adds
+    where it lives there) or read from another tool's format (`interop.Memory`, which adds
+    where it was read and what that format alone knows)."""
 
     id: str
     layer: str  # user | project | conversation
@@ -73,6 +75,13 @@ class Entry:
     section: str = ""
     name: str = ""
     description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry(Record):
+    """One memory in the store: a Markdown entry (file + line span) or a conversation row.
+    Its fields are `Record`'s, then these, in this order (a saved row is them positionally)."""
+
     updated_at: float = 0.0  # seconds since the epoch, UTC
     # Markdown entries
     path: Path | None = None

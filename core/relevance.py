@@ -6,6 +6,10 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import Entry
 
 STOP_WORDS = frozenset(
     "a an and are as at be but by for from has have i if in into is it its of on or so that "
@@ -71,6 +75,15 @@ def entry_terms(text: str, section: str = "", name: str = "", description: str =
         if part:
             result |= terms(part)
     return frozenset(result)
+
+
+def terms_of(entry: Entry) -> frozenset[str]:
+    """An entry's M: its `terms`, or for a conversation entry made without them (a loaded
+    store keeps its rows' entries without their terms) the terms of its text and tags, as
+    `store.rows.conversation_entry` makes them. A Markdown entry always carries its own."""
+    if entry.terms or entry.layer != "conversation":
+        return entry.terms
+    return entry_terms(entry.text, tags=entry.tags)
 
 
 def score(query_terms: frozenset[str], memory_terms: frozenset[str]) -> float:

@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,8 @@ def review_key(entry: Entry) -> str:
 
 
 def unreviewed_among(entries: Iterable[Entry], reviewed: set[str]) -> list[Entry]:
+    if not reviewed:  # nothing accepted yet: no key to make (a hash of each text)
+        return [e for e in entries if needs_review(e)]
     return [e for e in entries if needs_review(e) and review_key(e) not in reviewed]
 
 
@@ -128,13 +131,17 @@ def _when(entry: Entry) -> str:
     return datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
+def conversation_provenance(entry: Entry) -> Provenance:
+    title = entry.conversation_title or (f"conversation {entry.conversation_id}" if entry.conversation_id
+                                         else "no conversation")
+    return Provenance("conversation", f"“{title}” · {_when(entry)}", entry.updated_iso, entry.conversation_id,
+                      entry.conversation_title)
+
+
 def provenance(store: MemoryStore, entry: Entry) -> Provenance:
-    time = entry.updated_iso
     if entry.layer == Layer.CONVERSATION:
-        title = entry.conversation_title or (f"conversation {entry.conversation_id}" if entry.conversation_id
-                                             else "no conversation")
-        return Provenance("conversation", f"“{title}” · {_when(entry)}", time, entry.conversation_id,
-                          entry.conversation_title)
+        return conversation_provenance(entry)
+    time = entry.updated_iso
     rec = store.file_record(entry.path) if entry.path is not None else None
     origin = ""
     if rec is not None and entry.source.strip().casefold() == "import":
@@ -147,12 +154,33 @@ def provenance(store: MemoryStore, entry: Entry) -> Provenance:
     return Provenance("file", f"{where} · {_when(entry)}", time, path=path, line=entry.line)
 
 
-@dataclass(frozen=True)
 class Pending:
-    """One entry waiting for review, with where it came from."""
+    """One entry waiting for review, with where it came from: a conversation entry's is made
+    when first asked for (from the entry alone), so an inbox of tens of thousands of rows
+    costs what the screen shows of it."""
 
-    entry: Entry
-    provenance: Provenance
+    __slots__ = ("entry", "_provenance")
+
+    def __init__(self, entry: Entry, provenance: Provenance | None = None) -> None:
+        if provenance is None and entry.layer != Layer.CONVERSATION:
+            raise ValueError("a Markdown entry's provenance is read from its file record: pass it")
+        self.entry = entry
+        self._provenance = provenance
+
+    @property
+    def provenance(self) -> Provenance:
+        if self._provenance is None:
+            self._provenance = conversation_provenance(self.entry)
+        return self._provenance
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pending) and (self.entry, self.provenance) == (other.entry, other.provenance)
+
+    def __hash__(self) -> int:
+        return hash(self.entry)
+
+    def __repr__(self) -> str:
+        return f"Pending({self.entry!r})"
 
     def as_dict(self) -> dict[str, object]:
         data = self.entry.as_dict()
@@ -161,8 +189,15 @@ class Pending:
 
 
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
+    """Newest first, then by layer, file, line and id: sorted by each key in turn from the
+    last (sorts are stable), so no key tuple is made per entry (tens of thousands of rows)."""
     rank: dict[str, int] = {layer: i for i, layer in enumerate(LAYERS)}
-    return sorted(entries, key=lambda e: (-e.updated_at, rank.get(e.layer, 9), e.rel_path, e.line_start, e.id))
+    out = sorted(entries, key=attrgetter("id"))
+    out.sort(key=attrgetter("line_start"))
+    out.sort(key=attrgetter("rel_path"))
+    out.sort(key=lambda e: rank.get(e.layer, 9))
+    out.sort(key=attrgetter("updated_at"), reverse=True)  # reverse keeps equal ones in their order
+    return out
 
 
 def edited(store: MemoryStore, entry: Entry | None) -> None:

@@ -69,7 +69,8 @@ def _common(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`sum(min(x, y))` for every row x of `a` and row y of `b`: at least their lcs."""
     import numpy as np
 
-    return np.minimum(a[:, None, :], b[None, :, :]).sum(axis=-1)
+    common: np.ndarray = np.minimum(a[:, None, :], b[None, :, :]).sum(axis=-1)
+    return common
 
 
 def _need(la: np.ndarray | int, lb: np.ndarray | int) -> np.ndarray | float:

@@ -27,8 +27,7 @@ from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import load_settings
-from memtui.core.store import MemoryStore
-from memtui.core.store.layer_index import LayerIndex
+from memtui.core.store import MemoryStore, PlannedDelete
 from memtui.core.store.prepared import Prepared
 from memtui.core.watch import StoreWatcher
 from memtui.themes import load_themes
@@ -103,7 +102,13 @@ class MemtuiApp(App[None]):
         self._settings_stamp = self._stat_settings()
         self.watcher: StoreWatcher | None = None
         self.loaded = False  # the store has loaded (until then the panes show the prepared index)
-        self.prepared: Prepared | None = None  # the prepared index the panes and the preview start from
+        self.prepared: Prepared | None = None  # the prepared index the panes start from and the preview answers from
+        # the store's changes (and settings reloads) seen, and the count `prepared` was opened at:
+        # the preview opens it again, in its worker, once they differ
+        self._changes = 0
+        self._prepared_at = 0
+        self._prepared_lock = threading.Lock()
+        self._semantic: Any = None  # §13: the model and its vector cache, once hybrid retrieval asked for them
         self.ready = asyncio.Event()  # set once the panes are populated
         self._store_ready = threading.Event()  # writes wait for the store
         self.first_paint = threading.Event()  # the first preview is on screen: the store may load
@@ -183,6 +188,7 @@ class MemtuiApp(App[None]):
     def load_store(self) -> None:
         """Open the prepared index (`memtui preview`'s) and show it, then load the store
         behind it once the first preview is on screen (or after FIRST_PAINT_WAIT)."""
+        prepared_ok = False
         try:
             try:
                 prepared = open_prepared(self.paths, self.settings, lambda layers: self.post_message(IndexBuilding(layers)))
@@ -191,19 +197,23 @@ class MemtuiApp(App[None]):
                 log.warning("prepared index not opened: %s", exc)
             else:
                 gc.freeze()  # what lives as long as the view: out of the collector's full passes
+                prepared_ok = True
                 self.post_message(PreparedOpened(prepared, entries))
+                row_gen = prepared.row_gen
+                if row_gen is not None:  # the store takes the pane's conversation entries while no row moved
+                    self.store.offer_conversation(entries[Layer.CONVERSATION], row_gen)
                 del entries
                 self.first_paint.wait(FIRST_PAINT_WAIT)
-                # the prepared index answers the preview meanwhile: loading the store (seconds of
-                # interpreter time at 40,000 entries) waits for a pause in the typing
+                # the prepared index answers the preview (then and after): loading the store waits
+                # for a pause in the typing, the first preview counting as a key (someone who
+                # starts typing as it appears has the interpreter to themselves)
+                self.last_typed = max(self.last_typed, time.monotonic())
                 deadline = time.monotonic() + TYPING_WAIT
                 while time.monotonic() < deadline and time.monotonic() - self.last_typed < TYPING_PAUSE:
                     time.sleep(0.05)
-                self.store.lines.made.setdefault((self.settings.max_item_chars, bool(self.settings.redact_secrets)), {})
-                # taken for the store's snapshots that hold them (every saved layer is a LayerIndex)
-                self.store.lines.saved.update({layer: index for layer, index in prepared.indexes.items()
-                                               if isinstance(index, LayerIndex)})
             self.store.load()
+            if prepared_ok:  # the panes' order of the store's entries, found here rather than on the event loop
+                self.main.order_ahead()
             # Tens of thousands of entries live as long as the app: keep them out of the cyclic
             # collector's full passes, which otherwise stall keystrokes for 100+ ms (they are still
             # freed by reference counting when a reload replaces them).
@@ -258,10 +268,42 @@ class MemtuiApp(App[None]):
     def on_store_changed(self, message: StoreChanged) -> None:
         if not self.loaded:
             return
+        self._changes += 1  # the next preview opens the prepared index again (what changed is taken in)
         self.main.store_changed(message.change.layers)
         self._check_edit_conflict()
         self.refresh_insights()
         self.refresh_inbox()
+
+    # ------------------------------------------------------------------ the preview's index
+    def preview_index(self) -> Prepared | None:
+        """(In the preview's worker) the prepared index, opened again when the store changed
+        since (what changed is taken in: an edited file spliced, new rows laid over), as
+        `memtui preview` would open it now; None when there is none (the preview then answers
+        from the store)."""
+        if self.prepared is None or not self.paths.home.is_dir():
+            return None
+        with self._prepared_lock:
+            wanted = self._changes
+            if self._prepared_at != wanted:
+                try:
+                    self.prepared = open_prepared(self.paths, self.settings, lambda _layers: None)
+                except Exception as exc:  # the index is derived: the store answers from now on
+                    log.warning("prepared index not opened again: %s", exc)
+                    self.prepared = None
+                self._prepared_at = wanted
+            return self.prepared
+
+    def prepared_damaged(self) -> None:
+        """A section failed its checksum (its file is removed): open the index again next time."""
+        with self._prepared_lock:
+            self._prepared_at = -1
+
+    def semantic_session(self) -> Any:
+        if self._semantic is None:
+            from memtui.core.retrieval import SemanticSession
+
+            self._semantic = SemanticSession(self.paths.home)
+        return self._semantic
 
     # ------------------------------------------------------------------ doctor + history
     def refresh_insights(self) -> None:
@@ -374,6 +416,7 @@ class MemtuiApp(App[None]):
     def reload_settings(self) -> None:
         self._settings_stamp = self._stat_settings()
         self.settings = load_settings(self.paths)
+        self._changes += 1  # other line settings are another prepared index
         self._update_subtitle()
         self.main.schedule_preview()
 
@@ -548,7 +591,8 @@ class MemtuiApp(App[None]):
     # -- delete
     @on(DeleteAsked)
     def _delete_asked(self, message: DeleteAsked) -> None:
-        entry, warning = message.entry, message.warning
+        entry, plan = message.entry, message.plan
+        warning = actions.delete_warning(plan)
         body = Text.assemble(("This memory will be deleted:\n\n", ""), (snippet(entry.text, 400), "bold"),
                              (f"\n\nfrom {describe(entry)}. You can undo with u.", "dim"))
         if warning:
@@ -556,12 +600,12 @@ class MemtuiApp(App[None]):
 
         def answer(yes: bool | None) -> None:
             if yes:
-                self.write(lambda: self._delete_job(entry), "Not deleted")
+                self.write(lambda: self._delete_job(entry, plan), "Not deleted")
 
         self.push_screen(ConfirmScreen("Delete memory?", body), answer)
 
-    def _delete_job(self, entry: Entry) -> EntryDeleted | None:
-        change = actions.delete(self.store, [entry])
+    def _delete_job(self, entry: Entry, plan: PlannedDelete) -> EntryDeleted | None:
+        change = actions.delete(self.store, plan)
         return None if change is None else EntryDeleted(entry, change)
 
     @on(EntryDeleted)

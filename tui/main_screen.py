@@ -4,6 +4,7 @@ one refresh of the layers it touched."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import subprocess
@@ -33,7 +34,7 @@ from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
-from memtui.core.store.prepared import Prepared
+from memtui.core.store.prepared import DamagedPreparedIndex
 
 from .messages import (
     DeleteAsked,
@@ -56,6 +57,8 @@ from .widgets.preview import left_out, left_out_counts
 
 if TYPE_CHECKING:
     from .app import MemtuiApp
+
+log = logging.getLogger("memtui.tui")
 
 FILTER_CUTOFF = 75.0  # rapidfuzz partial_ratio: a typo in a word still matches; unrelated rows score ~50
 # Left out up to this many candidates, the preview's near misses and lists are found with the
@@ -246,14 +249,25 @@ class MainScreen(Screen[None]):
             return list(snapshot), len(snapshot)
         cached = self._choices.get(layer)
         if cached is None or cached[0] is not snapshot:
-            choices = [utils.default_process(f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}")
-                       for e in snapshot]
+            # the entries a change kept are the same objects: their strings are taken, not made again
+            # (the old snapshot is alive meanwhile, so no new entry has the id() of an old one)
+            known = {id(e): choice for e, choice in zip(*cached)} if cached is not None else {}
+            choices = [known.get(id(e)) or utils.default_process(
+                f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}") for e in snapshot]
+            del known
             cached = (snapshot, choices)
             self._choices[layer] = cached
         hits = process.extract(query, cached[1], scorer=fuzz.partial_ratio, processor=None,
                                score_cutoff=FILTER_CUTOFF, limit=None)
         hits.sort(key=lambda h: (-h[1], h[2]))
         return [snapshot[h[2]] for h in hits], len(snapshot)
+
+    def order_ahead(self) -> None:
+        """(In the load worker, the store just loaded) the conversation pane's order of the
+        store's entries, kept for `layer_entries`: sorting tens of thousands of entries is
+        then not done on the event loop as the store takes over."""
+        snapshot = self.memtui.store.snapshot(Layer.CONVERSATION)
+        self._ordered = {**self._ordered, Layer.CONVERSATION: (snapshot, tuple(pane_order(Layer.CONVERSATION, snapshot)))}
 
     def layer_entries(self, layer: str) -> tuple[Entry, ...]:
         """The layer's entries in pane order: the store's once it has loaded, the prepared
@@ -269,10 +283,17 @@ class MainScreen(Screen[None]):
             self._ordered[layer] = cached
         return cached[1]
 
+    def _ordered_now(self, layer: str) -> bool:
+        """Whether the layer's pane order is at hand (else it is found in a worker)."""
+        if not self.memtui.loaded or layer != Layer.CONVERSATION:
+            return True
+        cached = self._ordered.get(layer)
+        return cached is not None and cached[0] is self.memtui.store.snapshot(layer)
+
     def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
         layers = tuple(LAYERS if layers is None else layers)
         self._filter_generation += 1
-        if self.filter_text.strip():
+        if self.filter_text.strip() or not all(self._ordered_now(layer) for layer in layers):
             self.filter_panes(self.filter_text, layers, self._filter_generation)
             return
         self._show_panes({layer: self.filtered(layer, "") for layer in layers})
@@ -379,17 +400,28 @@ class MainScreen(Screen[None]):
         if not self.showing or self.gone:
             return
         self._generation += 1
-        app = self.memtui
-        self.compute_preview(self.query_text, self._generation, None if app.loaded else app.prepared)
+        self.compute_preview(self.query_text, self._generation)
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
-    def compute_preview(self, query: str, generation: int, prepared: Prepared | None = None) -> None:
-        """The preview of `query`: from the store, or from the prepared index until it loads."""
+    def compute_preview(self, query: str, generation: int) -> None:
+        """The preview of `query` from the prepared index, as `memtui preview` answers it (opened
+        again after a change); from the store when there is none."""
         app = self.memtui
-        if prepared is not None:
-            result = inject_prepared(app.paths, prepared, app.settings, query)
-        else:
-            result = inject_from_store(app.store, app.settings, query)
+        settings = app.settings
+        session = app.semantic_session() if settings.enabled and settings.retrieval == "hybrid" else None
+        result = None
+        for _ in range(2):
+            prepared = app.preview_index()
+            if prepared is None:
+                break
+            try:
+                result = inject_prepared(app.paths, prepared, settings, query, session)
+                break
+            except DamagedPreparedIndex as exc:  # the damaged file is removed: opened (rebuilt) again
+                log.warning("%s", exc)
+                app.prepared_damaged()
+        if result is None:
+            result = inject_from_store(app.store, settings, query)
         summary = None
         if result.disabled_reason != "switch_off":  # off the event loop
             summary = left_out_counts(result)
@@ -501,9 +533,9 @@ class MainScreen(Screen[None]):
         if entry is None:
             app.say("Select a memory first.", severity="warning")
             return
-        # what the confirmation must add (a parse of the file) is worked out off the event loop;
-        # the app's DeleteAsked handler asks
-        app.write(lambda: DeleteAsked(entry, actions.delete_warning(app.store, entry)), "Cannot delete")
+        # the delete is worked out once, off the event loop: the app's DeleteAsked handler asks
+        # (with what the confirmation must add) and applies it as worked out
+        app.write(lambda: DeleteAsked(entry, actions.plan_delete(app.store, [entry])), "Cannot delete")
 
     def action_undo(self) -> None:
         self.memtui.undo_last()  # the inbox's u too

@@ -10,7 +10,7 @@ from textual.message import Message
 from memtui.core.actions import ActionError
 from memtui.core.injection import InjectionResult
 from memtui.core.model import Entry
-from memtui.core.store import Change, StoreChange
+from memtui.core.store import Change, PlannedDelete, StoreChange
 
 
 class Result(Message):
@@ -127,12 +127,12 @@ class EditConflict(Result):
 
 
 class DeleteAsked(Result):
-    """What the delete confirmation for `entry` must add (`warning`), worked out off the loop."""
+    """The delete of `entry`, worked out off the loop (`plan`): to confirm, then apply as it is."""
 
-    def __init__(self, entry: Entry, warning: str | None) -> None:
+    def __init__(self, entry: Entry, plan: PlannedDelete) -> None:
         super().__init__()
         self.entry = entry
-        self.warning = warning
+        self.plan = plan
 
 
 class EntryDeleted(Result):

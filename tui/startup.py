@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 from memtui.core.injection import InjectionResult, LayerCandidates
 from memtui.core.model import LAYERS, Entry, Layer
@@ -17,7 +18,7 @@ from memtui.core.serve import _inject, _unreviewed_of
 from memtui.core.settings import Settings
 from memtui.core.store import prepared as prepared_index
 from memtui.core.store.layer_index import ENTRY_FIELDS, LayerIndex
-from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, prepare, saved_rows
+from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_name, cache_path, prepare, saved_rows
 
 log = logging.getLogger("memtui.tui")
 
@@ -37,11 +38,15 @@ def open_prepared(paths: Paths, settings: Settings, building: Callable[[list[str
         return prepare(paths, settings)
 
 
-def inject_prepared(paths: Paths, prepared: Prepared, settings: Settings, query: str) -> InjectionResult:
-    """The injection over the prepared layers, as `memtui preview` computes it."""
+def inject_prepared(paths: Paths, prepared: Prepared, settings: Settings, query: str,
+                    session: Any = None) -> InjectionResult:
+    """The injection over the prepared layers, as `memtui preview` computes it; `session`:
+    §13's model and vector cache, kept by the caller between queries (hybrid retrieval)."""
     unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review and settings.enabled else frozenset()
+    stamp = prepared.stamp if settings.retrieval == "hybrid" else None
     return _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
-                   list(settings.problems) + prepared.problems, unreviewed=unreviewed)
+                   list(settings.problems) + prepared.problems, session=session,
+                   prepared_stamp=(cache_name(paths), stamp) if stamp else None, unreviewed=unreviewed)
 
 
 def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:
@@ -70,7 +75,7 @@ def prepared_entries(index: LayerCandidates) -> list[Entry]:
     """A saved layer's entries in pane order, made from its saved rows. They are the
     store's entries field for field but for their terms (the panes never read those), and
     they are not kept in the index: the store's own replace them once it has loaded."""
-    rows = saved_rows(index) if isinstance(index, LayerIndex) else None
+    rows = saved_rows(index, keep=False) if isinstance(index, LayerIndex) else None  # the entries hold their values
     if rows is None:  # indexed here from the memories: their entries are there
         entries = [index.entry(pos) for pos in range(index.size)]
     elif all(row[_PATH_AT] is None for row in rows):

@@ -15,7 +15,6 @@ workspace as its root: it is refused when any component below the workspace is a
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 from .. import gate
 from ..display import path_text
 from ..fileio import ConflictError, read_if_exists
+from ..settings import dump_json_object, read_json_object
 
 RECEIPTS_NAME = "assistant-config.json"
 FILE, DIR = "file", "dir"  # containers a receipt can name besides key paths
@@ -117,19 +117,14 @@ class Receipts:
     def _load(self) -> dict[str, Any]:
         if self.path is None:
             return {}
-        try:
-            raw = read_if_exists(self.path)
-            data = json.loads(raw) if raw else {}
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        data, _ = read_json_object(self.path)  # the settings-JSON reader; a receipt it cannot use counts as none
+        return data or {}
 
     def _save(self, book: dict[str, Any]) -> None:
         if self.path is None:
             return
         try:
-            gate.write(self.path, (json.dumps(book, indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
-                       root=self.path.parent, kind=gate.Kind.DATA)
+            gate.write(self.path, dump_json_object(book), root=self.path.parent, kind=gate.Kind.DATA)
         except OSError:
             pass  # without a receipt uninstall keeps the (empty) containers: safe, only less tidy
 

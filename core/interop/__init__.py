@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..model import LAYERS, Layer  # noqa: F401  (LAYERS re-exported: the layers a record may name)
+from ..model import LAYERS, Entry, Layer, Record  # noqa: F401  (LAYERS re-exported: the layers a record may name)
 
 _MODULES = {  # format name -> its module here, in the order `import --help` and errors list them
     "claude-code": "claude_code",
@@ -32,31 +32,24 @@ _MODULES = {  # format name -> its module here, in the order `import --help` and
 FORMATS: tuple[str, ...] = tuple(_MODULES)
 
 
-@dataclass(frozen=True)
-class Memory:
-    """One memory in no particular format.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Memory(Record):
+    """One memory in no particular format: what it says (`Record`'s fields; only `text` is
+    required, and it alone may be given by position), and where it comes from and goes.
 
-    `origin` is the file it was read from; `path` the memtui file it lives in (relative to
-    its layer root, for jsonl); `extra` holds what only one format knows (Claude Code's
-    `type`, Cursor's `globs`/`alwaysApply`, the source file of an entry, ...).
+    `updated_at` may be unknown (None); `origin` is the file it was read from; `path` the
+    memtui file it lives in (relative to its layer root, for jsonl); `extra` holds what only
+    one format knows (Claude Code's `type`, Cursor's `globs`/`alwaysApply`, the source file
+    of an entry, ...).
     """
 
-    text: str
-    layer: str = Layer.PROJECT  # user | project | conversation
-    category: str = ""
-    tags: tuple[str, ...] = ()
-    importance: str = "normal"
-    status: str = "active"
-    section: str = ""
-    name: str = ""
-    description: str = ""
+    id: str = ""
+    layer: str = Layer.PROJECT
     updated_at: float | None = None  # seconds since the epoch, UTC
     origin: str = ""
     extra: dict[str, Any] = field(default_factory=dict, hash=False)
     conversation_id: str | None = None
     conversation_title: str = ""
-    id: str = ""
-    source: str = ""  # auto | manual | import | ...
     path: str = ""
 
 
@@ -179,17 +172,11 @@ def write(fmt: str, memories: Iterable[Memory], dest: Path) -> list[Path]:
     return write_all(layout(fmt, memories, dest))
 
 
-def memory_from_entry(entry: Any, origin: str = "") -> Memory:
-    """A `Memory` from a store entry (anything with the entry's attributes)."""
-    path = getattr(entry, "rel_path", "") or ""
-    return Memory(
-        text=entry.text, layer=entry.layer, category=entry.category or "", tags=tuple(entry.tags),
-        importance=entry.importance, status=entry.status, section=entry.section or "",
-        name=getattr(entry, "name", "") or "", description=getattr(entry, "description", "") or "",
-        updated_at=entry.updated_at, origin=origin, conversation_id=getattr(entry, "conversation_id", None),
-        conversation_title=getattr(entry, "conversation_title", "") or "", id=entry.id,
-        source=getattr(entry, "source", "") or "", path=path,
-    )
+def memory_from_entry(entry: Entry, origin: str = "") -> Memory:
+    """A `Memory` from a store entry: its `Record` fields as they are."""
+    said = {f.name: getattr(entry, f.name) for f in fields(Record)}
+    return Memory(**said, updated_at=entry.updated_at, origin=origin, conversation_id=entry.conversation_id,
+                  conversation_title=entry.conversation_title, path=entry.rel_path)
 
 
 __all__ = [

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .database import DatabaseError
     from .edits import Change, ChangeLog
-    from .memory import MemoryStore, StoreChange
+    from .memory import MemoryStore, PlannedDelete, StoreChange
     from .scan import FileRecord
     from .snapshot import Snapshot
 
 # Imported on first use, so that `core.store.prepared` (the hook's warm path) does not pay
 # for the whole store (sqlite_utils among it).
 _WHERE = {"Change": "edits", "ChangeLog": "edits", "DatabaseError": "database",
-          "MemoryStore": "memory", "StoreChange": "memory", "FileRecord": "scan", "Snapshot": "snapshot"}
+          "MemoryStore": "memory", "PlannedDelete": "memory", "StoreChange": "memory", "FileRecord": "scan", "Snapshot": "snapshot"}
 
 
 def __getattr__(name: str) -> object:
@@ -36,4 +36,4 @@ def __getattr__(name: str) -> object:
     return value
 
 
-__all__ = ["Change", "ChangeLog", "DatabaseError", "FileRecord", "MemoryStore", "Snapshot", "StoreChange"]
+__all__ = ["Change", "ChangeLog", "DatabaseError", "FileRecord", "MemoryStore", "PlannedDelete", "Snapshot", "StoreChange"]

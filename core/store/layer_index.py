@@ -15,18 +15,25 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from itertools import chain, compress, filterfalse
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
-from ..injection import LineMaker, Made, base_key, candidate_fields
+from ..injection import LineMaker, Made, Shown, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
+from ..relevance import terms_of
 
 log = logging.getLogger("memtui.injection")
 
-# What a candidate shows of its entry without the entry itself: id, source, importance, updated_at (ISO).
-Shown = tuple[str, str, str, str]
+# `Made` and `Shown` as saved (marshal takes plain tuples only), and their names given back
+# when read: a tuple made a NamedTuple in C, without a copy of its fields or a check.
+SavedMade = tuple[str, bool, int, int]
+SavedShown = tuple[str, str, str, str]
+_as_made: Callable[[SavedMade], Made] = partial(tuple.__new__, Made)
+_as_shown: Callable[[SavedShown], Shown] = partial(tuple.__new__, Shown)
+_SHOWN_ID = Shown._fields.index("id")
 
 # An entry as a plain tuple (for the prepared index): Entry's fields but `terms`, path as a string.
 ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry) if f.name != "terms")
@@ -71,7 +78,7 @@ def _plain(value: object) -> object:
 
 
 def shown_of(entry: Entry) -> Shown:
-    return (_plain(entry.id), _plain(entry.source_ref), _plain(entry.importance), entry.updated_iso)
+    return Shown(_plain(entry.id), _plain(entry.source_ref), _plain(entry.importance), entry.updated_iso)
 
 
 _SPLIT_AT = ', "score": null, "status": "'
@@ -83,7 +90,8 @@ _STR_TYPES = frozenset({str})
 def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
     """A candidate's JSON (`injection.candidate_fields`, as `json.dumps(..., ensure_ascii=False)`
     writes it) before its score and after its status. Every `"` inside a JSON string is
-    escaped, so the first unescaped `, "score": ` is the key's."""
+    escaped, so the first unescaped `, "score": ` is the key's. `shown` and `made` may be
+    saved (plain) tuples: they are unpacked."""
     entry_id, source, importance, updated = shown
     line, clipped, _, tokens = made
     layer = _plain(layer)
@@ -126,6 +134,25 @@ class LineCache:
         self.saved: dict[str, LayerIndex] = {}
         self._taken: dict[str, LayerIndex] = {}  # layers taken from there, whose lines serve the next snapshot
         self.semantic: Any = None  # §13: the model and its vector cache, once hybrid retrieval asked for them
+        self.terms: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}  # see terms_of
+        self._words: dict[str, str] = {}
+
+    def terms_of(self, entry: Entry) -> frozenset[str]:
+        """`relevance.terms_of`, kept for a conversation entry made without its terms (a loaded
+        store's) while its text and tags stay: a changed row rebuilds its layer's index, and
+        the other rows' terms are not made again. Only an index built from entries asks."""
+        if entry.terms or entry.layer != Layer.CONVERSATION:
+            return entry.terms
+        known = self.terms.get(entry.id)
+        if known is not None and known[0] == entry.text and known[1] == entry.tags:
+            return known[2]
+        share = self._words.setdefault  # a few thousand distinct terms among tens of thousands of rows
+        found = frozenset([share(t, t) for t in terms_of(entry)])
+        if len(self.terms) >= self.LIMIT:
+            self.terms.clear()
+            self._words.clear()
+        self.terms[entry.id] = (entry.text, entry.tags, found)
+        return found
 
     def make(self, maker: LineMaker, text: str) -> Made:
         known = self.made.get(maker.key)
@@ -184,7 +211,7 @@ class LayerIndex:
 
     def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: Mapping[str, Sequence[int] | bytes],
                  archived_terms: list[Iterable[str]], entries: list[Entry | None], rows: Sequence[tuple[Any, ...]] | None = None,
-                 shown: Sequence[Shown] | None = None, made: dict[tuple[int, bool], Sequence[Made]] | None = None,
+                 shown: Sequence[SavedShown] | None = None, made: dict[tuple[int, bool], Sequence[SavedMade]] | None = None,
                  frags: dict[tuple[int, bool], Sequence[tuple[str, str]]] | None = None,
                  lines: LineCache | None = None, groups: list[tuple[int, int, int]] | None = None,
                  packed: bool = False):
@@ -204,6 +231,8 @@ class LayerIndex:
         # (rank, start, stop): the ranges of active positions of one importance (saved, or found here)
         self.groups = groups if groups is not None else _groups(rank, n_active)
         self.semantic_vectors: Any = None  # §13: (model tag, each position's vector), once asked for
+        # (the conversation layer) memtui's change counter over the rows it is exactly current at, when known
+        self.row_gen: int | None = None
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None) -> LayerIndex:
@@ -211,11 +240,12 @@ class LayerIndex:
         archived = sorted((e for e in entries if e.archived), key=base_key)
         ordered: list[Entry | None] = [*active, *archived]
         postings: defaultdict[str, list[int]] = defaultdict(list)
+        terms = lines.terms_of if lines is not None else terms_of
         for pos, e in enumerate(active):
-            for term in e.terms:
+            for term in terms(e):
                 postings[term].append(pos)
         rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in ordered]  # type: ignore[union-attr]
-        return cls(layer, len(active), rank, dict(postings), [e.terms for e in archived], ordered, lines=lines)
+        return cls(layer, len(active), rank, dict(postings), [terms(e) for e in archived], ordered, lines=lines)
 
     # ------------------------------------------------------------------ saved state
     def state(self, maker: LineMaker) -> dict[str, Any]:
@@ -226,6 +256,8 @@ class LayerIndex:
         made = [self.made(p, maker) for p in range(self.size)]
         frags = self._frags.get(maker.key)
         layer = _plain(self.layer)
+        saved_shown = cast(list[SavedShown], list(map(tuple, shown)))  # plain tuples, for marshal
+        saved_made = cast(list[SavedMade], list(map(tuple, made)))
         return {
             "layer": layer, "n_active": self.n_active, "rank": array("b", self.rank).tobytes(),
             "groups": [tuple(g) for g in self.groups],
@@ -233,13 +265,13 @@ class LayerIndex:
                          for t, p in self.postings.items()},
             "archived_terms": [sorted(t) for t in self._archived_terms], "key": list(maker.key),
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
-            "shown": shown, "made": made,
+            "shown": saved_shown, "made": saved_made,
             "frags": [frags[p] for p in range(self.size)] if frags is not None else
                      [json_pieces(layer, s, m) for s, m in zip(shown, made)],
         }
 
     @classmethod
-    def from_state(cls, core: dict[str, Any], rows: Sequence[tuple[Any, ...]], shown: Sequence[Shown], made: Sequence[Made],
+    def from_state(cls, core: dict[str, Any], rows: Sequence[tuple[Any, ...]], shown: Sequence[SavedShown], made: Sequence[SavedMade],
                    frags: Sequence[tuple[str, str]], postings: Mapping[str, bytes]) -> LayerIndex:
         """An index from a saved state; `rows`, `shown`, `made`, `frags` and `postings` may be
         lazy (read when first asked for)."""
@@ -296,13 +328,13 @@ class LayerIndex:
 
     def shown(self, pos: int) -> Shown:
         if self._shown is not None:
-            return self._shown[pos]
+            return _as_shown(self._shown[pos])
         return shown_of(self.entry(pos))
 
     def made(self, pos: int, maker: LineMaker) -> Made:
         made = self._made.get(maker.key)
         if made is not None:
-            return made[pos]
+            return _as_made(made[pos])
         return self.lines.make(maker, self.text(pos))
 
     def candidate_json(self, pos: int, maker: LineMaker) -> tuple[str, str]:
@@ -329,7 +361,7 @@ class LayerIndex:
     def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
         """The active positions whose entry id is in `ids` (archived entries stay archived)."""
         if self._shown is not None:
-            return frozenset(p for p in range(self.n_active) if self._shown[p][0] in ids)
+            return frozenset(p for p in range(self.n_active) if self._shown[p][_SHOWN_ID] in ids)
         return frozenset(p for p in range(self.n_active) if self.entry(p).id in ids)
 
     def archived_terms(self, pos: int) -> frozenset[str]:
@@ -345,7 +377,7 @@ class LayerIndex:
             if len(known) + self.size > lines.LIMIT:
                 return
             made = made.materialize() if hasattr(made, "materialize") else made
-            for row, line in zip(self._rows.materialize(), made):
+            for row, line in zip(self._rows.materialize(), map(_as_made, made)):
                 known[row[_TEXT_AT]] = line
 
     def seed_positions(self, lines: LineCache, maker: LineMaker, positions: Iterable[int]) -> None:
@@ -356,7 +388,7 @@ class LayerIndex:
             return
         known = lines.made.setdefault(maker.key, {})
         for pos in positions:
-            known[self.text(pos)] = made[pos]
+            known[self.text(pos)] = _as_made(made[pos])
 
     def preload(self, maker: LineMaker, as_json: bool = False) -> None:
         """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""
@@ -547,6 +579,7 @@ class PatchedLayer:
         self.rank = self.merge.rank(base, added)
         self.groups = _sorted_groups(self.rank, self.n_active)
         self.semantic_vectors: Any = None
+        self.row_gen: int | None = None  # as LayerIndex.row_gen
         self._run = self.merge.runs[0] if self.merge.runs else (0, False, 0, 0)
 
     def _at(self, pos: int) -> tuple[LayerIndex, int]:
@@ -634,8 +667,8 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
     key = maker.key
     theirs = added.state(maker)
     mine = [_saved_list(base._rows, base.size, lambda p: entry_row(base.entry(p))),
-            _saved_list(base._shown, base.size, base.shown),
-            _saved_list(base._made.get(key), base.size, lambda p: base.made(p, maker)),
+            _saved_list(base._shown, base.size, lambda p: tuple(base.shown(p))),
+            _saved_list(base._made.get(key), base.size, lambda p: tuple(base.made(p, maker))),
             _saved_list(base._frags.get(key), base.size, lambda p: base.candidate_json(p, maker))]
     lists: list[list[Any]] = [[], [], [], []]
     archived: list[list[str]] = []

@@ -23,12 +23,14 @@ from pathlib import Path
 from .. import gate
 from .. import markdown as md
 from ..display import path_text
-from ..fileio import ConflictError, read_regular_if_exists
+from ..fileio import ConflictError, read_if_exists, read_regular_if_exists
 from ..model import FILE_LAYERS, Entry, Layer
 from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError
+from . import rows as row_changes
 from .conversations import ConversationRow, Conversations
 from .database import Database, DatabaseError, now_ms
 from .edits import Change, ChangeLog, ReviewChange, RowChange
+from .generation import LOG_KEPT
 from .index import FileIndex, ReviewState
 from .layer_index import LineCache
 from .rows import conversation_entry
@@ -47,6 +49,19 @@ class StoreChange:
     layers: frozenset[str]
     paths: tuple[str, ...] = ()
     reason: str = "reload"  # reload | write | undo
+
+
+@dataclass(frozen=True)
+class PlannedDelete:
+    """A delete worked out once, before it is confirmed and applied (`MemoryStore.plan_delete`):
+    each file as it will be and as it must still be, the rows that go, and the files (root-
+    relative) whose rest then reads as one memory, which the confirmation says (SPEC §2)."""
+
+    entries: tuple[Entry, ...]
+    writes: dict[Path, tuple[str, bytes | None]]
+    expected: dict[Path, bytes | None]
+    rows: list[RowChange]
+    merged: tuple[str, ...]
 
 
 class MemoryStore:
@@ -73,6 +88,10 @@ class MemoryStore:
         self._conversation_error: Problem | None = None
         self._index_problem: Problem | None = None
         self._data_version: int | None = None
+        # memtui's change counter over the rows (`Conversations.row_generation`) when the
+        # conversation layer was read: a later reload takes in only the rows changed since
+        self._row_gen: int | None = None
+        self._offered: tuple[tuple[Entry, ...], int] | None = None  # see offer_conversation
         self._listeners: list[Callable[[StoreChange], object]] = []
         self._snapshot = Snapshot.empty()
         self.lines = LineCache()  # the injection engine's made lines and layer indexes for this store
@@ -175,7 +194,7 @@ class MemoryStore:
                     self._sync_index(layer, reindex, full)
             if conversation is None:
                 conversation = full or self._database_moved()
-            if conversation and self._reload_conversation():
+            if conversation and self._reload_conversation(full):
                 touched_layers.add(Layer.CONVERSATION)
             if touched_layers:
                 self._snapshot = Snapshot.build(
@@ -194,7 +213,7 @@ class MemoryStore:
                 if layer in layers:
                     self.scan.reload_layer(layer, set(), True, [], cache)
             if Layer.CONVERSATION in layers:
-                self._reload_conversation()
+                self._reload_conversation(full=True)
             self._snapshot = Snapshot.build(
                 {layer: tuple(self.scan.entries(layer)) for layer in FILE_LAYERS}, self._conversation)
             self.loaded = True
@@ -222,16 +241,39 @@ class MemoryStore:
         self._data_version = version
         return moved
 
-    def _reload_conversation(self) -> bool:
+    def offer_conversation(self, entries: Iterable[Entry], row_gen: int) -> None:
+        """The conversation layer's entries as another reader made them (the TUI, from the
+        prepared index) when memtui's change counter over the rows was `row_gen`: the next
+        load takes them instead of reading every row again, if the counter has not moved
+        since (else it reads the rows as usual). They must be the rows' entries field for
+        field (their terms may be left out, as the store leaves them out)."""
+        self._offered = (tuple(entries), row_gen)
+
+    def _reload_conversation(self, full: bool = False) -> bool:
+        """Bring the conversation layer up to date; whether its entries changed. Taken, when
+        memtui's change counter allows (its triggers in place), from entries offered or from
+        the rows changed since the last read alone; else every row is read again."""
+        offered, self._offered = self._offered, None
+        if offered is not None or (not full and self.loaded and self._row_gen is not None):
+            try:
+                changed = self._conversation_since(offered)
+            except Exception as exc:  # anything unsure: every row is read again below
+                log.info("conversation rows read whole: %s", exc)
+                changed = None
+            if changed is not None:
+                return changed
         try:
-            rows = self.conversations.rows(self.paths.workspace)
+            gen = self.conversations.row_generation() if self.database.exists() else None
+            rows = self.conversations.rows(self.paths.workspace)  # read after the counter: never older than it
         except (DatabaseError, Exception) as exc:  # the layer fails alone; the others still load
             problem = Problem(str(self.paths.db_path), f"conversation memories unavailable: {exc}")
             changed = self._conversation_error != problem or bool(self._conversation)
             self._conversation_error = problem
             self._conversation = ()
+            self._row_gen = None
             return changed
         self._conversation_error = None
+        self._row_gen = gen if isinstance(gen, int) else None
         try:
             self._data_version = self.conversations.data_version() if self.database.exists() else None
         except Exception:
@@ -239,6 +281,38 @@ class MemoryStore:
         if self.loaded and _same_rows(self._conversation, rows):
             return False
         self._conversation = _conversation_entries(rows)
+        return True
+
+    def _conversation_since(self, offered: tuple[tuple[Entry, ...], int] | None) -> bool | None:
+        """The layer from the entries `offered` (as of a counter value) or patched with the
+        rows changed since `_row_gen`, read from memtui's change log; None when that cannot be
+        told exactly (no counter, the log trimmed, too many changes): then every row is read."""
+        if not self.database.exists():
+            return None
+        version = self.conversations.data_version()  # first: a commit after it moves it again
+        gen = self.conversations.row_generation()
+        if not isinstance(gen, int):
+            return None
+        if offered is not None:
+            if gen != offered[1]:
+                return None
+            self._conversation, self._row_gen, self._data_version = offered[0], gen, version
+            self._conversation_error = None
+            return True
+        since = self._row_gen
+        if since is None or self._conversation_error is not None:
+            return None
+        self._data_version = version
+        if gen == since:  # muse.db moved (the hook's history), no row did
+            return False
+        changes = row_changes.changes_since(self.paths.db_path, self.paths.workspace, since, LOG_KEPT)
+        if changes is None:
+            return None
+        self._row_gen = changes.gen
+        if not changes.ids:  # a conversation of another workspace, or rows of others
+            return False
+        kept = [e for e in self._conversation if e.id not in changes.ids]
+        self._conversation = (*kept, *_conversation_entries(list(changes.rows)))
         return True
 
     # ------------------------------------------------------------------ index (derived rows)
@@ -307,13 +381,13 @@ class MemoryStore:
             new_data = md.replace_entry(rec.parsed, raw, new_text, date.today()).encode("utf-8")
         self.log.apply("edit", f"edit {entry.source_ref} {_snippet(entry.text)}", {rec.path: (entry.layer, new_data)}, {rec.path: rec.data})
         self.reload(changed=[rec.path], conversation=False, reason="write")
-        return self._entry_at(rec.path, entry.line_start)
+        return self.entry_at(rec.path, entry.line_start)
 
-    def delete_entries(self, entries: Iterable[Entry]) -> Change | None:
-        """Delete entries (several per file at once) as one undoable change."""
+    def plan_delete(self, entries: Iterable[Entry]) -> PlannedDelete:
+        """Work out deleting `entries` (several per file at once) without writing: what the
+        confirmation shows (`PlannedDelete.merged`) and what `delete_entries` then applies.
+        Raises as the delete would (a refused edit, an entry gone)."""
         entries = list(entries)
-        if not entries:
-            return None
         by_file: dict[Path, list[Entry]] = {}
         rows: list[RowChange] = []
         for e in entries:
@@ -325,6 +399,7 @@ class MemoryStore:
                 by_file.setdefault(e.path, []).append(e)
         writes: dict[Path, tuple[str, bytes | None]] = {}
         expected: dict[Path, bytes | None] = {}
+        merged: list[str] = []
         today = date.today()
         for path, group in by_file.items():
             rec = self._record_for(group[0])
@@ -333,9 +408,35 @@ class MemoryStore:
                 text = md.delete_entries(rec.parsed, raws, today)
             writes[path] = (group[0].layer, text.encode("utf-8"))
             expected[path] = rec.data
-        change = self.log.apply("delete", _summary("delete", entries), writes, expected, rows)
-        self.reload(changed=list(writes), conversation=bool(rows), reason="write")
+            if md.rest_merged(rec.parsed, text):
+                merged.append(rec.rel)
+        return PlannedDelete(tuple(entries), writes, expected, rows, tuple(merged))
+
+    def delete_entries(self, entries: Iterable[Entry] | PlannedDelete) -> Change | None:
+        """Delete entries as one undoable change: worked out here, or as `plan_delete` worked
+        them out for a confirmation. Such a plan is applied as it is while its files and rows
+        are; when one changed meanwhile it is worked out again, and refused if the rest of a
+        file would then become one entry other than as confirmed."""
+        if isinstance(entries, PlannedDelete):
+            plan = entries
+            if not self._still_holds(plan):
+                again = self.plan_delete(plan.entries)
+                if again.merged != plan.merged:
+                    raise ConflictError("the file changed while the delete was confirmed, and deleting now would "
+                                        "change what the rest of it reads as; not deleted, ask again")
+                plan = again
+        else:
+            plan = self.plan_delete(entries)
+        if not plan.entries:
+            return None
+        change = self.log.apply("delete", _summary("delete", list(plan.entries)), plan.writes, plan.expected, plan.rows)
+        self.reload(changed=list(plan.writes), conversation=bool(plan.rows), reason="write")
         return change
+
+    def _still_holds(self, plan: PlannedDelete) -> bool:
+        """Whether the files and rows a plan was worked out from are still as it read them."""
+        return (all(read_if_exists(path) == data for path, data in plan.expected.items())
+                and all(self.conversations.row(change.id) == change.before for change in plan.rows))
 
     def create_entry(self, layer: str, text: str, category: str = "", tags: Iterable[str] = (),
                      conversation_id: str | None = None) -> Entry | None:
@@ -413,7 +514,10 @@ class MemoryStore:
             return None
 
     # ------------------------------------------------------------------ helpers
-    def _entry_at(self, path: Path, line_start: int) -> Entry | None:
+    def entry_at(self, path: Path, line_start: int) -> Entry | None:
+        """The entry that starts at `line_start` of `path` now, whatever its text: where an
+        entry is found again by its place alone (after its own edit, or to show what an edit
+        that met a conflict would overwrite). `markdown.find_entry` finds one by place and text."""
         rec = self.scan.files.get(path)
         if rec is None:
             return None
@@ -450,16 +554,16 @@ def _same_rows(entries: tuple[Entry, ...], rows: list[ConversationRow]) -> bool:
 
 
 def _conversation_entries(rows: list[ConversationRow]) -> tuple[Entry, ...]:
-    """The rows' entries, their repeated strings shared: a large workspace has tens of
-    thousands of rows but a few thousand distinct terms and far fewer conversations, and
-    each row read from SQLite (each term made) is a string of its own."""
+    """The rows' entries, without their terms (`relevance.terms_of` makes them when asked:
+    the injection answers from the prepared index, or indexes a layer once), their repeated
+    strings shared: a large workspace has tens of thousands of rows but far fewer
+    conversations, and each value read from SQLite is a string of its own."""
     shared: dict[str, str] = {}
     share = shared.setdefault
     out = []
     for r in rows:
-        e = conversation_entry(r)
+        e = conversation_entry(r, with_terms=False)
         # the entry is not published yet: its own fields, replaced by equal values
-        object.__setattr__(e, "terms", frozenset([share(t, t) for t in e.terms]))
         for name in ("category", "source", "conversation_id", "conversation_title"):
             value = getattr(e, name)
             if value is not None:

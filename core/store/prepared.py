@@ -73,6 +73,14 @@ class Prepared:
     # over a saved layer, the change counter): §13 keeps each layer's vectors beside it
     stamp: str | None = field(default=None)
 
+    @property
+    def row_gen(self) -> int | None:
+        """memtui's change counter over the conversation rows (`rows.generation`) that the
+        conversation layer is exactly current at, when known: a store loading behind the
+        prepared index takes the layer's entries as they are while it has not moved."""
+        gen = getattr(self.indexes.get(Layer.CONVERSATION), "row_gen", None)
+        return gen if isinstance(gen, int) and Layer.CONVERSATION not in self.failed_layers else None
+
     @classmethod
     def of(cls, layers: Mapping[str, tuple[LayerCandidates, list[Problem]]], failed: frozenset[str] = frozenset(),
            stamp: str | None = None) -> Prepared:
@@ -132,7 +140,8 @@ class DamagedPreparedIndex(RuntimeError):
 
 
 class _Sections:
-    """The saved file's sections, each read (`pread`) and checked when first asked for."""
+    """The saved file's sections, each read (`pread`) and checked when first asked for. It
+    owns `fd`: `close()` closes it, or the last reader's going (never close it yourself)."""
 
     def __init__(self, path: Path, fd: int, base: int, size: int):
         self.path = path
@@ -172,13 +181,16 @@ class Chunks(Sequence[Any]):
     def __len__(self) -> int:
         return self._size
 
-    def materialize(self) -> list[Any]:
-        """Every value as one plain list (when all of them are wanted)."""
+    def materialize(self, keep: bool = True) -> list[Any]:
+        """Every value as one plain list (when all of them are wanted); without `keep` the
+        chunks read are not kept here (read once, for what is made of them elsewhere)."""
         out: list[Any] = []
         for i in range(len(self._chunks)):
             part = self._loaded[i]
             if part is None:
-                part = self._loaded[i] = self._sections.read(*self._chunks[i])
+                part = self._sections.read(*self._chunks[i])
+                if keep:
+                    self._loaded[i] = part
             out += part
         return out
 
@@ -251,9 +263,10 @@ class SavedLayer:
         st = os.fstat(self.sections.fd)
         return f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}"
 
-    def ids(self) -> dict[str, int]:
-        """Entry id -> position (its own section, read only to take changed rows in)."""
-        return {entry_id: pos for pos, entry_id in enumerate(self.sections.read(*self.saved["ids"]))}
+    def positions(self, ids: frozenset[str]) -> list[int]:
+        """The positions of the entries whose id is in `ids` (the ids are a section of their
+        own, read only to take changed rows in; no map of every id is made)."""
+        return [pos for pos, entry_id in enumerate(self.sections.read(*self.saved["ids"])) if entry_id in ids]
 
     def close(self) -> None:
         self.sections.close()
@@ -372,17 +385,21 @@ def _rows_now(paths: Paths, settings: Settings,
     if changes is None:
         return None
     if not changes.ids:
+        saved.index.row_gen = changes.gen
         return saved.index, [], saved.stamp()
-    where = saved.ids()
-    removed = [where[i] for i in changes.ids if i in where]
+    removed = saved.positions(changes.ids)
     added = LayerIndex.from_entries(Layer.CONVERSATION, [row_changes.conversation_entry(r) for r in changes.rows])
     if len(changes.ids) <= REBASE_ROWS:  # laid over the saved layer, which stays as it is
-        return PatchedLayer(saved.index, removed, added), [], f"{saved.stamp()}+{changes.gen}"
+        patched = PatchedLayer(saved.index, removed, added)
+        patched.row_gen = changes.gen
+        return patched, [], f"{saved.stamp()}+{changes.gen}"
     # many: spliced in, and the layer saved again as of now
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     core, lists, postings = splice(saved.index, removed, added, maker)
     _save_layer(paths, settings, Layer.CONVERSATION, core, lists, postings, {"gen": changes.gen})
-    return _index(core, lists, postings), [], None
+    index = _index(core, lists, postings)
+    index.row_gen = changes.gen
+    return index, [], None
 
 
 def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
@@ -505,6 +522,9 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
                 core = {**state, "size": len(lists[0])}
                 _save_layer(paths, settings, layer, core, lists, postings, info)
                 built[layer] = _index(core, lists, postings)  # answers with the lines and JSON just made
+            conversation = built.get(Layer.CONVERSATION)
+            if isinstance(conversation, LayerIndex) and isinstance(gen, int):
+                conversation.row_gen = gen  # read before the rows: they are at least as new
         layers: dict[str, tuple[LayerCandidates, list[Problem]]] = dict(have)
         layers.update({layer: (built[layer], store.layer_problems(layer)) for layer in missing})
         return Prepared.of(layers, failed)
@@ -538,11 +558,12 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
         log.info("prepared index not saved: %s", exc)
 
 
-def saved_rows(index: LayerIndex) -> list[tuple[Any, ...]] | None:
+def saved_rows(index: LayerIndex, keep: bool = True) -> list[tuple[Any, ...]] | None:
     """A saved layer's entries as their saved rows (`layer_index.entry_row`: Entry's fields
     but `terms`, in order, the path as a string), in the index's order, read at once; None
-    for a layer indexed from entries in this process (it has the entries themselves)."""
+    for a layer indexed from entries in this process (it has the entries themselves).
+    Without `keep`, the index does not keep them (it reads the few it needs again)."""
     rows = index._rows
-    if rows is None or not hasattr(rows, "materialize"):
+    if rows is None or not isinstance(rows, Chunks):
         return None
-    return rows.materialize()
+    return rows.materialize(keep=keep)

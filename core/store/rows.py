@@ -18,11 +18,15 @@ if TYPE_CHECKING:  # `conversations` is imported only when rows changed: a warm 
     from .conversations import ConversationRow
 
 
-def conversation_entry(row: ConversationRow) -> Entry:
+def conversation_entry(row: ConversationRow, with_terms: bool = True) -> Entry:
+    """The row's entry; without `with_terms` its terms are left out (`relevance.terms_of`
+    makes them from its text and tags when asked: a loaded store keeps tens of thousands of
+    rows, and their terms, a set each, would weigh more than the rows themselves)."""
     return Entry(
         id=row.id, layer=Layer.CONVERSATION, text=row.content, category=row.category, tags=row.tags,
         source=row.source, updated_at=row.updated_at / 1000.0, conversation_id=row.conversation_id,
-        conversation_title=row.conversation_title, terms=entry_terms(row.content, tags=row.tags),
+        conversation_title=row.conversation_title,
+        terms=entry_terms(row.content, tags=row.tags) if with_terms else frozenset(),
     )
 
 

@@ -17,22 +17,15 @@ measured back to back rather than single wall times.
 
 from __future__ import annotations
 
-import argparse
-import compileall
-import json
-import re
 import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from memtui.core.paths import Paths
 
-from .corpus import generate
-from .processes import QUERY, child_env, counts, memtui_script, pct
+from .processes import QUERY, arguments, child_env, counts, large_corpus, memtui_script, pct, report
 
 
 def figure(walls: list[float], cpus: list[float], **extra: object) -> dict:
@@ -103,30 +96,15 @@ def table(results: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=int, default=1, help="multiply the conversation rows (2: 73,000 in the workspace)")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args()
-    compileall.compile_dir(str(Path(__file__).resolve().parents[2]), quiet=1, workers=1,
-                           rx=re.compile(r"/(\.venv|tests|screenshots)/"))
-    with tempfile.TemporaryDirectory(prefix="memtui-doctor-") as tmp:
-        base = args.keep or Path(tmp)
-        if (base / "home" / "muse.db").exists():
-            paths = Paths((base / "home").resolve(), (base / "workspace").resolve())
-        else:
-            base.mkdir(parents=True, exist_ok=True)
-            paths = generate(base, "LARGE", scale=args.scale)
+    args = arguments(__doc__, 5, "multiply the conversation rows (2: 73,000 in the workspace)").parse_args()
+    with large_corpus(args, "memtui-doctor-") as paths:
         cmd = [memtui_script(), "--home", str(paths.home), "-w", str(paths.workspace), "doctor"]
         subprocess.run([*cmd, "--fix"], capture_output=True, env=child_env())  # the index in step: same findings each run
         # the prepared index, as the hook and `memtui preview` keep it (the doctor takes its made lines)
         subprocess.run([*cmd[:-1], "preview", QUERY], capture_output=True, env=child_env())
         results = {"scale": args.scale, "corpus": counts(paths), "python": sys.version.split()[0],
                    "spawned": spawned(cmd, args.repeats), "in_process": in_process(paths, args.repeats)}
-    print(table(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    report(args, results, table(results))
 
 
 if __name__ == "__main__":

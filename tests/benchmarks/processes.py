@@ -16,6 +16,7 @@ import argparse
 import compileall
 import json
 import os
+import re
 import resource
 import sqlite3
 import statistics
@@ -23,7 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memtui.core.paths import Paths, iter_memory_files
@@ -160,27 +162,45 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=int, default=1, help="multiply the conversation rows (10: 500,000)")
-    parser.add_argument("--repeats", type=int, default=9)
+def arguments(doc: str | None, repeats: int, scale_help: str) -> argparse.ArgumentParser:
+    """The options every whole-process benchmark takes: --scale, --repeats, --keep, --json."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=int, default=1, help=scale_help)
+    parser.add_argument("--repeats", type=int, default=repeats)
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this directory")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--only", action="append", help="just this figure (warm_hook, warm_preview_json, ...)")
-    args = parser.parse_args()
+    return parser
+
+
+@contextmanager
+def large_corpus(args: argparse.Namespace, prefix: str) -> Iterator[Paths]:
+    """memtui's bytecode compiled (no run pays for compiling), then the LARGE corpus at
+    `args.scale`: generated into `args.keep` (or a temporary folder), or reused from there."""
     compileall.compile_dir(str(Path(__file__).resolve().parents[2]), quiet=1, workers=1,
-                           rx=__import__("re").compile(r"/(\.venv|tests|screenshots)/"))
-    with tempfile.TemporaryDirectory(prefix="memtui-processes-") as tmp:
+                           rx=re.compile(r"/(\.venv|tests|screenshots)/"))
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         base = args.keep or Path(tmp)
         if (base / "home" / "muse.db").exists():
-            paths = Paths((base / "home").resolve(), (base / "workspace").resolve())
+            yield Paths((base / "home").resolve(), (base / "workspace").resolve())
         else:
             base.mkdir(parents=True, exist_ok=True)
-            paths = generate(base, "LARGE", scale=args.scale)
-        results = {"scale": args.scale, "corpus": counts(paths), "figures": measure(paths, args.repeats, set(args.only or ()))}
-    print(table(results))
+            yield generate(base, "LARGE", scale=args.scale)
+
+
+def report(args: argparse.Namespace, results: dict, text: str) -> None:
+    """Print the table, and write the figures to `--json` when asked."""
+    print(text)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+
+
+def main() -> None:
+    parser = arguments(__doc__, 9, "multiply the conversation rows (10: 500,000)")
+    parser.add_argument("--only", action="append", help="just this figure (warm_hook, warm_preview_json, ...)")
+    args = parser.parse_args()
+    with large_corpus(args, "memtui-processes-") as paths:
+        results = {"scale": args.scale, "corpus": counts(paths), "figures": measure(paths, args.repeats, set(args.only or ()))}
+    report(args, results, table(results))
 
 
 if __name__ == "__main__":

@@ -848,14 +848,13 @@ def test_a_section_longer_than_the_file_is_damage(worked):
     build_injection(worked.workspace, "vitest", home=worked.home)
     path = prep.cache_path(worked, "conversation")
     size = path.stat().st_size
-    fd = os.open(path, os.O_RDONLY)
+    sections = prep._Sections(path, os.open(path, os.O_RDONLY), prep.HEADER, size)  # it owns the descriptor
     try:
-        sections = prep._Sections(path, fd, prep.HEADER, size)
         for offset, length in ((0, 1 << 56), (size, 1), (-1, 4)):
             with pytest.raises(prep.DamagedPreparedIndex):
                 sections.raw(offset, length, 0)
     finally:
-        os.close(fd)
+        sections.close()
     assert not path.exists()  # removed: rebuilt by the next run
     assert build_injection(worked.workspace, "vitest", home=worked.home).count
 

@@ -83,56 +83,83 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path):
 
 
 MUSE_WRITER = r"""
-import os, sqlite3, sys, time, json
-db, md_file, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+import os, sqlite3, sys, time
+db, md_file, turns, bursts, size = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+
+def wait_for(name):
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(turns, name)):
+        if time.monotonic() > deadline:
+            sys.exit(f"never got {name}")
+        time.sleep(0.001)
+
 conn = sqlite3.connect(db, timeout=10)
-for i in range(n):
-    with conn:
-        conn.execute("INSERT INTO memories (id, type, category, content, tags, source, created_at, updated_at) "
-                     "VALUES (?, 'conversation', 'knowledge', ?, '[]', 'auto', 1, 1)", (f"muse-{i}", f"muse note {i}"))
-    fd = os.open(md_file, os.O_WRONLY | os.O_APPEND)
-    os.write(fd, f"- muse line {i}\n".encode())
-    os.close(fd)
-    time.sleep(0.003)
+for burst in range(bursts):
+    wait_for(f"go-{burst}")  # memtui races this burst with an edit of its own
+    for i in range(burst * size, (burst + 1) * size):
+        with conn:
+            conn.execute("INSERT INTO memories (id, type, category, content, tags, source, created_at, updated_at) "
+                         "VALUES (?, 'conversation', 'knowledge', ?, '[]', 'auto', 1, 1)", (f"muse-{i}", f"muse note {i}"))
+        fd = os.open(md_file, os.O_WRONLY | os.O_APPEND)
+        os.write(fd, f"- muse line {i}\n".encode())
+        os.close(fd)
+        time.sleep(0.003)
+    open(os.path.join(turns, f"done-{burst}"), "w").close()
 print("done")
 """
 
 
-def test_concurrent_writer_loses_no_update(paths):
+def test_concurrent_writer_loses_no_update(paths, tmp_path):
+    """Muse appends to a memory file and inserts rows in bursts while memtui edits both: one
+    edit of memtui's races each burst (applied or refused as a conflict, never over Muse's
+    change), and one more is made between bursts, which must go through."""
     enable(paths)
-    shared = write(paths.user_root / "shared.md", "".join(f"- memtui line {i}\n" for i in range(20)))
+    shared = write(paths.user_root / "shared.md", "".join(f"- memtui line {i}\n" for i in range(40)))
     Database(paths.db_path).ensure_schema()
+    turns = tmp_path / "turns"
+    turns.mkdir()
     store = MemoryStore(paths)
     store.load()
-    muse = subprocess.Popen([sys.executable, "-c", MUSE_WRITER, str(paths.db_path), str(shared), "150"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    edits, conflicts = [], 0
+    bursts, size = 15, 10
+    muse = subprocess.Popen([sys.executable, "-c", MUSE_WRITER, str(paths.db_path), str(shared), str(turns),
+                             str(bursts), str(size)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    edits: list[str] = []
     rnd = random.Random(3)
-    while muse.poll() is None:
+
+    def edit_both() -> None:
         store.reload(changed=[shared], conversation=True)
         mine = [e for e in store.entries("user") if e.text.startswith("memtui line")]
         target = rnd.choice(mine)
-        try:
-            new = store.edit_entry(target, target.text.replace("memtui line", "memtui EDITED"))
-            edits.append(new.text)
-        except ConflictError:
-            conflicts += 1  # a stale edit is refused, never applied over the other's change
+        edits.append(store.edit_entry(target, target.text.replace("memtui line", "memtui EDITED")).text)
         convs = store.entries("conversation")
         if convs:
+            store.edit_entry(rnd.choice(convs), "memtui edit of a conversation note")
+
+    try:
+        for burst in range(bursts):
+            (turns / f"go-{burst}").touch()
             try:
-                store.edit_entry(rnd.choice(convs), "memtui edit of a conversation note")
+                edit_both()
             except ConflictError:
-                conflicts += 1
-    out, err = muse.communicate(timeout=30)
+                pass  # a stale edit is refused, never applied over the other's change
+            deadline = time.monotonic() + 60
+            while not (turns / f"done-{burst}").exists():
+                assert muse.poll() is None, muse.communicate()[1].decode()
+                assert time.monotonic() < deadline, "the writer never finished its burst"
+                time.sleep(0.001)
+            before = len(edits)
+            edit_both()  # the writer is waiting: nothing can conflict
+            assert len(edits) == before + 1
+    finally:
+        out, err = muse.communicate(timeout=60)
     assert muse.returncode == 0, err.decode()
     text = shared.read_text()
-    for i in range(150):
+    for i in range(bursts * size):
         assert f"- muse line {i}\n" in text  # none of Muse's appends was lost
     for e in edits:
         assert f"- {e}\n" in text  # nor any of memtui's accepted edits
     rows = sqlite3.connect(paths.db_path).execute("SELECT count(*) FROM memories WHERE id LIKE 'muse-%'").fetchone()
-    assert rows == (150,)
-    assert edits, "memtui's edits went through between Muse's writes"
+    assert rows == (bursts * size,)
 
 
 def test_a_storm_of_changes_is_one_coalesced_reload(paths):

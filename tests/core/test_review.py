@@ -118,3 +118,22 @@ def test_the_review_table_is_memtuis_own(store):
     fresh.load()
     assert len(actions.unreviewed(fresh)) == len(actions.unreviewed(store))
     fresh.close()
+
+
+def test_newest_first_orders_as_its_keys_read_together():
+    """Newest first, then layer, file, line and id (sorted key by key, the order is the one of
+    the keys compared together, ties kept in their given order)."""
+    import random
+
+    from memtui.core.model import LAYERS, Entry
+    from memtui.core.review import newest_first
+
+    rnd = random.Random(5)
+    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    for _ in range(200):
+        entries = [Entry(id=f"i{rnd.randint(0, 30)}", layer=rnd.choice(["user", "project", "conversation", "other"]),
+                         text="t", updated_at=rnd.choice([0.0, 1.5, 2.0, 1e9]),
+                         rel_path=rnd.choice(["", "a.md", "b/c.md"]), line_start=rnd.randint(0, 3))
+                   for _ in range(rnd.randint(0, 40))]
+        want = sorted(entries, key=lambda e: (-e.updated_at, rank.get(e.layer, 9), e.rel_path, e.line_start, e.id))
+        assert [id(e) for e in newest_first(entries)] == [id(e) for e in want]

@@ -8,6 +8,7 @@ with its path and reason, and no escape sequence reaches a terminal.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -359,9 +360,11 @@ def test_bidi_controls_are_shown_as_escapes_everywhere_a_terminal_sees(bidi):
     escaped = f"\\u{ord(bidi):04x}"
     assert escape_text(f"run {bidi}exe.txt") == f"run {escaped}exe.txt"
     assert escape_name(f"evil{bidi}gnp.md") == f"evil{escaped}gnp.md"
-    from memtui.cli.hook import printable
+    from memtui.cli.hook import _say
 
-    assert printable(f"cwd {bidi}x") == f"cwd {escaped}x"
+    said = io.StringIO()
+    _say(said, f"cwd {bidi}x")  # the hook's reason on stderr
+    assert said.getvalue() == f"memtui hook: cwd {escaped}x\n"
     assert json.loads(json_for_terminal(json.dumps({"t": bidi}, ensure_ascii=False))) == {"t": bidi}
     assert bidi not in json_for_terminal(json.dumps({"t": bidi}, ensure_ascii=False))
     # right-to-left writing keeps its marks in memory text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -12,7 +13,7 @@ from memtui.core.actions import near_duplicate
 from memtui.core.fileio import ConflictError
 from memtui.core.store import MemoryStore
 from memtui.core.store.conversations import Conversations
-from tests.helpers import write
+from tests.helpers import enable, write
 
 MUSE_SCHEMA = """
 CREATE TABLE conversations (id TEXT PRIMARY KEY, title TEXT, workspace_path TEXT,
@@ -74,6 +75,56 @@ def test_delete_then_undo_restores_bytes_even_after_restart(paths):
     assert f.read_bytes() == original
     assert [e.text for e in restarted.entries("user")] == ["keep me", "delete me", "keep too"]
     assert restarted.undo_last() is None  # nothing more to undo
+
+
+def test_a_delete_is_worked_out_once_for_its_warning_and_its_write(paths, monkeypatch):
+    """The confirmation's warning and the write come from one working-out of the delete; undo
+    restores the bytes."""
+    from memtui.core import actions
+    from memtui.core import markdown as md
+
+    original = b"Intro paragraph.\n\n- the only item\n"
+    f = paths.user_root / "notes.md"
+    f.write_bytes(original)
+    store = MemoryStore(paths)
+    store.load()
+    worked: list[int] = []
+    real = md.delete_entry
+    monkeypatch.setattr(md, "delete_entry", lambda *args: worked.append(1) or real(*args))
+    plan = actions.plan_delete(store, [e for e in store.entries("user") if e.text == "the only item"])
+    assert actions.delete_warning(plan) == ("it is the last list item of notes.md: the rest of the file then "
+                                            "reads as one memory")
+    assert actions.delete(store, plan) is not None
+    assert worked == [1]
+    assert f.read_bytes() == plan.writes[f][1] and b"the only item" not in f.read_bytes()
+    assert [e.text for e in store.entries("user")] == ["Intro paragraph."]
+    store.undo_last()
+    assert f.read_bytes() == original
+
+
+def test_a_planned_delete_follows_a_change_made_while_it_was_confirmed(paths):
+    """A file changed between the confirmation and the write: the delete is worked out again
+    and applied while the warning still holds, refused when it no longer does."""
+    from memtui.core import actions
+
+    f = write(paths.user_root / "notes.md", "Intro.\n\n- one\n- two\n")
+    store = MemoryStore(paths)
+    store.load()
+    one = [e for e in store.entries("user") if e.text == "one"]
+    plan = actions.plan_delete(store, one)
+    assert actions.delete_warning(plan) is None
+    write(f, "Intro.\n\n- one\n- two\n- three\n")  # another writer adds an item: the warning holds
+    store.reload(changed=[f])
+    actions.delete(store, plan)
+    assert f.read_text() == "Intro.\n\n- two\n- three\n"
+    store.undo_last()
+    one = [e for e in store.entries("user") if e.text == "one"]
+    plan = actions.plan_delete(store, one)
+    write(f, "Intro.\n\n- one\n")  # now deleting `one` would make the rest one memory, unannounced
+    store.reload(changed=[f])
+    with pytest.raises(actions.ActionError, match="ask again"):
+        actions.delete(store, plan)
+    assert f.read_text() == "Intro.\n\n- one\n"
 
 
 def test_delete_and_undo_conversation_memory(paths):
@@ -306,7 +357,9 @@ def test_temp_files_of_killed_writes_are_removed_unless_a_writer_is_active(paths
 
 def test_conversation_layer_is_made_again_only_when_a_row_changes(paths):
     """Another write to muse.db (the hook's history) re-reads the rows; the entries are made
-    again only when one of them changed, and they are the rows' entries, terms included."""
+    again only when one of them changed, and they are the rows' entries. Their terms are not
+    kept on them: `terms_of` makes the same ones when asked."""
+    from memtui.core.relevance import terms_of
     from memtui.core.store.scan import conversation_entry
 
     db = Conversations(paths.db_path)
@@ -317,7 +370,8 @@ def test_conversation_layer_is_made_again_only_when_a_row_changes(paths):
     store.load()
     first = store.snapshot("conversation")
     rows = db.rows(paths.workspace)
-    assert [(e, e.terms) for e in first] == [(conversation_entry(r), conversation_entry(r).terms) for r in rows]
+    assert [(e, terms_of(e)) for e in first] == [(conversation_entry(r), conversation_entry(r).terms) for r in rows]
+    assert all(not e.terms for e in first)
     db.ensure_conversation("other", "Elsewhere", "/srv/elsewhere")  # muse.db moved, no row of ours did
     store.reload()
     assert store.snapshot("conversation") is first
@@ -328,3 +382,115 @@ def test_conversation_layer_is_made_again_only_when_a_row_changes(paths):
     assert [e.text for e in store.snapshot("conversation")] == ["staging deploys on every merge",
                                                                 "the deploy key lives in the vault"]
     store.close()
+
+
+def _rows_db(paths) -> Conversations:
+    """Two conversation rows of the workspace, with memtui's change counter over the rows in place."""
+    db = Conversations(paths.db_path)
+    db.ensure_conversation("k1", "Deploys", str(paths.workspace))
+    db.ensure_conversation("far", "Elsewhere", "/srv/elsewhere")
+    db.add("staging deploys on merge", memory_id="m1", conversation_id="k1")
+    db.add("the deploy key lives in the vault", memory_id="m2", conversation_id="k1")
+    assert isinstance(db.row_generation(create=True), int)
+    return db
+
+
+def _fields(entries) -> list[tuple]:
+    return sorted((e.id, e.text, e.tags, e.updated_at, e.conversation_id, e.conversation_title) for e in entries)
+
+
+def test_rows_another_writer_changed_are_taken_in_alone(paths, monkeypatch):
+    """With memtui's change counter in place, a reload reads only the rows changed since (an
+    added, an edited and a deleted row; one of another workspace stays out), never every row,
+    and a write elsewhere in muse.db (the hook's history) makes nothing again."""
+    db = _rows_db(paths)
+    store = MemoryStore(paths)
+    store.load()
+    full_reads = []
+    rows = store.conversations.rows
+    monkeypatch.setattr(store.conversations, "rows", lambda workspace: full_reads.append(1) or rows(workspace))
+    with sqlite3.connect(paths.db_path) as conn:  # another writer (Muse)
+        conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, created_at, "
+                     "updated_at) VALUES ('m3', 'conversation', 'knowledge', 'rollbacks need a ticket', '[\"ops\"]', "
+                     "'auto', 'k1', 5, 5)")
+        conn.execute("INSERT INTO memories (id, type, category, content, tags, source, conversation_id, created_at, "
+                     "updated_at) VALUES ('x1', 'conversation', 'knowledge', 'not ours', '[]', 'auto', 'far', 5, 5)")
+        conn.execute("UPDATE memories SET content = 'staging deploys on every merge', updated_at = 9 WHERE id = 'm1'")
+        conn.execute("DELETE FROM memories WHERE id = 'm2'")
+    change = store.reload()
+    assert "conversation" in change.layers and not full_reads
+    fresh = MemoryStore(paths)
+    fresh.load()
+    assert _fields(store.snapshot("conversation")) == _fields(fresh.snapshot("conversation"))
+    assert {e.id for e in store.snapshot("conversation")} == {"m1", "m3"}
+    assert store.get("m3") is not None and store.get("m2") is None
+    fresh.close()
+    before = store.snapshot("conversation")
+    with sqlite3.connect(paths.db_path) as conn:  # muse.db moves, no row does
+        conn.execute("CREATE TABLE IF NOT EXISTS elsewhere (x)")
+        conn.execute("INSERT INTO elsewhere VALUES (1)")
+    assert not store.reload().layers and store.snapshot("conversation") is before and not full_reads
+    store.close()
+    db.close()
+
+
+def test_offered_conversation_entries_are_taken_while_no_row_moved(paths, monkeypatch):
+    """A store told the layer's entries as of the change counter (the TUI, from the prepared
+    index) takes them as they are; once a row moved since, it reads the rows instead."""
+    db = _rows_db(paths)
+    gen = db.row_generation()
+    made = MemoryStore(paths)
+    made.load()
+    offered = made.snapshot("conversation")
+    made.close()
+
+    store = MemoryStore(paths)
+    monkeypatch.setattr(store.conversations, "rows", lambda workspace: pytest.fail("every row read again"))
+    store.offer_conversation(offered, gen)
+    store.load()
+    assert all(a is b for a, b in zip(store.snapshot("conversation"), offered, strict=True))
+    store.close()
+
+    db.add("a row added after the entries were made", memory_id="m9", conversation_id="k1")
+    late = MemoryStore(paths)
+    late.offer_conversation(offered, gen)
+    late.load()
+    assert {e.id for e in late.snapshot("conversation")} == {"m1", "m2", "m9"}
+    late.close()
+    db.close()
+
+
+def test_an_index_built_again_makes_only_the_changed_rows_terms(paths, monkeypatch):
+    """A loaded store's conversation entries keep no terms; the store's injection (the MCP
+    server's) makes them once per row and text: after one row changed, the layer's index is
+    built again with only that row's terms made, and answers as a fresh store's does."""
+    from memtui.core.serve import inject_from_store
+    from memtui.core.settings import load_settings
+    from memtui.core.store import layer_index
+
+    enable(paths)
+    db = _rows_db(paths)
+    made = []
+    terms_of = layer_index.terms_of
+    monkeypatch.setattr(layer_index, "terms_of", lambda e: made.append(e.id) or terms_of(e))
+    store = MemoryStore(paths)
+    store.load()
+    settings = load_settings(paths)
+    assert inject_from_store(store, settings, "deploys").count == 1
+    assert sorted(made) == ["m1", "m2"]
+    made.clear()
+    with sqlite3.connect(paths.db_path) as conn:
+        conn.execute("UPDATE memories SET content = 'the rollback key lives in the vault', updated_at = 9 WHERE id = 'm2'")
+    conn.close()
+    store.reload()
+    result = inject_from_store(store, settings, "rollback key")
+    assert made == ["m2"]
+    fresh = MemoryStore(paths)
+    fresh.load()
+    again = inject_from_store(fresh, settings, "rollback key")
+    assert [{k: v for k, v in json.loads(r.to_json()).items() if k != "retrieval_ms"} for r in (result, again)] == \
+        [{k: v for k, v in json.loads(again.to_json()).items() if k != "retrieval_ms"}] * 2
+    assert any(c.id == "m2" for c in result.included)
+    fresh.close()
+    store.close()
+    db.close()

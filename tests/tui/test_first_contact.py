@@ -93,13 +93,13 @@ async def test_gauges_and_fold_say_what_they_mean(paths):
 
 async def test_delete_works_out_its_warning_off_the_event_loop(demo_paths, monkeypatch):
     seen: list[bool] = []
-    real = actions.delete_warning
+    real = actions.plan_delete
 
-    def spy(store, entry):
+    def spy(store, entries):
         seen.append(threading.current_thread() is threading.main_thread())
-        return real(store, entry)
+        return real(store, entries)
 
-    monkeypatch.setattr(actions, "delete_warning", spy)
+    monkeypatch.setattr(actions, "plan_delete", spy)
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)

@@ -77,18 +77,21 @@ async def test_a_write_asked_for_before_the_store_loads_waits_for_it(demo_paths)
 
 async def test_a_first_run_says_it_is_indexing_until_the_panes_fill(demo_paths, monkeypatch):
     release = threading.Event()
-    prepare = startup.prepare
+    open_prepared = startup.prepared_index.open_prepared  # what builds the index on a first run
+
+    entered = threading.Event()
 
     def held(*args, **kwargs):
+        entered.set()
         assert release.wait(30), "the test never released the index"
-        return prepare(*args, **kwargs)
+        return open_prepared(*args, **kwargs)
 
-    monkeypatch.setattr(startup, "prepare", held)
+    monkeypatch.setattr(startup.prepared_index, "open_prepared", held)
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: "indexing user, project, conversation memories" in app.sub_title,
                          message="the header says it is indexing")
-        assert not app.ready.is_set()
+        assert entered.is_set() and not app.ready.is_set()  # the build is held right now
         release.set()
         await wait_until(pilot, lambda: app.ready.is_set() and app.last_result is not None, message="first preview")
         assert "indexing" not in app.sub_title

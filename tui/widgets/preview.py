@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Collapsible, Input, Static
+from textual.widgets._collapsible import CollapsibleTitle
 
 from memtui.core.assistants import TARGETS, Target
 from memtui.core.assistants.delivery import for_target, protocol
@@ -175,15 +176,31 @@ class PreviewPane(Vertical):
     _lists: dict[str, tuple[list[Candidate], bool]] = {}  # reason -> (its candidates, scored), while collapsed
     _content: dict[str, object] = {}  # widget id -> what it shows
     _near: list[Text] = []  # the near-miss lines shown last (kept, dimmed, while the next are looked for)
+    _left_lines = -1  # the line breaks of the left-out summary shown last
 
-    def _update(self, widget: Static, content: Text, key: object = None) -> None:
-        """`widget.update(content)` unless it already shows it (`key`: what stands for it)."""
+    def _update(self, widget: Static, content: Text, key: object = None, layout: bool = True) -> None:
+        """`widget.update(content)` unless it already shows it (`key`: what stands for it);
+        without `layout` when its size stays (the screen is then not laid out again)."""
         key = content if key is None else key
         if widget.id is not None and self._content.get(widget.id) == key:
             return
         if widget.id is not None:
             self._content = {**self._content, widget.id: key}
-        widget.update(content)
+        widget.update(content, layout=layout)
+
+    @staticmethod
+    def _title(fold: Collapsible, title: str) -> None:
+        """A fold's new title, shown without laying the screen out again: its title row is one
+        line across the pane (app.tcss), whatever it says. (Setting `fold.title` would: the
+        title's label updates with a layout, once per keystroke.)"""
+        if str(fold.title) == title:
+            return
+        content = Content(title)
+        fold.set_reactive(Collapsible.title, title)
+        head = fold.query_one(CollapsibleTitle)
+        head.set_reactive(CollapsibleTitle.label, content)
+        head.update(Content.assemble(head.collapsed_symbol if head.collapsed else head.expanded_symbol, " ", content),
+                    layout=False)
 
     def action_cycle_target(self) -> None:
         self.target = self.TARGET_CYCLE[(self.TARGET_CYCLE.index(self.target) + 1) % len(self.TARGET_CYCLE)]
@@ -237,14 +254,16 @@ class PreviewPane(Vertical):
             for reason in REASONS:
                 self.query_one(f"#left-{reason}", Collapsible).display = False
             self._content = {}  # updated here directly: the next preview updates every part
+            self._left_lines = -1
             return
         summary = summary or left_out(result)
-        fold.title = Content(fold_title(result, summary))  # type: ignore[assignment]
+        self._title(fold, fold_title(result, summary))
         if self._content.get("injected-text") != result.text:
             self._content = {**self._content, "injected-text": result.text}
-            injected.update(injected_renderable(result.text))
+            # folded, its size does not matter until it is unfolded (which lays the screen out)
+            injected.update(injected_renderable(result.text), layout=not fold.collapsed)
         gauges.display = True
-        self._update(gauges, gauges_renderable(result))
+        self._update(gauges, gauges_renderable(result), layout=False)  # one line across the pane
         if result.redacted:
             notes.append(f"Redacted {result.redacted} secret{'s' if result.redacted != 1 else ''} ", style="bold")
             notes.append("(memory.redactSecrets in the global settings)\n", style="dim")
@@ -287,7 +306,9 @@ class PreviewPane(Vertical):
                 body.append_text(line)
         else:
             self._near = []
-        self._update(left, body)
+        # laid out again only when its number of lines changes (each line is cut to the pane's width)
+        self._update(left, body, layout=body.plain.count("\n") != self._left_lines)
+        self._left_lines = body.plain.count("\n")
         for reason, label in REASONS.items():
             fold = self.query_one(f"#left-{reason}", Collapsible)
             count = summary.counts.get(reason, 0)
@@ -297,9 +318,9 @@ class PreviewPane(Vertical):
             group = summary.samples.get(reason, [])
             more = "" if len(group) >= count else f" (first {len(group)}; all: memtui preview --json)"
             if summary.pending:
-                fold.title = Content(f"{count} {label}")  # type: ignore[assignment]
+                self._title(fold, f"{count} {label}")
                 continue  # an open list keeps the last one until this query's is found
-            fold.title = Content(f"{count} {'more ' if summary.near else ''}{label}{more}")  # type: ignore[assignment]
+            self._title(fold, f"{count} {'more ' if summary.near else ''}{label}{more}")
             self._lists = {**self._lists, reason: (group, scored)}
             if not fold.collapsed:
                 self._show_list(reason)

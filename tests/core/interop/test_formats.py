@@ -59,14 +59,6 @@ AWKWARD = [
 ]
 
 
-def _continuation_indent_removed() -> bool:
-    from memtui.core import markdown
-
-    return markdown.parse_text("- a\n\n  b\n").entries[0].text == "a\n\nb"
-
-
-@pytest.mark.skipif(not _continuation_indent_removed(),
-                    reason="needs SPEC §2 item continuation indent removal in core/markdown.py (markdown branch)")
 def test_agents_md_round_trip(tmp_path):
     written = interop.write("agents-md", AWKWARD, tmp_path / "out")
     assert written == [tmp_path / "out" / "AGENTS.md"]
