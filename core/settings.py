@@ -67,6 +67,9 @@ class Settings:
     theme: str = DEFAULT_THEME
     problems: list[Problem] = field(default_factory=list)
     unreadable: list[Problem] = field(default_factory=list)  # settings files that could not be read at all
+    # the values saved but not used, by key (("memory", "budget", "total"), ("workspace", "memoryEnabled")):
+    # (the value as the file writes it, why it is not used); a settings form shows them as they are
+    invalid: dict[tuple[str, ...], tuple[str, str]] = field(default_factory=dict)
     global_path: Path | None = None
     workspace_path: Path | None = None
 
@@ -148,18 +151,25 @@ def _nonneg_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
+def _invalid(s: Settings, key: tuple[str, ...], value: Any, problem: Problem) -> None:
+    """A saved value that is not used: reported, and kept by key for the settings form."""
+    s.problems.append(problem)
+    s.invalid[key] = (_shown(value), problem.message)
+
+
 def _merge_section(target: dict[str, Any], given: Any, path: Path, key: str, check: Callable[[Any], bool],
-                   problems: list[Problem]) -> None:
+                   s: Settings) -> None:
     if given is None:
         return
     if not isinstance(given, dict):
-        problems.append(Problem(str(path), f"memory.{key} must be an object; ignored"))
+        s.problems.append(Problem(str(path), f"memory.{key} must be an object; ignored"))
         return
     for name, value in given.items():
         if name not in target:
-            problems.append(Problem(str(path), f"memory.{key}.{name} is not a known key; ignored"))
+            s.problems.append(Problem(str(path), f"memory.{key}.{name} is not a known key; ignored"))
         elif not check(value):
-            problems.append(Problem(str(path), f"memory.{key}.{name} has an invalid value {_shown(value)}; using {_shown(target[name])}"))
+            _invalid(s, ("memory", key, name), value, Problem(
+                str(path), f"memory.{key}.{name} has an invalid value {_shown(value)}; using {_shown(target[name])}"))
         else:
             target[name] = value
 
@@ -181,17 +191,18 @@ def load_settings(paths: Paths) -> Settings:
             s.problems.append(problem)
             s.unreadable.append(problem)
 
-    def enabled_from(data: dict[str, Any] | None, path: Path) -> bool | None:
+    def enabled_from(data: dict[str, Any] | None, path: Path, which: str) -> bool | None:
         if data is None or "memoryEnabled" not in data:
             return None
         value = data["memoryEnabled"]
         if not isinstance(value, bool):
-            s.problems.append(Problem(str(path), f"memoryEnabled must be true or false, not {_shown(value)}; ignored"))
+            _invalid(s, (which, "memoryEnabled"), value,
+                     Problem(str(path), f"memoryEnabled must be true or false, not {_shown(value)}; ignored"))
             return None
         return value
 
-    s.global_enabled = enabled_from(gdata, paths.global_settings)
-    s.workspace_enabled = enabled_from(wdata, paths.workspace_settings)
+    s.global_enabled = enabled_from(gdata, paths.global_settings, "global")
+    s.workspace_enabled = enabled_from(wdata, paths.workspace_settings, "workspace")
     if s.workspace_enabled is not None:
         s.enabled, s.enabled_source = s.workspace_enabled, "workspace"
     elif s.global_enabled is not None:
@@ -215,36 +226,36 @@ def load_settings(paths: Paths) -> Settings:
     if not isinstance(memory, dict):
         s.problems.append(Problem(str(gpath), "\"memory\" must be an object; using defaults"))
         return s
-    _merge_section(s.budget, memory.get("budget"), gpath, "budget", _nonneg_int, s.problems)
-    _merge_section(s.gate, memory.get("gate"), gpath, "gate", lambda v: _is_number(v) and 0 <= v <= 1, s.problems)
-    _merge_section(
-        s.max_items, memory.get("maxItems"), gpath, "maxItems", lambda v: v is None or _nonneg_int(v), s.problems
-    )
+    _merge_section(s.budget, memory.get("budget"), gpath, "budget", _nonneg_int, s)
+    _merge_section(s.gate, memory.get("gate"), gpath, "gate", lambda v: _is_number(v) and 0 <= v <= 1, s)
+    _merge_section(s.max_items, memory.get("maxItems"), gpath, "maxItems", lambda v: v is None or _nonneg_int(v), s)
     if "maxItemChars" in memory:
         v = memory["maxItemChars"]
         if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
             s.max_item_chars = v
         else:
-            s.problems.append(Problem(str(gpath), f"memory.maxItemChars must be a positive integer, not {_shown(v)}; using 200"))
-    s.redact_secrets = _switch(memory, "redactSecrets", s.redact_secrets, gpath, s.problems)
-    s.require_review = _switch(memory, "requireReview", s.require_review, gpath, s.problems)
+            _invalid(s, ("memory", "maxItemChars"), v, Problem(
+                str(gpath), f"memory.maxItemChars must be a positive integer, not {_shown(v)}; using 200"))
+    s.redact_secrets = _switch(memory, "redactSecrets", s.redact_secrets, gpath, s)
+    s.require_review = _switch(memory, "requireReview", s.require_review, gpath, s)
     if "retrieval" in memory:
         v = memory["retrieval"]
         if v in RETRIEVAL_MODES:
             s.retrieval = v
         else:
-            s.problems.append(Problem(str(gpath), f"memory.retrieval must be \"keyword\" or \"hybrid\", not {_shown(v)}; using keyword"))
+            _invalid(s, ("memory", "retrieval"), v, Problem(
+                str(gpath), f"memory.retrieval must be \"keyword\" or \"hybrid\", not {_shown(v)}; using keyword"))
     if "decay" in memory:
         _read_decay(s, memory["decay"], gpath)
     return s
 
 
-def _switch(memory: dict[str, Any], key: str, current: bool, gpath: Path, problems: list[Problem]) -> bool:
+def _switch(memory: dict[str, Any], key: str, current: bool, gpath: Path, s: Settings) -> bool:
     """A true/false key under "memory": its value, or `current` (reported) when it is not a boolean."""
     v = memory.get(key, current)
     if isinstance(v, bool):
         return v
-    problems.append(Problem(str(gpath), f"memory.{key} must be true or false, not {_shown(v)}; ignored"))
+    _invalid(s, ("memory", key), v, Problem(str(gpath), f"memory.{key} must be true or false, not {_shown(v)}; ignored"))
     return current
 
 

@@ -51,6 +51,7 @@ from .messages import (
     MemorySwitched,
     NothingToUndo,
     PreparedOpened,
+    Result,
     SettingsRefused,
     SettingsSaved,
     StoreChanged,
@@ -62,7 +63,7 @@ from .messages import (
     WriteRefused,
 )
 from .startup import open_prepared, prepared_entries
-from .text import LAYER_TITLES, describe, sentence, snippet
+from .text import LAYER_TITLES, describe, sentence, snippet, where
 
 if TYPE_CHECKING:
     from memtui.core.watch import StoreWatcher
@@ -137,6 +138,21 @@ class MemtuiApp(App[None]):
         return self.main.selected_entry()
 
     # ------------------------------------------------------------------ lifecycle
+    @property
+    def closing(self) -> bool:
+        """The app is exiting: its message loop has stopped or its main screen is being
+        removed (Textual removes the panes first, while messages are still handled)."""
+        return not self.is_running or self.main.gone
+
+    async def _on_message(self, message: Message) -> None:
+        """Every worker's and the watcher's result (`messages.Result`) comes here first: one
+        that arrives while the app closes is dropped, since its handler would look for panes
+        and screens that are gone (the one place that guards them all)."""
+        if isinstance(message, Result) and self.closing:
+            log.debug("dropped %s: the app is closing", type(message).__name__)
+            return
+        await super()._on_message(message)
+
     def on_mount(self) -> None:
         self._size_class(self.size.width, self.size.height)
         self._update_subtitle()
@@ -251,7 +267,7 @@ class MemtuiApp(App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed says so instead of leaving the panes loading forever."""
-        if event.state != WorkerState.ERROR:
+        if event.state != WorkerState.ERROR or self.closing:
             return
         self.collector_on()
         error = event.worker.error
@@ -487,12 +503,16 @@ class MemtuiApp(App[None]):
                      "until you turn memory on (t).", title="Saved · memory off", severity="warning", timeout=8)
 
     # -- edit
-    def edit_memory(self, entry: Entry | None, text: str | None = None) -> None:
+    def edit_memory(self, entry: Entry | None, text: str | None = None, banner: str | None = None) -> None:
+        """The editor on `entry` (with `text` in place of its own; `banner`: why saving it
+        did not work the last time)."""
         if entry is None:
             self.say("Select a memory first.", severity="warning")
             return
-        self.push_screen(screens.EditScreen(f"Edit · {describe(entry)}", entry.text if text is None else text, entry=entry),
-                         lambda new: self.save_edit(entry, new))
+        screen = screens.EditScreen(f"Edit · {describe(entry)}", entry.text if text is None else text, entry=entry)
+        if banner:
+            screen.mark_conflict(banner)
+        self.push_screen(screen, lambda new: self.save_edit(entry, new))
 
     def save_edit(self, entry: Entry, text: str | None) -> None:
         if text is None or text.strip() == entry.text:
@@ -503,13 +523,16 @@ class MemtuiApp(App[None]):
         self.write(lambda: self._edit_job(entry, text))
 
     def _edit_job(self, entry: Entry, text: str) -> Message | None:
-        """In the worker: save, or on a conflict reload that file and find the version on disk."""
+        """In the worker: save, or on a conflict reload that file and find the version on disk
+        (and, when the file cannot be read now, why)."""
         current = self.store.get(entry.id) or entry  # same text, maybe moved by changes around it
         try:
             new = actions.edit(self.store, current, text)
         except actions.Conflict:
             self.store.reload(changed=[entry.path] if entry.path else None, conversation=entry.layer == Layer.CONVERSATION)
-            return EditConflict(entry, text, actions.on_disk_now(self.store, entry))
+            problem = self.store.problem_of(entry.path) if entry.path else None
+            return EditConflict(entry, text, actions.on_disk_now(self.store, entry),
+                                problem.message if problem else None)
         return None if new is None else EntryEdited(new)
 
     @on(EntryEdited)
@@ -520,13 +543,30 @@ class MemtuiApp(App[None]):
 
     @on(EditConflict)
     def _edit_conflict(self, message: EditConflict) -> None:
-        self.resolve_conflict(message.entry, message.mine, message.theirs)
+        self.resolve_conflict(message.entry, message.mine, message.theirs, message.unreadable)
 
-    def resolve_conflict(self, entry: Entry, mine: str, theirs: Entry | None) -> None:
-        message = f"{describe(entry)} was changed by someone else since you opened it."
+    def resolve_conflict(self, entry: Entry, mine: str, theirs: Entry | None, unreadable: str | None = None) -> None:
+        """Ask what to keep. When the entry's file cannot be read now, nothing can be saved in
+        it: "keep mine" goes back to the editor with the text and the reason; only "save as
+        new" (which names its file) writes elsewhere."""
+        new_file = "muse.db" if entry.layer == Layer.CONVERSATION else display_path(self.paths.default_file(entry.layer).name)
+        file = where(entry).rsplit(":", 1)[0]
+        reason = (unreadable or "").split("; skipped")[0]  # what is wrong, without what memtui does about it
+        why = f"{file} can't be read now ({reason})"
+        if unreadable:
+            message = f"{describe(entry)} was changed on disk, and {file} can no longer be read. "
+        else:
+            message = f"{describe(entry)} was changed by someone else since you opened it. "
+        message += f"Save as new adds your text to {new_file}."
 
         def chosen(choice: str | None) -> None:
-            if choice == "mine":
+            if unreadable and choice in ("mine", "edit"):
+                if choice == "mine":
+                    self.say(f"Not saved: {why}. Your text is still in the editor.", title="Not saved",
+                             severity="warning", timeout=10)
+                self.edit_memory(entry, mine, banner=f"Not saved: {why}. Fix the file and save again, or save "
+                                                     "and choose Save as new (a).")
+            elif choice == "mine":
                 if theirs is None:
                     self.remember(mine, entry.layer)
                 else:
@@ -538,7 +578,9 @@ class MemtuiApp(App[None]):
             else:
                 self.say("Kept the version on disk; your edit was discarded.", title="Not saved")
 
-        self.push_screen(screens.ConflictScreen(message, mine, theirs.text if theirs else None), chosen)
+        self.push_screen(screens.ConflictScreen(message, mine, theirs.text if theirs else None,
+                                                gone=f"{file} can't be read now: {reason}" if unreadable else None),
+                         chosen)
 
     def new_after_conflict(self, layer: str, text: str) -> None:
         def done(new: str | None) -> None:
@@ -554,7 +596,10 @@ class MemtuiApp(App[None]):
         screen = self.screen
         if (isinstance(screen, screens.EditScreen) and screen.entry is not None and not screen.conflict
                 and self.store.get(screen.entry.id) is None):
-            screen.mark_conflict("This memory changed on disk. Saving will ask what to keep.")
+            problem = self.store.problem_of(screen.entry.path) if screen.entry.path else None
+            screen.mark_conflict(f"{where(screen.entry).rsplit(':', 1)[0]} can't be read now ({problem.message}). "
+                                 "Saving will ask what to keep." if problem else
+                                 "This memory changed on disk. Saving will ask what to keep.")
 
     # -- delete
     @on(DeleteAsked)

@@ -123,6 +123,12 @@ class MainScreen(Screen[None]):
     def memtui(self) -> MemtuiApp:
         return cast("MemtuiApp", self.app)
 
+    @property
+    def gone(self) -> bool:
+        """The screen is being removed (the app closes; Textual removes the panes first): a
+        worker's late result has nothing left to show in."""
+        return not self.is_attached or self._pruning
+
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
@@ -313,7 +319,7 @@ class MainScreen(Screen[None]):
             self.app.call_from_thread(self._filtered_ready, results, generation)
 
     def _filtered_ready(self, results: dict[str, tuple[list[Entry], int]], generation: int) -> None:
-        if generation == self._filter_generation:  # a newer filter or reload is on its way otherwise
+        if generation == self._filter_generation and not self.gone:  # a newer filter or reload is on its way otherwise
             self._show_panes(results)
 
     @on(Input.Changed, "#filter")
@@ -340,7 +346,7 @@ class MainScreen(Screen[None]):
 
     def insights_changed(self) -> None:
         """New findings or history: badges, detail, and the order when it depends on history."""
-        if not self.is_attached:
+        if self.gone:
             return  # the app is closing
         if self.order != "file" and self._last_results:
             self._show_panes(self._last_results)
@@ -391,7 +397,7 @@ class MainScreen(Screen[None]):
         self.schedule_preview()
 
     def schedule_preview(self) -> None:
-        if not self.showing:
+        if not self.showing or self.gone:
             return
         self._generation += 1
         self.compute_preview(self.query_text, self._generation)
@@ -433,15 +439,15 @@ class MainScreen(Screen[None]):
             self.post_message(LeftOutReady(result, generation, summary))
 
     def on_left_out_ready(self, message: LeftOutReady) -> None:
-        if message.generation == self._generation:
+        if message.generation == self._generation and not self.gone:
             try:
                 self.query_one(PreviewPane).show(message.result, message.left_out)
             except NoMatches:
                 pass
 
     def on_preview_ready(self, message: PreviewReady) -> None:
-        if message.generation != self._generation:
-            return  # a newer query is on its way
+        if message.generation != self._generation or self.gone:
+            return  # a newer query is on its way, or the app closes
         self.last_result = message.result
         try:
             self.query_one(PreviewPane).show(message.result, message.left_out)

@@ -13,7 +13,13 @@ from memtui.core.model import Entry
 from memtui.core.store import Change, PlannedDelete, StoreChange
 
 
-class StoreChanged(Message):
+class Result(Message):
+    """What a worker, the watcher or the store reports back to the app or a screen. One that
+    arrives once its receiver is closing (the app exits, the screen is popped) is dropped
+    there: nothing is left to show it in (`MemtuiApp.closing`, `MainScreen.gone`)."""
+
+
+class StoreChanged(Result):
     """The store reloaded (posted from the watcher's or a writer's thread)."""
 
     def __init__(self, change: StoreChange) -> None:
@@ -30,11 +36,11 @@ class StoreChanged(Message):
         return False
 
 
-class StoreLoaded(Message):
+class StoreLoaded(Result):
     """The first load finished (in a worker)."""
 
 
-class PreparedOpened(Message):
+class PreparedOpened(Result):
     """The prepared index is open (in the load worker): the panes and the first preview
     come from it while the store loads."""
 
@@ -44,7 +50,7 @@ class PreparedOpened(Message):
         self.entries = entries  # per layer, in pane order
 
 
-class IndexBuilding(Message):
+class IndexBuilding(Result):
     """The prepared index is being built (a first run, or layers whose memories changed)."""
 
     def __init__(self, layers: list[str]) -> None:
@@ -52,7 +58,7 @@ class IndexBuilding(Message):
         self.layers = layers
 
 
-class PreviewReady(Message):
+class PreviewReady(Result):
     def __init__(self, query: str, result: InjectionResult, generation: int, left_out: Any = None) -> None:
         super().__init__()
         self.query = query
@@ -61,7 +67,7 @@ class PreviewReady(Message):
         self.left_out = left_out  # the preview pane's LeftOut, built in the worker
 
 
-class LeftOutReady(Message):
+class LeftOutReady(Result):
     """The near misses and per-reason lists of a preview already shown (a large store's are
     looked for once the typing pauses)."""
 
@@ -78,7 +84,7 @@ class LeftOutReady(Message):
 # the user sees is visible to mypy and to a reader.
 
 
-class WriteRefused(Message):
+class WriteRefused(Result):
     """An action refused (`ActionError`); `title` heads the error notification."""
 
     def __init__(self, error: ActionError, title: str) -> None:
@@ -87,13 +93,13 @@ class WriteRefused(Message):
         self.title = title
 
 
-class EntryAdded(Message):
+class EntryAdded(Result):
     def __init__(self, entry: Entry) -> None:
         super().__init__()
         self.entry = entry
 
 
-class AlreadyRemembered(Message):
+class AlreadyRemembered(Result):
     """A new memory for `layer` was not added: `existing` already says it."""
 
     def __init__(self, existing: Entry, layer: str) -> None:
@@ -102,23 +108,25 @@ class AlreadyRemembered(Message):
         self.layer = layer
 
 
-class EntryEdited(Message):
+class EntryEdited(Result):
     def __init__(self, entry: Entry) -> None:
         super().__init__()
         self.entry = entry
 
 
-class EditConflict(Message):
-    """An edit found `entry` changed on disk; `theirs` is the version there now (None: gone)."""
+class EditConflict(Result):
+    """An edit found `entry` changed on disk; `theirs` is the version there now (None: gone).
+    `unreadable`: why its file cannot be read now (then it cannot be saved there)."""
 
-    def __init__(self, entry: Entry, mine: str, theirs: Entry | None) -> None:
+    def __init__(self, entry: Entry, mine: str, theirs: Entry | None, unreadable: str | None = None) -> None:
         super().__init__()
         self.entry = entry
         self.mine = mine
         self.theirs = theirs
+        self.unreadable = unreadable
 
 
-class DeleteAsked(Message):
+class DeleteAsked(Result):
     """The delete of `entry`, worked out off the loop (`plan`): to confirm, then apply as it is."""
 
     def __init__(self, entry: Entry, plan: PlannedDelete) -> None:
@@ -127,14 +135,14 @@ class DeleteAsked(Message):
         self.plan = plan
 
 
-class EntryDeleted(Message):
+class EntryDeleted(Result):
     def __init__(self, entry: Entry, change: Change) -> None:
         super().__init__()
         self.entry = entry
         self.change = change
 
 
-class EntriesAccepted(Message):
+class EntriesAccepted(Result):
     """Inbox entries accepted (SPEC §12)."""
 
     def __init__(self, entries: list[Entry]) -> None:
@@ -142,13 +150,13 @@ class EntriesAccepted(Message):
         self.entries = entries
 
 
-class AcceptRefused(Message):
+class AcceptRefused(Result):
     def __init__(self, error: ActionError) -> None:
         super().__init__()
         self.error = error
 
 
-class EntryRejected(Message):
+class EntryRejected(Result):
     """An inbox entry rejected, which deletes it."""
 
     def __init__(self, entry: Entry, change: Change) -> None:
@@ -157,19 +165,19 @@ class EntryRejected(Message):
         self.change = change
 
 
-class ChangeUndone(Message):
+class ChangeUndone(Result):
     def __init__(self, change: Change) -> None:
         super().__init__()
         self.change = change
 
 
-class NothingToUndo(Message):
+class NothingToUndo(Result):
     def __init__(self, reason: str) -> None:
         super().__init__()
         self.reason = reason
 
 
-class UndoLogRead(Message):
+class UndoLogRead(Result):
     """memtui's changes, newest first, and the id the next undo would revert."""
 
     def __init__(self, changes: list[Change], pending_id: str | None) -> None:
@@ -178,7 +186,18 @@ class UndoLogRead(Message):
         self.pending_id = pending_id
 
 
-class MemorySwitched(Message):
+class UndoLogChanged(Result):
+    """The undo log changed while it is open (a change made here or by `memtui` in another
+    shell): posted to the open log, which shows it."""
+
+    def __init__(self, changes: list[Change], pending_id: str | None, stamp: object) -> None:
+        super().__init__()
+        self.changes = changes
+        self.pending_id = pending_id
+        self.stamp = stamp
+
+
+class MemorySwitched(Result):
     """The workspace's memory switch was saved as `enabled` in `path`."""
 
     def __init__(self, enabled: bool, path: Path) -> None:
@@ -187,32 +206,32 @@ class MemorySwitched(Message):
         self.path = path
 
 
-class SwitchRefused(Message):
+class SwitchRefused(Result):
     def __init__(self, error: ActionError, wanted: bool) -> None:
         super().__init__()
         self.error = error
         self.wanted = wanted
 
 
-class SettingsSaved(Message):
+class SettingsSaved(Result):
     def __init__(self, theme: str) -> None:
         super().__init__()
         self.theme = theme
 
 
-class SettingsRefused(Message):
+class SettingsRefused(Result):
     def __init__(self, error: ActionError) -> None:
         super().__init__()
         self.error = error
 
 
-class ThemeRemembered(Message):
+class ThemeRemembered(Result):
     def __init__(self, theme: str) -> None:
         super().__init__()
         self.theme = theme
 
 
-class StoreReloaded(Message):
+class StoreReloaded(Result):
     """A full reload finished: entries per layer (`actions.layer_counts`)."""
 
     def __init__(self, counts: dict[str, dict[str, int]]) -> None:
@@ -220,7 +239,7 @@ class StoreReloaded(Message):
         self.counts = counts
 
 
-class InsightsReady(Message):
+class InsightsReady(Result):
     """The doctor's findings and the injection history, read in a worker."""
 
     def __init__(self, findings: list[Any], stats: dict[str, tuple[int, int]]) -> None:
@@ -229,7 +248,7 @@ class InsightsReady(Message):
         self.stats = stats
 
 
-class InboxReady(Message):
+class InboxReady(Result):
     """The entries awaiting review (`core.review.Pending`, newest first), read in a worker."""
 
     def __init__(self, items: list[Any]) -> None:

@@ -146,6 +146,11 @@ class MemoryStore:
         with self._lock:
             return list(self.scan.problems)
 
+    def problem_of(self, path: Path) -> Problem | None:
+        """Why the memory file `path` is not read (None: it is, or it is not a memory file)."""
+        with self._lock:
+            return self.scan.problem_of(path)
+
     def file_hashes(self) -> dict[str, str]:
         """Every memory file's path and the sha256 of the content loaded (a consistent copy)."""
         with self._lock:

@@ -19,6 +19,7 @@ call falls back to the real console script on its own.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import logging
@@ -68,20 +69,30 @@ def _subprocess(argv: list[str], input: str | None, timeout: float,
     )
 
 
-def _fork_is_safe() -> bool:
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return False
+def _open_database() -> bool:
+    """An SQLite database is open in this process (its lock state must not be copied into a child)."""
     try:
         fds = os.listdir("/proc/self/fd")
     except OSError:
-        return False
+        return True
     for fd in fds:
         try:
             target = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             continue
         if target.endswith((".db", ".db-wal", ".db-shm", ".db-journal", ".sqlite")):
-            return False  # an open database: SQLite's lock state must not be copied into a child
+            return True
+    return False
+
+
+def _fork_is_safe() -> bool:
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return False
+    if _open_database():
+        # Most often a store an earlier test left unclosed: garbage whose connection closes when
+        # it is collected. Without this every later call of the worker paid a fresh interpreter.
+        gc.collect()
+        return not _open_database()
     return True
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from memtui.core import fileio as store_module  # the gate's low-level write
 from memtui.core.actions import matching
@@ -15,8 +17,8 @@ from memtui.core.paths import Paths
 from memtui.core.store import MemoryStore
 
 
-def main() -> None:
-    home, ws, journal_path, seed = sys.argv[1:5]
+def run(home: str, ws: str, journal_path: str, seed: str, ready: Callable[[], Any]) -> None:
+    """Write at random until killed; `ready()` once the store is loaded."""
     rnd = random.Random(int(seed))
     journal = open(journal_path, "a", encoding="utf-8")  # noqa: SIM115 - open until the process is killed
     original = store_module.atomic_write_bytes
@@ -30,7 +32,7 @@ def main() -> None:
     store_module.atomic_write_bytes = journaled
     store = MemoryStore(Paths(Path(home), Path(ws)))
     store.load()
-    print("ready", flush=True)
+    ready()
     n = 0
     while True:
         n += 1
@@ -49,6 +51,16 @@ def main() -> None:
                 store.create_entry("conversation", f"conversation note {seed}-{n}")
         except (ConflictError, ValueError):
             store.reload(full=True)
+
+
+def forked(home: str, ws: str, journal_path: str, seed: str, conn: Any) -> None:
+    """The same in a process forked from a multiprocessing fork server that imported memtui
+    once (the test's 50 rounds then skip 50 interpreter start-ups); says ready on `conn`."""
+    run(home, ws, journal_path, seed, lambda: conn.send("ready"))
+
+
+def main() -> None:
+    run(*sys.argv[1:5], ready=lambda: print("ready", flush=True))
 
 
 if __name__ == "__main__":

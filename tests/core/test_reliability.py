@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import random
 import signal
 import sqlite3
@@ -22,6 +23,7 @@ from memtui.core.store import MemoryStore
 from memtui.core.store.conversations import Conversations
 from memtui.core.store.database import Database
 from memtui.core.watch import StoreWatcher
+from tests.core import crash_child
 from tests.helpers import enable, write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,14 +49,21 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path):
     journal = tmp_path / "journal.txt"
     rnd = random.Random(7)
     kills = 0
+    # each writer is a real process, forked from a fork server that imported memtui once
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["tests.core.crash_child"])
     for round_ in range(50):
-        child = subprocess.Popen([sys.executable, "-m", "tests.core.crash_child", str(paths.home), str(paths.workspace),
-                                  str(journal), str(round_)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert child.stdout.readline().strip() == b"ready", child.stderr.read().decode()
+        said, tell = context.Pipe(duplex=False)
+        child = context.Process(target=crash_child.forked, daemon=True,
+                                args=(str(paths.home), str(paths.workspace), str(journal), str(round_), tell))
+        child.start()
+        tell.close()
+        assert said.poll(60) and said.recv() == "ready", f"writer {round_} did not start (exit code {child.exitcode})"
         time.sleep(rnd.uniform(0.0, 0.25))
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
-        kills += child.returncode == -signal.SIGKILL
+        child.kill()
+        child.join(timeout=10)
+        said.close()
+        kills += child.exitcode == -signal.SIGKILL
         for line in journal.read_text().splitlines():
             path, digest = line.split("\t")
             allowed.setdefault(path, set()).add(digest)

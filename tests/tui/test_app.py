@@ -8,7 +8,7 @@ from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConfirmScreen, ConflictScreen, EditScreen, SettingsScreen
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import shown, wait_until
+from tests.tui.conftest import screen_text, shown, wait_until
 
 
 def fold_title(app) -> str:
@@ -345,3 +345,104 @@ async def test_insights_that_arrive_while_the_app_closes_are_dropped(demo_paths)
         app.post_message(InsightsReady([], {}))
         await pilot.pause()
         assert app.findings == []
+
+
+async def test_worker_results_that_arrive_while_the_app_closes_are_dropped(demo_paths, monkeypatch):
+    """Every kind of worker or watcher result, posted at the worst moment: while the app
+    closes and its panes are being removed. None may raise (run_test re-raises what did)."""
+    from memtui.core.store import StoreChange
+    from memtui.core.store.edits import Change
+    from memtui.tui import messages as m
+
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await wait_until(pilot, lambda: app.findings is not None and not app._insights_running,
+                         message="first insights")
+        entry = app.selected_entry()
+        assert entry is not None
+        change = Change("c1", 0.0, "edit", "edited", str(demo_paths.workspace))
+        late = [m.StoreLoaded(), m.PreparedOpened(app.prepared, {}), m.IndexBuilding(["user"]),
+                m.StoreChanged(StoreChange(frozenset({"user"}))), m.InsightsReady([], {}), m.InboxReady([]),
+                m.EntryAdded(entry), m.AlreadyRemembered(entry, entry.layer), m.EntryEdited(entry),
+                m.EditConflict(entry, "mine", entry), m.DeleteAsked(entry, None), m.EntryDeleted(entry, change),
+                m.ChangeUndone(change), m.UndoLogRead([change], None), m.StoreReloaded({}),
+                m.MemorySwitched(True, demo_paths.workspace_settings), m.SettingsSaved("memtui-dark")]
+        posted: list[bool] = []
+
+        def unmounting(pane) -> None:  # the first pane to go posts every result
+            if not posted:
+                posted.extend(app.post_message(message) for message in late)
+
+        monkeypatch.setattr(EntryPane, "on_unmount", unmounting, raising=False)
+    assert posted and all(posted)  # they were queued while the app closed, and handled without raising
+
+
+async def test_a_store_change_that_arrives_before_the_editor_is_composed_still_marks_the_conflict(demo_paths):
+    """The entry being edited changes on disk in the same moment the editor opens: the store's
+    change is handled before the dialog has composed its banner. The banner shows once it has."""
+    path = demo_paths.user_root / "tools.md"
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        select(app, "user", lambda e: e.text.startswith("Shell is fish"))
+        entry = app.selected_entry()
+        path.write_text(path.read_text().replace("Shell is fish", "Shell is zsh"))
+        from memtui.tui.messages import StoreChanged
+
+        app.edit_memory(entry)  # pushed, not composed until its task runs…
+        change = app.store.reload(changed=[path])
+        app.on_store_changed(StoreChanged(change))  # …and the watcher's change handled first
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen) and app.screen.is_mounted,
+                         message="the editor")
+        await wait_until(pilot, lambda: app.screen.conflict, message="conflict marked")
+        await pilot.pause()
+        assert app.screen.query_one("#conflict-banner").display
+        assert "changed on disk" in shown(app.screen.query_one("#conflict-banner"))
+
+
+async def test_the_inbox_read_that_arrives_before_its_screen_is_composed_is_shown(demo_paths):
+    from memtui.tui.messages import InboxReady
+    from memtui.tui.screens.inbox import InboxScreen
+
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await wait_until(pilot, lambda: app.inbox is not None, message="the inbox read")
+        items = list(app.inbox)
+        assert items
+        screen = InboxScreen()
+        app.push_screen(screen)  # not composed until its task runs…
+        app.on_inbox_ready(InboxReady(items[:1]))  # …when a newer read is handled
+        await wait_until(pilot, lambda: app.screen is screen and screen.is_mounted, message="the inbox screen")
+        await pilot.pause()
+        assert [item.entry.id for item in screen.items] == [items[0].entry.id]
+        assert screen.query_one("#inbox-list").option_count == 1
+
+
+async def test_the_settings_screen_shows_invalid_saved_values_as_saved_and_says_why(demo_paths):
+    """An invalid saved value is shown as it is saved, marked invalid with the reason, not
+    replaced by the default; saving other changes leaves it alone in the file."""
+    data = json.loads(demo_paths.global_settings.read_text())
+    data.setdefault("memory", {}).setdefault("budget", {})["total"] = -5
+    data["memory"]["retrieval"] = "fast"
+    data["memory"]["redactSecrets"] = "yes"
+    demo_paths.global_settings.write_text(json.dumps(data))
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), message="settings")
+        await pilot.pause()
+        screen = app.screen
+        assert screen.query_one("#budget-total").value == "-5"
+        assert shown(screen.query_one("#budget-total-error")).strip() == "✗ saved as -5, which is invalid; using 2000"
+        assert "saved as \"fast\", which is invalid" in shown(screen.query_one("#retrieval-model"))
+        assert "saved as \"yes\", which is invalid (must be true or false)" in screen_text(app)
+        screen.query_one("#gate-user").value = "0.5"  # another change: saved; the invalid ones stay as they are
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SettingsScreen), message="saved")
+        await wait_until(pilot, lambda: json.loads(demo_paths.global_settings.read_text())["memory"]
+                         .get("gate", {}).get("user") == 0.5, message="the gate saved")
+    memory = json.loads(demo_paths.global_settings.read_text())["memory"]
+    assert (memory["budget"]["total"], memory["retrieval"], memory["redactSecrets"]) == (-5, "fast", "yes")

@@ -285,3 +285,62 @@ async def test_a_write_runs_in_a_worker_and_refreshes_once(demo_paths, monkeypat
         await pilot.pause()
         assert threads == [False]  # not on the event loop
         assert app.store_changes == before + 1
+
+
+async def test_keep_mine_on_a_file_made_unreadable_keeps_the_text_and_writes_nowhere(demo_paths):
+    """The file of the entry being edited became unreadable from outside (broken frontmatter):
+    "Keep mine" cannot save there. It says why, names the file, writes no other file, and
+    the text stays in the editor; "Save as new" then saves it where it says."""
+    path = demo_paths.user_root / "tools.md"
+    default = demo_paths.default_file("user")
+    broken = "---\ntags: [unclosed\n---\n" + path.read_text()
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        before = {p: p.read_bytes() for p in demo_paths.user_root.rglob("*.md")}
+        await open_editor(pilot, "user", lambda e: e.text.startswith("Shell is fish"))
+        path.write_text(broken)
+        before[path] = path.read_bytes()
+        app.screen.query_one("#editor").text = "Shell is nushell"
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), message="the conflict dialog")
+        theirs = shown(app.screen.query_one("#theirs-text"))
+        assert "tools.md" in theirs and "invalid YAML frontmatter" in theirs, theirs
+        await pilot.press("m")  # keep mine
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), message="back in the editor")
+        await pilot.pause()
+        assert app.screen.query_one("#editor").text == "Shell is nushell"
+        banner = shown(app.screen.query_one("#conflict-banner"))
+        assert "tools.md" in banner and "invalid YAML frontmatter" in banner, banner
+        assert any("tools.md" in m and "not saved" in m.lower() for m in messages(app)), messages(app)
+        await pilot.pause(0.3)  # a write would have been started by now: none was
+        assert {p: p.read_bytes() for p in demo_paths.user_root.rglob("*.md")} == before
+        # the file is still broken: saving again asks again, and "Save as new" says where it goes
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), message="asked again")
+        assert default.name in shown(app.screen.query_one("#conflict-message"))
+        await pilot.press("a")
+        await wait_until(pilot, lambda: "- Shell is nushell" in default.read_text(), message="saved as new")
+        assert path.read_bytes() == before[path]
+
+
+async def test_the_open_undo_log_shows_a_change_made_by_the_cli_in_another_shell(demo_paths):
+    import asyncio
+
+    from tests.cli.run import memtui
+
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await started(pilot)
+        await pilot.press("U")
+        await wait_until(pilot, lambda: isinstance(app.screen, UndoLogScreen), message="undo log")
+        assert "No changes yet" in shown(app.screen.query_one("#undo-log"))
+        done = await asyncio.to_thread(memtui, demo_paths, "remember", "Written from another shell")
+        assert done.returncode == 0, done.stderr
+        await wait_until(pilot, lambda: "Written from another shell" in shown(app.screen.query_one("#undo-log")),
+                         message="the CLI's change listed")
+        assert "u undoes" in shown(app.screen.query_one("#undo-log"))
+        done = await asyncio.to_thread(memtui, demo_paths, "undo")
+        assert done.returncode == 0, done.stderr + done.stdout
+        await wait_until(pilot, lambda: "u undoes" not in shown(app.screen.query_one("#undo-log")),
+                         message="the CLI's undo shown")

@@ -42,21 +42,23 @@ class ConflictScreen(ModalScreen[str]):
         Binding("escape,b", "choose('edit')", "Back to editing", id="conflict.edit"),
     ]
 
-    def __init__(self, message: str, mine: str, theirs: str | None) -> None:
+    def __init__(self, message: str, mine: str, theirs: str | None, gone: str | None = None) -> None:
+        """`gone`: why there is no version on disk to show (default: the entry was deleted)."""
         super().__init__(classes="dialog-screen")
         self.message = message
         self.mine = mine
         self.theirs = theirs
+        self.gone = gone or "The entry no longer exists on disk."
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="conflict-dialog"):
             yield Label("Changed on disk while you were editing", classes="dialog-title")
-            yield Static(Text(self.message), markup=False)
+            yield Static(Text(self.message), markup=False, id="conflict-message")
             with Horizontal(id="versions"):
                 if self.theirs is not None:
                     left, right = word_diff(self.mine, self.theirs)
                 else:
-                    left, right = Text(escape_text(self.mine)), Text("The entry no longer exists on disk.", style="bold")
+                    left, right = Text(escape_text(self.mine)), Text(self.gone, style="bold")
                 with VerticalScroll(id="mine", classes="version"):
                     yield Static(left, markup=False)
                 with VerticalScroll(id="theirs", classes="version"):

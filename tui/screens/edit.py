@@ -29,6 +29,7 @@ class EditScreen(ModalScreen[str | None]):
         self.entry = entry
         self.memory_layer = entry.layer if entry is not None else layer
         self.conflict = False
+        self.conflict_message = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="edit-dialog"):
@@ -43,16 +44,23 @@ class EditScreen(ModalScreen[str | None]):
         yield Footer()  # this dialog's keys, not the main screen's
 
     def on_mount(self) -> None:
-        self.query_one("#conflict-banner").display = False
+        self._show_conflict()
         editor = self.query_one("#editor", TextArea)
         editor.focus()
         editor.move_cursor(editor.document.end)
 
     def mark_conflict(self, message: str) -> None:
+        """Say the entry changed on disk; shown once composed (the store's change can come
+        in before the dialog is)."""
         self.conflict = True
+        self.conflict_message = message
+        if self.is_mounted:
+            self._show_conflict()
+
+    def _show_conflict(self) -> None:
         banner = self.query_one("#conflict-banner", Static)
-        banner.update(Text(f"⚠ {message}", style="bold"))
-        banner.display = True
+        banner.update(Text(f"⚠ {self.conflict_message}", style="bold"))
+        banner.display = self.conflict
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":

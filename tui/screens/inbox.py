@@ -104,6 +104,8 @@ class InboxScreen(Screen[None]):
         current = self.selected()
         self.items = list(items)
         self.sub_title = inbox_title(len(self.items))
+        if not self.children:  # a read that came in before the screen composed: on_mount shows it
+            return
         options = self.query_one("#inbox-list", OptionList)
         options.clear_options()
         if self.items:

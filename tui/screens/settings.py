@@ -23,6 +23,27 @@ from ..text import fit_path, home_path
 
 BUDGET_KEYS: tuple[str, ...] = ("total", *LAYERS)
 GATE_KEYS: tuple[str, ...] = LAYERS
+# each field's key in settings.json (`Settings.invalid` holds the saved values that are not used)
+FIELD_KEYS: dict[str, tuple[str, ...]] = {
+    **{f"budget-{key}": ("memory", "budget", key) for key in BUDGET_KEYS},
+    **{f"gate-{key}": ("memory", "gate", key) for key in GATE_KEYS},
+    "max-chars": ("memory", "maxItemChars"),
+    "max-conversation": ("memory", "maxItems", Layer.CONVERSATION),
+    "retrieval": ("memory", "retrieval"),
+    "redact": ("memory", "redactSecrets"),
+    "require-review": ("memory", "requireReview"),
+    "ws-enabled": ("workspace", "memoryEnabled"),
+    "global-enabled": ("global", "memoryEnabled"),
+}
+
+
+def invalid_note(saved: str, reason: str) -> Text:
+    """What stands beside a field whose saved value is not used: the value, why, and what is
+    used instead (`reason` is the settings problem: "… must be X, not V; using D")."""
+    rule, _, instead = reason.rpartition("; ")
+    must = rule.split(" must be ", 1)[1].split(", not ")[0] if " must be " in rule else ""
+    return Text(f"✗ saved as {saved}, which is invalid{f' (must be {must})' if must else ''}; {instead or 'ignored'}",
+                style="bold")
 
 
 @dataclass
@@ -59,9 +80,14 @@ class SwitchLabel(Static):
         self.switch_title = title
         self.where = where
         self.value = value
+        self.invalid: Text | None = None  # the saved value that is not used, and why
 
     def render(self) -> Text:
-        return switch_text(self.switch_title, self.value, self.where, self.content_region.width)
+        text = switch_text(self.switch_title, self.value, self.where, self.content_region.width)
+        if self.invalid is not None:
+            text.append("\n     ")
+            text.append_text(self.invalid)
+        return text
 
     def show_state(self, value: bool) -> None:
         self.value = value
@@ -99,6 +125,17 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         self.themes = themes
         self.theme_name = theme
 
+    def _field(self, widget_id: str, value: object) -> str:
+        """The text a field starts with: the saved value as the file has it when that value is
+        not used (the form shows what is saved, not the default standing in for it)."""
+        saved = self.settings.invalid.get(FIELD_KEYS[widget_id])
+        return saved[0] if saved is not None else str(value)
+
+    def _kept_invalid(self, field: Input) -> bool:
+        """An invalid saved value left as it is: saving the form leaves it alone in the file."""
+        saved = self.settings.invalid.get(FIELD_KEYS.get(field.id or "", ()))
+        return saved is not None and field.value == saved[0]
+
     def compose(self) -> ComposeResult:
         s = self.settings
         with Vertical(classes="dialog", id="settings-dialog"):
@@ -126,17 +163,20 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                     "is refused, with the reason beside it."), id="settings-hint", markup=False)
                 yield Label("Budgets (tokens)", classes="section-title")
                 for key in BUDGET_KEYS:
-                    yield from field_row(key, Input(str(s.budget[key]), id=f"budget-{key}", type="integer",
+                    yield from field_row(key, Input(self._field(f"budget-{key}", s.budget[key]), id=f"budget-{key}",
+                                                    type="integer",
                                                     validators=[Integer(minimum=0, maximum=1_000_000)], compact=True))
                 yield Label("Gates (minimum relevance score, 0–1)", classes="section-title")
                 for key in GATE_KEYS:
-                    yield from field_row(key, Input(str(s.gate[key]), id=f"gate-{key}", type="number",
+                    yield from field_row(key, Input(self._field(f"gate-{key}", s.gate[key]), id=f"gate-{key}", type="number",
                                                     validators=[Number(minimum=0, maximum=1)], compact=True))
                 yield Label("Limits", classes="section-title")
-                yield from field_row("max item chars", Input(str(s.max_item_chars), id="max-chars", type="integer",
+                yield from field_row("max item chars", Input(self._field("max-chars", s.max_item_chars), id="max-chars",
+                                                             type="integer",
                                                              validators=[Integer(minimum=2, maximum=100_000)], compact=True))
                 yield from field_row("max conversation items", Input(
-                    str(s.max_items.get(Layer.CONVERSATION) or 0), id="max-conversation", type="integer",
+                    self._field("max-conversation", s.max_items.get(Layer.CONVERSATION) or 0), id="max-conversation",
+                    type="integer",
                     validators=[Integer(minimum=0, maximum=100_000)], compact=True))
                 with Horizontal(classes="field-row", id="retrieval-row"):
                     yield Label("Retrieval", classes="section-title")
@@ -156,6 +196,16 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         yield Footer()  # this screen's keys, not the main screen's
 
     def on_mount(self) -> None:
+        for widget_id, key in FIELD_KEYS.items():  # each saved value that is not used, where it is shown
+            saved = self.settings.invalid.get(key)
+            if saved is None:
+                continue
+            if widget_id == "retrieval":
+                self.query_one("#retrieval-model", Static).update(invalid_note(*saved))
+            elif widget_id in ("redact", "require-review", "ws-enabled", "global-enabled"):
+                self.query_one(f"#{widget_id}-label", SwitchLabel).invalid = invalid_note(*saved)
+            else:
+                self.query_one(f"#{widget_id}-error", Static).update(invalid_note(*saved))
         self.query_one("#settings-error", Static).display = bool(self.settings.problems)
         if self.settings.problems:
             self.query_one("#settings-error", Static).update(Text(
@@ -170,7 +220,10 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
             return
         note = self.query_one(f"#{event.input.id}-error", Static)
         result = event.validation_result
-        if result is None or result.is_valid:
+        saved = self.settings.invalid.get(FIELD_KEYS.get(event.input.id, ()))
+        if saved is not None and event.value == saved[0]:
+            note.update(invalid_note(*saved))
+        elif result is None or result.is_valid:
             note.update("")
         else:
             note.update(Text("✗ " + "; ".join(result.failure_descriptions), style="bold"))
@@ -195,7 +248,7 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         self.dismiss(None)
 
     def action_save(self) -> None:
-        bad = [i for i in self.query(Input) if not i.is_valid]
+        bad = [i for i in self.query(Input) if not i.is_valid and not self._kept_invalid(i)]
         if bad:
             labels = ", ".join((i.id or "").replace("-", " ") for i in bad)
             error = self.query_one("#settings-error", Static)
@@ -208,20 +261,22 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
             return
         s = self.settings
         memory: dict[tuple[str, ...], object] = {}
+        def typed(widget_id: str) -> Input | None:
+            """The field, unless it still shows an invalid saved value (left alone in the file)."""
+            field = self.query_one(f"#{widget_id}", Input)
+            return None if self._kept_invalid(field) else field
+
         for key in BUDGET_KEYS:
-            value = int(self.query_one(f"#budget-{key}", Input).value)
-            if value != s.budget[key]:
-                memory[("memory", "budget", key)] = value
+            if (field := typed(f"budget-{key}")) is not None and int(field.value) != s.budget[key]:
+                memory[("memory", "budget", key)] = int(field.value)
         for key in GATE_KEYS:
-            gate = float(self.query_one(f"#gate-{key}", Input).value)
-            if gate != s.gate[key]:
-                memory[("memory", "gate", key)] = gate
-        chars = int(self.query_one("#max-chars", Input).value)
-        if chars != s.max_item_chars:
-            memory[("memory", "maxItemChars")] = chars
-        conv = int(self.query_one("#max-conversation", Input).value)
-        if conv != (s.max_items.get(Layer.CONVERSATION) or 0):
-            memory[("memory", "maxItems", Layer.CONVERSATION)] = conv
+            if (field := typed(f"gate-{key}")) is not None and float(field.value) != s.gate[key]:
+                memory[("memory", "gate", key)] = float(field.value)
+        if (field := typed("max-chars")) is not None and int(field.value) != s.max_item_chars:
+            memory[("memory", "maxItemChars")] = int(field.value)
+        conv_field = typed("max-conversation")
+        if conv_field is not None and int(conv_field.value) != (s.max_items.get(Layer.CONVERSATION) or 0):
+            memory[("memory", "maxItems", Layer.CONVERSATION)] = int(conv_field.value)
         retrieval = self.query_one("#retrieval", Select).value
         if isinstance(retrieval, str) and retrieval != s.retrieval:
             memory[("memory", "retrieval")] = retrieval
