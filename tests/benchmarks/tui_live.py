@@ -21,22 +21,13 @@ import os
 import resource
 import sqlite3
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from tests.benchmarks.tui_spawn import rss_mb, spawn_children
+
 QUERY = "zanzibar tariffs"
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 async def child(home: str, workspace: str, text: str, run: int) -> dict[str, Any]:
@@ -99,16 +90,8 @@ def main() -> None:
     if args.child is not None:
         print(json.dumps(asyncio.run(child(args.home, args.workspace, args.filter, args.child))))
         return
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    runs = []
-    for run in range(args.runs):
-        cmd = [sys.executable, "-m", "tests.benchmarks.tui_live", "--home", args.home, "-w", args.workspace,
-               "--filter", args.filter, "--child", str(run)]
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[2])
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr[-2000:])
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    runs = spawn_children("tests.benchmarks.tui_live", args.runs, lambda run: [
+        "--home", args.home, "-w", args.workspace, "--filter", args.filter, "--child", str(run)])
     summary = {name: statistics.median(r[name] for r in runs)
                for name in ("listed_ms", "listed_cpu_ms", "previewed_ms", "previewed_cpu_ms", "rss_before_mb",
                             "peak_rss_mb")}

@@ -124,6 +124,21 @@ async def child(home: str, workspace: str, spawned: float, keys: int, gap: float
     return out
 
 
+def spawn_children(module: str, runs: int, arguments: Callable[[int], list[str]]) -> list[dict[str, Any]]:
+    """Run `python -m module ARGS` once per run (bytecode written, as an installed memtui has it)
+    and read each child's last line of JSON."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    found = []
+    for run in range(runs):
+        done = subprocess.run([sys.executable, "-m", module, *arguments(run)], capture_output=True, text=True,
+                              env=env, cwd=Path(__file__).resolve().parents[2])
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr[-2000:])
+        found.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return found
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
@@ -143,17 +158,9 @@ def main() -> None:
         print(json.dumps(asyncio.run(child(args.home, args.workspace, args.child, args.keys, args.gap,
                                            args.start_only))))
         return
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    runs = []
-    for _ in range(args.runs):
-        cmd = [sys.executable, "-m", "tests.benchmarks.tui_spawn", "--home", args.home, "-w", args.workspace,
-               "--keys", str(args.keys), "--gap", str(args.gap), *(["--start-only"] if args.start_only else []),
-               "--child", repr(time.time())]
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[2])
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr[-2000:])
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    runs = spawn_children("tests.benchmarks.tui_spawn", args.runs, lambda _: [
+        "--home", args.home, "-w", args.workspace, "--keys", str(args.keys), "--gap", str(args.gap),
+        *(["--start-only"] if args.start_only else []), "--child", repr(time.time())])
     summary = {
         "spawn_to_panes_s": statistics.median(r["panes_s"] for r in runs),
         "spawn_to_first_preview_s": statistics.median(r["first_preview_s"] for r in runs),
@@ -161,22 +168,14 @@ def main() -> None:
         "cpu_to_first_preview_s": statistics.median(r["first_preview_cpu_s"] for r in runs),
         "rss_after_first_preview_mb": statistics.median(r["rss_after_first_preview_mb"] for r in runs),
         "runs": len(runs)}
-    if args.start_only:
-        print(json.dumps(summary, indent=2))
-        return
-    keys = [k for r in runs for k in r["keystroke_ms"]]
-    summary = {
-        "spawn_to_panes_s": statistics.median(r["panes_s"] for r in runs),
-        "spawn_to_first_preview_s": statistics.median(r["first_preview_s"] for r in runs),
-        "cpu_to_panes_s": statistics.median(r["panes_cpu_s"] for r in runs),
-        "cpu_to_first_preview_s": statistics.median(r["first_preview_cpu_s"] for r in runs),
-        "keystroke_p50_ms": pct(keys, 0.5), "keystroke_p95_ms": pct(keys, 0.95),
-        "cpu_per_key_ms": statistics.median(r["cpu_per_key_ms"] for r in runs),
-        "rss_after_first_preview_mb": statistics.median(r["rss_after_first_preview_mb"] for r in runs),
-        "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in runs),
-        "spawn_to_insights_s": statistics.median(r["insights_s"] for r in runs),
-        "child_cpu_s": statistics.median(r["cpu_s"] for r in runs), "runs": len(runs), "keys": len(keys),
-    }
+    if not args.start_only:
+        keys = [k for r in runs for k in r["keystroke_ms"]]
+        summary.update({
+            "keystroke_p50_ms": pct(keys, 0.5), "keystroke_p95_ms": pct(keys, 0.95),
+            "cpu_per_key_ms": statistics.median(r["cpu_per_key_ms"] for r in runs),
+            "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in runs),
+            "spawn_to_insights_s": statistics.median(r["insights_s"] for r in runs),
+            "child_cpu_s": statistics.median(r["cpu_s"] for r in runs), "keys": len(keys)})
     print(json.dumps(summary, indent=2))
 
 
