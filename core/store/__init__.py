@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .. import lazy_exports
 
 if TYPE_CHECKING:
     from .database import DatabaseError
@@ -27,13 +28,7 @@ _WHERE = {"Change": "edits", "ChangeLog": "edits", "DatabaseError": "database",
           "MemoryStore": "memory", "PlannedDelete": "memory", "StoreChange": "memory", "FileRecord": "scan", "Snapshot": "snapshot"}
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(globals(), _WHERE)
 
 
 __all__ = ["Change", "ChangeLog", "DatabaseError", "FileRecord", "MemoryStore", "PlannedDelete", "Snapshot", "StoreChange"]

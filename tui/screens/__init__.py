@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memtui.core import lazy_exports
 
 _MODULE = {"ConfirmScreen": "confirm", "ConflictScreen": "conflict", "DetailScreen": "detail", "EditScreen": "edit",
            "FindingsScreen": "findings", "HelpScreen": "help", "InboxScreen": "inbox", "SettingsChoice": "settings",
@@ -23,13 +24,7 @@ if TYPE_CHECKING:
     from .undo_log import UndoLogScreen
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(globals(), _MODULE)
 
 
 __all__ = ["ConfirmScreen", "ConflictScreen", "DetailScreen", "EditScreen", "FindingsScreen", "HelpScreen",
