@@ -21,8 +21,9 @@ Callers outside this module go through `memtui.core.outbound`, the one gate for 
 
 Speed: importing detect-secrets costs ~0.1 s (it pulls in `requests` and its scan machinery),
 so it is imported on the first line that might hold a secret. A line passes that pre-filter
-only if it contains one of the literal markers every detector needs (`_MARKERS`) or a long
-unbroken token; ordinary lines cost a microsecond or two.
+only if it contains one of the literal markers every detector needs (`_MARKERS`), a long
+unbroken token, or a word such as "token" or "secret" together with a sign that every rule
+for that word needs (`_WORDS`, `_SIGNS`); ordinary lines cost a microsecond or two.
 """
 
 from __future__ import annotations
@@ -56,14 +57,21 @@ class _Rule(NamedTuple):
 # A line with none of them cannot match any rule: it is returned as is, without importing
 # detect-secrets. tests/core/test_secrets.py checks this against trying every rule everywhere.
 _MARKERS = (
-    # keyword assignments: the library's password, passwd, pwd, secret, contraseña, db_pass, ...;
-    # ours: token, pass, passphrase
-    "pass", "pwd", "secret", "contrase", "token",
+    # keyword assignments: the library's password, passwd, pwd, db_pass, ...; ours: pass, passphrase
+    # (and "the password is hunter2", said in prose without any sign)
+    "pass", "pwd",
     # context words and short-token prefixes
     "aws", "xox", "xapp", "hooks.slack.com", "authorization", "bearer", "private key", "putty-user-key", "eyj",
-    # ours: curl -u user:pass, and "password" in Chinese and Japanese (密码, 口令, 密钥, パスワード)
-    "curl", "密码", "口令", "密钥", "パスワード", "pw", "mysql",
+    # ours: curl -u user:pass
+    "curl", "pw", "mysql",
 )
+# Words whose every rule also needs a sign in the line (`_SIGNS`): the library's secret and
+# contraseña keyword assignments (`:`, `=` or a quote), ours for token, secret and "password"
+# in Chinese and Japanese (密码, 口令, 密钥, パスワード: `=`, `:`, `＝` or `：`), an XML element
+# (`<secret>`), and "password is ..." in Chinese or Japanese (密码是, パスワードは). Ordinary
+# prose mentions these words all the time ("rotate the token", "密钥管理") without any of them.
+_WORDS = ("secret", "contrase", "token", "密码", "口令", "密钥", "パスワード")
+_SIGNS = re.compile("[=:＝：\"'`<是为為は]")
 # ..._key names: the library's api_key, auth_key, service_key, account_key, db_key, priv_key,
 # client_key, ...; ours: api-key, access_key, secret_key; Azure's AccountKey / SharedAccessKey.
 _KEY_NAME = re.compile(r"(?:api|auth|service|account|db|database|priv|private|client|access|secret)[_.-]?key")
@@ -82,7 +90,9 @@ def _may_hold_secret(text: str) -> bool:
         return True
     if "@" in text and "://" in text:  # user:password@ in a URL
         return True
-    return _LONG_RUN.search(text) is not None
+    if _LONG_RUN.search(text) is not None:
+        return True
+    return _SIGNS.search(text) is not None and any(word in lowered for word in _WORDS)
 
 
 # ------------------------------------------------------------------ our own patterns
