@@ -87,7 +87,7 @@ _QUOTE = json.encoder.encode_basestring  # how that encoder writes a str (the C 
 _STR_TYPES = frozenset({str})
 
 
-def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
+def json_pieces(layer: str, shown: Shown | SavedShown, made: Made | SavedMade) -> tuple[str, str]:
     """A candidate's JSON (`injection.candidate_fields`, as `json.dumps(..., ensure_ascii=False)`
     writes it) before its score and after its status. Every `"` inside a JSON string is
     escaped, so the first unescaped `, "score": ` is the key's. `shown` and `made` may be
@@ -101,9 +101,29 @@ def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
         return (f'{{"id": {_QUOTE(entry_id)}, "layer": {_QUOTE(layer)}, "source": {_QUOTE(source)}, "score": ',
                 f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {_QUOTE(line)}, '
                 f'"importance": {_QUOTE(importance)}, "updated_at": {_QUOTE(updated)}}}')
-    whole = _ENCODE(candidate_fields(entry_id, layer, source, None, "", made, importance, updated))
+    whole = _ENCODE(candidate_fields(entry_id, layer, source, None, "", _as_made(made), importance, updated))
     at = whole.index(_SPLIT_AT)
     return whole[: at + len(', "score": ')], whole[at + len(_SPLIT_AT):]
+
+
+def json_pieces_many(layer: str, shown: Sequence[Shown | SavedShown], made: Sequence[Made | SavedMade]) -> list[tuple[str, str]]:
+    """`[json_pieces(layer, s, m) for s, m in zip(shown, made)]`, the layer's own JSON written once."""
+    quote, layer = _QUOTE, _plain(layer)
+    if type(layer) is not str:
+        return [json_pieces(layer, s, m) for s, m in zip(shown, made)]
+    lay = quote(layer)
+    out = []
+    for s, m in zip(shown, made):
+        entry_id, source, importance, updated = s
+        line, clipped, _, tokens = m
+        if _STR_TYPES.issuperset(map(type, (entry_id, source, importance, updated, line))) \
+                and type(clipped) is bool and type(tokens) is int:
+            out.append((f'{{"id": {quote(entry_id)}, "layer": {lay}, "source": {quote(source)}, "score": ',
+                        f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {quote(line)}, '
+                        f'"importance": {quote(importance)}, "updated_at": {quote(updated)}}}'))
+        else:
+            out.append(json_pieces(layer, s, m))
+    return out
 
 
 def _groups(rank: Sequence[int], n_active: int) -> list[tuple[int, int, int]]:
@@ -271,7 +291,7 @@ class LayerIndex:
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
             "shown": saved_shown, "made": saved_made,
             "frags": [frags[p] for p in range(self.size)] if frags is not None else
-                     [json_pieces(layer, s, m) for s, m in zip(shown, made)],
+                     json_pieces_many(layer, shown, made),
         }
 
     @classmethod
