@@ -186,6 +186,20 @@ class LineCache:
             known[text] = made
         return made
 
+    def make_many(self, maker: LineMaker, texts: Sequence[str]) -> list[Made]:
+        """`[self.make(maker, text) for text in texts]`, the lines not known yet made in bulk
+        (`LineMaker.made_many`), each distinct text once."""
+        known = self.made.get(maker.key)
+        if known is None:
+            known = self.made[maker.key] = {}
+        todo = list(dict.fromkeys(filterfalse(known.__contains__, texts)))
+        if todo:
+            known.update(zip(todo, maker.made_many(todo)))
+        made = list(map(known.__getitem__, texts))
+        if len(known) >= self.LIMIT:
+            known.clear()
+        return made
+
     def layer_index(self, layer: str, entries: Sequence[Entry]) -> LayerIndex:
         """The index of a layer snapshot; the store's snapshots are tuples, reused until it changes."""
         if not isinstance(entries, tuple):
@@ -277,7 +291,10 @@ class LayerIndex:
         (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
         shows of it and its line made with `maker`'s settings."""
         shown = [self.shown(p) for p in range(self.size)]
-        made = [self.made(p, maker) for p in range(self.size)]
+        if self._made.get(maker.key) is not None:
+            made = [self.made(p, maker) for p in range(self.size)]
+        else:  # made in bulk, the lines known kept
+            made = self.lines.make_many(maker, [self.text(p) for p in range(self.size)])
         frags = self._frags.get(maker.key)
         layer = _plain(self.layer)
         saved_shown = cast(list[SavedShown], list(map(tuple, shown)))  # plain tuples, for marshal

@@ -536,10 +536,6 @@ def _build_aside(paths: Paths, settings: Settings, layers: list[str], spawn: boo
 
     if not hasattr(os, "fork") or threading.active_count() != 1:
         return _spawn_aside(paths, layers) if spawn and _db_bytes(paths) >= SPAWN_DB_BYTES else None
-    if settings.redact_secrets:  # both processes redact: the detectors imported once, shared by the child
-        from ..outbound import load_detectors
-
-        load_detectors()
     for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
         try:
             stream.flush()

@@ -10,12 +10,12 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import chain, filterfalse, repeat
+from itertools import chain, repeat
 from operator import neg
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..injection import LineMaker, Made
+from ..injection import LineMaker
 from ..model import IMPORTANCE_RANK, Entry, Layer
 from ..relevance import entry_terms, entry_terms_many
 from .generation import GENERATION_TRIGGERS
@@ -94,12 +94,7 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     isos = list(map(datetime.isoformat, map(datetime.fromtimestamp, updated, repeat(UTC))))
     refs = [f"conversation:{c or ''}/{i}" for c, i in zip(column["conversation_id"], ids)]
     shown = list(zip(ids, refs, repeat(importance, n), isos))
-    known = lines.made.get(maker.key) if lines is not None else None
-    todo = list(dict.fromkeys(texts if not known else filterfalse(known.__contains__, texts)))
-    table: dict[str, Made] = dict(zip(todo, maker.made_many(todo)))
-    if known:
-        table = {**known, **table}
-    made = cast(list[SavedMade], list(map(tuple, map(table.__getitem__, texts))))  # plain tuples, for marshal
+    made = cast(list[SavedMade], list(map(tuple, (lines or LineCache()).make_many(maker, texts))))  # plain, for marshal
     layer = _ROW_TEMPLATE[ENTRY_FIELDS.index("layer")]
     frags = json_pieces_many(layer, shown, made)
     sets = entry_terms_many(texts, tags)
