@@ -695,10 +695,11 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
 
 def saved_rows(index: LayerIndex, keep: bool = True) -> list[tuple[Any, ...]] | None:
     """A saved layer's entries as their saved rows (`layer_index.entry_row`: Entry's fields
-    but `terms`, in order, the path as a string), in the index's order, read at once; None
-    for a layer indexed from entries in this process (it has the entries themselves).
-    Without `keep`, the index does not keep them (it reads the few it needs again)."""
+    but `terms`, in order, the path as a string), in the index's order, read at once (or, for
+    a layer built and saved by this process, the rows it saved); None for a layer indexed
+    from entries in this process (it has the entries themselves). Without `keep`, the index
+    does not keep them (it reads the few it needs again)."""
     rows = index._rows
-    if rows is None or not isinstance(rows, Chunks):
+    if rows is None:
         return None
-    return rows.materialize(keep=keep)
+    return rows.materialize(keep=keep) if isinstance(rows, Chunks) else list(rows)
