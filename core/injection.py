@@ -40,8 +40,9 @@ import math
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple, Protocol
@@ -74,6 +75,9 @@ class Made(NamedTuple):
     clipped: bool
     redacted: int  # secrets redacted in it
     tokens: int
+
+
+_MADE: Callable[[tuple[str, bool, int, int]], Made] = partial(tuple.__new__, Made)  # a tuple named, in C
 
 
 class Shown(NamedTuple):
@@ -145,12 +149,12 @@ class LineMaker:
             for at, (line, n) in redact_lines(ones).items():
                 ones[at], counts[at] = line, n
         limit = self.max_chars
-        out = []
-        for one, redacted in zip(ones, counts):
-            clipped = len(one) > limit
-            line = "- " + (one[: limit - 1] + ELLIPSIS if clipped else one)
-            out.append(Made(line, clipped, redacted, est(line)))
-        return out
+        clipped = [len(one) > limit for one in ones]
+        if any(clipped):
+            ones = [one[: limit - 1] + ELLIPSIS if cut else one for one, cut in zip(ones, clipped)]
+        lines = list(map("- ".__add__, ones))
+        tokens = [-(-len(line) // 4) if line.isascii() else est(line) for line in lines]  # `est`, inline for ASCII
+        return list(map(_MADE, zip(lines, clipped, counts, tokens)))
 
 
 # ---------------------------------------------------------------------- 9. Cost
