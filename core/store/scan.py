@@ -50,6 +50,7 @@ class FileRecord:
     entries: tuple[Entry, ...]
     saved_payload: str | None  # the parsed entries as cached in the index (`payload`), once made
     _parsed: md.ParsedFile | None = None
+    _fields: tuple[dict[str, Any], list[list[Any]]] | None = None  # `_file_entries` of the parse, for `payload`
     cached: bool = False  # served from the index's cache (so the cache is current)
     ino: int = 0
     ctime_ns: int = 0  # any write moves it, even one that puts the mtime back
@@ -58,7 +59,9 @@ class FileRecord:
     def payload(self) -> str:
         """The parsed entries as cached in the index (`make_payload`), made when first asked."""
         if self.saved_payload is None:
-            self.saved_payload = make_payload(self.layer, self.path, self.parsed)
+            self.saved_payload = (_payload(self.layer, *self._fields) if self._fields is not None
+                                  else make_payload(self.layer, self.path, self.parsed))
+            self._fields = None
         return self.saved_payload
 
     @property
@@ -106,7 +109,10 @@ def _file_entries(layer: str, path: Path, parsed: md.ParsedFile) -> tuple[dict[s
 
 def make_payload(layer: str, path: Path, parsed: md.ParsedFile) -> str:
     """A file's entries with their ids and terms, as cached in the index (keyed by path + hash)."""
-    fields, entries = _file_entries(layer, path, parsed)
+    return _payload(layer, *_file_entries(layer, path, parsed))
+
+
+def _payload(layer: str, fields: dict[str, Any], entries: list[list[Any]]) -> str:
     return json.dumps({"v": CACHE_KEY, "layer": layer, "fields": fields,
                        "entries": [[*entry[:6], sorted(entry[6])] for entry in entries]}, ensure_ascii=False)
 
@@ -121,8 +127,7 @@ def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: 
 def parsed_entries(layer: str, path: Path, rel: str, parsed: md.ParsedFile, mtime: float) -> tuple[Entry, ...]:
     """The entries of a parsed file: `entries_from_payload(..., make_payload(...), ...)` without
     the JSON between them (a build that keeps no parse cache never writes it)."""
-    fields, entries = _file_entries(layer, path, parsed)
-    return _entries(layer, path, rel, fields, entries, mtime)
+    return _entries(layer, path, rel, *_file_entries(layer, path, parsed), mtime)
 
 
 def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[list[Any]],
@@ -309,6 +314,7 @@ class Scan:
         except md.MemoryFileError as exc:
             self._set_problem(layer, path, f"{exc}; skipped, not rewritten", stat_key)
             return None
-        entries = parsed_entries(layer, path, rel, parsed, st.st_mtime)
-        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, None, parsed,
+        made = _file_entries(layer, path, parsed)
+        entries = _entries(layer, path, rel, *made, st.st_mtime)
+        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, None, parsed, made,
                           ino=st.st_ino, ctime_ns=st.st_ctime_ns)

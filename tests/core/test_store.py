@@ -512,7 +512,7 @@ def test_a_parsed_file_makes_the_entries_its_cached_payload_makes(tmp_path, seed
     import random
 
     from memtui.core import markdown as md
-    from memtui.core.store.scan import entries_from_payload, make_payload, parsed_entries
+    from memtui.core.store.scan import Scan, entries_from_payload, make_payload, parsed_entries
     from tests.benchmarks.corpus import markdown_file
 
     texts = [*_FILES, markdown_file(random.Random(seed), 12)]
@@ -523,3 +523,8 @@ def test_a_parsed_file_makes_the_entries_its_cached_payload_makes(tmp_path, seed
         cached = entries_from_payload("project", path, path.name, make_payload("project", path, parsed), 1_700_000_000.25)
         assert cached is not None and direct == cached and direct
         assert [e.terms for e in direct] == [e.terms for e in cached]
+        path.write_text(text, encoding="utf-8")  # read by the store's scan: the payload it caches is the same
+        scan = Scan({"project": tmp_path})
+        (record,) = scan.read_files("project", [path])
+        assert record.entries == parsed_entries("project", path, path.name, parsed, path.stat().st_mtime)
+        assert record.payload == make_payload("project", path, parsed)
