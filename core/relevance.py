@@ -41,7 +41,7 @@ _IDEOGRAPHS = re.compile("[\u4e00-\u9fff]+")
 def terms(s: str) -> frozenset[str]:
     """NFKC + casefold; word runs (minus stop words) and wide runs (1 char, or bigrams)."""
     if s.isascii():  # NFKC leaves ASCII alone and casefold is lower()
-        return frozenset(_WORD_RUN.findall(s.lower())).difference(STOP_WORDS)
+        return frozenset(_LOWER_WORD_RUN.findall(s.lower())).difference(STOP_WORDS)
     s = unicodedata.normalize("NFKC", s).casefold()
     out: set[str] = set()
     for run in _WORD_RUN.findall(s):
