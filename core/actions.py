@@ -21,7 +21,7 @@ from .model import FILE_LAYERS, Entry, Layer
 from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
-from .store import Change, MemoryStore, PlannedDelete
+from .store import Change, ChangeLog, MemoryStore, PlannedDelete
 from .store.database import DatabaseError
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
@@ -356,8 +356,11 @@ def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = 
         raise ActionError(f"cannot undo: {exc.strerror or exc}") from None
 
 
-def undo_log(store: MemoryStore) -> list[Change]:
-    return store.log.history()
+def undo_log(source: MemoryStore | Paths) -> list[Change]:
+    """memtui's changes as this workspace sees them, newest first; from `Paths`, the log alone
+    (`memtui undo --list` reads no memory: at LARGE loading them was 0.8 s)."""
+    log = source.log if isinstance(source, MemoryStore) else ChangeLog(source)
+    return log.history()
 
 
 def set_enabled(paths: Paths, value: bool) -> Path:

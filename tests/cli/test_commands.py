@@ -213,6 +213,21 @@ def test_undo_list_text_and_json_newest_first(paths, notes):
     assert log[1]["summary"] in text[1] and "(undone)" not in text[1]
 
 
+def test_undo_list_reads_the_log_alone(paths, notes, monkeypatch):
+    """Listing the log reads no memory (at LARGE loading them was most of the command's
+    0.8 s); the forked command inherits the patched load."""
+    ok(memtui(paths, "edit", entry_id(paths, "use ripgrep"), "use ripgrep -uu"))
+    from memtui.core.store import MemoryStore
+
+    def no_load(self):
+        raise AssertionError("undo --list loaded the memories")
+
+    monkeypatch.setattr(MemoryStore, "load", no_load)
+    text = ok(memtui(paths, "undo", "--list")).stdout
+    assert "edit" in text and "(done)" in text
+    assert "loaded the memories" in memtui(paths, "undo").stderr  # (the patch reaches the command)
+
+
 def test_undo_on_a_fresh_machine_says_so_and_creates_nothing(tmp_path):
     fresh = Paths(tmp_path / "no-muse-yet", tmp_path / "project")
     (tmp_path / "project").mkdir()
