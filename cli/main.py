@@ -190,7 +190,7 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
 def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
     """List the memories (Muse's /memories): each with its id and source, either of which
     names it to `edit` and `delete`."""
-    store = actions.open_store(obj.paths)
+    store = actions.open_store(obj.paths, layer)
     entries = store.entries(layer)
     if as_json:
         _echo_json({"entries": [e.as_dict() for e in entries], "errors": [p.as_dict() for p in store.problems]})

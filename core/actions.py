@@ -57,9 +57,14 @@ class UsageRefused(Refused):
 
 
 # ---------------------------------------------------------------------- opening
-def open_store(paths: Paths) -> MemoryStore:
+def open_store(paths: Paths, layer: str | None = None) -> MemoryStore:
     """A loaded store. With no Muse home yet (a fresh machine) it reads what there is and
-    creates nothing."""
+    creates nothing. `layer`: that layer alone is read, for a command that shows nothing
+    else (the others stay empty; the Markdown index in muse.db is left as it is)."""
+    if layer is not None:
+        store = MemoryStore(paths, index=False)
+        store.load_layers([layer])
+        return store
     store = MemoryStore(paths, index=paths.home.is_dir())
     store.load()
     return store
