@@ -79,7 +79,7 @@ _KEY_NAME = re.compile(r"(?:api|auth|service|account|db|database|priv|private|cl
 # Every other rule (AWS key ids, GitHub, GitLab, Stripe, npm, Twilio, SendGrid, Google, OpenAI,
 # Mailchimp, Mailgun, Discord, Telegram, PyPI, Square, IBM, Cloudant, SoftLayer, Artifactory)
 # matches an unbroken token of at least this many characters.
-_LONG_RUN = re.compile(r"[A-Za-z0-9_\-]{20}")
+_LONG_RUN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{20}")  # tried where a run starts
 
 
 def _may_hold_secret(text: str) -> bool:
@@ -93,7 +93,10 @@ def _may_hold_secret(text: str) -> bool:
         return True
     if _LONG_RUN.search(text) is not None:
         return True
-    return _SIGNS.search(text) is not None and any(word in lowered for word in _WORDS)
+    for word in _WORDS:
+        if word in lowered:
+            return _SIGNS.search(text) is not None
+    return False
 
 
 # ------------------------------------------------------------------ our own patterns

@@ -1017,6 +1017,28 @@ def test_a_saved_candidate_json_is_json_dumps(texts, clipped, tokens, layer, sco
     assert head + json.dumps(score) + ', "status": "' + status + tail == whole
 
 
+_FIELD = st.text(max_size=6) | st.sampled_from([None, 3, "数据库", '"q"', "\ud800"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.tuples(_FIELD, _FIELD, _FIELD, _FIELD),
+                          st.tuples(_FIELD, st.booleans() | st.just(1), st.just(0), st.integers(0, 99) | st.just(True))),
+                max_size=5), st.sampled_from(["user", "conversation"]))
+def test_json_pieces_in_bulk_are_each_candidates_pieces(pairs, layer):
+    """`json_pieces_many` over whole columns is `json_pieces` of each candidate, whatever the
+    types of its fields (the columns of plain text are written without a check per field)."""
+    from memtui.core.store.layer_index import json_pieces, json_pieces_many
+
+    shown, made = [p[0] for p in pairs], [p[1] for p in pairs]
+    try:
+        want = [json_pieces(layer, s, m) for s, m in zip(shown, made)]
+    except (TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            json_pieces_many(layer, shown, made)
+        return
+    assert json_pieces_many(layer, shown, made) == want
+
+
 def test_the_saved_files_are_closed_with_their_answers(worked):
     """A process that answers many times (the MCP server, a test run) keeps no saved file open
     once nothing reads from it: each layer's file is closed with the last index reading it."""
