@@ -4,7 +4,9 @@ the process that last loaded the memories and checked, not trusted, by the next 
 It holds, per layer and in a file of its own, the injection engine's own `LayerIndex` state
 (entries in base order, term postings, each entry's one-line text with redaction applied,
 its cost and what a candidate shows of it), so a warm run reads three files instead of
-parsing Markdown, turning rows into entries and redacting every line. It is derived and
+parsing Markdown, turning rows into entries and redacting every line. Beside it, in a section
+read only by the TUI, the order its pane lists the layer in (`layer_index.pane_state`), so the
+pane lists tens of thousands of entries making only those it shows. It is derived and
 rebuildable: it lives in `<home>/cache/`, never in a workspace. A layer is rebuilt whole on
 any doubt about it:
 
