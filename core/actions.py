@@ -17,7 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from . import gate, review
 from .fileio import ConflictError
-from .model import FILE_LAYERS, Entry, Layer
+from .model import FILE_LAYERS, LAYERS, Entry, Layer
 from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
@@ -100,16 +100,24 @@ def matching(store: MemoryStore, keyword: str, layer: str | None = None) -> list
 def search(store: MemoryStore, query: str, layer: str | None = None, limit: int = 20) -> list[tuple[Entry, float]]:
     """Entries relevant to `query`, best first: the injection's relevance score (shared terms,
     SPEC §5) with a substring match as a fallback, so a search finds what an injection would
-    and also a keyword the terms split differently. Archived entries last."""
+    and also a keyword the terms split differently. Archived entries last.
+
+    The scores come from the layer's index (`store.lines`, the one the store's injection
+    uses, taken from the prepared index when it holds the same entries): the entries that
+    share a term with the query are read from its postings, not every entry's terms made
+    again per search (at LARGE: 0.46 s a search before)."""
     from .relevance import score as relevance
-    from .relevance import terms, terms_of
+    from .relevance import share, terms, terms_of
+    from .serve import store_layers
 
     q = terms(query)
     found: list[tuple[Entry, float]] = []
-    for e in store.entries(layer):
-        score = relevance(q, terms_of(e))
-        if score > 0 or matches_keyword(e, query):
-            found.append((e, score))
+    for name, index in store_layers(store, load_settings(store.paths), LAYERS if layer is None else (layer,)).items():
+        scored = {index.shown(pos).id: share(n, len(q)) for pos, n in index.shared(q).items()}
+        for e in store.snapshot(name):
+            score = relevance(q, terms_of(e)) if e.archived else scored.get(e.id, 0.0)
+            if score > 0 or matches_keyword(e, query):
+                found.append((e, score))
     found.sort(key=lambda pair: (pair[0].archived, -pair[1], -pair[0].updated_at))
     return found[: max(0, limit)]
 
