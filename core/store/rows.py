@@ -19,7 +19,7 @@ from ..injection import LineMaker
 from ..model import IMPORTANCE_RANK, Entry, Layer
 from ..relevance import entry_terms, entry_terms_many
 from .generation import GENERATION_TRIGGERS
-from .layer_index import ENTRY_FIELDS, LineCache, SavedMade, _groups, entry_row, json_pieces_many
+from .layer_index import _PANE_OF_ROW, ENTRY_FIELDS, LineCache, SavedMade, _groups, entry_row, json_pieces_many, pane_state
 
 if TYPE_CHECKING:  # `conversations` is imported only when rows changed: a warm hook never needs it
     from .conversations import ConversationRow
@@ -104,7 +104,8 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     rank = [IMPORTANCE_RANK.get(importance, 1)] * n
     assert _ROW_TEMPLATE[ENTRY_FIELDS.index("status")] != "archived"  # every row active: no archived terms
     core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": _groups(rank, n),
-            "archived_terms": [], "key": list(maker.key), "size": n}
+            "archived_terms": [], "key": list(maker.key), "size": n,
+            "pane": pane_state(layer, list(map(_PANE_OF_ROW, rows)))}  # the TUI's pane order
     return core, [rows, shown, made, frags], {t: array("i", p).tobytes() for t, p in postings.items()}
 
 

@@ -233,17 +233,24 @@ def test_list_of_one_layer_reads_that_layer_alone(paths, notes):
 
 def test_undo_list_reads_the_log_alone(paths, notes, monkeypatch):
     """Listing the log reads no memory (at LARGE loading them was most of the command's
-    0.8 s); the forked command inherits the patched load."""
-    ok(memtui(paths, "edit", entry_id(paths, "use ripgrep"), "use ripgrep -uu"))
+    0.8 s). Run in this process (click's runner), so the patched load is the command's."""
+    from click.testing import CliRunner
+
+    from memtui.cli.main import main
     from memtui.core.store import MemoryStore
+
+    ok(memtui(paths, "edit", entry_id(paths, "use ripgrep"), "use ripgrep -uu"))
 
     def no_load(self):
         raise AssertionError("undo --list loaded the memories")
 
     monkeypatch.setattr(MemoryStore, "load", no_load)
-    text = ok(memtui(paths, "undo", "--list")).stdout
-    assert "edit" in text and "(done)" in text
-    assert "loaded the memories" in memtui(paths, "undo").stderr  # (the patch reaches the command)
+    runner = CliRunner()
+    listed = runner.invoke(main, ["--home", str(paths.home), "-w", str(paths.workspace), "undo", "--list"])
+    assert listed.exit_code == 0, listed.output
+    assert "edit" in listed.output and "(done)" in listed.output
+    undone = runner.invoke(main, ["--home", str(paths.home), "-w", str(paths.workspace), "undo"])
+    assert "loaded the memories" in str(undone.exception)  # (an undo does load them: the patch is the command's)
 
 
 def test_undo_on_a_fresh_machine_says_so_and_creates_nothing(tmp_path):

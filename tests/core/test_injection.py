@@ -661,23 +661,6 @@ def test_a_first_run_builds_the_markdown_layers_aside_and_answers_as_a_fresh_loa
     assert _built(paths, query)[1] == want  # and warm, from what was saved
 
 
-def test_a_layer_built_here_gives_the_rows_it_saved(tmp_path):
-    """`saved_rows` of each layer a first run built and saved is the rows of its entries (what
-    the TUI lists before its store loads), in the index's order; a layer indexed from entries
-    has none."""
-    from memtui.core.store.layer_index import LayerIndex, entry_row
-
-    paths = _corpus_on_disk(tmp_path, random.Random(5))
-    built = prep.prepare(paths, load_settings(paths))
-    sizes = {}
-    for layer, index in built.indexes.items():
-        assert isinstance(index, LayerIndex)
-        rows = sizes[layer] = prep.saved_rows(index)
-        assert rows == [entry_row(index.entry(p)) for p in range(index.size)]
-    assert sizes["conversation"] and (sizes["user"] or sizes["project"])
-    assert prep.saved_rows(LayerIndex.from_entries("user", [])) is None
-
-
 def test_to_json_is_json_dumps_of_as_dict(worked):
     r = build_injection(worked.workspace, "帮我优化数据库查询 vitest \"quoted\"", home=worked.home)
     assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
