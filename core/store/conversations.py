@@ -155,7 +155,7 @@ class Conversations(Tables):
 
     def raw_rows(self, workspace: Path) -> list[tuple[Any, ...]]:
         """`rows` as SQLite gives them (`ROW_COLUMNS`, before `conversation_row`): the prepared
-        index's build makes its state of them in bulk (`layer_index.conversation_state`)."""
+        index's build makes its state of them in bulk (`rows.conversation_state`)."""
         with self.database.lock:
             if not self.database.exists():
                 return []
