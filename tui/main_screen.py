@@ -51,6 +51,7 @@ from .startup import inject_prepared, pane_order
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
+from .widgets.line_input import LineInput
 from .widgets.preview import LeftOut, left_out, left_out_counts
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ class MainScreen(Screen[None]):
         yield Header(show_clock=False, icon="◆")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Input(placeholder="/ filter all layers (fuzzy)…", id="filter", compact=True)
+                yield LineInput(placeholder="/ filter all layers (fuzzy)…", id="filter", compact=True)
                 yield Static(id="layer-tabs", markup=False)
                 for layer in LAYERS:
                     yield EntryPane(layer)

@@ -2,16 +2,19 @@
 loop, so it is painted in the key's own frame), exactly what `memtui preview` answers; a
 costly one, or one whose prepared index must first be opened again after a change, is made
 in the worker while the keys still echo; an outside edit made while typing is in the
-preview that follows."""
+preview that follows; the query box does not lay the screen out per key."""
 
 from __future__ import annotations
 
 import json
 import time
 
+from textual.app import App, ComposeResult
+
 from memtui.core.serve import build_injection
 from memtui.tui import main_screen
 from memtui.tui.app import MemtuiApp
+from memtui.tui.widgets.line_input import LineInput
 from tests.tui.conftest import screen_text, wait_until
 
 
@@ -98,3 +101,33 @@ async def test_an_outside_edit_while_typing_is_in_the_preview_that_follows(demo_
         await pilot.press("s")  # the index opened again is current: made with the key once more
         await wait_until(pilot, lambda: app.last_result.query == "zanzibars", message="the next preview")
         assert as_json(app.last_result) == cli_json(demo_paths, "zanzibars")
+
+
+class OneInput(App[None]):
+    def compose(self) -> ComposeResult:
+        yield LineInput(id="box", compact=True)
+
+
+async def test_a_key_typed_into_a_line_input_lays_nothing_out_and_long_text_still_scrolls():
+    app = OneInput()
+    async with app.run_test(size=(30, 5)) as pilot:
+        box = app.query_one("#box", LineInput)
+        box.focus()
+        await pilot.pause()
+        layouts = []
+        refresh_layout = app.screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            layouts.append(1)
+            return refresh_layout(*args, **kwargs)
+
+        app.screen._refresh_layout = counted
+        text = "the quick brown fox jumps over the lazy dog"  # longer than the 30 columns
+        for ch in text:
+            await pilot.press("space" if ch == " " else ch)
+        await pilot.pause()
+        assert box.value == text and not layouts
+        assert box.scroll_x > 0 and screen_text(app).splitlines()[0].rstrip().endswith("lazy dog")
+        await pilot.press("home")
+        await pilot.pause()
+        assert box.scroll_x == 0 and screen_text(app).splitlines()[0].startswith("the quick")
