@@ -190,7 +190,7 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
 def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
     """List the memories (Muse's /memories): each with its id and source, either of which
     names it to `edit` and `delete`."""
-    store = actions.open_store(obj.paths)
+    store = actions.open_store(obj.paths, layer)
     entries = store.entries(layer)
     if as_json:
         _echo_json({"entries": [e.as_dict() for e in entries], "errors": [p.as_dict() for p in store.problems]})
@@ -339,9 +339,8 @@ def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> N
     """Undo the newest change memtui made (restores the exact previous bytes), or the change
     CHANGE (its id from `undo --list`); it says which change before undoing it. A change
     that conflicts stays in the log marked conflicting and is passed over from then on."""
-    store = actions.open_store(obj.paths)
     if show_list:
-        log = actions.undo_log(store)
+        log = actions.undo_log(obj.paths)
         if as_json:
             _echo_json({"changes": [c.as_dict() for c in log]})
             return
@@ -352,6 +351,7 @@ def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> N
             flag = f"  ({c.status})"
             click.echo(f"{c.id}  {when}  {_name(c.summary)}{flag}")
         return
+    store = actions.open_store(obj.paths)
     try:
         pending = actions.undo_preview(store, change_name)
         if pending is None:

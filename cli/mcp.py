@@ -10,6 +10,7 @@ only this workspace's memories (project and conversation), never the person's us
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -52,18 +53,24 @@ def _entry(e: Entry, score: float | None = None) -> dict[str, Any]:
 
 
 def build_server(paths: Paths) -> Any:
-    """The MCP server for one home and workspace (the store is loaded once and brought up to
-    date before every call, so changes made elsewhere are seen)."""
+    """The MCP server for one home and workspace (the store is loaded at the first call and
+    brought up to date before every call, so changes made elsewhere are seen)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, TextContent
 
     store = MemoryStore(paths, index=paths.home.is_dir())
-    store.load()
+    loading = threading.Lock()
     server: Any = MCPServer("memtui", instructions=INSTRUCTIONS)
 
     def fresh() -> MemoryStore:
-        store.reload()
+        """The store, loaded at the first tool call (a client's handshake does not wait for
+        tens of thousands of memories) and brought up to date before each one after."""
+        with loading:
+            if store.loaded:
+                store.reload()
+            else:
+                store.load()
         return store
 
     gate = outbound.Outbound()

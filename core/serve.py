@@ -47,11 +47,7 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: f
     """The injection over a loaded MemoryStore (the TUI and the MCP server call this); the
     semantic model, when hybrid retrieval is on, is loaded once per store."""
     lines = store.lines
-    key = (settings.max_item_chars, bool(settings.redact_secrets))
-    if key not in lines.made:  # the first time with these settings: take the lines already made
-        lines.made[key] = {}
-        _seed_lines(store.paths, settings, lines)
-    layers: dict[str, LayerIndex] = {layer: lines.layer_index(layer, store.snapshot(layer)) for layer in LAYERS}
+    layers = store_layers(store, settings)
     errors = list(settings.problems) + store.problems
     unreviewed: frozenset[str] = frozenset()
     if settings.require_review:  # SPEC §12: computed only when the setting is on
@@ -67,6 +63,17 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: f
             session = lines.semantic = SemanticSession(store.paths.home)
     return _inject(store.paths, layers, settings, query, frozenset(store.layer_errors), errors, now=now,
                    session=session, unreviewed=unreviewed)
+
+
+def store_layers(store: MemoryStore, settings: Settings, layers: tuple[str, ...] = LAYERS) -> dict[str, LayerIndex]:
+    """The store's layers as its injection reads them: indexed once per snapshot, taken from
+    the prepared index when it holds the same entries (the search scores from them too)."""
+    lines = store.lines
+    key = (settings.max_item_chars, bool(settings.redact_secrets))
+    if key not in lines.made:  # the first time with these settings: take the lines already made
+        lines.made[key] = {}
+        _seed_lines(store.paths, settings, lines)
+    return {layer: lines.layer_index(layer, store.snapshot(layer)) for layer in layers}
 
 
 def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:

@@ -8,7 +8,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -105,6 +105,12 @@ class MemtuiApp(App[None]):
         self._prepared_lock = threading.Lock()
         self._semantic: Any = None  # §13: the model and its vector cache, once hybrid retrieval asked for them
         self.ready = asyncio.Event()  # set once the panes are populated
+        # the prepared index and its panes' entries, opened by a thread from the app's start (`_open`);
+        # `_opened_or_building` is set once it is open, failed, or has to be built (then it takes a while)
+        self._opened: tuple[Prepared, dict[str, Sequence[Entry]]] | None = None
+        self._opened_or_building = threading.Event()
+        self._open_done = threading.Event()  # set once it is open or failed
+        self._opened_shown = False
         self._store_ready = threading.Event()  # writes wait for the store
         self.first_paint = threading.Event()  # the first preview is on screen: the store may load
         self.last_typed = 0.0  # time.monotonic() of the last key typed into the query or the filter
@@ -179,25 +185,58 @@ class MemtuiApp(App[None]):
             self._unsubscribe()
         self.store.close()
 
+    def on_load(self) -> None:
+        """Before the terminal is set up and the screen composed: the prepared index starts
+        opening beside that (a warm one is open in a few tens of milliseconds, and the main
+        screen's first frame then lists it)."""
+        threading.Thread(target=self._open, name="memtui-open", daemon=True).start()
+
+    def _open(self) -> None:
+        """(In its thread) open the prepared index (`memtui preview`'s) and its panes' entries."""
+        def building(layers: list[str]) -> None:
+            self._opened_or_building.set()  # a first run: the main screen does not wait for it
+            self.post_message(IndexBuilding(layers))
+
+        try:
+            prepared = open_prepared(self.paths, self.settings, building)
+            self._opened = (prepared, {str(layer): prepared_entries(prepared.indexes[layer]) for layer in LAYERS})
+        except Exception as exc:  # the index is derived: the store still loads
+            log.warning("prepared index not opened: %s", exc)
+        finally:
+            self._opened_or_building.set()
+            self._open_done.set()
+
+    def show_prepared(self, wait: float = 0.0) -> bool:
+        """List the prepared index in the main screen's panes once it is open (waiting up to
+        `wait` seconds for it), unless it is listed already or the store has loaded."""
+        if wait:
+            self._opened_or_building.wait(wait)
+        opened = self._opened
+        if opened is None or self._opened_shown or self.loaded or not self.main.mounted:
+            return False
+        self._opened_shown = True
+        self.prepared = opened[0]
+        self._indexing = ""
+        self._update_subtitle()
+        self.main.prepared_opened(opened[1])
+        self.ready.set()
+        return True
+
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_store(self) -> None:
-        """Open the prepared index (`memtui preview`'s) and show it, then load the store
-        behind it once the first preview is on screen (or after FIRST_PAINT_WAIT)."""
+        """(Once the main screen is mounted) show the prepared index when it has opened, then
+        load the store behind it once the first preview is on screen (or after FIRST_PAINT_WAIT)."""
         prepared_ok = False
         try:
-            try:
-                prepared = open_prepared(self.paths, self.settings, lambda layers: self.post_message(IndexBuilding(layers)))
-                entries = {str(layer): prepared_entries(prepared.indexes[layer]) for layer in LAYERS}
-            except Exception as exc:  # the index is derived: the store still loads
-                log.warning("prepared index not opened: %s", exc)
-            else:
+            self._open_done.wait()
+            opened = self._opened
+            if opened is not None:
                 gc.freeze()  # what lives as long as the view: out of the collector's full passes
                 prepared_ok = True
-                self.post_message(PreparedOpened(prepared, entries))
-                row_gen = prepared.row_gen
-                if row_gen is not None:  # the store takes the pane's conversation entries while no row moved
-                    self.store.offer_conversation(entries[Layer.CONVERSATION], row_gen)
-                del entries
+                prepared, entries = opened
+                self.post_message(PreparedOpened(prepared, entries))  # (shown already if it opened in time)
+                conversation = entries[Layer.CONVERSATION]
+                del entries, opened
                 self.first_paint.wait(FIRST_PAINT_WAIT)
                 # the prepared index answers the preview (then and after): loading the store waits
                 # for a pause in the typing, the first preview counting as a key (someone who
@@ -206,6 +245,10 @@ class MemtuiApp(App[None]):
                 deadline = time.monotonic() + TYPING_WAIT
                 while time.monotonic() < deadline and time.monotonic() - self.last_typed < TYPING_PAUSE:
                     time.sleep(0.05)
+                row_gen = prepared.row_gen
+                if row_gen is not None:  # the store takes the pane's conversation entries while no row moved
+                    self.store.offer_conversation(conversation, row_gen)  # (made now, those not shown yet)
+                del conversation
             self.store.load()
             if prepared_ok:  # the panes' order of the store's entries, found here rather than on the event loop
                 self.main.order_ahead()
@@ -240,14 +283,9 @@ class MemtuiApp(App[None]):
         self._indexing = ", ".join(LAYER_TITLES[layer].lower() for layer in message.layers)
         self._update_subtitle()
 
-    def on_prepared_opened(self, message: PreparedOpened) -> None:
-        if self.loaded or not self.main.is_attached:  # the app is closing
-            return
-        self.prepared = message.prepared
-        self._indexing = ""
-        self._update_subtitle()
-        self.main.prepared_opened(message.entries)
-        self.ready.set()
+    def on_prepared_opened(self, _message: PreparedOpened) -> None:
+        if self.main.is_attached:  # else the app is closing
+            self.show_prepared()
 
     def on_store_loaded(self, _: StoreLoaded) -> None:
         self.collector_on()  # (on already, unless no preview could be painted)

@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -69,6 +69,7 @@ LEFT_OUT_PAUSE = 0.12
 # corpus costs 15 ms) is made on the event loop as its key comes, and painted in the key's own
 # frame; past it, in a worker, the keys echoed meanwhile (a store ten times larger).
 INLINE_COST = 0.025
+PANES_WAIT = 0.3  # seconds the first frame waits for the prepared index, at most (a first run builds it: longer)
 COMPACT_WIDTH = 100  # below this many columns: one pane at a time (tabs), detail hidden
 COMPACT_HEIGHT = 30
 # Keys that type a character: not advertised (and not run) while an input has focus.
@@ -116,14 +117,16 @@ class MainScreen(Screen[None]):
         self.last_layer: str = Layer.USER
         self._generation = 0
         self._filter_generation = 0
-        self._choices: dict[str, tuple[tuple[Entry, ...], list[str]]] = {}  # filter strings per layer snapshot
+        self._choices: dict[str, tuple[Sequence[Entry], list[str]]] = {}  # filter strings per layer snapshot
         self._ordered: dict[str, tuple[tuple[Entry, ...], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
-        self._prepared: dict[str, tuple[Entry, ...]] = {}  # the prepared index's entries, until the store loads
+        # the prepared index's entries (`startup.PaneListing`: made as they are shown), until the store loads
+        self._prepared: dict[str, Sequence[Entry]] = {}
         self._pending_keep: dict[str, str] = {}  # entry to select once the next refresh shows it
-        self._last_results: dict[str, tuple[list[Entry], int]] = {}  # each layer's last listing, unsorted
+        self._last_results: dict[str, tuple[Sequence[Entry], int]] = {}  # each layer's last listing, unsorted
         self.order = "file"  # actions.ENTRY_ORDERS: how each pane is sorted (o cycles)
         self._left_out_timer: Timer | None = None  # a large store's near misses, once the typing pauses
         self._preview_cost = float("inf")  # the last preview's CPU seconds (unknown: the first is the worker's)
+        self.mounted = False  # the panes exist
 
     @property
     def memtui(self) -> MemtuiApp:
@@ -150,10 +153,14 @@ class MainScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        for pane in self.query(EntryPane):
-            pane.loading = True
         self._layout_for(self.app.size.width, self.app.size.height)
         self.watch(self.query_one("#query", Input), "value", self.query_changed, init=False)
+        self.mounted = True
+        # a saved prepared index opens in a few tens of milliseconds (begun as the app started):
+        # waited for, so that the first frame lists it rather than loading indicators
+        if not self.memtui.show_prepared(wait=PANES_WAIT):
+            for pane in self.query(EntryPane):
+                pane.loading = True
         self.memtui.load_store()  # once the panes exist to show it
 
     def on_resize(self, event: Resize) -> None:
@@ -209,9 +216,9 @@ class MainScreen(Screen[None]):
         """The panes list memories: the store's, or the prepared index's until it loads."""
         return self.memtui.loaded or bool(self._prepared)
 
-    def prepared_opened(self, entries: dict[str, list[Entry]]) -> None:
+    def prepared_opened(self, entries: dict[str, Sequence[Entry]]) -> None:
         """The prepared index's entries, listed while the store loads behind them."""
-        self._prepared = {layer: tuple(found) for layer, found in entries.items()}
+        self._prepared = dict(entries)
         for pane in self.query(EntryPane):
             pane.loading = False
         self.refresh_panes()
@@ -242,18 +249,20 @@ class MainScreen(Screen[None]):
     def pane(self, layer: str) -> EntryPane:
         return self.query_one(f"#pane-{layer}", EntryPane)
 
-    def filtered(self, layer: str, text: str) -> tuple[list[Entry], int]:
+    def filtered(self, layer: str, text: str) -> tuple[Sequence[Entry], int]:
         """The layer's entries matching `text`, best first; all when empty. Runs in a worker.
 
         rapidfuzz's partial_ratio scores the best-aligned part of each row, so a word with a
         typo still finds it (WRatio scales partial matches down by the length ratio: a word
         found exactly in a long memory scores only 60)."""
+        snapshot = self.layer_entries(layer)
+        if not text:
+            return snapshot, len(snapshot)
         from rapidfuzz import fuzz, process, utils  # when a filter is first typed, not at start-up
 
-        snapshot = self.layer_entries(layer)
         query = utils.default_process(text)
         if not query:
-            return list(snapshot), len(snapshot)
+            return snapshot, len(snapshot)  # (not copied: a prepared layer's entries are made as they are shown)
         cached = self._choices.get(layer)
         if cached is None or cached[0] is not snapshot:
             # the entries a change kept are the same objects: their strings are taken, not made again
@@ -276,7 +285,7 @@ class MainScreen(Screen[None]):
         snapshot = self.memtui.store.snapshot(Layer.CONVERSATION)
         self._ordered = {**self._ordered, Layer.CONVERSATION: (snapshot, tuple(pane_order(Layer.CONVERSATION, snapshot)))}
 
-    def layer_entries(self, layer: str) -> tuple[Entry, ...]:
+    def layer_entries(self, layer: str) -> Sequence[Entry]:
         """The layer's entries in pane order: the store's once it has loaded, the prepared
         index's before (the same order, so nothing moves when the store takes over)."""
         if not self.memtui.loaded:
@@ -305,7 +314,7 @@ class MainScreen(Screen[None]):
             return
         self._show_panes({layer: self.filtered(layer, "") for layer in layers})
 
-    def _show_panes(self, results: dict[str, tuple[list[Entry], int]]) -> None:
+    def _show_panes(self, results: dict[str, tuple[Sequence[Entry], int]]) -> None:
         self._last_results = {**self._last_results, **results}
         badges = {entry_id: badge_for([f.kind for f in found])
                   for entry_id, found in self.memtui.findings_by_entry.items()}
@@ -314,7 +323,8 @@ class MainScreen(Screen[None]):
             pane.border_subtitle = "" if self.order == "file" else f"o: {actions.ORDER_TITLES[self.order]}"
             if pane.memory_layer in results:
                 shown, total = results[pane.memory_layer]
-                shown = actions.sort_entries(shown, self.memtui.history, self.order)
+                if self.order != "file":
+                    shown = actions.sort_entries(list(shown), self.memtui.history, self.order)
                 pane.show(shown, total, keep=self._pending_keep.pop(pane.memory_layer, None))
         self._show_tabs()
         self.show_detail()
@@ -325,7 +335,7 @@ class MainScreen(Screen[None]):
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._filtered_ready, results, generation)
 
-    def _filtered_ready(self, results: dict[str, tuple[list[Entry], int]], generation: int) -> None:
+    def _filtered_ready(self, results: dict[str, tuple[Sequence[Entry], int]], generation: int) -> None:
         if generation == self._filter_generation and not self.gone:  # a newer filter or reload is on its way otherwise
             self._show_panes(results)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ class PreparedOpened(Result):
     """The prepared index is open (in the load worker): the panes and the first preview
     come from it while the store loads."""
 
-    def __init__(self, prepared: Any, entries: dict[str, list[Entry]]) -> None:
+    def __init__(self, prepared: Any, entries: dict[str, Sequence[Entry]]) -> None:
         super().__init__()
         self.prepared = prepared  # core.store.prepared.Prepared
         self.entries = entries  # per layer, in pane order

@@ -138,32 +138,45 @@ class Database:
 
     def ensure_schema(self) -> sqlite_utils.Database:
         """Create what is missing (tables, columns, FTS5 + triggers); back the file up first
-        when an existing database's schema is about to change."""
+        when an existing database's schema is about to change. The connection, wrapped by
+        sqlite-utils (what a write needs)."""
         with self.lock:
-            db = self.connect(create=True)
+            self.schema_ready()
+            return self.connect(create=True)
+
+    def schema_ready(self) -> sqlite3.Connection:
+        """`ensure_schema` for a read of memtui's tables: the plain connection, so a read that
+        finds the schema complete never imports sqlite-utils (≈0.1 s of the TUI's and the
+        doctor's load)."""
+        with self.lock:
+            conn = self.open(create=True)
             if self._schema_ready:
-                return db
+                return conn
             try:
-                tables = self.tables(db)
+                tables = self.tables(conn)
+
+                def has_column(table: str, column: str) -> bool:
+                    return any(r[1] == column for r in conn.execute(f"PRAGMA table_info({table})"))
+
                 needs_fts = "memories_fts" not in tables
-                needs_column = "memories" in tables and "file_path" not in db["memories"].columns_dict
-                if "memtui_files" in tables and "payload" not in db["memtui_files"].columns_dict:
-                    db.execute("ALTER TABLE memtui_files ADD COLUMN payload TEXT")  # our own table
+                needs_column = "memories" in tables and not has_column("memories", "file_path")
+                if "memtui_files" in tables and not has_column("memtui_files", "payload"):
+                    conn.execute("ALTER TABLE memtui_files ADD COLUMN payload TEXT")  # our own table
                 missing = {"conversations", "memories", "memtui_files"} - tables
                 if (needs_fts or needs_column or missing) and tables - {"memtui_files"}:
                     self._backup()
                 if needs_column:
-                    db.execute("ALTER TABLE memories ADD COLUMN file_path TEXT")
-                db.executescript(MUSE_TABLES + MEMTUI_TABLES)
+                    conn.execute("ALTER TABLE memories ADD COLUMN file_path TEXT")
+                conn.executescript(MUSE_TABLES + MEMTUI_TABLES)
                 if needs_fts:
-                    db.table("memories").enable_fts(
+                    self.connect(create=True).table("memories").enable_fts(
                         ["content", "tags"], fts_version="FTS5", tokenize="trigram", create_triggers=True
                     )
-                db.conn.commit()
+                conn.commit()
             except sqlite3.DatabaseError as exc:
                 raise DatabaseError(f"{self.path}: {exc}") from None
             self._schema_ready = True
-            return db
+            return conn
 
     def _backup(self) -> None:
         """Copy the database (consistently, via SQLite's backup API) before a schema change."""

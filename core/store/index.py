@@ -22,8 +22,8 @@ class FileIndex(Tables):
     def indexed(self) -> dict[str, str]:
         """Indexed Markdown files: path -> sha256 of the content that was indexed."""
         with self.database.lock:
-            db = self.database.ensure_schema()
-            return {r[0]: r[1] for r in db.execute("SELECT path, sha256 FROM memtui_files")}
+            conn = self.database.schema_ready()
+            return {r[0]: r[1] for r in conn.execute("SELECT path, sha256 FROM memtui_files")}
 
     def cached(self) -> dict[str, tuple[str, str]]:
         """The parsed-entry cache: path -> (sha256, payload). Read-only; {} when there is none."""
@@ -54,19 +54,19 @@ class FileIndex(Tables):
 
     def remove(self, paths: Iterable[str]) -> None:
         with self.database.lock:
-            db = self.database.ensure_schema()
-            with db.conn:
+            conn = self.database.schema_ready()
+            with conn:
                 for p in paths:
-                    db.execute("DELETE FROM memories WHERE file_path = ?", [p])
-                    db.execute("DELETE FROM memtui_files WHERE path = ?", [p])
+                    conn.execute("DELETE FROM memories WHERE file_path = ?", [p])
+                    conn.execute("DELETE FROM memtui_files WHERE path = ?", [p])
 
     def clear(self) -> None:
         """Forget every derived Markdown row and cached parse (they are rebuilt from the files)."""
         with self.database.lock:
-            db = self.database.ensure_schema()
-            with db.conn:
-                db.execute("DELETE FROM memories WHERE file_path IS NOT NULL")
-                db.execute("DELETE FROM memtui_files")
+            conn = self.database.schema_ready()
+            with conn:
+                conn.execute("DELETE FROM memories WHERE file_path IS NOT NULL")
+                conn.execute("DELETE FROM memtui_files")
 
 
 class ReviewState(Tables):
@@ -92,15 +92,15 @@ class ReviewState(Tables):
     def add(self, items: Iterable[tuple[str, str]]) -> None:
         """Mark (review key, entry id) pairs reviewed now."""
         with self.database.lock:
-            db = self.database.ensure_schema()
+            conn = self.database.schema_ready()
             stamp = now_ms()
-            with db.conn:
-                db.conn.executemany(
+            with conn:
+                conn.executemany(
                     "INSERT OR IGNORE INTO memtui_reviewed (key, entry_id, reviewed_at) VALUES (?, ?, ?)",
                     [(key, entry_id, stamp) for key, entry_id in items])
 
     def remove(self, keys: Iterable[str]) -> None:
         with self.database.lock:
-            db = self.database.ensure_schema()
-            with db.conn:
-                db.conn.executemany("DELETE FROM memtui_reviewed WHERE key = ?", [(k,) for k in keys])
+            conn = self.database.schema_ready()
+            with conn:
+                conn.executemany("DELETE FROM memtui_reviewed WHERE key = ?", [(k,) for k in keys])

@@ -52,6 +52,61 @@ _TAGS_AT = ENTRY_FIELDS.index("tags")
 _ROW_TYPES = frozenset({str, int, float, bool, type(None), tuple})
 
 
+# ---------------------------------------------------------------------- the panes' order
+# What a pane's order depends on, per entry (a saved row's fields, or an entry's attributes).
+PANE_FIELDS = ("conversation_title", "updated_at", "id", "rel_path", "line_start")
+_PANE_OF_ROW = itemgetter(*(ENTRY_FIELDS.index(name) for name in PANE_FIELDS))
+_PANE_OF_ENTRY = attrgetter(*PANE_FIELDS)
+PaneGroup = tuple[str, float, int]  # a conversation's title, its newest memory's updated_at, its memories listed
+PaneState = tuple[Sequence[int], list[PaneGroup]]
+
+
+def conversation_keys(items: Sequence[tuple[str, float, str]]) -> list[tuple[bool, float, str, float, str]]:
+    """The sort key of each (conversation title, updated_at, id) for the conversation pane:
+    its conversation's newest memory (descending), its title, then the memory's own date
+    (descending) and id. The pane groups by title in this order."""
+    newest: dict[str, float] = {}
+    for title, updated, _ in items:
+        if updated > newest.get(title, float("-inf")):
+            newest[title] = updated
+    return [(not title, -newest[title], title, -updated, entry_id) for title, updated, entry_id in items]
+
+
+def pane_state(layer: str, fields: Sequence[tuple[Any, ...]]) -> PaneState:
+    """The positions of a layer's entries (each given as its `PANE_FIELDS`) in the order its
+    pane lists them ("file order"): Markdown by file (root-relative path) and line, in a
+    stable sort; conversation memories by conversation, the one added to last first, each
+    newest first (memories without a conversation last), with the conversations' groups
+    (title, newest updated_at, count) in that order."""
+    if layer != Layer.CONVERSATION:
+        return array("i", sorted(range(len(fields)), key=[(f[3], f[4]) for f in fields].__getitem__)), []
+    keys = conversation_keys([f[:3] for f in fields])
+    order = array("i", sorted(range(len(fields)), key=keys.__getitem__))
+    groups: list[PaneGroup] = []
+    last: str | None = None
+    for pos in order:
+        title = fields[pos][0]
+        if title != last or not groups:
+            groups.append((title, -keys[pos][1], 1))
+            last = title
+        else:
+            head = groups[-1]
+            groups[-1] = (head[0], head[1], head[2] + 1)
+    return order, groups
+
+
+def saved_pane(state: PaneState) -> list[Any]:
+    """A pane state as marshal saves it (plain bytes and tuples)."""
+    order, groups = state
+    raw = order.tobytes() if isinstance(order, (array, memoryview)) else array("i", order).tobytes()
+    return [raw, [(_plain(title), float(newest), count) for title, newest, count in groups]]
+
+
+def read_pane(saved: Sequence[Any]) -> PaneState:
+    raw, groups = saved
+    return memoryview(raw).cast("i"), [tuple(g) for g in groups]
+
+
 def entry_row(entry: Entry) -> tuple[Any, ...]:
     row = list(_ALL_FIELDS(entry))
     row[_PATH_AT] = None if entry.path is None else str(entry.path)
@@ -233,6 +288,8 @@ class LayerIndex:
         self.semantic_vectors: Any = None  # §13: (model tag, each position's vector), once asked for
         # (the conversation layer) memtui's change counter over the rows it is exactly current at, when known
         self.row_gen: int | None = None
+        # the panes' order (`pane_state`): saved (a function reading its section), or found when first asked for
+        self._pane: PaneState | Callable[[], PaneState] | None = None
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None,
@@ -272,6 +329,7 @@ class LayerIndex:
             "shown": saved_shown, "made": saved_made,
             "frags": [frags[p] for p in range(self.size)] if frags is not None else
                      [json_pieces(layer, s, m) for s, m in zip(shown, made)],
+            "pane": self.pane(),
         }
 
     @classmethod
@@ -281,8 +339,41 @@ class LayerIndex:
         lazy (read when first asked for)."""
         key = tuple(core["key"])
         rank = memoryview(core["rank"]).cast("b")  # read in place: no list of every position's rank
-        return cls(core["layer"], core["n_active"], rank, postings, core["archived_terms"],
-                   [None] * core["size"], rows, shown, {key: made}, {key: frags}, groups=core["groups"], packed=True)
+        index = cls(core["layer"], core["n_active"], rank, postings, core["archived_terms"],
+                    [None] * core["size"], rows, shown, {key: made}, {key: frags}, groups=core["groups"], packed=True)
+        index._pane = core.get("pane")
+        return index
+
+    def pane(self) -> PaneState:
+        """The positions in the order the layer's pane lists them, and the conversation
+        layer's groups (`pane_state`): as saved, else found from the entries (or rows)."""
+        found = self._pane
+        if callable(found):
+            found = found()
+        if found is None:
+            rows = self._rows
+            if rows is not None and hasattr(rows, "materialize"):
+                fields = list(map(_PANE_OF_ROW, rows.materialize(keep=False)))
+            else:
+                fields = [_PANE_OF_ROW(rows[p]) if self._entries[p] is None and rows is not None
+                          else _PANE_OF_ENTRY(self.entry(p)) for p in range(self.size)]
+            found = pane_state(self.layer, fields)
+        self._pane = found
+        return found
+
+    def all_entries(self) -> list[Entry]:
+        """Every position's entry, in base order, made at once (from the saved rows: faster
+        than one by one) and not kept here."""
+        rows = self._rows
+        if rows is None:
+            return [self.entry(p) for p in range(self.size)]
+        rows = rows.materialize(keep=False) if hasattr(rows, "materialize") else list(rows)
+        made = self._entries
+        if all(row[_PATH_AT] is None for row in rows):
+            return [e if e is not None else Entry(*row) for e, row in zip(made, rows)]  # the row is Entry's fields in order
+        return [e if e is not None else Entry(*(*row[:_PATH_AT], None if row[_PATH_AT] is None else Path(row[_PATH_AT]),
+                                                 *row[_PATH_AT + 1:]))
+                for e, row in zip(made, rows)]
 
     def holds(self, entries: Sequence[Entry]) -> bool:
         """Whether this (saved) index has exactly `entries`, field for field (then it answers
@@ -585,6 +676,55 @@ class PatchedLayer:
         self.semantic_vectors: Any = None
         self.row_gen: int | None = None  # as LayerIndex.row_gen
         self._run = self.merge.runs[0] if self.merge.runs else (0, False, 0, 0)
+        self._removed = frozenset(self.merge.removed)
+        self._pane: PaneState | None = None
+
+    def pane(self) -> PaneState:
+        """`LayerIndex.pane` of the whole layer, from the saved layer's: the conversations
+        whose memories changed are ordered again, the others keep their saved order (their
+        positions shifted), and the conversations are put in order again."""
+        if self._pane is not None:
+            return self._pane
+        base, added, merge = self.base, self.added, self.merge
+        if self.layer != Layer.CONVERSATION:
+            self._pane = pane_state(self.layer, [self.fields(p, PANE_FIELDS) for p in range(self.size)])
+            return self._pane
+        order, groups = base.pane()
+        new_of = array("i", [-1]) * base.size  # each saved position's new one (-1: taken out)
+        for first, stop, shift in merge.base_runs:
+            new_of[first:stop] = array("i", range(first + shift, stop + shift))
+        theirs: defaultdict[str, list[tuple[float, str, int]]] = defaultdict(list)  # title -> (updated, id, new pos)
+        for i in range(added.size):
+            title, updated, entry_id = added.fields(i, PANE_FIELDS[:3])
+            theirs[title].append((updated, entry_id, merge.added_at[i]))
+        changed = set(theirs) | {base.fields(p, PANE_FIELDS[:1])[0] for p in self._removed}
+        out: list[tuple[tuple[bool, float, str], Sequence[int], PaneGroup]] = []
+        start = 0
+        for title, newest, count in groups:
+            saved = order[start:start + count]
+            start += count
+            if title not in changed:
+                out.append(((not title, -newest, title), array("i", map(new_of.__getitem__, saved)),
+                            (title, newest, count)))
+                continue
+            members = [(*base.fields(p, PANE_FIELDS[1:3]), new_of[p]) for p in saved if p not in self._removed]
+            theirs[title] += members
+        for title, members in theirs.items():
+            if members:
+                members.sort(key=lambda m: (-m[0], m[1]))
+                newest = members[0][0]
+                out.append(((not title, -newest, title), [m[2] for m in members], (title, newest, len(members))))
+        out.sort(key=lambda group: group[0])
+        self._pane = (array("i", chain.from_iterable(group[1] for group in out)), [group[2] for group in out])
+        return self._pane
+
+    def all_entries(self) -> list[Entry]:
+        """`LayerIndex.all_entries` of the whole layer."""
+        mine, theirs = self.base.all_entries(), self.added.all_entries()
+        out: list[Entry] = []
+        for _, new, src, n in self.merge.runs:
+            out += (theirs if new else mine)[src:src + n]
+        return out
 
     def _at(self, pos: int) -> tuple[LayerIndex, int]:
         run = self._run  # positions come mostly in order: the run of the last one first
@@ -698,5 +838,5 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
     rank = merge.rank(base, added)
     core = {"layer": _plain(base.layer), "n_active": merge.n_active, "rank": rank.tobytes(),
             "groups": _sorted_groups(rank, merge.n_active), "archived_terms": archived, "key": list(key),
-            "size": merge.size}
+            "size": merge.size, "pane": pane_state(base.layer, list(map(_PANE_OF_ROW, lists[0])))}
     return core, lists, {term: found.tobytes() for term, found in postings.items()}

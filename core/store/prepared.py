@@ -4,7 +4,9 @@ the process that last loaded the memories and checked, not trusted, by the next 
 It holds, per layer and in a file of its own, the injection engine's own `LayerIndex` state
 (entries in base order, term postings, each entry's one-line text with redaction applied,
 its cost and what a candidate shows of it), so a warm run reads three files instead of
-parsing Markdown, turning rows into entries and redacting every line. It is derived and
+parsing Markdown, turning rows into entries and redacting every line. Beside it, in a section
+read only by the TUI, the order its pane lists the layer in (`layer_index.pane_state`), so the
+pane lists tens of thousands of entries making only those it shows. It is derived and
 rebuildable: it lives in `<home>/cache/`, never in a workspace. A layer is rebuilt whole on
 any doubt about it:
 
@@ -51,11 +53,11 @@ from ..paths import Paths, Problem
 from ..settings import Settings
 from . import rows as row_changes
 from .generation import LOG_KEPT
-from .layer_index import ENTRY_FIELDS, LayerIndex, LineCache, PatchedLayer, splice
+from .layer_index import ENTRY_FIELDS, LayerIndex, LineCache, PatchedLayer, read_pane, saved_pane, splice
 
 log = logging.getLogger("memtui.prepared")
 
-FORMAT = 4  # bump when what is saved changes
+FORMAT = 5  # bump when what is saved changes
 MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
@@ -184,6 +186,12 @@ class Chunks(Sequence[Any]):
     def __len__(self) -> int:
         return self._size
 
+    def check(self) -> None:
+        """Every chunk not read yet checked against its checksum (DamagedPreparedIndex)."""
+        for i, at in enumerate(self._chunks):
+            if self._loaded[i] is None:
+                self._sections.raw(*at)
+
     def materialize(self, keep: bool = True) -> list[Any]:
         """Every value as one plain list (when all of them are wanted); without `keep` the
         chunks read are not kept here (read once, for what is made of them elsewhere)."""
@@ -303,7 +311,10 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
         sections = _Sections(path, fd, HEADER + length, size)
         core = data["core"]
         lists = [Chunks(sections, chunks, core["size"]) for chunks in data["sections"]]
-        return SavedLayer(_index(core, lists, Postings(sections, data["postings"])), data, sections)
+        index = _index(core, lists, Postings(sections, data["postings"]))
+        pane_at = tuple(data["pane"])
+        index._pane = lambda: read_pane(sections.read(*pane_at))  # the TUI's panes ask for it
+        return SavedLayer(index, data, sections)
     except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError) as exc:
         log.info("prepared index not used: %s: %s", path, exc)
         if sections is not None:
@@ -664,9 +675,13 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
             return  # a bad file just changed: nothing to hash it against later
     writer = _Writer()
     directory = {term: writer.raw(raw) for term, raw in sorted(postings.items())}
+    pane = core.get("pane")
     data = {"stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
-            "layer": str(layer), "info": info, "core": core, "postings": directory,
-            "ids": writer.raw(marshal.dumps([row[_ID_AT] for row in lists[0]])),
+            "layer": str(layer), "info": info, "core": {name: value for name, value in core.items() if name != "pane"},
+            "postings": directory, "ids": writer.raw(marshal.dumps([row[_ID_AT] for row in lists[0]])),
+            # the order the TUI's pane lists the entries in (a section of its own: only the TUI reads it)
+            "pane": writer.raw(marshal.dumps(saved_pane(pane) if pane is not None else
+                                             saved_pane(_index(core, lists, postings).pane()))),
             "sections": [writer.chunked(values) for values in lists]}
     target = cache_path(paths, layer)
     try:
@@ -681,12 +696,11 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
         log.info("prepared index not saved: %s", exc)
 
 
-def saved_rows(index: LayerIndex, keep: bool = True) -> list[tuple[Any, ...]] | None:
-    """A saved layer's entries as their saved rows (`layer_index.entry_row`: Entry's fields
-    but `terms`, in order, the path as a string), in the index's order, read at once; None
-    for a layer indexed from entries in this process (it has the entries themselves).
-    Without `keep`, the index does not keep them (it reads the few it needs again)."""
-    rows = index._rows
-    if rows is None or not isinstance(rows, Chunks):
-        return None
-    return rows.materialize(keep=keep)
+def check_rows(index: LayerCandidates) -> None:
+    """Read every saved chunk of a layer's rows and check it (not unmarshalled, not kept):
+    whoever makes its entries one by one later (the TUI's panes, as they page) finds a
+    damaged section now, not then. A layer indexed in this process has nothing to check."""
+    base = index.base if isinstance(index, PatchedLayer) else index
+    rows = getattr(base, "_rows", None)
+    if isinstance(rows, Chunks):
+        rows.check()

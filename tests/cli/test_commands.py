@@ -3,6 +3,7 @@ runs them: the real console script in a subprocess (a pseudo-terminal where it m
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import subprocess
@@ -211,6 +212,45 @@ def test_undo_list_text_and_json_newest_first(paths, notes):
     text = ok(memtui(paths, "undo", "--list")).stdout.splitlines()
     assert len(text) == 2 and text[0].endswith("(undone)") and log[0]["summary"] in text[0]
     assert log[1]["summary"] in text[1] and "(undone)" not in text[1]
+
+
+def test_list_of_one_layer_reads_that_layer_alone(paths, notes):
+    """`list --layer user` shows the user layer, and only its own problems: a broken project
+    file is not read (every layer was loaded before: at LARGE 0.8 s instead of 0.25 s)."""
+    write(paths.project_root / "broken.md", "---\ntags: [unclosed\n---\n- a project memory\n")
+    db = Conversations(paths.db_path)
+    db.ensure_conversation("c1", "Chat", str(paths.workspace))
+    db.add("the api lives on port 8080", memory_id="m1", conversation_id="c1")
+    db.close()
+    whole = memtui(paths, "list")
+    assert "broken.md" in whole.stderr and "port 8080" in whole.stdout
+    user = ok(memtui(paths, "list", "--layer", "user"))
+    assert "use ripgrep" in user.stdout and "port 8080" not in user.stdout
+    assert "broken.md" not in user.stderr, user.stderr
+    conversation = ok(memtui(paths, "list", "--layer", "conversation", "--json"))
+    assert [e["text"] for e in json.loads(conversation.stdout)["entries"]] == ["the api lives on port 8080"]
+
+
+def test_undo_list_reads_the_log_alone(paths, notes, monkeypatch):
+    """Listing the log reads no memory (at LARGE loading them was most of the command's
+    0.8 s). Run in this process (click's runner), so the patched load is the command's."""
+    from click.testing import CliRunner
+
+    from memtui.cli.main import main
+    from memtui.core.store import MemoryStore
+
+    ok(memtui(paths, "edit", entry_id(paths, "use ripgrep"), "use ripgrep -uu"))
+
+    def no_load(self):
+        raise AssertionError("undo --list loaded the memories")
+
+    monkeypatch.setattr(MemoryStore, "load", no_load)
+    runner = CliRunner()
+    listed = runner.invoke(main, ["--home", str(paths.home), "-w", str(paths.workspace), "undo", "--list"])
+    assert listed.exit_code == 0, listed.output
+    assert "edit" in listed.output and "(done)" in listed.output
+    undone = runner.invoke(main, ["--home", str(paths.home), "-w", str(paths.workspace), "undo"])
+    assert "loaded the memories" in str(undone.exception)  # (an undo does load them: the patch is the command's)
 
 
 def test_undo_on_a_fresh_machine_says_so_and_creates_nothing(tmp_path):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -494,3 +496,23 @@ def test_an_index_built_again_makes_only_the_changed_rows_terms(paths, monkeypat
     fresh.close()
     store.close()
     db.close()
+
+
+def test_a_load_that_finds_the_schema_complete_does_not_import_sqlite_utils(paths):
+    """sqlite-utils imports numpy when it is installed (≈0.1 s): the TUI's store load and the
+    doctor read memtui's tables with the plain connection; only a write that needs the
+    wrapper imports it. The first load writes (the Markdown index), the second only reads."""
+    write(paths.user_root / "preferences.md", "- Use vitest, not jest\n")
+    enable(paths)
+    script = (
+        "import sys\n"
+        "from memtui.core.actions import open_store\n"
+        "from pathlib import Path\n"
+        "from memtui.core.paths import Paths\n"
+        f"store = open_store(Paths(Path({str(paths.home)!r}), Path({str(paths.workspace)!r})))\n"
+        "assert [e.text for e in store.entries('user')] == ['Use vitest, not jest'], store.entries('user')\n"
+        "store.close()\n"
+        "print('sqlite_utils' in sys.modules)\n")
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+    assert [r.stdout.strip() for r in runs] == ["True", "False"]

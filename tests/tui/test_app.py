@@ -417,7 +417,7 @@ async def test_the_inbox_read_that_arrives_before_its_screen_is_composed_is_show
         await wait_until(pilot, lambda: app.screen is screen and screen.is_mounted, message="the inbox screen")
         await pilot.pause()
         assert [item.entry.id for item in screen.items] == [items[0].entry.id]
-        assert screen.query_one("#inbox-list").option_count == 1
+        assert screen.query_one("#inbox-list").item_count() == 1
 
 
 async def test_the_settings_screen_shows_invalid_saved_values_as_saved_and_says_why(demo_paths):

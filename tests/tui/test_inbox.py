@@ -209,3 +209,40 @@ async def test_at_80_columns_the_footer_shows_every_inbox_key(demo_paths):
         footer = screen_text(app).splitlines()[-1]
         for key in ("a Accept", "e Edit", "x Reject", "A Accept all", "u Undo", "esc Back"):
             assert key in footer, (key, footer)
+
+
+async def test_a_long_inbox_is_walked_by_keys_with_the_highlight_in_view(demo_paths):
+    """An inbox of hundreds of entries (Muse can leave every conversation memory of a workspace
+    there): the keys move through it, two lines per entry, and the detail follows."""
+    conn = sqlite3.connect(demo_paths.db_path)
+    conversation = conn.execute("SELECT conversation_id FROM memories WHERE conversation_id IS NOT NULL").fetchone()[0]
+    conn.executemany(
+        "INSERT INTO memories (id, type, category, content, tags, source, conversation_id, created_at, updated_at)"
+        " VALUES (?, 'conversation', 'knowledge', ?, '[]', 'auto', ?, ?, ?)",
+        [(f"bulk-{i:04d}", f"Learned fact number {i:04d}", conversation, 1000 + i, 1000 + i) for i in range(400)])
+    conn.commit()
+    conn.close()
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_inbox(pilot)
+        assert len(screen.items) == 403
+        rows = screen.query_one("#inbox-list")
+        height = rows.scrollable_content_region.height
+
+        def in_view() -> bool:
+            top = int(rows.scroll_offset.y)
+            return top <= 2 * rows.cursor and 2 * rows.cursor + 1 < top + height
+
+        await pilot.press("end")
+        await wait_until(pilot, lambda: screen.selected() is screen.items[-1], message="the last entry")
+        assert screen.items[-1].entry.text == "Learned fact number 0000"  # oldest last
+        await wait_until(pilot, lambda: "Learned fact number 0000" in screen_text(app), message="its detail shown")
+        assert in_view() and int(rows.scroll_offset.y) == 2 * 403 - height  # the end of the list at the bottom
+        await pilot.press("pageup")
+        moved = 402 - rows.cursor
+        assert moved == (height - 1) // 2 and in_view(), (moved, height)
+        await pilot.press("home", "down", "down")
+        assert rows.cursor == 2 and in_view()
+        await pilot.press("a")
+        await wait_until(pilot, lambda: len(screen.items) == 402, message="accepted")
+        assert rows.cursor == 2 and screen.selected() is screen.items[2]  # the next one took its place

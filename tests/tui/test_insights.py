@@ -63,8 +63,7 @@ async def test_badges_detail_and_findings_list(tmp_path):
         dup = next(i for i, f in enumerate(findings) if f.kind == "duplicate")
         assert findings[dup].layer == "project"
         pane.select_id(fine.id)
-        option_list = app.screen.query_one("#findings-list")
-        option_list.highlighted = dup
+        app.screen.query_one("#findings-list").move_cursor(dup)
         await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, FindingsScreen), message="jump")
         assert app.main.last_layer == "project"
@@ -97,3 +96,31 @@ async def test_history_in_detail_and_sort_by_most_injected(tmp_path):
         await pilot.press("o", "o")
         assert app.main.order == "file"
         assert pane.entries[0].text.startswith("Brand new")
+
+
+async def test_thousands_of_findings_are_walked_by_keys_and_a_cut_one_is_shown_whole(demo_paths):
+    """A large store has thousands of findings: the list renders a line each (cut to fit),
+    the highlighted one is shown whole below it when its line is cut, and enter chooses it."""
+    from memtui.core.doctor import Finding
+
+    many = [Finding("duplicate", f"notes-{i:04d}.md:{i}", f"repeats notes-{i + 1:04d}.md:{i + 1}" + " and more" * 8,
+                    entry_id=f"id-{i}", layer="user") for i in range(3000)]
+    app = MemtuiApp(demo_paths, watch=False)
+    chosen: list[Finding | None] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        app.push_screen(FindingsScreen(many), chosen.append)
+        await wait_until(pilot, lambda: isinstance(app.screen, FindingsScreen) and app.screen.query("#findings-list"),
+                         message="the findings")
+        rows = app.screen.query_one("#findings-list")
+        await pilot.press("end")
+        await wait_until(pilot, lambda: "notes-3000.md:3000 and more and more" in screen_text(app).replace("\n", " "),
+                         message="the last finding whole")
+        assert rows.cursor == 2999
+        top = int(rows.scroll_offset.y)
+        assert top <= 2999 < top + rows.scrollable_content_region.height
+        listed = [line for line in screen_text(app).splitlines() if "notes-" in line]
+        assert all("…" in line for line in listed[:-2])  # the list's lines are cut to fit
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: chosen != [], message="chosen")
+    assert chosen == [many[-1]]

@@ -107,3 +107,56 @@ async def test_the_filter_lists_exactly_the_matching_rows_of_a_large_layer(demo_
         last = pane(app).highlighted_entry
         assert last is not None and last.id == pane(app).entries[-1].id
         assert pane(app).scroll_offset.y > 0
+
+
+def eager_rows(entries) -> list:
+    """The conversation pane's rows as the pane listed them before rows were looked up lazily:
+    each conversation's header, then its entries (in the order they come)."""
+    groups: dict[str, list] = {}
+    for e in entries:
+        groups.setdefault(e.conversation_title, []).append(e)
+    rows: list = []
+    for title, group in groups.items():
+        rows.append(f"▌{title or '(no conversation)'} ({len(group)})")
+        rows += group
+    return rows
+
+
+async def test_the_pane_makes_only_the_entries_it_shows_until_the_store_loads(demo_paths, monkeypatch):
+    """The conversation pane lists the prepared index's saved order and groups, making an entry
+    for the rows on screen alone; the rows, headers and highlight are those of the whole list."""
+    from memtui.tui import app as app_module
+    from memtui.tui.startup import PaneListing, pane_order
+
+    many_rows(demo_paths)
+    build_injection(demo_paths.workspace, "", home=demo_paths.home)
+    own = MemoryStore(demo_paths, index=False)
+    own.load()
+    ordered = pane_order("conversation", own.snapshot("conversation"))
+    own.close()
+    monkeypatch.setattr(app_module, "TYPING_PAUSE", 3600.0)  # the store waits for a pause in the typing
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.ready.is_set() and app.last_result is not None, message="first preview")
+        listing = pane(app).entries
+        assert isinstance(listing, PaneListing) and len(listing) == len(ordered) and not app.loaded
+        index = app.prepared.indexes["conversation"]
+        made = [pos for pos, e in enumerate(index._entries) if e is not None]
+        assert 0 < len(made) <= pane(app).size.height  # a screenful (the highlighted one among them)
+        assert listing._all is None  # and no list of every entry
+        rows = pane(app).rows
+        want = eager_rows(ordered)
+        assert len(rows) == len(want) and len(want) > len(ordered)
+        for row in [0, 1, 2, 50, 51, 52, len(want) // 2, len(want) - 2, len(want) - 1]:
+            assert rows[row] == want[row], row  # an entry or a header, wherever it is
+            assert rows.is_header(row) == isinstance(want[row], str)
+        assert pane(app).highlighted_entry == ordered[0]
+        pane(app).focus()
+        await pilot.press("end")
+        assert pane(app).highlighted_entry == ordered[-1] and pane(app).cursor == len(want) - 1
+        assert pane(app).select_id(ordered[700].id) and pane(app).highlighted_entry == ordered[700]
+        assert rows[pane(app).cursor] == ordered[700]
+        monkeypatch.setattr(app_module, "TYPING_PAUSE", 0.0)
+        await wait_until(pilot, lambda: app.loaded, timeout=30, message="the store loaded")
+        await pilot.pause()
+        assert list(pane(app).entries) == ordered and pane(app).highlighted_entry == ordered[700]

@@ -53,7 +53,7 @@ async def jump_to_stale(pilot) -> Entry:
     await pilot.press("D")
     await wait_until(pilot, lambda: isinstance(app.screen, FindingsScreen), message="the findings")
     stale = next(i for i, f in enumerate(app.findings) if f.kind == "stale_reference")
-    app.screen.query_one("#findings-list").highlighted = stale
+    app.screen.query_one("#findings-list").move_cursor(stale)
     await pilot.press("enter")
     await wait_until(pilot, lambda: isinstance(app.screen, MainScreen), message="back on the main screen")
     pane = app.main.current_pane()

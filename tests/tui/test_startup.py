@@ -164,3 +164,65 @@ async def test_a_first_run_builds_the_markdown_layers_in_a_spawned_child_and_sho
         assert app.last_result.text == cli.text and app.last_result.count == cli.count
         release.set()
         await wait_until(pilot, lambda: app.loaded, message="store loaded")
+
+
+async def test_the_first_frame_lists_a_saved_prepared_index(demo_paths, monkeypatch):
+    """The app opens the prepared index from its start: the main screen's mount waits for it
+    (here without a limit), so no frame with loading indicators goes out before the panes."""
+    import time
+
+    from memtui.tui import app as app_module
+    from memtui.tui import main_screen
+
+    build_injection(demo_paths.workspace, "", home=demo_paths.home)
+    monkeypatch.setattr(main_screen, "PANES_WAIT", 60.0)
+    opening = app_module.open_prepared
+
+    def slow(*args, **kwargs):
+        time.sleep(0.5)  # (a large index on a busy machine)
+        return opening(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "open_prepared", slow)
+    app = MemtuiApp(demo_paths, watch=False)
+    frames: list[tuple[bool, bool]] = []
+    display = app._display
+
+    def painted(screen, renderable):
+        display(screen, renderable)
+        if renderable is not None:
+            panes = list(app.main.query(EntryPane)) if app.main.is_attached else []
+            frames.append((app.ready.is_set(), any(p.loading for p in panes)))
+
+    app._display = painted  # type: ignore[method-assign]
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.last_result is not None, message="first preview")
+        assert frames and frames[0] == (True, False), frames[:3]
+        assert all(listed(app, layer) for layer in LAYERS)
+
+
+async def test_a_damaged_prepared_index_is_found_at_the_start_and_the_store_fills_the_panes(demo_paths):
+    """The panes make their entries from the saved rows as they are shown: every chunk of rows
+    is checked as the index opens, so a damaged one is found then (the file removed, the panes
+    filled by the store), not while a frame is painted."""
+    from memtui.core.settings import load_settings
+    from memtui.core.store import prepared
+
+    build_injection(demo_paths.workspace, "", home=demo_paths.home)
+    saved = prepared._open_layer(demo_paths, load_settings(demo_paths), "conversation")
+    assert saved is not None and saved.index.size > 0
+    offset, _, _ = saved.saved["sections"][0][0]  # the first chunk of rows: the rows on screen
+    where = saved.sections.base + offset + 3
+    saved.close()
+    path = prepared.cache_path(demo_paths, "conversation")
+    data = bytearray(path.read_bytes())
+    data[where] ^= 0xFF
+    path.write_bytes(bytes(data))
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.loaded and app.last_result is not None, message="loaded")
+        await pilot.pause()
+        own = MemoryStore(demo_paths, index=False)
+        own.load()
+        assert listed(app, "conversation") == startup.pane_order("conversation", own.snapshot("conversation"))
+        own.close()
+    assert app.return_code in (None, 0)

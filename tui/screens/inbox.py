@@ -5,7 +5,7 @@ selected one; the next one is selected after each. The app runs the writes."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -14,12 +14,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, Header, Static
 
 from memtui.core.review import Pending
 
 from ..text import LAYER_TITLES, name, one_line, text
+from ..widgets.row_list import RowList
 
 if TYPE_CHECKING:
     from ..app import MemtuiApp
@@ -29,13 +29,41 @@ def inbox_title(count: int) -> str:
     return f"Inbox · {count} awaiting review" if count else "Inbox · nothing to review"
 
 
-def pending_prompt(item: Pending) -> Text:
-    """Two lines: the text, then (dimmed) the layer and where it came from; every part literal."""
-    out = Text(no_wrap=True, overflow="ellipsis")
-    out.append(one_line(item.entry.text))
-    out.append(f"\n  {LAYER_TITLES[item.entry.layer]} · ", style="dim")
+def pending_line(item: Pending, line: int) -> Text:
+    """A pending entry's two lines: its text, then (dimmed) the layer and where it came from;
+    every part literal."""
+    if line == 0:
+        return Text(one_line(item.entry.text))
+    out = Text(f"  {LAYER_TITLES[item.entry.layer]} · ", style="dim")
     out.append(name(item.provenance.label).plain, style="dim")
     return out
+
+
+class PendingList(RowList):
+    """What awaits review, two lines per entry, rendered only where on screen (an inbox can
+    hold every conversation memory of a workspace: tens of thousands)."""
+
+    ITEM_HEIGHT = 2
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.items: list[Pending] = []
+
+    def show(self, items: list[Pending], target: int | None) -> None:
+        self.items = items
+        self.items_changed(target)
+
+    def item_count(self) -> int:
+        return len(self.items)
+
+    def render_item(self, index: int, line: int, width: int) -> Text:
+        out = pending_line(self.items[index], line)
+        out.no_wrap, out.overflow = True, "ellipsis"
+        out.truncate(width, overflow="ellipsis")
+        return out
+
+    def empty_text(self) -> Text:
+        return Text("Nothing to review: everything the assistant learned has been judged.", style="dim")
 
 
 def pending_detail(item: Pending, require_review: bool) -> RenderableType:
@@ -86,16 +114,16 @@ class InboxScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
         yield Static(id="inbox-note", markup=False)
-        yield OptionList(id="inbox-list")
+        yield PendingList(id="inbox-list")
         with VerticalScroll(id="inbox-detail"):
             yield Static(id="inbox-entry", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#inbox-list", OptionList).border_title = "Awaiting review · newest first"
+        self.query_one(PendingList).border_title = "Awaiting review · newest first"
         self.query_one("#inbox-detail").border_title = "Memory"
         self.show(self.memtui.inbox or [])  # None: not read yet
-        self.query_one("#inbox-list", OptionList).focus()
+        self.query_one(PendingList).focus()
 
     # ------------------------------------------------------------------ showing
     def show(self, items: list[Pending]) -> None:
@@ -106,17 +134,11 @@ class InboxScreen(Screen[None]):
         self.sub_title = inbox_title(len(self.items))
         if not self.children:  # a read that came in before the screen composed: on_mount shows it
             return
-        options = self.query_one("#inbox-list", OptionList)
-        options.clear_options()
-        if self.items:
-            options.add_options([Option(pending_prompt(item), id=item.entry.id) for item in self.items])
-            ids = [item.entry.id for item in self.items]
-            index = ids.index(current.entry.id) if current is not None and current.entry.id in ids else self._index
-            self._index = max(0, min(index, len(self.items) - 1))
-            options.highlighted = self._index
-        else:
-            options.add_option(Option(Text("Nothing to review: everything the assistant learned has been judged.",
-                                           style="dim"), disabled=True))
+        index = self._index
+        if current is not None:
+            index = next((i for i, item in enumerate(self.items) if item.entry.id == current.entry.id), index)
+        self._index = max(0, min(index, len(self.items) - 1))
+        self.query_one(PendingList).show(self.items, self._index if self.items else None)
         require = self.memtui.settings.require_review
         note = Text("What the assistant wrote on its own or an import brought in: judge each one.\n")
         note.append("Until then: " + ("not injected (memory.requireReview is on)." if require
@@ -132,19 +154,16 @@ class InboxScreen(Screen[None]):
         self.query_one("#inbox-entry", Static).update(body)
 
     def selected(self) -> Pending | None:
-        if not self.items:
+        if not self.items or not self.children:  # not composed yet
             return None
-        try:
-            index = self.query_one("#inbox-list", OptionList).highlighted
-        except Exception:  # not composed yet
-            index = None
+        index = self.query_one(PendingList).cursor
         if index is None or not 0 <= index < len(self.items):
             return None
         return self.items[index]
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_index is not None and self.items:
-            self._index = event.option_index
+    def on_row_list_moved(self, event: RowList.Moved) -> None:
+        if event.index is not None and self.items:
+            self._index = event.index
         self._show_detail()
 
     # ------------------------------------------------------------------ keys (the app runs the writes)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -98,6 +100,84 @@ def entry_prompt(entry: Entry, width: int = 0, badge: str = "") -> Text:
     return text
 
 
+NO_CONVERSATION = "(no conversation)"
+
+
+class PaneRows(Sequence["Entry | str"]):
+    """A pane's rows: `entries` (a sequence in pane order, whose entries may be made only
+    when asked for) with each group's header (a str, escaped) before its `count` entries;
+    no groups: the entries alone. A row's entry is looked up, not copied: a pane of tens of
+    thousands of entries lists them without a list of its rows."""
+
+    def __init__(self, entries: Sequence[Entry], groups: Sequence[tuple[str, int]] = ()):
+        self.entries = entries
+        self.header_rows: list[int] = []  # the row of each group's header, ascending
+        self.headers: list[str] = []
+        row = 0
+        for title, count in groups:
+            self.header_rows.append(row)
+            self.headers.append(f"▌{escape_name(title or NO_CONVERSATION)} ({count})")
+            row += count + 1
+        self.size = row if self.header_rows else len(entries)
+        self._row_of: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _group(self, row: int) -> int:
+        return bisect_right(self.header_rows, row) - 1  # the group the row is in (its header at or before it)
+
+    def is_header(self, row: int) -> bool:
+        group = self._group(row)
+        return group >= 0 and self.header_rows[group] == row
+
+    @overload
+    def __getitem__(self, row: int) -> Entry | str: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[Entry | str]: ...
+    def __getitem__(self, row: int | slice) -> Entry | str | list[Entry | str]:
+        if isinstance(row, slice):
+            return [self[r] for r in range(*row.indices(self.size))]
+        if row < 0:
+            row += self.size
+        if not 0 <= row < self.size:
+            raise IndexError(row)
+        if not self.header_rows:
+            return self.entries[row]
+        group = self._group(row)
+        if self.header_rows[group] == row:
+            return self.headers[group]
+        return self.entries[row - group - 1]  # one header before each of the group's entries
+
+    def row_of(self, entry_id: str) -> int | None:
+        """The row of the entry `entry_id` (found once for all entries, when first asked)."""
+        if self._row_of is None:
+            found: dict[str, int] = {}
+            group, next_header = -1, 0
+            headers = self.header_rows
+            for i, entry in enumerate(self.entries):
+                while next_header < len(headers) and headers[next_header] <= i + group + 1:
+                    group += 1
+                    next_header += 1
+                found[entry.id] = i + group + 1
+            self._row_of = found
+        return self._row_of.get(entry_id)
+
+
+def pane_rows(layer: str, entries: Sequence[Entry]) -> PaneRows:
+    """A layer's rows: conversation entries grouped under their conversation's title (the
+    groups in the order of their first entry; a `PaneListing`'s saved groups as they are)."""
+    if layer != Layer.CONVERSATION:
+        return PaneRows(entries)
+    saved = getattr(entries, "groups", None)
+    if saved is not None:
+        return PaneRows(entries, saved)
+    groups: dict[str, list[Entry]] = {}
+    for e in entries:
+        groups.setdefault(e.conversation_title, []).append(e)
+    return PaneRows([e for group in groups.values() for e in group], [(t, len(g)) for t, g in groups.items()])
+
+
 class EntryPane(ScrollView, can_focus=True):
     """The entries of one layer; conversation entries grouped under their conversation's title.
 
@@ -131,16 +211,15 @@ class EntryPane(ScrollView, can_focus=True):
     def __init__(self, layer: str, **kwargs: Any) -> None:
         super().__init__(id=f"pane-{layer}", classes="entry-pane", **kwargs)
         self.memory_layer = layer
-        self.entries: list[Entry] = []
-        self.rows: list[Entry | str] = []  # a str is a conversation's group header (already escaped)
+        self.entries: Sequence[Entry] = []
+        self.rows = PaneRows([])  # a str is a conversation's group header (already escaped)
         self.total = 0
         self.cursor: int | None = None
-        self._row_of: dict[str, int] = {}
         self.badges: dict[str, str] = {}  # entry id -> the doctor's markers (badge_for)
         self.border_title = LAYER_TITLES[layer]
 
     # ---------------------------------------------------------------- content
-    def show(self, entries: list[Entry], total: int, keep: str | None = None) -> None:
+    def show(self, entries: Sequence[Entry], total: int, keep: str | None = None) -> None:
         """Replace the listed entries, keeping the highlight on `keep` (an id) or on the
         highlighted entry; when that one is gone (deleted), on its neighbour: the entry
         that now holds its row, or the last one."""
@@ -150,25 +229,14 @@ class EntryPane(ScrollView, can_focus=True):
             keep = current.id if current else None
         self.entries = entries
         self.total = total
-        rows: list[Entry | str] = []
-        if self.memory_layer == Layer.CONVERSATION:
-            groups: dict[str, list[Entry]] = {}
-            for e in entries:
-                groups.setdefault(e.conversation_title or "(no conversation)", []).append(e)
-            for title, group in groups.items():
-                rows.append(f"▌{escape_name(title)} ({len(group)})")
-                rows.extend(group)
-        else:
-            rows = list(entries)
-        self.rows = rows
-        self._row_of = {row.id: i for i, row in enumerate(rows) if not isinstance(row, str)}
+        self.rows = rows = pane_rows(self.memory_layer, entries)
         shown = len(entries)
         title = LAYER_TITLES[self.memory_layer]
         self.border_title = f"{title} ({total})" if shown == total else f"{title} ({shown} of {total})"
         size = Size(max(1, self.scrollable_content_region.width), len(rows))
         if size != self.virtual_size:
             self.virtual_size = size
-        target = self._row_of.get(keep) if keep is not None else None
+        target = rows.row_of(keep) if keep is not None else None
         if target is None and keep is not None and old_row is not None and rows:
             start = min(old_row, len(rows) - 1)
             target = self._next_entry_row(start, 1)
@@ -187,7 +255,7 @@ class EntryPane(ScrollView, can_focus=True):
         return None if isinstance(row, str) else row
 
     def select_id(self, entry_id: str) -> bool:
-        row = self._row_of.get(entry_id)
+        row = self.rows.row_of(entry_id)
         if row is not None:
             self._set_cursor(row)
         return row is not None
@@ -196,7 +264,7 @@ class EntryPane(ScrollView, can_focus=True):
     def _next_entry_row(self, start: int, step: int) -> int | None:
         i = start
         while 0 <= i < len(self.rows):
-            if not isinstance(self.rows[i], str):
+            if not self.rows.is_header(i):
                 return i
             i += step
         return None
@@ -249,7 +317,7 @@ class EntryPane(ScrollView, can_focus=True):
         if offset is None:
             return
         row = int(self.scroll_offset.y) + offset.y
-        if 0 <= row < len(self.rows) and not isinstance(self.rows[row], str):
+        if 0 <= row < len(self.rows) and not self.rows.is_header(row):
             self._set_cursor(row)
 
     def on_focus(self) -> None:
