@@ -24,7 +24,7 @@ from textual.events import Resize
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Collapsible, Footer, Header, Input, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from memtui.core import actions
 from memtui.core.display import display_path, escape_name
@@ -209,6 +209,11 @@ class MainScreen(Screen[None]):
 
     def on_descendant_blur(self, _event: events.DescendantBlur) -> None:
         self.refresh_bindings()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """This screen's workers (preview, filter, left out) fail as the app's do: said, not
+        silent (their state messages do not bubble to the app)."""
+        self.memtui.on_worker_state_changed(event)
 
     # ------------------------------------------------------------------ store
     @property
@@ -442,6 +447,10 @@ class MainScreen(Screen[None]):
         except DamagedPreparedIndex as exc:  # the worker opens it again
             log.warning("%s", exc)
             app.prepared_damaged()
+            return False
+        except Exception:  # the worker makes it again, and says what failed as a failed worker does
+            log.debug("preview on the event loop failed", exc_info=True)
+            self._preview_cost = float("inf")
             return False
         self.workers.cancel_group(self, "preview")  # a slower one still on its way is older
         self._show_preview(query, result, generation, summary)

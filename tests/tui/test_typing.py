@@ -79,6 +79,31 @@ async def test_a_costly_preview_is_made_in_the_worker_and_the_keys_still_echo(de
         assert as_json(app.last_result) == cli_json(demo_paths, "deploy preview")
 
 
+
+async def test_a_preview_that_fails_on_the_event_loop_is_the_workers_and_its_error_is_said(demo_paths, monkeypatch):
+    build_injection(demo_paths.workspace, "", home=demo_paths.home)
+    inject = main_screen.inject_prepared
+
+    def failing(*args, **kwargs):
+        if args[3] == "boom":  # the query
+            raise RuntimeError("disk on fire")
+        return inject(*args, **kwargs)
+
+    monkeypatch.setattr(main_screen, "inject_prepared", failing)
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settled(pilot, app)
+        query = app.main.query_one("#query")
+        query.value = "boom"  # the key is handled; the worker tries again and fails as workers do
+        assert query.value == "boom" and app.last_result.query != "boom"
+        await wait_until(pilot, lambda: any("disk on fire" in str(n.message) for n in app._notifications),
+                         message="the error said")
+        query.value = "deploy"  # the worker's again (the last one failed), then made with its key
+        await wait_until(pilot, lambda: app.last_result.query == "deploy", message="the worker's preview")
+        query.value = "deploy preview"
+        assert app.last_result.query == "deploy preview"
+        assert as_json(app.last_result) == cli_json(demo_paths, "deploy preview")
+
 async def test_an_outside_edit_while_typing_is_in_the_preview_that_follows(demo_paths):
     build_injection(demo_paths.workspace, "", home=demo_paths.home)
     app = MemtuiApp(demo_paths, watch=True)
