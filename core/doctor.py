@@ -397,6 +397,18 @@ def findings(paths: Paths, kinds: tuple[str, ...] = KINDS, store: MemoryStore | 
         own.close()
 
 
+def findings_read(paths: Paths) -> tuple[list[Finding], tuple[Any, ...] | None]:
+    """`findings(paths)` and what it read (`MemoryStore.read_state`): a reader that loaded
+    the memories itself can tell whether it judged what the caller holds."""
+    settings = load_settings(paths)
+    own = MemoryStore(paths, index=False)
+    try:
+        own.load()
+        return _findings(paths, settings, own, KINDS), own.read_state()
+    finally:
+        own.close()
+
+
 def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[str, ...]) -> list[Finding]:
     snapshot = store.current  # one consistent view, even while the store reloads
     entries = snapshot.entries()

@@ -128,6 +128,9 @@ class MemtuiApp(App[None]):
         self.history: dict[str, tuple[Any, ...]] = {}  # entry id -> (times injected, last ms, ((assistant, times), ...))
         self._insights_running = False
         self._insights_again = False
+        self._early_doctor = False  # the doctor started before the store loaded (a large store)
+        self._doctor_read: tuple[Any, ...] | None = None  # what its last child process read
+        self._doctor_ok = True  # its last run found its findings (no error)
         self._doctor = DoctorProcess()
         self.inbox: list[review.Pending] | None = None  # awaiting review (SPEC §12), newest first; None: not read yet
         self.main = MainScreen()
@@ -220,6 +223,12 @@ class MemtuiApp(App[None]):
         self._update_subtitle()
         self.main.prepared_opened(opened[1])
         self.ready.set()
+        if self.findings is None and sum(index.size for index in self.prepared.indexes.values()) > DOCTOR_IN_PROCESS:
+            # a large store's doctor runs in a child process, which reads the memories itself: it
+            # starts now, on the machine's other core, not once the store has loaded behind the
+            # first preview (what it read is compared with the store then: `_doctor_read`)
+            self._early_doctor = True
+            self.refresh_insights()
         return True
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
@@ -294,7 +303,10 @@ class MemtuiApp(App[None]):
         self.loaded = True
         self.main.store_loaded()
         self.ready.set()
-        self.call_after_refresh(self.refresh_insights)  # the doctor: after the panes are painted
+        if not self._early_doctor:
+            self.call_after_refresh(self.refresh_insights)  # the doctor: after the panes are painted
+        elif not self._insights_running and self._early_doctor_stale():
+            self.refresh_insights()  # (a running early doctor is checked when its findings come in)
         self.refresh_inbox()
         problems = self.store.problems
         if problems:
@@ -381,22 +393,34 @@ class MemtuiApp(App[None]):
 
     @work(thread=True, group="insights", exit_on_error=False)
     def compute_insights(self) -> None:
+        read: tuple[Any, ...] | None = None  # what a child process read (None: this store, or unknown)
+        ok = True
         try:
-            if sum(len(self.store.snapshot(layer)) for layer in LAYERS) <= DOCTOR_IN_PROCESS:
+            if self.loaded and sum(len(self.store.snapshot(layer)) for layer in LAYERS) <= DOCTOR_IN_PROCESS:
                 found: list[Finding] = findings(self.paths, store=self.store)  # the loaded store, not a reload
             else:  # in a child process at low priority: the panes and the preview keep the interpreter
-                found = self._doctor.run(self.paths)
+                found, read = self._doctor.run(self.paths)
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
             found = [Finding("invalid", display_path(self.paths.workspace), f"the doctor could not run: {exc}")]
+            ok = False
         try:
             stats = (history.stats(self.paths.db_path, self.paths.workspace, by_target=True)
                      if self.paths.db_path.is_file() else {})
         except Exception:  # no history table yet, or a damaged database: nothing to show
             stats = {}
-        self.post_message(InsightsReady(found, stats))
+        self.post_message(InsightsReady(found, stats, read, ok))
+
+    def _early_doctor_stale(self) -> bool:
+        """(The store just loaded, the early doctor done) whether its findings must be found
+        again: it failed, or what it read is not what the store read (a file or a row changed
+        in between, before the watcher was there to say so), or nobody can tell."""
+        self._early_doctor = False
+        held = self.store.read_state()
+        return not self._doctor_ok or self._doctor_read is None or held is None or self._doctor_read != held
 
     def on_insights_ready(self, message: InsightsReady) -> None:
         self._insights_running = False
+        self._doctor_read, self._doctor_ok = message.read, message.ok
         self.findings = message.findings
         by_entry: dict[str, list[Finding]] = {}
         for finding in message.findings or []:
@@ -405,7 +429,13 @@ class MemtuiApp(App[None]):
         self.findings_by_entry = {k: tuple(v) for k, v in by_entry.items()}
         self.history = message.stats
         self.main.insights_changed()
-        if self._insights_again:
+        again = self._insights_again
+        if self.loaded and self._early_doctor:
+            again = self._early_doctor_stale() or again
+        elif self.loaded and message.read is not None:  # a child's read against the store's; a change the
+            held = self.store.read_state()  # watcher has not brought in yet asks for no run (its own change will)
+            again = again or (held is not None and held != message.read)
+        if again:
             self.refresh_insights()
 
     # ------------------------------------------------------------------ the inbox (SPEC §12)

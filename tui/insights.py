@@ -11,8 +11,9 @@ import pickle
 import subprocess
 import sys
 import threading
+from typing import Any
 
-from memtui.core.doctor import Finding, findings
+from memtui.core.doctor import Finding, findings_read
 from memtui.core.paths import Paths
 
 NICENESS = 10  # the child yields the machine's cores to the interactive process
@@ -23,14 +24,15 @@ class DoctorFailed(RuntimeError):
 
 
 def main(argv: list[str]) -> int:
-    """The child: `python -m memtui.tui.insights HOME WORKSPACE` writes the findings, pickled,
-    to its standard output (for its parent only)."""
+    """The child: `python -m memtui.tui.insights HOME WORKSPACE` writes the findings and what
+    they were found in (`MemoryStore.read_state`), pickled, to its standard output (for its
+    parent only)."""
     try:
         os.nice(NICENESS)
     except OSError:
         pass
     try:
-        out: tuple[str, object] = ("ok", findings(Paths.resolve(home=argv[0], workspace=argv[1])))
+        out: tuple[str, object] = ("ok", findings_read(Paths.resolve(home=argv[0], workspace=argv[1])))
     except Exception as exc:
         out = ("error", f"{type(exc).__name__}: {exc}")
     sys.stdout.buffer.write(pickle.dumps(out))
@@ -45,8 +47,9 @@ class DoctorProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self._stopped = False
 
-    def run(self, paths: Paths) -> list[Finding]:
-        """The findings, from a child process (blocks: call it from a worker thread)."""
+    def run(self, paths: Paths) -> tuple[list[Finding], tuple[Any, ...] | None]:
+        """The findings and what they were found in, from a child process (blocks: call it
+        from a worker thread)."""
         with self._lock:
             if self._stopped:
                 raise DoctorFailed("the app is closing")
@@ -65,7 +68,7 @@ class DoctorProcess:
             raise DoctorFailed(f"the doctor's process ended without findings (exit status {process.returncode})") from None
         if status != "ok":
             raise DoctorFailed(value)
-        found: list[Finding] = value
+        found: tuple[list[Finding], tuple[Any, ...] | None] = value
         return found
 
     def stop(self) -> None:

@@ -243,10 +243,13 @@ class StoreReloaded(Result):
 class InsightsReady(Result):
     """The doctor's findings and the injection history, read in a worker."""
 
-    def __init__(self, findings: list[Any], stats: dict[str, tuple[int, int]]) -> None:
+    def __init__(self, findings: list[Any], stats: dict[str, tuple[int, int]], read: tuple[Any, ...] | None = None,
+                 ok: bool = True) -> None:
         super().__init__()
         self.findings = findings
         self.stats = stats
+        self.read = read  # what the doctor's child process read (`MemoryStore.read_state`); None: this store's
+        self.ok = ok  # False: the doctor could not run (its finding says why)
 
 
 class InboxReady(Result):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 from .. import gate
 from .. import markdown as md
@@ -160,6 +161,18 @@ class MemoryStore:
         """Every memory file loaded, in a consistent copy (the jsonl backup reads them whole)."""
         with self._lock:
             return list(self.scan.files.values())
+
+    def read_state(self) -> tuple[Any, ...] | None:
+        """What this store read, to tell whether another reader (a doctor in its own process)
+        saw the same memories: memtui's change counter over the rows, each memory file's
+        stat, the problems met. None when the rows' counter is not known (then nobody can
+        tell: they may differ)."""
+        with self._lock:
+            if self._row_gen is None and (self._conversation or self._conversation_error is not None):
+                return None
+            files = sorted((str(r.path), r.size, r.mtime_ns, r.ctime_ns, r.ino) for r in self.scan.files.values())
+            problems = sorted((str(p.source), p.message) for p in self.problems)
+            return (self._row_gen, tuple(files), tuple(problems))
 
     def file_record(self, path: Path) -> FileRecord | None:
         return self.scan.files.get(path)

@@ -1,6 +1,6 @@
 """The TUI as a person meets it, timed from the process spawn (headless, Textual's Pilot):
 
-    python -m tests.benchmarks.tui_spawn --home H -w W [--keys 40] [--runs 3] [--gap 0.05] [--start-only]
+    python -m tests.benchmarks.tui_spawn --home H -w W [--keys 40] [--runs 3] [--gap 0.05] [--start-only [--insights]]
 
 The parent spawns a child that starts the app; every figure is taken when a frame is
 painted: the app's `_display` is wrapped so that each screen update is also turned into the
@@ -13,7 +13,8 @@ the preview of the new query (keys are sent as Textual's driver sends them, not 
 `Pilot.press`, whose waits for an idle process would be timed too), and the child's CPU
 time per key while typing (all threads, the pauses between keys included); the child's RSS
 at the first preview's frame and its peak. `--start-only` stops at the first preview (the
-start-up figures alone, without typing or waiting for the doctor).
+start-up figures alone, without typing or waiting for the doctor); with `--insights` it
+waits for the doctor's findings instead, no key typed.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def rss_mb() -> float:
     return 0.0
 
 
-async def child(home: str, workspace: str, spawned: float, keys: int, gap: float, start_only: bool = False) -> dict:
+async def child(home: str, workspace: str, spawned: float, keys: int, gap: float, start_only: bool = False,
+                insights: bool = False) -> dict:
     gc.disable()  # as `memtui` does before it imports the app (the app turns it on after the first preview)
     from textual import events
     from textual._compositor import CompositorUpdate
@@ -92,6 +94,9 @@ async def child(home: str, workspace: str, spawned: float, keys: int, gap: float
     async with app.run_test(size=(140, 45)):
         await until(lambda: "first_preview_s" in out and "panes_s" in out)
         if start_only:
+            if insights:  # untouched after the start: when are the doctor's findings in?
+                await until(lambda: app.findings is not None)
+                out["insights_s"] = time.time() - spawned
             return out
         box = app.main.query_one("#query")
         box.focus()
@@ -152,15 +157,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--gap", type=float, default=0.05, help="seconds between keys (a fast typist's pace)")
     parser.add_argument("--start-only", action="store_true", help="stop at the first preview painted")
+    parser.add_argument("--insights", action="store_true",
+                        help="with --start-only: stop once the doctor's findings are in (no key typed)")
     parser.add_argument("--child", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(asyncio.run(child(args.home, args.workspace, args.child, args.keys, args.gap,
-                                           args.start_only))))
+                                           args.start_only, args.insights))))
         return
     runs = spawn_children("tests.benchmarks.tui_spawn", args.runs, lambda _: [
         "--home", args.home, "-w", args.workspace, "--keys", str(args.keys), "--gap", str(args.gap),
-        *(["--start-only"] if args.start_only else []), "--child", repr(time.time())])
+        *(["--start-only"] if args.start_only else []), *(["--insights"] if args.insights else []),
+        "--child", repr(time.time())])
     summary = {
         "spawn_to_panes_s": statistics.median(r["panes_s"] for r in runs),
         "spawn_to_first_preview_s": statistics.median(r["first_preview_s"] for r in runs),
@@ -168,6 +176,8 @@ def main() -> None:
         "cpu_to_first_preview_s": statistics.median(r["first_preview_cpu_s"] for r in runs),
         "rss_after_first_preview_mb": statistics.median(r["rss_after_first_preview_mb"] for r in runs),
         "runs": len(runs)}
+    if args.start_only and args.insights:
+        summary["spawn_to_insights_s"] = statistics.median(r["insights_s"] for r in runs)
     if not args.start_only:
         keys = [k for r in runs for k in r["keystroke_ms"]]
         summary.update({

@@ -12,7 +12,7 @@ from memtui.core.store import MemoryStore
 from memtui.tui import startup
 from memtui.tui.app import MemtuiApp
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import screen_text, wait_until
 
 
 def held_store(app: MemtuiApp) -> threading.Event:
@@ -119,6 +119,48 @@ async def test_a_large_stores_doctor_runs_in_a_child_process_with_the_same_findi
         assert runs == [paths]
         assert sorted(app.findings, key=repr) == sorted(findings(paths), key=repr)
         assert {"stale_reference", "duplicate", "invalid"} <= {f.kind for f in app.findings}
+
+
+async def test_a_large_stores_doctor_starts_before_the_store_loads_and_runs_again_if_memories_moved(tmp_path, monkeypatch):
+    """The doctor's child process starts as the panes list the prepared index, not once the
+    store has loaded behind the first preview. What it read is compared with what the store
+    read: a file changed in between (before any watcher) has the doctor run again."""
+    from memtui.tui import app as app_module
+    from tests.tui.test_insights import planted
+
+    paths = planted(tmp_path)
+    monkeypatch.setattr(app_module, "DOCTOR_IN_PROCESS", 0)  # as if the store were large
+    runs = []
+    run = app_module.DoctorProcess.run
+
+    def counted(self, p):
+        runs.append(p)
+        return run(self, p)
+
+    monkeypatch.setattr(app_module.DoctorProcess, "run", counted)
+    release = threading.Event()
+    load = MemoryStore.load
+
+    def held(self):
+        assert release.wait(60), "the store's load was never let go"
+        return load(self)
+
+    monkeypatch.setattr(MemoryStore, "load", held)
+    app = MemtuiApp(paths, watch=False)
+    try:
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_until(pilot, lambda: app.findings is not None, timeout=60, message="the early doctor's findings")
+            assert not app.loaded and len(runs) == 1  # found while the store's load was held
+            assert "⚑stale" in screen_text(app)  # its badges on the prepared index's rows
+            notes = paths.project_root / "notes.md"  # a memory changes before the store reads it
+            notes.write_text(notes.read_text() + "- Prefer small pull requests\n")
+            release.set()
+            await wait_until(pilot, lambda: app.loaded and len(runs) == 2 and not app._insights_running, timeout=60,
+                             message="the doctor run again")
+            added = next(e for e in app.store.entries("project") if e.text == "Prefer small pull requests")
+            assert "duplicate" in [f.kind for f in app.findings_by_entry.get(added.id, ())], app.findings
+    finally:
+        release.set()
 
 
 async def test_the_collector_memtui_turns_off_for_the_start_is_on_again_once_the_first_preview_is_painted(demo_paths):

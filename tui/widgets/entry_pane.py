@@ -8,19 +8,14 @@ from datetime import UTC, datetime
 from typing import Any, overload
 
 from rich.cells import cell_len
-from rich.segment import Segment
 from rich.text import Text
-from textual import events
-from textual.binding import Binding
-from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
 
 from memtui.core.display import escape_name
 from memtui.core.model import Entry, Layer
 
 from ..text import LAYER_TITLES, one_line
+from .row_list import RowList
 
 TEXT_SHARE = 0.55  # the text keeps at least this share of a row; the metadata yields first
 
@@ -178,27 +173,16 @@ def pane_rows(layer: str, entries: Sequence[Entry]) -> PaneRows:
     return PaneRows([e for group in groups.values() for e in group], [(t, len(g)) for t, g in groups.items()])
 
 
-class EntryPane(ScrollView, can_focus=True):
+class EntryPane(RowList):
     """The entries of one layer; conversation entries grouped under their conversation's title.
 
     A virtual list: only the rows on screen are rendered, so a layer of tens of thousands of
     entries costs no more to show (or to refresh after a reload) than one of a dozen."""
 
-    COMPONENT_CLASSES = {"entry-pane--cursor", "entry-pane--cursor-blurred", "entry-pane--group"}
+    COMPONENT_CLASSES = {*RowList.COMPONENT_CLASSES, "entry-pane--group"}
     DEFAULT_CSS = """
-    EntryPane { overflow-x: hidden; }
-    EntryPane > .entry-pane--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
-    EntryPane > .entry-pane--cursor-blurred { background: $primary-muted; color: $foreground; }
     EntryPane > .entry-pane--group { text-style: bold; color: $text-accent; }
     """
-    BINDINGS = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(1)", "Last", show=False),
-    ]
 
     class Highlighted(Message):
         """The highlighted entry changed (it may be None: an empty pane)."""
@@ -214,7 +198,6 @@ class EntryPane(ScrollView, can_focus=True):
         self.entries: Sequence[Entry] = []
         self.rows = PaneRows([])  # a str is a conversation's group header (already escaped)
         self.total = 0
-        self.cursor: int | None = None
         self.badges: dict[str, str] = {}  # entry id -> the doctor's markers (badge_for)
         self.border_title = LAYER_TITLES[layer]
 
@@ -233,19 +216,8 @@ class EntryPane(ScrollView, can_focus=True):
         shown = len(entries)
         title = LAYER_TITLES[self.memory_layer]
         self.border_title = f"{title} ({total})" if shown == total else f"{title} ({shown} of {total})"
-        size = Size(max(1, self.scrollable_content_region.width), len(rows))
-        if size != self.virtual_size:
-            self.virtual_size = size
         target = rows.row_of(keep) if keep is not None else None
-        if target is None and keep is not None and old_row is not None and rows:
-            start = min(old_row, len(rows) - 1)
-            target = self._next_entry_row(start, 1)
-            if target is None:
-                target = self._next_entry_row(start, -1)
-        if target is None:
-            target = self._next_entry_row(0, 1)
-        self._set_cursor(target, force=True)
-        self.refresh()
+        self.items_changed(old_row if target is None and keep is not None else target)
 
     @property
     def highlighted_entry(self) -> Entry | None:
@@ -257,112 +229,35 @@ class EntryPane(ScrollView, can_focus=True):
     def select_id(self, entry_id: str) -> bool:
         row = self.rows.row_of(entry_id)
         if row is not None:
-            self._set_cursor(row)
+            self.move_cursor(row)
         return row is not None
 
-    # ---------------------------------------------------------------- cursor
-    def _next_entry_row(self, start: int, step: int) -> int | None:
-        i = start
-        while 0 <= i < len(self.rows):
-            if not self.rows.is_header(i):
-                return i
-            i += step
-        return None
+    # ---------------------------------------------------------------- the list's rows
+    def item_count(self) -> int:
+        return len(self.rows)
 
-    def _set_cursor(self, row: int | None, force: bool = False) -> None:
-        if row == self.cursor and not force:
-            return
-        self.cursor = row
-        self.scroll_to_cursor()
-        self.refresh()
+    def selectable(self, index: int) -> bool:
+        return not self.rows.is_header(index)
+
+    def moved(self, index: int | None) -> None:
         self.post_message(self.Highlighted(self, self.highlighted_entry))
 
-    def scroll_to_cursor(self) -> None:
-        """Scroll so the highlighted row is on screen. A pane with no height yet (hidden
-        behind another tab, or not laid out) waits for its next resize, which calls this."""
-        height = self.scrollable_content_region.height
-        if self.cursor is None or height <= 0:
-            return
-        top = int(self.scroll_offset.y)
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
-
-    def action_move(self, step: int) -> None:
-        if self.cursor is None:
-            self._set_cursor(self._next_entry_row(0, 1))
-            return
-        target = self._next_entry_row(self.cursor + step, step)
-        if target is not None:
-            self._set_cursor(target)
-
-    def action_page(self, direction: int) -> None:
-        if not self.rows:
-            return
-        height = max(1, self.scrollable_content_region.height - 1)
-        start = (self.cursor or 0) + direction * height
-        start = min(max(start, 0), len(self.rows) - 1)
-        target = self._next_entry_row(start, direction) or self._next_entry_row(start, -direction)
-        if target is not None:
-            self._set_cursor(target)
-
-    def action_edge(self, end: int) -> None:
-        target = self._next_entry_row(len(self.rows) - 1, -1) if end else self._next_entry_row(0, 1)
-        if target is not None:
-            self._set_cursor(target)
-
-    def on_click(self, event: events.Click) -> None:
-        offset = event.get_content_offset(self)
-        if offset is None:
-            return
-        row = int(self.scroll_offset.y) + offset.y
-        if 0 <= row < len(self.rows) and not self.rows.is_header(row):
-            self._set_cursor(row)
-
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
-
-    def on_resize(self) -> None:
-        self.virtual_size = Size(max(1, self.scrollable_content_region.width), len(self.rows))
-        self.scroll_to_cursor()  # a smaller terminal, or a tab just shown: the selection stays in view
-        self.refresh()
-
-    # ---------------------------------------------------------------- rendering
-    def empty_hint(self) -> str:
+    def empty_text(self) -> Text:
         """What an empty pane says: how to fill it, or that the filter hides everything."""
         if self.loading:
-            return ""
-        if self.total:
-            return "Nothing here matches the filter (esc clears it)."
-        if self.memory_layer == Layer.CONVERSATION:
-            return "No conversation memories for this workspace yet: Muse writes them as you chat."
-        return "No memories yet: press n to write one, or run `memtui import` to bring some in."
+            hint = ""
+        elif self.total:
+            hint = "Nothing here matches the filter (esc clears it)."
+        elif self.memory_layer == Layer.CONVERSATION:
+            hint = "No conversation memories for this workspace yet: Muse writes them as you chat."
+        else:
+            hint = "No memories yet: press n to write one, or run `memtui import` to bring some in."
+        return Text(hint, style="dim italic")
 
-    def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        row = int(self.scroll_offset.y) + y
-        base = self.rich_style
-        if not self.rows and y == 0 and width > 0:
-            hint = Text(self.empty_hint(), style="dim italic", no_wrap=True, overflow="ellipsis")
-            hint.truncate(width, overflow="ellipsis")
-            return Strip(Segment.apply_style(list(hint.render(self.app.console, end="")), base)).adjust_cell_length(
-                width, base)
-        if row >= len(self.rows) or width <= 0:
-            return Strip.blank(width, base)
-        item = self.rows[row]
+    def render_item(self, index: int, line: int, width: int) -> Text:
+        item = self.rows[index]
         if isinstance(item, str):
             text = Text(item, no_wrap=True, overflow="ellipsis", style=self.get_component_rich_style("entry-pane--group"))
             text.truncate(width, overflow="ellipsis")
-        else:
-            text = entry_prompt(item, width, self.badges.get(item.id, ""))
-        segments = list(text.render(self.app.console, end=""))
-        strip = Strip(Segment.apply_style(segments, base)).adjust_cell_length(width, base)
-        if row == self.cursor:
-            name = "entry-pane--cursor" if self.has_focus else "entry-pane--cursor-blurred"
-            cursor = self.get_component_rich_style(name, partial=True)
-            strip = Strip(Segment.apply_style(strip, post_style=cursor), strip.cell_length)
-        return strip
+            return text
+        return entry_prompt(item, width, self.badges.get(item.id, ""))

@@ -104,6 +104,10 @@ class RowList(ScrollView, can_focus=True):
         self.cursor = index
         self.scroll_to_cursor()
         self.refresh()
+        self.moved(index)
+
+    def moved(self, index: int | None) -> None:
+        """Tell the screen the highlight moved (a subclass may say it its own way)."""
         self.post_message(self.Moved(self, index))
 
     def scroll_to_cursor(self) -> None:
