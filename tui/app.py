@@ -356,6 +356,18 @@ class MemtuiApp(App[None]):
                 self._prepared_at = wanted
             return self.prepared
 
+    def current_preview_index(self) -> Prepared | None:
+        """(On the event loop) the prepared index if it is already up to date, without waiting:
+        None when it is to be opened again first, or is being opened (the worker does that)."""
+        if self.prepared is None or self._prepared_at != self._changes or not self.paths.home.is_dir():
+            return None
+        if not self._prepared_lock.acquire(blocking=False):  # a worker is opening it again
+            return None
+        try:
+            return self.prepared if self._prepared_at == self._changes else None
+        finally:
+            self._prepared_lock.release()
+
     def prepared_damaged(self) -> None:
         """A section failed its checksum (its file is removed): open the index again next time."""
         with self._prepared_lock:
