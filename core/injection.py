@@ -746,7 +746,8 @@ class _Plan:
             elif floats is not None:
                 passing = floats.passing(gate, held)
             else:
-                passing = sum(1 for v in shared.values() if passes_gate(share(v, nq), gate))
+                # per distinct number of shared terms (a few), not per candidate (tens of thousands)
+                passing = sum(k for v, k in Counter(shared.values()).items() if passes_gate(share(v, nq), gate))
                 if held and nq:
                     passing -= sum(1 for p in held if passes_gate(share(shared.get(p, 0), nq), gate))
             capped = passing if limit is None else min(passing, max(limit, 0))

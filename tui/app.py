@@ -356,6 +356,18 @@ class MemtuiApp(App[None]):
                 self._prepared_at = wanted
             return self.prepared
 
+    def current_preview_index(self) -> Prepared | None:
+        """(On the event loop) the prepared index if it is already up to date, without waiting:
+        None when it is to be opened again first, or is being opened (the worker does that)."""
+        if self.prepared is None or self._prepared_at != self._changes or not self.paths.home.is_dir():
+            return None
+        if not self._prepared_lock.acquire(blocking=False):  # a worker is opening it again
+            return None
+        try:
+            return self.prepared if self._prepared_at == self._changes else None
+        finally:
+            self._prepared_lock.release()
+
     def prepared_damaged(self) -> None:
         """A section failed its checksum (its file is removed): open the index again next time."""
         with self._prepared_lock:
@@ -401,10 +413,13 @@ class MemtuiApp(App[None]):
     def _early_doctor_stale(self) -> bool:
         """(The store just loaded, the early doctor done) whether its findings must be found
         again: it failed, or what it read is not what the store read (a file or a row changed
-        in between, before the watcher was there to say so), or nobody can tell."""
+        in between, before the watcher was there to say so), or nobody can tell; or it found
+        the search index out of step, which the store's load has just brought in step."""
         self._early_doctor = False
         held = self.store.read_state()
-        return not self._doctor_ok or self._doctor_read is None or held is None or self._doctor_read != held
+        stale_index = any(f.kind == "index" for f in self.findings or ())
+        return (not self._doctor_ok or stale_index or self._doctor_read is None or held is None
+                or self._doctor_read != held)
 
     def on_insights_ready(self, message: InsightsReady) -> None:
         self._insights_running = False

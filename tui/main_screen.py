@@ -24,7 +24,7 @@ from textual.events import Resize
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Collapsible, Footer, Header, Input, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from memtui.core import actions
 from memtui.core.display import display_path, escape_name
@@ -33,7 +33,7 @@ from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
-from memtui.core.store.prepared import DamagedPreparedIndex
+from memtui.core.store.prepared import DamagedPreparedIndex, Prepared
 
 from . import screens
 from .messages import (
@@ -51,7 +51,8 @@ from .startup import inject_prepared, pane_order
 from .text import LAYER_TITLES
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
-from .widgets.preview import left_out, left_out_counts
+from .widgets.line_input import LineInput
+from .widgets.preview import LeftOut, left_out, left_out_counts
 
 if TYPE_CHECKING:
     from .app import MemtuiApp
@@ -64,6 +65,10 @@ FILTER_CUTOFF = 75.0  # rapidfuzz partial_ratio: a typo in a word still matches;
 # finding them walks thousands of candidates, more than the injection costs per keystroke.
 LEFT_OUT_AT_ONCE = 3000
 LEFT_OUT_PAUSE = 0.12
+# A preview whose last one cost less than this (CPU seconds: the longest query at the large
+# corpus costs 15 ms) is made on the event loop as its key comes, and painted in the key's own
+# frame; past it, in a worker, the keys echoed meanwhile (a store ten times larger).
+INLINE_COST = 0.025
 PANES_WAIT = 0.3  # seconds the first frame waits for the prepared index, at most (a first run builds it: longer)
 COMPACT_WIDTH = 100  # below this many columns: one pane at a time (tabs), detail hidden
 COMPACT_HEIGHT = 30
@@ -120,6 +125,7 @@ class MainScreen(Screen[None]):
         self._last_results: dict[str, tuple[Sequence[Entry], int]] = {}  # each layer's last listing, unsorted
         self.order = "file"  # actions.ENTRY_ORDERS: how each pane is sorted (o cycles)
         self._left_out_timer: Timer | None = None  # a large store's near misses, once the typing pauses
+        self._preview_cost = float("inf")  # the last preview's CPU seconds (unknown: the first is the worker's)
         self.mounted = False  # the panes exist
 
     @property
@@ -137,7 +143,7 @@ class MainScreen(Screen[None]):
         yield Header(show_clock=False, icon="◆")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Input(placeholder="/ filter all layers (fuzzy)…", id="filter", compact=True)
+                yield LineInput(placeholder="/ filter all layers (fuzzy)…", id="filter", compact=True)
                 yield Static(id="layer-tabs", markup=False)
                 for layer in LAYERS:
                     yield EntryPane(layer)
@@ -148,6 +154,7 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._layout_for(self.app.size.width, self.app.size.height)
+        self.watch(self.query_one("#query", Input), "value", self.query_changed, init=False)
         self.mounted = True
         # a saved prepared index opens in a few tens of milliseconds (begun as the app started):
         # waited for, so that the first frame lists it rather than loading indicators
@@ -202,6 +209,11 @@ class MainScreen(Screen[None]):
 
     def on_descendant_blur(self, _event: events.DescendantBlur) -> None:
         self.refresh_bindings()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """This screen's workers (preview, filter, left out) fail as the app's do: said, not
+        silent (their state messages do not bubble to the app)."""
+        self.memtui.on_worker_state_changed(event)
 
     # ------------------------------------------------------------------ store
     @property
@@ -400,17 +412,68 @@ class MainScreen(Screen[None]):
             pass
 
     # ------------------------------------------------------------------ preview
-    @on(Input.Changed, "#query")
-    def query_changed(self, event: Input.Changed) -> None:
-        self.query_text = event.value
+    def query_changed(self, value: str) -> None:
+        """The query's text changed: its preview. Watched on the input's value rather than
+        taken from its Changed message, so that a preview made at once (`schedule_preview`)
+        is on screen in the same frame as the key that asked for it."""
+        self.query_text = value
         self.memtui.last_typed = time.monotonic()
         self.schedule_preview()
 
     def schedule_preview(self) -> None:
+        """The preview of the query: made here, on the event loop, when the prepared index is
+        up to date and the last preview cost little (`INLINE_COST`): it is then painted with
+        the key, with no thread hand-off and no second frame; else in the preview worker (the
+        index to open again after a change, hybrid retrieval, the store's path, a costly query),
+        and the app stays responsive meanwhile."""
         if not self.showing or self.gone:
             return
         self._generation += 1
+        if self._preview_cost <= INLINE_COST and self._preview_now(self.query_text, self._generation):
+            return
         self.compute_preview(self.query_text, self._generation)
+
+    def _preview_now(self, query: str, generation: int) -> bool:
+        """The preview made on the event loop; False when it is the worker's to make."""
+        app = self.memtui
+        settings = app.settings
+        if settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None):
+            return False  # §13's scores: a model to load, vectors to read
+        prepared = app.current_preview_index()
+        if prepared is None:
+            return False
+        try:
+            result, summary = self._preview_of(prepared, query)
+        except DamagedPreparedIndex as exc:  # the worker opens it again
+            log.warning("%s", exc)
+            app.prepared_damaged()
+            return False
+        except Exception:  # the worker makes it again, and says what failed as a failed worker does
+            log.debug("preview on the event loop failed", exc_info=True)
+            self._preview_cost = float("inf")
+            return False
+        self.workers.cancel_group(self, "preview")  # a slower one still on its way is older
+        self._show_preview(query, result, generation, summary)
+        return True
+
+    def _preview_of(self, prepared: Prepared, query: str, session: object = None) -> tuple[InjectionResult, LeftOut | None]:
+        """The injection from the prepared index and what it left out; its cost (CPU time of
+        the calling thread, whatever else runs) decides where the next one is made."""
+        app = self.memtui
+        began = time.thread_time()
+        result = inject_prepared(app.paths, prepared, app.settings, query, session)
+        summary = self._summary(result)
+        self._preview_cost = time.thread_time() - began
+        return result, summary
+
+    @staticmethod
+    def _summary(result: InjectionResult) -> LeftOut | None:
+        if result.disabled_reason == "switch_off":
+            return None
+        summary = left_out_counts(result)
+        if summary.total <= LEFT_OUT_AT_ONCE:
+            summary = left_out(result)
+        return summary
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def compute_preview(self, query: str, generation: int) -> None:
@@ -419,26 +482,22 @@ class MainScreen(Screen[None]):
         app = self.memtui
         settings = app.settings
         session = app.semantic_session() if settings.enabled and settings.retrieval == "hybrid" else None
-        result = None
+        found = None
         for _ in range(2):
             prepared = app.preview_index()
             if prepared is None:
                 break
             try:
-                result = inject_prepared(app.paths, prepared, settings, query, session)
+                found = self._preview_of(prepared, query, session)
                 break
             except DamagedPreparedIndex as exc:  # the damaged file is removed: opened (rebuilt) again
                 log.warning("%s", exc)
                 app.prepared_damaged()
-        if result is None:
+        if found is None:
             result = inject_from_store(app.store, settings, query)
-        summary = None
-        if result.disabled_reason != "switch_off":  # off the event loop
-            summary = left_out_counts(result)
-            if summary.total <= LEFT_OUT_AT_ONCE:
-                summary = left_out(result)
+            found = (result, self._summary(result))
         if not get_current_worker().is_cancelled:
-            self.post_message(PreviewReady(query, result, generation, summary))
+            self.post_message(PreviewReady(query, found[0], generation, found[1]))
 
     @work(thread=True, exclusive=True, group="left-out", exit_on_error=False)
     def compute_left_out(self, result: InjectionResult, generation: int) -> None:
@@ -456,18 +515,20 @@ class MainScreen(Screen[None]):
                 pass
 
     def on_preview_ready(self, message: PreviewReady) -> None:
-        if message.generation != self._generation or self.gone:
+        self._show_preview(message.query, message.result, message.generation, message.left_out)
+
+    def _show_preview(self, query: str, result: InjectionResult, generation: int, summary: LeftOut | None) -> None:
+        if generation != self._generation or self.gone:
             return  # a newer query is on its way, or the app closes
-        self.last_result = message.result
+        self.last_result = result
         try:
-            self.query_one(PreviewPane).show(message.result, message.left_out)
+            self.query_one(PreviewPane).show(result, summary)
         except NoMatches:
             return
         if self._left_out_timer is not None:
             self._left_out_timer.stop()
             self._left_out_timer = None
-        if message.left_out is not None and message.left_out.pending:
-            result, generation = message.result, message.generation
+        if summary is not None and summary.pending:
             self._left_out_timer = self.set_timer(LEFT_OUT_PAUSE, lambda: self.compute_left_out(result, generation))
         if not self.memtui.first_paint.is_set():
             self.call_after_refresh(self.memtui.first_painted)  # the store's load waits for this

@@ -169,9 +169,15 @@ class Database:
                     conn.execute("ALTER TABLE memories ADD COLUMN file_path TEXT")
                 conn.executescript(MUSE_TABLES + MEMTUI_TABLES)
                 if needs_fts:
-                    self.connect(create=True).table("memories").enable_fts(
-                        ["content", "tags"], fts_version="FTS5", tokenize="trigram", create_triggers=True
-                    )
+                    try:
+                        self.connect(create=True).table("memories").enable_fts(
+                            ["content", "tags"], fts_version="FTS5", tokenize="trigram", create_triggers=True
+                        )
+                    except sqlite3.OperationalError:
+                        conn.rollback()
+                        if "memories_fts" not in self.tables(conn):
+                            raise
+                        # another writer (Muse, the hook, a second memtui) made it meanwhile
                 conn.commit()
             except sqlite3.DatabaseError as exc:
                 raise DatabaseError(f"{self.path}: {exc}") from None

@@ -20,10 +20,17 @@ class FileIndex(Tables):
     """The Markdown rows and the parse cache, each method one statement or transaction."""
 
     def indexed(self) -> dict[str, str]:
-        """Indexed Markdown files: path -> sha256 of the content that was indexed."""
+        """Indexed Markdown files: path -> sha256 of the content that was indexed; {} when
+        nothing is indexed yet. A read: it creates nothing (the doctor reads with it)."""
         with self.database.lock:
-            conn = self.database.schema_ready()
-            return {r[0]: r[1] for r in conn.execute("SELECT path, sha256 FROM memtui_files")}
+            if not self.database.exists():
+                return {}
+            conn = self.database.open(create=False)
+            if "memtui_files" not in self.database.tables(conn):
+                return {}
+            found = {r[0]: r[1] for r in conn.execute("SELECT path, sha256 FROM memtui_files")}
+            conn.commit()  # never hold a read snapshot
+            return found
 
     def cached(self) -> dict[str, tuple[str, str]]:
         """The parsed-entry cache: path -> (sha256, payload). Read-only; {} when there is none."""

@@ -353,6 +353,24 @@ def saved_indexes(paths: Paths, settings: Settings) -> dict[str, LayerIndex]:
     return found
 
 
+def saved_conversation(paths: Paths, settings: Settings) -> LayerCandidates | None:
+    """The conversation layer as saved, with the rows changed since taken in (its `row_gen`
+    the counter it is exactly current at); None when none is saved or it must be rebuilt.
+    For a reader that wants the rows' entries without reading every row (the doctor)."""
+    saved = _open_layer(paths, settings, Layer.CONVERSATION)
+    if saved is None:
+        return None
+    try:
+        now = _rows_now(paths, settings, saved)
+    except (DamagedPreparedIndex, OSError, KeyError, ValueError, TypeError, IndexError, EOFError, sqlite3.Error) as exc:
+        log.info("prepared conversation layer not used: %s", exc)
+        now = None
+    if now is None:
+        saved.close()
+        return None
+    return now[0]
+
+
 def _prepared(layers: Mapping[str, tuple[LayerCandidates, list[Problem], str | None]],
               failed: frozenset[str] = frozenset()) -> Prepared:
     stamps = [layers[layer][2] for layer in LAYERS]

@@ -266,3 +266,40 @@ def test_already_loaded_says_nearly_when_the_memory_is_not_the_line(paths):
                                              "- Migrations live in db/migrations and they run with pnpm db:migrate\n")
     found = sorted((f.source, f.reason) for f in doctor.findings(paths, ("already_loaded",)))
     assert [reason.split(" AGENTS.md")[0] for _, reason in found] == ["repeats", "nearly repeats"]
+
+
+def test_duplicates_do_not_depend_on_the_order_the_entries_come_in(paths):
+    """A store that took its conversation entries from the prepared index lists them in
+    another order than one that read the rows: the doctor reports the same pairs either way,
+    the newer conversation memory against the older, a later file line against an earlier."""
+    import random
+
+    from memtui.core.actions import open_store
+    from memtui.core.store.conversations import Conversations
+
+    enable(paths)
+    write(paths.user_root / "a.md", "- The deploy pipeline caches the pnpm store between runs\n"
+                                    "- Something else entirely about the linter\n")
+    write(paths.project_root / "b.md", "- The deploy pipeline caches the pnpm store between runs!\n")
+    db = Conversations(paths.db_path)
+    db.ensure_conversation("c1", "Chat", str(paths.workspace))
+    for i, (when, text) in enumerate([(3, "Flaky checkout test waited on a fixed sleep; wait on the condition"),
+                                      (1, "Flaky checkout test waited on a fixed sleep; wait on the condition."),
+                                      (2, "Flaky checkout test waited on a fixed sleep, wait on the condition"),
+                                      (4, "Unrelated: the api lives on port 8080")]):
+        db.add(text, memory_id=f"row-{i}", conversation_id="c1", updated_at=1_700_000_000_000 + when * 1000)
+    db.close()
+    store = open_store(paths)
+    try:
+        entries = store.entries()
+    finally:
+        store.close()
+    found = doctor.duplicates(entries)
+    for seed in range(5):
+        shuffled = list(entries)
+        random.Random(seed).shuffle(shuffled)
+        assert doctor.duplicates(shuffled) == found
+    by_id = {e.id: e for e in entries}
+    conversation = [by_id[f.entry_id] for f in found if f.layer == "conversation"]
+    assert sorted(e.id for e in conversation) == ["row-0", "row-2"]  # reported against row-1, the oldest
+    assert ("b.md:1", "near-duplicate of a.md:1") in [(f.source, f.reason) for f in found]

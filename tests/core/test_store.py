@@ -550,3 +550,52 @@ def test_a_load_that_finds_the_schema_complete_does_not_import_sqlite_utils(path
     runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60) for _ in range(2)]
     assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
     assert [r.stdout.strip() for r in runs] == ["True", "False"]
+
+
+def test_a_schema_another_writer_made_meanwhile_is_taken_as_made(paths):
+    """Two writers on a fresh muse.db (the TUI's store and the hook, say) both find the
+    full-text table missing; the second one's creation meets it made: that is no error."""
+    from memtui.core.store.database import Database
+
+    first, second = Database(paths.db_path), Database(paths.db_path)
+    second.open(create=True)  # connected before the first made anything
+    first.ensure_schema()
+    tables = Database.tables
+    seen = []
+
+    def as_before(db):  # the second writer's look at the tables, taken before the first made them
+        found = tables(db)
+        if not seen:
+            seen.append(found)
+            return found - {"memories_fts"}
+        return found
+
+    second.tables = as_before  # type: ignore[method-assign]
+    try:
+        second.ensure_schema()
+        assert seen and "memories_fts" in tables(second.open(create=False))
+    finally:
+        first.close()
+        second.close()
+
+
+def test_the_doctor_creates_none_of_memtuis_tables(paths):
+    """The doctor only reads: on a muse.db that has Muse's tables alone it finds the index
+    empty, and creates nothing."""
+    from memtui.core import doctor
+
+    write(paths.user_root / "notes.md", "- Use vitest, not jest\n")
+    enable(paths)
+    conn = sqlite3.connect(paths.db_path)
+    conn.executescript("CREATE TABLE conversations (id TEXT PRIMARY KEY, title TEXT, workspace_path TEXT,"
+                       " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
+                       "CREATE TABLE memories (id TEXT PRIMARY KEY, type TEXT NOT NULL, category TEXT NOT NULL,"
+                       " content TEXT NOT NULL, tags TEXT, source TEXT NOT NULL, conversation_id TEXT,"
+                       " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);")
+    conn.close()
+    found = doctor.findings(paths)
+    assert ("index", str(paths.user_root / "notes.md")) in [(f.kind, f.source) for f in found]
+    conn = sqlite3.connect(paths.db_path)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert names == {"conversations", "memories"}, names

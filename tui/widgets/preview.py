@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import Collapsible, Input, Static
+from textual.widgets import Collapsible, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
 from memtui.core.assistants import TARGETS, Target
@@ -26,6 +26,7 @@ from memtui.core.injection import Candidate, InjectionResult
 from memtui.core.model import LAYERS, Layer
 
 from ..text import LAYER_TITLES, one_line
+from .line_input import LineInput
 
 REASONS = {
     "below_gate": "below the relevance gate",
@@ -213,7 +214,7 @@ class PreviewPane(Vertical):
         return "Injection preview" if target is None else f"Injection preview · as {protocol(target).name} receives it"
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
+        yield LineInput(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
         yield Static(id="gauges", markup=False)
         with VerticalScroll(id="preview-scroll"):
             with Collapsible(title="…", collapsed=True, collapsed_symbol="▸", expanded_symbol="▾", id="fold"):
