@@ -40,7 +40,7 @@ API:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .paths import Paths
     from .settings import Settings
 
-__all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "load_detectors", "redact_line", "redact_name",  # noqa: F822 (REDACTED: __getattr__)
+__all__ = ["MEMORY_OFF", "REDACTED", "MemoryOff", "Outbound", "injection_text", "load_detectors", "redact_line", "redact_lines", "redact_name",  # noqa: F822 (REDACTED: __getattr__)
            "redact_text", "why_not_forget"]
 
 MEMORY_OFF = "memory is off"
@@ -101,6 +101,13 @@ def _wanted(settings: Settings | bool) -> bool:
 def redact_line(one_line: str) -> tuple[str, int]:
     """One line with each secret replaced by `[REDACTED]`, and how many were."""
     return redact(one_line)
+
+
+def redact_lines(lines: Sequence[str]) -> dict[int, tuple[str, int]]:
+    """`redact_line` of many lines: (line, count) by position, for the lines it changed only."""
+    from .secrets import redact_many
+
+    return redact_many(lines)
 
 
 def redact_text(text: str, settings: Settings | bool) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from itertools import compress, repeat
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ def _kind(ch: str) -> int:
 
 
 _WORD_RUN = re.compile(r"\w+")  # \w is exactly `ch.isalnum() or ch == "_"` in Python's re
+_LOWER_WORD_RUN = re.compile(r"[a-z0-9_]+")  # the same runs in lower-cased ASCII text, found faster
 
 
 # CJK Unified Ideographs: every one is a wide letter (`_kind` says _WIDE; tests/core/test_relevance.py
@@ -39,7 +41,7 @@ _IDEOGRAPHS = re.compile("[\u4e00-\u9fff]+")
 def terms(s: str) -> frozenset[str]:
     """NFKC + casefold; word runs (minus stop words) and wide runs (1 char, or bigrams)."""
     if s.isascii():  # NFKC leaves ASCII alone and casefold is lower()
-        return frozenset(_WORD_RUN.findall(s.lower())).difference(STOP_WORDS)
+        return frozenset(_LOWER_WORD_RUN.findall(s.lower())).difference(STOP_WORDS)
     s = unicodedata.normalize("NFKC", s).casefold()
     out: set[str] = set()
     for run in _WORD_RUN.findall(s):
@@ -54,6 +56,16 @@ def terms(s: str) -> frozenset[str]:
         else:
             _split_run(run, out)
     return frozenset(out)
+
+
+def terms_many(texts: Sequence[str]) -> list[frozenset[str]]:
+    """`[terms(s) for s in texts]`, the ASCII texts' terms made in bulk (lower-cased, split and
+    their stop words dropped by C loops, with no Python call per text)."""
+    plain = list(map(str.isascii, texts))
+    words = map(frozenset, map(_LOWER_WORD_RUN.findall, map(str.lower, compress(texts, plain))))
+    made = map(frozenset.difference, words, repeat(STOP_WORDS))
+    # the others (NFKC, casefold and wide runs) one by one
+    return [next(made) if ascii else terms(text) for text, ascii in zip(texts, plain)]
 
 
 _part_terms = lru_cache(maxsize=4096)(terms)  # tags, sections, names: few distinct values, many entries
@@ -87,6 +99,19 @@ def entry_terms(text: str, section: str = "", name: str = "", description: str =
     if not extra:
         return result
     return result.union(*map(_part_terms, extra))
+
+
+class _TagTerms(dict[tuple[str, ...], frozenset[str]]):
+    """A tag tuple's terms, made once per distinct tuple (rows share a few)."""
+
+    def __missing__(self, tags: tuple[str, ...]) -> frozenset[str]:
+        found = self[tags] = frozenset().union(*map(_part_terms, filter(None, tags)))
+        return found
+
+
+def entry_terms_many(texts: Sequence[str], tags: Sequence[tuple[str, ...]]) -> list[frozenset[str]]:
+    """`[entry_terms(text, tags=t) for text, t in zip(texts, tags)]` (a conversation row's M), in bulk."""
+    return list(map(frozenset.union, terms_many(texts), map(_TagTerms().__getitem__, tags)))
 
 
 def terms_of(entry: Entry) -> frozenset[str]:

@@ -21,20 +21,22 @@ Callers outside this module go through `memtui.core.outbound`, the one gate for 
 
 Speed: importing detect-secrets costs ~0.1 s (it pulls in `requests` and its scan machinery),
 so it is imported on the first line that might hold a secret. A line passes that pre-filter
-only if it contains one of the literal markers every detector needs (`_MARKERS`) or a long
-unbroken token; ordinary lines cost a microsecond or two.
+only if it contains one of the literal markers every detector needs (`_MARKERS`), a long
+unbroken token, or a word such as "token" or "secret" together with a sign that every rule
+for that word needs (`_WORDS`, `_SIGNS`); ordinary lines cost a microsecond or two.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache, lru_cache
+from itertools import compress
 from typing import Any, NamedTuple, cast
 
 REDACTED = "[REDACTED]"
 
-__all__ = ["REDACTED", "load_rules", "redact"]
+__all__ = ["REDACTED", "load_rules", "redact", "redact_many"]
 
 
 class _Rule(NamedTuple):
@@ -56,21 +58,28 @@ class _Rule(NamedTuple):
 # A line with none of them cannot match any rule: it is returned as is, without importing
 # detect-secrets. tests/core/test_secrets.py checks this against trying every rule everywhere.
 _MARKERS = (
-    # keyword assignments: the library's password, passwd, pwd, secret, contraseña, db_pass, ...;
-    # ours: token, pass, passphrase
-    "pass", "pwd", "secret", "contrase", "token",
+    # keyword assignments: the library's password, passwd, pwd, db_pass, ...; ours: pass, passphrase
+    # (and "the password is hunter2", said in prose without any sign)
+    "pass", "pwd",
     # context words and short-token prefixes
     "aws", "xox", "xapp", "hooks.slack.com", "authorization", "bearer", "private key", "putty-user-key", "eyj",
-    # ours: curl -u user:pass, and "password" in Chinese and Japanese (密码, 口令, 密钥, パスワード)
-    "curl", "密码", "口令", "密钥", "パスワード", "pw", "mysql",
+    # ours: curl -u user:pass
+    "curl", "pw", "mysql",
 )
+# Words whose every rule also needs a sign in the line (`_SIGNS`): the library's secret and
+# contraseña keyword assignments (`:`, `=` or a quote), ours for token, secret and "password"
+# in Chinese and Japanese (密码, 口令, 密钥, パスワード: `=`, `:`, `＝` or `：`), an XML element
+# (`<secret>`), and "password is ..." in Chinese or Japanese (密码是, パスワードは). Ordinary
+# prose mentions these words all the time ("rotate the token", "密钥管理") without any of them.
+_WORDS = ("secret", "contrase", "token", "密码", "口令", "密钥", "パスワード")
+_SIGNS = re.compile("[=:＝：\"'`<是为為は]")
 # ..._key names: the library's api_key, auth_key, service_key, account_key, db_key, priv_key,
 # client_key, ...; ours: api-key, access_key, secret_key; Azure's AccountKey / SharedAccessKey.
 _KEY_NAME = re.compile(r"(?:api|auth|service|account|db|database|priv|private|client|access|secret)[_.-]?key")
 # Every other rule (AWS key ids, GitHub, GitLab, Stripe, npm, Twilio, SendGrid, Google, OpenAI,
 # Mailchimp, Mailgun, Discord, Telegram, PyPI, Square, IBM, Cloudant, SoftLayer, Artifactory)
 # matches an unbroken token of at least this many characters.
-_LONG_RUN = re.compile(r"[A-Za-z0-9_\-]{20}")
+_LONG_RUN = re.compile(r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{20}")  # tried where a run starts
 
 
 def _may_hold_secret(text: str) -> bool:
@@ -82,7 +91,12 @@ def _may_hold_secret(text: str) -> bool:
         return True
     if "@" in text and "://" in text:  # user:password@ in a URL
         return True
-    return _LONG_RUN.search(text) is not None
+    if _LONG_RUN.search(text) is not None:
+        return True
+    for word in _WORDS:
+        if word in lowered:
+            return _SIGNS.search(text) is not None
+    return False
 
 
 # ------------------------------------------------------------------ our own patterns
@@ -554,3 +568,14 @@ def redact(text: str) -> tuple[str, int]:
     if not _may_hold_secret(text):
         return text, 0
     return _scan(text)
+
+
+def redact_many(lines: Sequence[str]) -> dict[int, tuple[str, int]]:
+    """`redact` of each line, kept only where it replaced something: {position: (line, count)}.
+    The pre-filter runs over all of them in one C loop; the detectors see only those it passes."""
+    found = {}
+    for at in compress(range(len(lines)), map(_may_hold_secret, lines)):
+        line, n = _scan(lines[at])
+        if n:
+            found[at] = (line, n)
+    return found

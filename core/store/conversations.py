@@ -151,6 +151,11 @@ class Conversations(Tables):
     def rows(self, workspace: Path) -> list[ConversationRow]:
         """Conversation memories of this workspace. Raises DatabaseError when unreadable;
         returns [] when there is no database yet."""
+        return [conversation_row(r) for r in self.raw_rows(workspace)]
+
+    def raw_rows(self, workspace: Path) -> list[tuple[Any, ...]]:
+        """`rows` as SQLite gives them (`ROW_COLUMNS`, before `conversation_row`): the prepared
+        index's build makes its state of them in bulk (`rows.conversation_state`)."""
         with self.database.lock:
             if not self.database.exists():
                 return []
@@ -184,7 +189,7 @@ class Conversations(Tables):
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise DatabaseError(f"{self.database.path}: {exc}") from None
-        return [conversation_row(r) for r in rows]
+        return rows
 
     def add(
         self,

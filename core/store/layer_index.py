@@ -142,7 +142,7 @@ _QUOTE = json.encoder.encode_basestring  # how that encoder writes a str (the C 
 _STR_TYPES = frozenset({str})
 
 
-def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
+def json_pieces(layer: str, shown: Shown | SavedShown, made: Made | SavedMade) -> tuple[str, str]:
     """A candidate's JSON (`injection.candidate_fields`, as `json.dumps(..., ensure_ascii=False)`
     writes it) before its score and after its status. Every `"` inside a JSON string is
     escaped, so the first unescaped `, "score": ` is the key's. `shown` and `made` may be
@@ -156,9 +156,25 @@ def json_pieces(layer: str, shown: Shown, made: Made) -> tuple[str, str]:
         return (f'{{"id": {_QUOTE(entry_id)}, "layer": {_QUOTE(layer)}, "source": {_QUOTE(source)}, "score": ',
                 f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {_QUOTE(line)}, '
                 f'"importance": {_QUOTE(importance)}, "updated_at": {_QUOTE(updated)}}}')
-    whole = _ENCODE(candidate_fields(entry_id, layer, source, None, "", made, importance, updated))
+    whole = _ENCODE(candidate_fields(entry_id, layer, source, None, "", _as_made(made), importance, updated))
     at = whole.index(_SPLIT_AT)
     return whole[: at + len(', "score": ')], whole[at + len(_SPLIT_AT):]
+
+
+def json_pieces_many(layer: str, shown: Sequence[Shown | SavedShown], made: Sequence[Made | SavedMade]) -> list[tuple[str, str]]:
+    """`[json_pieces(layer, s, m) for s, m in zip(shown, made)]`: when every field is of the
+    type the encoder writes as `json_pieces` does (checked over whole columns, in C), written
+    without a check per candidate, the layer's own JSON once."""
+    quote, layer = _QUOTE, _plain(layer)
+    if type(layer) is str and _STR_TYPES.issuperset(map(type, chain.from_iterable(shown))) \
+            and _STR_TYPES.issuperset(map(type, map(itemgetter(0), made))) \
+            and {bool}.issuperset(map(type, map(itemgetter(1), made))) and {int}.issuperset(map(type, map(itemgetter(3), made))):
+        lay = quote(layer)
+        return [(f'{{"id": {quote(entry_id)}, "layer": {lay}, "source": {quote(source)}, "score": ',
+                 f'", "clipped": {"true" if clipped else "false"}, "tokens": {tokens}, "line": {quote(line)}, '
+                 f'"importance": {quote(importance)}, "updated_at": {quote(updated)}}}')
+                for (entry_id, source, importance, updated), (line, clipped, _, tokens) in zip(shown, made)]
+    return [json_pieces(layer, s, m) for s, m in zip(shown, made)]
 
 
 def _groups(rank: Sequence[int], n_active: int) -> list[tuple[int, int, int]]:
@@ -219,6 +235,20 @@ class LineCache:
             if len(known) >= self.LIMIT:
                 known.clear()
             known[text] = made
+        return made
+
+    def make_many(self, maker: LineMaker, texts: Sequence[str]) -> list[Made]:
+        """`[self.make(maker, text) for text in texts]`, the lines not known yet made in bulk
+        (`LineMaker.made_many`), each distinct text once."""
+        known = self.made.get(maker.key)
+        if known is None:
+            known = self.made[maker.key] = {}
+        todo = list(dict.fromkeys(filterfalse(known.__contains__, texts)))
+        if todo:
+            known.update(zip(todo, maker.made_many(todo)))
+        made = list(map(known.__getitem__, texts))
+        if len(known) >= self.LIMIT:
+            known.clear()
         return made
 
     def layer_index(self, layer: str, entries: Sequence[Entry]) -> LayerIndex:
@@ -314,7 +344,10 @@ class LayerIndex:
         (`core.store.prepared` saves it): per position the entry as a tuple, what a candidate
         shows of it and its line made with `maker`'s settings."""
         shown = [self.shown(p) for p in range(self.size)]
-        made = [self.made(p, maker) for p in range(self.size)]
+        if self._made.get(maker.key) is not None:
+            made = [self.made(p, maker) for p in range(self.size)]
+        else:  # made in bulk, the lines known kept
+            made = self.lines.make_many(maker, [self.text(p) for p in range(self.size)])
         frags = self._frags.get(maker.key)
         layer = _plain(self.layer)
         saved_shown = cast(list[SavedShown], list(map(tuple, shown)))  # plain tuples, for marshal
@@ -328,7 +361,7 @@ class LayerIndex:
             "rows": [entry_row(self.entry(p)) for p in range(self.size)],
             "shown": saved_shown, "made": saved_made,
             "frags": [frags[p] for p in range(self.size)] if frags is not None else
-                     [json_pieces(layer, s, m) for s, m in zip(shown, made)],
+                     json_pieces_many(layer, shown, made),
             "pane": self.pane(),
         }
 

@@ -54,6 +54,7 @@ from ..settings import Settings
 from . import rows as row_changes
 from .generation import LOG_KEPT
 from .layer_index import ENTRY_FIELDS, LayerIndex, LineCache, PatchedLayer, read_pane, saved_pane, splice
+from .rows import conversation_columns, conversation_state
 
 log = logging.getLogger("memtui.prepared")
 
@@ -564,10 +565,6 @@ def _build_aside(paths: Paths, settings: Settings, layers: list[str], spawn: boo
 
     if not hasattr(os, "fork") or threading.active_count() != 1:
         return _spawn_aside(paths, layers) if spawn and _db_bytes(paths) >= SPAWN_DB_BYTES else None
-    if settings.redact_secrets:  # both processes redact: the detectors imported once, shared by the child
-        from ..outbound import load_detectors
-
-        load_detectors()
     for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
         try:
             stream.flush()
@@ -648,38 +645,53 @@ def _build(paths: Paths, settings: Settings, save: bool,
                 stale.close()
     gen = _generation(paths, create=save and paths.home.is_dir()) if Layer.CONVERSATION in missing else None
     read_ns = time.time_ns()
+    maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     store = MemoryStore(paths, index=False)
     try:
-        store.load_layers(missing)
-        # (the terms a conversation entry is made without are made here once, not kept for later)
+        files = [layer for layer in missing if layer != Layer.CONVERSATION]
+        if files:
+            store.load_layers(files)
         built: dict[str, LayerCandidates] = {layer: LayerIndex.from_entries(layer, store.snapshot(layer), lines,
-                                                                            keep_terms=False) for layer in missing}
-        failed = frozenset(layer for layer in missing if layer in store.layer_errors)
+                                                                            keep_terms=False) for layer in files}
+        failed = frozenset(layer for layer in files if layer in store.layer_errors)
+        problems = {layer: store.layer_problems(layer) for layer in files}
+        conversation = None
+        if Layer.CONVERSATION in missing:
+            # its saved state made straight from the rows, in bulk (no entry per row)
+            try:
+                columns = conversation_columns(store.conversations.raw_rows(paths.workspace))
+                problems[Layer.CONVERSATION] = []
+            except Exception as exc:  # the layer fails alone, as in the store; the others still load
+                columns = conversation_columns([])
+                problems[Layer.CONVERSATION] = [Problem(str(paths.db_path), f"conversation memories unavailable: {exc}")]
+                failed |= {Layer.CONVERSATION}
+            conversation = conversation_state(columns, maker, lines)
+            built[Layer.CONVERSATION] = _index(*conversation)
         if save and not failed and paths.home.is_dir():
-            maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
             for layer in missing:
                 info: dict[str, Any]
                 if layer == Layer.CONVERSATION:
-                    if gen == "untracked":
+                    if gen == "untracked" or conversation is None:
                         continue
                     info = {"gen": gen}
+                    core, lists, postings = conversation
                 else:
                     states = store.scan.file_states(layer)
                     if states is None:
                         continue
                     info = {"files": states, "read_ns": read_ns}
-                index = built[layer]
-                assert isinstance(index, LayerIndex)
-                state = index.state(maker)
-                lists = [state.pop(name) for name in ("rows", "shown", "made", "frags")]
-                postings = state.pop("postings")
-                core = {**state, "size": len(lists[0])}
+                    index = built[layer]
+                    assert isinstance(index, LayerIndex)
+                    state = index.state(maker)
+                    lists = [state.pop(name) for name in ("rows", "shown", "made", "frags")]
+                    postings = state.pop("postings")
+                    core = {**state, "size": len(lists[0])}
+                    built[layer] = _index(core, lists, postings)  # answers with the lines and JSON just made
                 _save_layer(paths, settings, layer, core, lists, postings, info)
-                built[layer] = _index(core, lists, postings)  # answers with the lines and JSON just made
-            conversation = built.get(Layer.CONVERSATION)
-            if isinstance(conversation, LayerIndex) and isinstance(gen, int):
-                conversation.row_gen = gen  # read before the rows: they are at least as new
-        return {layer: (built[layer], store.layer_problems(layer)) for layer in missing}, failed
+            rows_index = built.get(Layer.CONVERSATION)
+            if isinstance(rows_index, LayerIndex) and isinstance(gen, int):
+                rows_index.row_gen = gen  # read before the rows: they are at least as new
+        return {layer: (built[layer], problems[layer]) for layer in missing}, failed
     finally:
         store.close()
 

@@ -5,14 +5,21 @@ the hook takes in a new row without loading the store."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from array import array
+from collections import defaultdict, deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import chain, repeat
+from operator import neg
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-from ..model import Entry, Layer
-from ..relevance import entry_terms
+from ..injection import LineMaker
+from ..model import IMPORTANCE_RANK, Entry, Layer
+from ..relevance import entry_terms, entry_terms_many
 from .generation import GENERATION_TRIGGERS
+from .layer_index import _PANE_OF_ROW, ENTRY_FIELDS, LineCache, SavedMade, _groups, entry_row, json_pieces_many, pane_state
 
 if TYPE_CHECKING:  # `conversations` is imported only when rows changed: a warm hook never needs it
     from .conversations import ConversationRow
@@ -28,6 +35,78 @@ def conversation_entry(row: ConversationRow, with_terms: bool = True) -> Entry:
         conversation_title=row.conversation_title,
         terms=entry_terms(row.content, tags=row.tags) if with_terms else frozenset(),
     )
+
+
+# An entry row (`layer_index.entry_row`) of a conversation entry as `conversation_entry` makes it:
+# the fields it sets from the row, each a column of `conversation_state`, and Entry's defaults.
+_ROW_TEMPLATE = entry_row(Entry(id="", layer=Layer.CONVERSATION, text=""))
+
+
+def conversation_columns(raw: Sequence[tuple[Any, ...]]) -> dict[str, list[Any]]:
+    """The rows `raw` as read (`conversations.ROW_COLUMNS`) as the columns of their entries'
+    fields that come from the row (`conversation_entry` of `conversation_row`), converted
+    column by column; a value `conversation_row` refuses raises what it raises."""
+    from .conversations import conversation_row, parse_tags
+
+    n = len(raw)
+    cols: list[tuple[Any, ...]] = list(zip(*raw)) if n else [()] * 10
+    shared: dict[str, str] = {}  # a conversation's title, id, the categories and sources: one string each
+    share = shared.setdefault
+
+    def text(col: tuple[Any, ...], common: bool = False) -> list[str]:  # `str(value or "")`
+        out = [v if type(v) is str else str(v or "") for v in col]
+        return list(map(share, out, out)) if common else out
+
+    def number(col: tuple[Any, ...]) -> list[int]:  # `int(value or 0)`
+        return [v if type(v) is int else int(v or 0) for v in col]
+
+    try:
+        number(cols[8])  # created_at: not an entry field, but a row that has none readable is refused
+        return {"id": [v if type(v) is str else str(v) for v in cols[0]], "text": text(cols[2]),
+                "category": text(cols[1], True), "tags": list(map(parse_tags, cols[3])), "source": text(cols[4], True),
+                "conversation_id": [v if v is None else share(v, v)
+                                    for v in (v if v is None or type(v) is str else str(v) for v in cols[5])],
+                "conversation_title": text(cols[6], True), "updated_at": [v / 1000.0 for v in number(cols[9])]}
+    except Exception:
+        for r in raw:  # the error of the first row that fails, as reading them one by one gives it
+            conversation_row(r)
+        raise
+
+
+def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
+                       lines: LineCache | None = None) -> tuple[dict[str, Any], list[list[Any]], dict[str, bytes]]:
+    """The conversation layer's saved state (`LayerIndex.state`: its core, its per-position
+    lists and its postings) of the rows whose `conversation_columns` are `column`, made in
+    bulk, without an entry per row: what `LayerIndex.from_entries` of their entries and its
+    `state(maker)` give. `lines` holds lines made before (by text), taken instead of making
+    them again."""
+    n = len(column["id"])
+    ids = column["id"]
+    # the base order (`injection.base_key`): every row's importance is the default, so updated_at
+    # descending, then the id
+    keys = list(zip(map(neg, column["updated_at"]), ids))
+    order = sorted(range(n), key=keys.__getitem__)
+    column = {name: list(map(values.__getitem__, order)) for name, values in column.items()}
+    ids, texts, tags, updated = column["id"], column["text"], column["tags"], column["updated_at"]
+    rows = list(zip(*(column[name] if name in column else repeat(default, n)
+                      for name, default in zip(ENTRY_FIELDS, _ROW_TEMPLATE))))
+    importance = _ROW_TEMPLATE[ENTRY_FIELDS.index("importance")]
+    isos = list(map(datetime.isoformat, map(datetime.fromtimestamp, updated, repeat(UTC))))
+    refs = [f"conversation:{c or ''}/{i}" for c, i in zip(column["conversation_id"], ids)]
+    shown = list(zip(ids, refs, repeat(importance, n), isos))
+    made = cast(list[SavedMade], list(map(tuple, (lines or LineCache()).make_many(maker, texts))))  # plain, for marshal
+    layer = _ROW_TEMPLATE[ENTRY_FIELDS.index("layer")]
+    frags = json_pieces_many(layer, shown, made)
+    sets = entry_terms_many(texts, tags)
+    postings: defaultdict[str, list[int]] = defaultdict(list)
+    deque(map(list.append, map(postings.__getitem__, chain.from_iterable(sets)),
+              chain.from_iterable(map(repeat, range(n), map(len, sets)))), maxlen=0)
+    rank = [IMPORTANCE_RANK.get(importance, 1)] * n
+    assert _ROW_TEMPLATE[ENTRY_FIELDS.index("status")] != "archived"  # every row active: no archived terms
+    core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": _groups(rank, n),
+            "archived_terms": [], "key": list(maker.key), "size": n,
+            "pane": pane_state(layer, list(map(_PANE_OF_ROW, rows)))}  # the TUI's pane order
+    return core, [rows, shown, made, frags], {t: array("i", p).tobytes() for t, p in postings.items()}
 
 
 @dataclass(frozen=True)

@@ -48,11 +48,21 @@ class FileRecord:
     sha: str
     data: bytes
     entries: tuple[Entry, ...]
-    payload: str  # the parsed entries as cached in the index
+    saved_payload: str | None  # the parsed entries as cached in the index (`payload`), once made
     _parsed: md.ParsedFile | None = None
+    _fields: tuple[dict[str, Any], list[list[Any]]] | None = None  # `_file_entries` of the parse, for `payload`
     cached: bool = False  # served from the index's cache (so the cache is current)
     ino: int = 0
     ctime_ns: int = 0  # any write moves it, even one that puts the mtime back
+
+    @property
+    def payload(self) -> str:
+        """The parsed entries as cached in the index (`make_payload`), made when first asked."""
+        if self.saved_payload is None:
+            self.saved_payload = (_payload(self.layer, *self._fields) if self._fields is not None
+                                  else make_payload(self.layer, self.path, self.parsed))
+            self._fields = None
+        return self.saved_payload
 
     @property
     def parsed(self) -> md.ParsedFile:
@@ -81,8 +91,9 @@ def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def make_payload(layer: str, path: Path, parsed: md.ParsedFile) -> str:
-    """A file's entries with their ids and terms, as cached in the index (keyed by path + hash)."""
+def _file_entries(layer: str, path: Path, parsed: md.ParsedFile) -> tuple[dict[str, Any], list[list[Any]]]:
+    """A file's shared fields (`file_fields`) and its entries as [id, text, section, line_start,
+    line_end, kind, terms], what the index's cache holds of it."""
     fields = file_fields(parsed.meta)
     tags = fields["tags"]
     seen: dict[str, int] = {}
@@ -92,15 +103,35 @@ def make_payload(layer: str, path: Path, parsed: md.ParsedFile) -> str:
         seen[raw.text] = k + 1
         entries.append([md.entry_id(layer, str(path), raw.text, k), raw.text, raw.section, raw.line_start,
                         raw.line_end, raw.kind,
-                        sorted(entry_terms(raw.text, raw.section, fields["name"], fields["description"], tags))])
-    return json.dumps({"v": CACHE_KEY, "layer": layer, "fields": fields, "entries": entries}, ensure_ascii=False)
+                        entry_terms(raw.text, raw.section, fields["name"], fields["description"], tags)])
+    return fields, entries
+
+
+def make_payload(layer: str, path: Path, parsed: md.ParsedFile) -> str:
+    """A file's entries with their ids and terms, as cached in the index (keyed by path + hash)."""
+    return _payload(layer, *_file_entries(layer, path, parsed))
+
+
+def _payload(layer: str, fields: dict[str, Any], entries: list[list[Any]]) -> str:
+    return json.dumps({"v": CACHE_KEY, "layer": layer, "fields": fields,
+                       "entries": [[*entry[:6], sorted(entry[6])] for entry in entries]}, ensure_ascii=False)
 
 
 def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: float) -> tuple[Entry, ...] | None:
     data = json.loads(payload)
     if data.get("v") != CACHE_KEY or data.get("layer") != layer:
         return None
-    f = data["fields"]
+    return _entries(layer, path, rel, data["fields"], data["entries"], mtime)
+
+
+def parsed_entries(layer: str, path: Path, rel: str, parsed: md.ParsedFile, mtime: float) -> tuple[Entry, ...]:
+    """The entries of a parsed file: `entries_from_payload(..., make_payload(...), ...)` without
+    the JSON between them (a build that keeps no parse cache never writes it)."""
+    return _entries(layer, path, rel, *_file_entries(layer, path, parsed), mtime)
+
+
+def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[list[Any]],
+             mtime: float) -> tuple[Entry, ...]:
     common = dict(
         layer=layer, category=f["category"], tags=tuple(f["tags"]), source=f["source"],
         importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
@@ -109,7 +140,7 @@ def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: 
     )
     return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
                        terms=frozenset(terms), **common)
-                 for entry_id, text, section, start, end, kind, terms in data["entries"])
+                 for entry_id, text, section, start, end, kind, terms in entries)
 
 
 class Scan:
@@ -283,8 +314,7 @@ class Scan:
         except md.MemoryFileError as exc:
             self._set_problem(layer, path, f"{exc}; skipped, not rewritten", stat_key)
             return None
-        payload = make_payload(layer, path, parsed)
-        entries = entries_from_payload(layer, path, rel, payload, st.st_mtime)
-        assert entries is not None
-        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, payload, parsed,
+        made = _file_entries(layer, path, parsed)
+        entries = _entries(layer, path, rel, *made, st.st_mtime)
+        return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, None, parsed, made,
                           ino=st.st_ino, ctime_ns=st.st_ctime_ns)

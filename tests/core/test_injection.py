@@ -301,6 +301,77 @@ def test_fast_entry_terms_equal_the_rule(text, tags):
     assert entry_terms(text, tags=tags) == want
 
 
+_PIECES = st.sampled_from(["数据库连接池", "ｖｉｔｅｓｔ", "The pool", "password=hunter22", "token: abc12345", "İ", "…",
+                           "ghp_" + "a" * 36, " \t\n", "密钥是 abc123", "가나", "__", "x-y", "½", "é"])
+_TEXTS = st.lists(st.text() | st.lists(_PIECES | st.text(max_size=5), max_size=6).map(" ".join), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXTS, st.lists(st.lists(st.sampled_from(["redis", "数据库", "", "The pool", "a", "İx"]), max_size=3).map(tuple),
+                        min_size=12, max_size=12))
+def test_terms_in_bulk_equal_the_rule(texts, tags):
+    from memtui.core.relevance import entry_terms_many, terms_many
+
+    assert terms_many(texts) == [reference_terms(t) for t in texts]
+    tags = tags[:len(texts)]
+    assert entry_terms_many(texts, tags) == [entry_terms(t, tags=g) for t, g in zip(texts, tags)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXTS, st.integers(1, 40), st.booleans())
+def test_lines_made_in_bulk_equal_the_rule(texts, max_chars, redact):
+    import unicodedata
+
+    from memtui.core.injection import LineMaker
+
+    maker = LineMaker(max_chars, redact)
+    made = maker.made_many(texts)
+    assert made == [maker.made(t) for t in texts]
+    for line, _, _, tokens in made:  # est, against the width of each character
+        wide = sum(unicodedata.east_asian_width(ch) in ("W", "F") for ch in line)
+        assert tokens == wide + -(-(len(line) - wide) // 4)
+
+
+_ROW_VALUES = st.none() | st.integers(-3, 3) | st.sampled_from(["", "x", "knowledge", "数据库", "a b"])
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(st.tuples(
+    st.sampled_from(["m1", "m2", "m3", "m4", 7, "数据库"]), _ROW_VALUES,
+    st.text(max_size=12) | _PIECES, st.sampled_from([None, "", "[]", '["redis"]', '["a", "数据库", 3, null]', "x, y", "{",
+                                                     '"one"', "5", b'["b"]']),
+    _ROW_VALUES, st.none() | st.sampled_from(["c1", "c2", 3]), _ROW_VALUES, st.none() | st.just("/w"),
+    _ROW_VALUES, st.none() | st.integers(0, 4) | st.sampled_from(["3", 2.5, 1_760_000_000_123, "x"])),
+    max_size=8, unique_by=lambda r: r[0]), st.integers(1, 30), st.booleans(), st.booleans())
+def test_the_conversation_state_made_in_bulk_is_its_entries_index(raw, max_chars, redact, seeded):
+    """`rows.conversation_state` makes the conversation layer's saved state from the rows as
+    read, column by column: exactly the state of the index of their entries."""
+    from memtui.core.injection import LineMaker
+    from memtui.core.model import Layer
+    from memtui.core.store.conversations import conversation_row
+    from memtui.core.store.layer_index import LayerIndex, LineCache
+    from memtui.core.store.memory import _conversation_entries
+    from memtui.core.store.rows import conversation_columns, conversation_state
+
+    try:
+        rows = [conversation_row(r) for r in raw]
+    except Exception as exc:  # a row the store refuses: refused alike, with the same error
+        with pytest.raises(type(exc)) as refused:
+            conversation_columns(raw)
+        assert str(refused.value) == str(exc)
+        return
+    maker = LineMaker(max_chars, redact)
+    want = LayerIndex.from_entries(Layer.CONVERSATION, _conversation_entries(rows), keep_terms=False).state(maker)
+    lines = LineCache()
+    if seeded and raw:  # a line made before is taken as it was
+        lines.make(maker, str(raw[0][2] or ""))
+    core, lists, postings = conversation_state(conversation_columns(raw), maker, lines)
+    assert lists == [want[name] for name in ("rows", "shown", "made", "frags")]
+    assert postings == want["postings"] and list(map(type, lists[2])) == [tuple] * len(raw)
+    assert core == {**{k: v for k, v in want.items() if k not in ("rows", "shown", "made", "frags", "postings")},
+                    "size": len(raw)}
+
+
 def reference_inject(layers, s: Settings, query: str):
     """§5 written out plainly (score every entry, sort everything): the oracle for `inject`."""
     from memtui.core.injection import HEADERS, make_line
@@ -927,6 +998,28 @@ def test_a_saved_candidate_json_is_json_dumps(texts, clipped, tokens, layer, sco
     whole = json.dumps(candidate_fields(entry_id, layer, source, score, status, made, importance, updated),
                        ensure_ascii=False)
     assert head + json.dumps(score) + ', "status": "' + status + tail == whole
+
+
+_FIELD = st.text(max_size=6) | st.sampled_from([None, 3, "数据库", '"q"', "\ud800"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.tuples(_FIELD, _FIELD, _FIELD, _FIELD),
+                          st.tuples(_FIELD, st.booleans() | st.just(1), st.just(0), st.integers(0, 99) | st.just(True))),
+                max_size=5), st.sampled_from(["user", "conversation"]))
+def test_json_pieces_in_bulk_are_each_candidates_pieces(pairs, layer):
+    """`json_pieces_many` over whole columns is `json_pieces` of each candidate, whatever the
+    types of its fields (the columns of plain text are written without a check per field)."""
+    from memtui.core.store.layer_index import json_pieces, json_pieces_many
+
+    shown, made = [p[0] for p in pairs], [p[1] for p in pairs]
+    try:
+        want = [json_pieces(layer, s, m) for s, m in zip(shown, made)]
+    except (TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            json_pieces_many(layer, shown, made)
+        return
+    assert json_pieces_many(layer, shown, made) == want
 
 
 def test_the_saved_files_are_closed_with_their_answers(worked):

@@ -134,12 +134,38 @@ def test_prefilter_and_gates_never_change_the_result(parts, sep):
     assert redact(line) == secrets._scan(line, exhaustive=True)
 
 
+# Words that pass the pre-filter only beside a sign (`secrets._WORDS`, `secrets._SIGNS`), among
+# prose, values, the signs themselves and look-alike punctuation: without a sign, no rule matches.
+_WORDING = sorted({*secrets._WORDS, "SECRET", "Token", "client_secret", "contraseña", "is", "was", "now", "the",
+                   "hunter2", "Winter-Sky", "x9Y!", "abc", "值", "管理", "是", "为", "為", "は", "「", "<", ">", ":", "=",
+                   "＝", "：", '"', "'", "`", ";", "(", ")", "[", "]", "{", "}", ",", ".", "!", "?", "/", "-", "_",
+                   "$", "#", "%", "&", "*", "+", "|", "~", "，", "。"})
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_WORDING) | st.text(alphabet="aZ9_-.,;!?()/$ ", max_size=12), max_size=8),
+       st.sampled_from(["", " "]))
+def test_words_that_need_a_sign_never_change_the_result(parts, sep):
+    line = sep.join(parts)
+    assert redact(line) == secrets._scan(line, exhaustive=True)
+
+
+@pytest.mark.parametrize("line", ["token=abc123", "secret: hunter2", "client_secret = 'x9'", "<token>abc123</token>",
+                                  "密码是 hunter2", "密钥：abc123", "パスワードは abc123", "TOKEN＝abc123",
+                                  "contraseña: x", '"v" == my_secret'])
+def test_a_word_with_its_sign_is_still_scanned(line):
+    assert secrets._may_hold_secret(line)
+    assert redact(line) == secrets._scan(line, exhaustive=True)
+    assert redact(line)[1] >= 1
+
+
 def test_ordinary_lines_do_not_import_the_library():
     import subprocess
     import sys
 
     code = ("import sys; from memtui.core.secrets import redact; "
-            "assert redact('Use vitest, not jest; 数据库连接池配置过小') == ('Use vitest, not jest; 数据库连接池配置过小', 0); "
+            "line = 'Use vitest, not jest; rotate the secret token weekly, 数据库连接池配置过小, 密钥管理'; "
+            "assert redact(line) == (line, 0); "
             "print('detect_secrets' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

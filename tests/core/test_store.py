@@ -498,6 +498,40 @@ def test_an_index_built_again_makes_only_the_changed_rows_terms(paths, monkeypat
     db.close()
 
 
+_FILES = [
+    "- Use vitest\n- Use vitest\n- 数据库连接池配置过小，高并发时超时\n",
+    "---\ntype: preference\nimportance: high\ntags: [redis, 数据库, The pool]\nname: Pool\ndescription: the db pool\n"
+    "updatedAt: 2026-03-04\nsource: manual\n---\n\n## Testing\n\n- Prefer describe/it\n\nA paragraph\nover two lines.\n",
+    "---\nstatus: superseded\ntags: one, two\nupdatedAt: 1760000000.5\n---\n# Title\n\n1. first\n2. second\n\n```\ncode\n```\n",
+    "---\ntype: [not, text]\ntags: 5\nimportance: urgent\n---\n- ｖｉｔｅｓｔ ½ İ\n",
+]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_parsed_file_makes_the_entries_its_cached_payload_makes(tmp_path, seed):
+    """A build that keeps no parse cache makes a file's entries straight from its parse:
+    field for field (terms too) what the cache's payload gives back."""
+    import random
+
+    from memtui.core import markdown as md
+    from memtui.core.store.scan import Scan, entries_from_payload, make_payload, parsed_entries
+    from tests.benchmarks.corpus import markdown_file
+
+    texts = [*_FILES, markdown_file(random.Random(seed), 12)]
+    for i, text in enumerate(texts):
+        path = tmp_path / f"f{i}.md"
+        parsed = md.parse_text(text)
+        direct = parsed_entries("project", path, path.name, parsed, 1_700_000_000.25)
+        cached = entries_from_payload("project", path, path.name, make_payload("project", path, parsed), 1_700_000_000.25)
+        assert cached is not None and direct == cached and direct
+        assert [e.terms for e in direct] == [e.terms for e in cached]
+        path.write_text(text, encoding="utf-8")  # read by the store's scan: the payload it caches is the same
+        scan = Scan({"project": tmp_path})
+        (record,) = scan.read_files("project", [path])
+        assert record.entries == parsed_entries("project", path, path.name, parsed, path.stat().st_mtime)
+        assert record.payload == make_payload("project", path, parsed)
+
+
 def test_a_load_that_finds_the_schema_complete_does_not_import_sqlite_utils(paths):
     """sqlite-utils imports numpy when it is installed (≈0.1 s): the TUI's store load and the
     doctor read memtui's tables with the plain connection; only a write that needs the
