@@ -208,6 +208,14 @@ def stale_references(entries: list[Entry], workspace: Path) -> list[Finding]:
     return out
 
 
+def reported_order(e: Entry) -> tuple[int, str, int, float, str]:
+    """The order `duplicates` reports in: layers in their order, Markdown entries in file
+    order, conversation memories by date (then id)."""
+    if e.layer == Layer.CONVERSATION:
+        return LAYERS.index(e.layer), "", 0, e.updated_at, e.id
+    return LAYERS.index(e.layer), e.rel_path, e.line_start, 0.0, ""
+
+
 def duplicates(entries: list[Entry]) -> list[Finding]:
     """Pairs of active entries (in one layer or across layers) that are near-duplicates by
     the same rule as `remember`'s check. Each later entry is reported against the first:
@@ -218,12 +226,7 @@ def duplicates(entries: list[Entry]) -> list[Finding]:
     (`similarity.duplicate_pairs`)."""
     from .similarity import duplicate_pairs
 
-    def place(e: Entry) -> tuple[int, str, int, float, str]:
-        if e.layer == Layer.CONVERSATION:
-            return LAYERS.index(e.layer), "", 0, e.updated_at, e.id
-        return LAYERS.index(e.layer), e.rel_path, e.line_start, 0.0, ""
-
-    active = sorted((e for e in entries if not e.archived), key=place)  # (the search's ties follow this order)
+    active = sorted((e for e in entries if not e.archived), key=reported_order)  # (the search's ties follow it)
     return [Finding("duplicate", active[second].source_ref, f"near-duplicate of {active[first].source_ref}",
                     active[second].id, active[second].layer)
             for first, second in duplicate_pairs([e.text for e in active], max)]

@@ -332,6 +332,7 @@ class MemoryStore:
     def _sync_index(self, layer: str, reindex: list[FileRecord], full: bool) -> None:
         root = self.paths.root(layer)
         try:
+            self.database.schema_ready()  # the index is kept here: its tables made (an older schema backed up first)
             known = self.file_index.indexed()
             prefix = str(root) + os.sep
             stale = [p for p in known if p.startswith(prefix) and Path(p) not in self.scan.files]

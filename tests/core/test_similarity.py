@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from memtui.core.doctor import duplicates
+from memtui.core.doctor import duplicates, reported_order
 from memtui.core.model import LAYERS, Entry
 from memtui.core.similarity import (
     DUPLICATE_SCORE,
@@ -92,10 +92,8 @@ def test_a_seeded_corpus_has_the_doctors_findings_of_all_pairs():
     found = duplicates(entries)
     assert len(found) > 100  # the corpus has many near-duplicates
 
-    def later(a: int, b: int) -> int:
-        return max(a, b, key=lambda i: (LAYERS.index(entries[i].layer), i))
-
-    expected = all_pairs(texts, later)
+    entries.sort(key=reported_order)  # the doctor's order: the later of a pair is the one reported
+    expected = all_pairs([e.text for e in entries], max)
     assert [(f.entry_id, f.reason) for f in found] == [
         (entries[second].id, f"near-duplicate of {entries[first].source_ref}") for first, second in expected]
 
