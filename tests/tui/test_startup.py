@@ -98,8 +98,9 @@ async def test_a_first_run_says_it_is_indexing_until_the_panes_fill(demo_paths, 
         assert all(listed(app, layer) for layer in LAYERS)
 
 
-async def test_a_large_stores_doctor_runs_in_a_child_process_with_the_same_findings(tmp_path, monkeypatch):
-    from memtui.core.doctor import findings
+def large_store_doctor(tmp_path, monkeypatch):
+    """The planted store, its doctor run as a large store's is (in a child process), each
+    run of it counted: (paths, runs)."""
     from memtui.tui import app as app_module
     from tests.tui.test_insights import planted
 
@@ -113,6 +114,13 @@ async def test_a_large_stores_doctor_runs_in_a_child_process_with_the_same_findi
         return run(self, p)
 
     monkeypatch.setattr(app_module.DoctorProcess, "run", counted)
+    return paths, runs
+
+
+async def test_a_large_stores_doctor_runs_in_a_child_process_with_the_same_findings(tmp_path, monkeypatch):
+    from memtui.core.doctor import findings
+
+    paths, runs = large_store_doctor(tmp_path, monkeypatch)
     app = MemtuiApp(paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: app.loaded and app.findings is not None, timeout=60, message="doctor run")
@@ -125,19 +133,7 @@ async def test_a_large_stores_doctor_starts_before_the_store_loads_and_runs_agai
     """The doctor's child process starts as the panes list the prepared index, not once the
     store has loaded behind the first preview. What it read is compared with what the store
     read: a file changed in between (before any watcher) has the doctor run again."""
-    from memtui.tui import app as app_module
-    from tests.tui.test_insights import planted
-
-    paths = planted(tmp_path)
-    monkeypatch.setattr(app_module, "DOCTOR_IN_PROCESS", 0)  # as if the store were large
-    runs = []
-    run = app_module.DoctorProcess.run
-
-    def counted(self, p):
-        runs.append(p)
-        return run(self, p)
-
-    monkeypatch.setattr(app_module.DoctorProcess, "run", counted)
+    paths, runs = large_store_doctor(tmp_path, monkeypatch)
     release = threading.Event()
     load = MemoryStore.load
 
