@@ -9,7 +9,7 @@ import pytest
 from memtui.core.demo import write_demo
 from memtui.core.paths import Paths
 from memtui.tui.screenshots import demo_at
-from tests.tui.helpers import wait_until  # noqa: F401  (used by the tests)
+from tests.tui.helpers import press_for, wait_until  # noqa: F401  (used by the tests)
 
 
 @pytest.fixture(autouse=True)

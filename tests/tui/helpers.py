@@ -26,6 +26,13 @@ async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: 
         await pilot.pause(0.05)
 
 
+async def press_for(pilot: Pilot[Any], key: str, screen: type) -> Any:
+    """Press `key` and wait until the app shows a `screen` (a screen class); the screen."""
+    await pilot.press(key)
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, screen), message=f"the {screen.__name__}")
+    return pilot.app.screen
+
+
 class CountingApp(MemtuiApp):
     """The real app, counting the store changes it refreshed the panes for."""
 

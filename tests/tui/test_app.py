@@ -8,7 +8,7 @@ from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConfirmScreen, ConflictScreen, EditScreen, SettingsScreen
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import screen_text, shown, wait_until
+from tests.tui.conftest import press_for, screen_text, shown, wait_until
 
 
 def fold_title(app) -> str:
@@ -138,8 +138,7 @@ async def test_settings_toggle_writes_memory_enabled_and_keeps_other_keys(demo_p
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await press_for(pilot, "s", SettingsScreen)
         app.screen.query_one("#ws-enabled").value = False
         app.screen.query_one("#budget-user").value = "500"
         await pilot.press("ctrl+s")
@@ -156,8 +155,7 @@ async def test_invalid_settings_value_is_not_saved(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await press_for(pilot, "s", SettingsScreen)
         app.screen.query_one("#gate-user").value = "7"
         await pilot.press("ctrl+s")
         await pilot.pause(0.1)
@@ -431,8 +429,7 @@ async def test_the_settings_screen_shows_invalid_saved_values_as_saved_and_says_
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), message="settings")
+        await press_for(pilot, "s", SettingsScreen)
         await pilot.pause()
         screen = app.screen
         assert screen.query_one("#budget-total").value == "-5"

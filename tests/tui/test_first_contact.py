@@ -11,7 +11,7 @@ from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConfirmScreen, EditScreen, SettingsScreen
 from memtui.tui.widgets import EntryPane
 from tests.helpers import enable, write
-from tests.tui.conftest import screen_text, shown, wait_until
+from tests.tui.conftest import press_for, screen_text, shown, wait_until
 from tests.tui.test_app import select, started
 
 
@@ -47,8 +47,7 @@ async def test_at_80x24_the_new_dialog_fills_the_screen_and_its_footer_shows_its
     async with app.run_test(size=(80, 24)) as pilot:
         await started(pilot)
         await wait_until(pilot, lambda: "q Quit" in screen_text(app).splitlines()[-1], message="q Quit in the footer")
-        await pilot.press("n")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), message="the editor")
+        await press_for(pilot, "n", EditScreen)
         await pilot.pause()
         dialog = app.screen.query_one("#edit-dialog")
         assert dialog.region.width == 80 and dialog.region.height >= 22, dialog.region
@@ -60,8 +59,7 @@ async def test_at_80x24_every_setting_is_on_screen_and_switches_read_without_col
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await started(pilot)
-        await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), message="settings")
+        await press_for(pilot, "s", SettingsScreen)
         await pilot.pause()
         form = app.screen.query_one("#settings-form")
         assert form.max_scroll_y == 0, "the form scrolls"
@@ -104,8 +102,7 @@ async def test_delete_works_out_its_warning_off_the_event_loop(demo_paths, monke
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
         select(app, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
-        await pilot.press("d")
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+        await press_for(pilot, "d", ConfirmScreen)
         assert seen == [False], "the warning was computed on the event loop"
         assert "Use PostgreSQL 16" in shown(app.screen.query_one("#confirm-body"))
 
@@ -142,8 +139,7 @@ async def test_new_while_memory_is_off_says_it_will_not_be_used(paths):
     app = MemtuiApp(paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await pilot.press("n")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), message="the editor")
+        await press_for(pilot, "n", EditScreen)
         assert "won't use it until you turn memory on" in shown(app.screen.query_one("#edit-note"))
         await pilot.press(*"deploys go out on tuesdays", "ctrl+s")
         await wait_until(pilot, lambda: any(m.startswith("Added to") for m in messages(app)), message="saved")

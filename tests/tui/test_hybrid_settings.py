@@ -12,7 +12,7 @@ from memtui.core import semantic
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import SettingsScreen
 from memtui.tui.widgets.preview import PreviewPane
-from tests.tui.conftest import shown, wait_until
+from tests.tui.conftest import press_for, shown, wait_until
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("wordllama") is None, reason="the semantic extra is not installed")
 
@@ -21,8 +21,7 @@ async def test_settings_switch_retrieval_and_the_preview_shows_both_scores(demo_
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: app.loaded and app.last_result is not None, message="app loaded")
-        await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await press_for(pilot, "s", SettingsScreen)
         info = semantic.locate().info
         assert f"{info.name} {info.version}" in shown(app.screen.query_one("#retrieval-model"))
         app.screen.query_one("#retrieval").value = "hybrid"
@@ -40,7 +39,6 @@ async def test_settings_switch_retrieval_and_the_preview_shows_both_scores(demo_
         await wait_until(pilot, lambda: "sem " in shown(pane.query_one("#left-out")), message="scores shown")
         assert "kw 0." in shown(pane.query_one("#left-out"))
         assert info.name in shown(pane.query_one("#problems"))
-        await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await press_for(pilot, "s", SettingsScreen)
         assert app.screen.query_one("#retrieval").value == "hybrid"
         assert "model in use" in shown(app.screen.query_one("#retrieval-model"))

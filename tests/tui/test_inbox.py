@@ -13,7 +13,7 @@ from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import EditScreen
 from memtui.tui.screens.inbox import InboxScreen
-from tests.tui.conftest import screen_text, wait_until
+from tests.tui.conftest import press_for, screen_text, wait_until
 
 DESTRUCTIVE = "When a command is destructive (rm -rf, force push, DROP TABLE), say so plainly and ask before running it"
 TIMERS = "Vitest fake timers do not advance timers scheduled inside promises unless you await vi.runAllTimersAsync()"
@@ -32,8 +32,7 @@ def awaiting(paths: Paths) -> list[str]:
 async def open_inbox(pilot) -> InboxScreen:
     app = pilot.app
     await wait_until(pilot, lambda: app.loaded and app.inbox is not None, message="the inbox read")
-    await pilot.press("i")
-    await wait_until(pilot, lambda: isinstance(app.screen, InboxScreen), message="the inbox screen")
+    await press_for(pilot, "i", InboxScreen)
     return app.screen
 
 
@@ -124,8 +123,7 @@ async def test_an_edit_in_the_inbox_is_a_review(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_inbox(pilot)
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), message="the editor")
+        await press_for(pilot, "e", EditScreen)
         app.screen.query_one("#editor").text = "Say plainly when a command is destructive, and ask first"
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: b"Say plainly when a command" in path.read_bytes(), message="saved")
@@ -173,8 +171,7 @@ async def test_the_settings_switch_turns_require_review_on_and_keeps_other_keys(
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: app.loaded and app.last_result is not None, message="the preview")
         assert "unreviewed" not in app.last_result.status_counts()
-        await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen), message="the settings")
+        await press_for(pilot, "s", SettingsScreen)
         await pilot.press("tab", "tab", "tab")
         assert app.screen.focused.id == "require-review"
         await pilot.press("space", "ctrl+s")

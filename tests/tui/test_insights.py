@@ -7,7 +7,7 @@ from memtui.core.serve import build_injection
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import FindingsScreen
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import screen_text, shown, wait_until
+from tests.tui.conftest import press_for, screen_text, shown, wait_until
 
 
 def planted(tmp_path) -> Paths:
@@ -52,8 +52,7 @@ async def test_badges_detail_and_findings_list(tmp_path):
         pane.select_id(stale.id)
         await wait_until(pilot, lambda: "src/db/pool.ts" in shown(app.query_one("#detail-body"))
                          and "⚑ stale" in shown(app.query_one("#detail-body")), message="reason in the detail")
-        await pilot.press("D")
-        await wait_until(pilot, lambda: isinstance(app.screen, FindingsScreen), message="findings screen")
+        await press_for(pilot, "D", FindingsScreen)
         # drawn, with the file's name whole however long its folder is (it wrapped inside
         # `broken.md` under a longer temporary folder)
         await wait_until(pilot, lambda: "broken.md" in screen_text(app), message="the findings drawn")

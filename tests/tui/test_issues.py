@@ -12,7 +12,7 @@ from memtui.tui.screens import ConflictScreen, EditScreen, SettingsScreen, UndoL
 from memtui.tui.widgets import EntryPane
 from memtui.tui.widgets.entry_pane import badge_for, entry_prompt
 from memtui.tui.widgets.preview import injected_renderable
-from tests.tui.conftest import screen_text, shown, wait_until
+from tests.tui.conftest import press_for, screen_text, shown, wait_until
 from tests.tui.helpers import CountingApp
 from tests.tui.test_app import open_delete, open_editor, started
 
@@ -48,8 +48,7 @@ async def test_undo_names_what_it_undoes_and_the_log_lists_it(demo_paths):
         await open_delete(pilot, "project", lambda e: e.text.startswith("Use PostgreSQL 16"))
         await pilot.press("y")
         await wait_until(pilot, lambda: any(m.startswith("Deleted") for m in messages(app)))
-        await pilot.press("U")
-        await wait_until(pilot, lambda: isinstance(app.screen, UndoLogScreen), message="undo log")
+        await press_for(pilot, "U", UndoLogScreen)
         log = shown(app.screen.query_one("#undo-log"))
         assert "context.md" in log and "Use PostgreSQL 16" in log and "u undoes" in log
         await pilot.press("escape")
@@ -128,8 +127,7 @@ async def test_a_bad_budget_is_reported_where_it_is_typed(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await press_for(pilot, "s", SettingsScreen)
         app.screen.query_one("#budget-user").focus()
         await pilot.press("end", *"99999999")
         await wait_until(pilot, lambda: shown(app.screen.query_one("#budget-user-error")).strip() != "")
@@ -332,8 +330,7 @@ async def test_the_open_undo_log_shows_a_change_made_by_the_cli_in_another_shell
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await pilot.press("U")
-        await wait_until(pilot, lambda: isinstance(app.screen, UndoLogScreen), message="undo log")
+        await press_for(pilot, "U", UndoLogScreen)
         assert "No changes yet" in shown(app.screen.query_one("#undo-log"))
         done = await asyncio.to_thread(memtui, demo_paths, "remember", "Written from another shell")
         assert done.returncode == 0, done.stderr

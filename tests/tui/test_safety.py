@@ -13,7 +13,7 @@ from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConfirmScreen, EditScreen
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import screen_text, wait_until
+from tests.tui.conftest import press_for, screen_text, wait_until
 
 CLICK = "[@click=app.toggle_memory]x[/]"
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
@@ -109,14 +109,12 @@ async def test_detail_and_dialogs_show_fields_literally(tmp_path):
         await pilot.pause()
         text = screen_text(app)
         assert "[b]name[/b] [/]" in text and "[@click=app.quit]d[/]" in text
-        await pilot.press("e")
-        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await press_for(pilot, "e", EditScreen)
         assert_safe(app)
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, EditScreen))
         await pilot.press("3")
-        await pilot.press("d")
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await press_for(pilot, "d", ConfirmScreen)
         await pilot.pause()
         assert_safe(app)
         assert "[@click=app.quit]title[/]" in screen_text(app)

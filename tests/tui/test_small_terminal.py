@@ -18,7 +18,7 @@ from memtui.tui.screens import (
     SettingsScreen,
 )
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import screen_text, wait_until
+from tests.tui.conftest import press_for, screen_text, wait_until
 
 
 def footer_line(app) -> str:
@@ -50,8 +50,7 @@ def pane_lines(app, pane: EntryPane) -> list[str]:
 async def jump_to_stale(pilot) -> Entry:
     """D, then Enter on the doctor's stale finding (the demo's patterns.md:7)."""
     app = pilot.app
-    await pilot.press("D")
-    await wait_until(pilot, lambda: isinstance(app.screen, FindingsScreen), message="the findings")
+    await press_for(pilot, "D", FindingsScreen)
     stale = next(i for i, f in enumerate(app.findings) if f.kind == "stale_reference")
     app.screen.query_one("#findings-list").move_cursor(stale)
     await pilot.press("enter")
@@ -210,8 +209,7 @@ async def test_a_toast_puts_no_period_after_a_shortened_text(demo_paths):
         long = next(e for e in pane.entries if len(e.text) > 80)
         pane.focus()
         assert pane.select_id(long.id)
-        await pilot.press("d")
-        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+        await press_for(pilot, "d", ConfirmScreen)
         await pilot.press("y")
         await wait_until(pilot, lambda: any(n.title == "Deleted" for n in app._notifications), message="the toast")
         message = next(str(n.message) for n in app._notifications if n.title == "Deleted")
