@@ -23,9 +23,12 @@ from ..widgets.row_list import RowList
 SOURCE_WIDTH = 48  # a longer source (a file's full path) is shortened from the left, never wrapped
 
 
-def finding_prompt(finding: Finding) -> Text:
-    """`stale  notes.md:3  names `src/old.py`, which does not exist` — every part literal."""
-    source = fit_path(home_path(Path(finding.source)), SOURCE_WIDTH)
+def finding_prompt(finding: Finding, source_width: int | None = SOURCE_WIDTH) -> Text:
+    """`stale  notes.md:3  names `src/old.py`, which does not exist` — every part literal; the
+    source shortened to `source_width` (None: whole)."""
+    source = home_path(Path(finding.source))
+    if source_width is not None:
+        source = fit_path(source, source_width)
     return Text.assemble((f"{BADGES.get(finding.kind, finding.kind):<8}", "bold"),
                          (source, "dim"), "  ", escape_name(finding.reason))
 
@@ -102,8 +105,7 @@ class FindingsScreen(ModalScreen[Finding | None]):
             return
         f = self.findings[index]
         whole.display = finding_prompt(f).cell_len > rows.scrollable_content_region.width
-        whole.update(Text.assemble((f"{BADGES.get(f.kind, f.kind)}  ", "bold"), (home_path(Path(f.source)), "dim"),
-                                   "  ", escape_name(f.reason)))
+        whole.update(finding_prompt(f, source_width=None))
 
     def on_finding_list_chosen(self, event: FindingList.Chosen) -> None:
         if self.findings:
