@@ -43,6 +43,9 @@ class CandidateStatus(StrEnum):
     BUDGET = "budget"
     ARCHIVED = "archived"
     UNREVIEWED = "unreviewed"  # left out until reviewed (SPEC §12, memory.requireReview)
+    SUPERSEDED = "superseded"  # replaced by a newer memory through `supersede` (SPEC §17)
+    OUT_OF_SCOPE = "out_of_scope"  # a scoped file whose globs match no file in context (SPEC §16)
+    EXPIRED = "expired"  # past its `expires` date (SPEC §18)
 
 
 IMPORTANCE_RANK: dict[str, int] = {Importance.HIGH: 0, Importance.NORMAL: 1, Importance.LOW: 2}
