@@ -96,6 +96,11 @@ class Entry(Record):
     conversation_id: str | None = None
     conversation_title: str = ""
     raw_status: str = ""  # the frontmatter value as written, for display
+    # SPEC §15-18 (set by the work on each): always present, time-to-live, scope, replaced by
+    pinned: bool = False  # `pinned: true` / `alwaysApply: true` in the frontmatter, or `memtui pin`
+    expires: float | None = None  # seconds since the epoch, UTC: left out after it (§18)
+    paths: tuple[str, ...] = ()  # the file's scope globs, relative to the workspace root (§16)
+    superseded_by: str = ""  # the id of the memory that replaced this one (§17)
     terms: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     @property
