@@ -84,3 +84,17 @@ def test_the_check_sees_what_it_must() -> None:
     dists = third_party()
     assert {"textual", "pyyaml", "rich", "markdown-it-py"} <= set(dists)
     assert "tui/app.py" in dists["textual"]
+
+
+def test_every_installed_package_ships_its_types():
+    """PEP 561: Muse calls `build_injection` as a library, so every package installed as
+    memtui.* carries a `py.typed` marker (memtui is a namespace package: the marker sits in
+    each package, not above them), and the build's package data includes it."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    packages = tool["package-dir"]
+    assert set(tool["packages"]) == set(packages)
+    missing = [name for name, folder in packages.items() if not (ROOT / folder / "py.typed").is_file()]
+    assert not missing, f"packages without py.typed: {missing}"
+    data = tool["package-data"]
+    shipped = [name for name in packages if "py.typed" not in data.get(name, data.get("*", []))]
+    assert not shipped, f"packages whose build leaves py.typed out: {shipped}"
