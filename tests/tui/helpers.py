@@ -15,9 +15,10 @@ from memtui.tui.app import MemtuiApp
 from memtui.tui.messages import StoreChanged
 
 
-async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 10.0,
+async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 30.0,
                      message: str = "the expected state") -> None:
-    """Let the app run until `condition()` holds; fail after `timeout` seconds."""
+    """Let the app run until `condition()` holds; fail after `timeout` seconds (a bound for
+    a failure only: a loaded 2-core machine can take ten seconds where an idle one takes one)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
