@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -26,7 +25,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import Worker, get_current_worker
 
-from memtui.core import actions
+from memtui.core import actions, process_gate
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding
 from memtui.core.injection import InjectionResult
@@ -587,7 +586,7 @@ class MainScreen(Screen[None]):
             name = tmp.name
         try:
             with app.suspend():
-                subprocess.run([*shlex.split(editor), name], check=False)
+                process_gate.run_tool([*shlex.split(editor), name], cwd=Path(name).parent, capture=False)
             text = Path(name).read_text(encoding="utf-8")
         except Exception as exc:  # no terminal to suspend to, editor missing…
             app.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")

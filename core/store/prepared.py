@@ -595,12 +595,12 @@ def _db_bytes(paths: Paths) -> int:
 
 
 def _spawn_aside(paths: Paths, layers: list[str]) -> Any:
-    import subprocess
+    from .. import process_gate
 
     code = "import sys; from memtui.core.store.prepared import build_aside; build_aside(sys.argv[1:])"
-    try:
-        child = subprocess.Popen([sys.executable, "-c", code, str(paths.home), str(paths.workspace), *layers],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:  # isolated, in the Muse home: nothing the workspace ships is imported (SPEC §8)
+        child = process_gate.start_python(["-c", code, str(paths.home), str(paths.workspace), *layers],
+                                          home=paths.home)
     except OSError as exc:
         log.info("prepared index: no child process for the %s layers: %s", " and ".join(layers), exc)
         return None
