@@ -38,8 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import gate
-from ..fileio import ConflictError, read_if_exists, read_regular, sha256
+from .. import gate, jsondata
+from ..fileio import ConflictError, read_if_exists, read_regular, sha256, walk
 from ..model import Layer
 from ..paths import MAX_FILE_BYTES, Paths, UnsafePathError
 from .conversations import Conversations
@@ -47,6 +47,7 @@ from .database import Database
 from .index import ReviewState
 
 MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # a change's record in the trash (its file names and digests)
 KEEP = 200  # changes kept in the log (SPEC §8: at least the last 100)
 PENDING, DONE, UNDONE, UNDOING = "pending", "done", "undone", "undoing"
 
@@ -245,7 +246,7 @@ class ChangeLog:
             if folder.name.startswith(".") or folder.is_symlink() or not folder.is_dir():
                 continue
             try:
-                data = json.loads((folder / MANIFEST).read_bytes())
+                data = jsondata.loads(read_regular(folder / MANIFEST, MAX_MANIFEST_BYTES, follow_symlinks=False).decode("utf-8"))
                 found.append(Change.from_dict(data, folder))
             except (OSError, ValueError, TypeError, KeyError):
                 continue
@@ -604,7 +605,7 @@ class ChangeLog:
             for root, container in roots:
                 if not root.is_dir() or root.is_symlink():
                     continue
-                for folder, dirs, files in os.walk(root):
+                for folder, dirs, files in walk(root):  # iterative: no nesting too deep
                     dirs[:] = [d for d in dirs if not d.startswith(".")]
                     for name in files:
                         if pattern.match(name):
