@@ -281,11 +281,13 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
         problems.append(Problem(str(path), f"{what} (rename it to use it)"))
         return True
 
-    def opened(directory: Path, rel: str) -> tuple[Iterator[os.DirEntry[str]], str, str] | None:
+    def opened(directory: Path, rel: str, real: str | None = None) -> tuple[Iterator[os.DirEntry[str]], str, str] | None:
         """A folder to walk: (its children in name order, its real path with a trailing
         separator, `rel`, the folder relative to the root with a trailing `/`, '' for the
-        root); None when it was walked already or cannot be read."""
-        real_dir = directory.resolve()
+        root); None when it was walked already or cannot be read. `real`: its real path when
+        the caller knows it (a folder, not a link, in a folder whose real path is known:
+        resolving each of 1,000 nested folders again would cost their depth each time)."""
+        real_dir = Path(real) if real is not None else directory.resolve()
         if real_dir in seen_dirs:
             return None
         seen_dirs.add(real_dir)
@@ -361,7 +363,7 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
         elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
             return None
         elif stat.S_ISDIR(mode):
-            return opened(path, rel + child.name + "/")
+            return opened(path, rel + child.name + "/", real_prefix + child.name)
         elif is_md:
             seen_files.add(real_prefix + child.name)  # not a symlink, in a resolved folder: its real path
             found.append((rel + child.name, path))
