@@ -65,3 +65,44 @@ def loads(text: str, **kwargs: Any) -> Any:
     value = json.loads(text, **kwargs)
     check_surrogates(value, text)
     return value
+
+
+_ESCAPE = re.compile(rb"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
+
+
+def _surrogate_at(match: re.Match[bytes] | None) -> int | None:
+    """The surrogate a `\\uXXXX` escape writes, else None."""
+    if match is None or len(match.group(1)) != 5:
+        return None
+    code = int(match.group(1)[1:], 16)
+    return code if 0xD800 <= code <= 0xDFFF else None
+
+
+def replace_lone_surrogates(raw: bytes) -> bytes:
+    """JSON text with every lone surrogate escape (`\\ud800` not half of a pair) written as
+    `\\ufffd`, the replacement character, as a byte that is not UTF-8 already is when a
+    stream is read with errors="replace"; everything else byte for byte."""
+    if b"\\u" not in raw:
+        return raw
+    escapes = list(_ESCAPE.finditer(raw))
+    lone: list[re.Match[bytes]] = []
+    i = 0
+    while i < len(escapes):
+        code = _surrogate_at(escapes[i])
+        if code is not None:
+            after = escapes[i + 1] if i + 1 < len(escapes) else None
+            low = _surrogate_at(after)
+            if code < 0xDC00 and after is not None and after.start() == escapes[i].end() and low is not None \
+                    and low >= 0xDC00:
+                i += 2  # a pair: one character
+                continue
+            lone.append(escapes[i])
+        i += 1
+    if not lone:
+        return raw
+    out, last = [], 0
+    for match in lone:
+        out += [raw[last:match.start()], b"\\ufffd"]
+        last = match.end()
+    out.append(raw[last:])
+    return b"".join(out)

@@ -109,3 +109,67 @@ def test_the_hook_injects_the_user_layer_beside_a_settings_file_nested_100k_deep
     result = run_hook(ws)
     assert result.returncode == 0
     assert "haiku" in result.stdout, result.stderr
+
+
+# ---------------------------------------------------------------------- lone surrogates
+
+SURROGATE_JSON = '{"theme": "\\ud800", "memoryEnabled": true}\n'
+
+
+@pytest.mark.parametrize(("command", "config"), [
+    (["enable"], "{ws}/.muse/settings.json"),
+    (["hook", "install", "claude-code"], "{home}/.claude/settings.json"),
+    (["hook", "install", "claude-code", "--project"], "{ws}/.claude/settings.local.json"),
+    (["mcp", "install", "claude-code", "--dry-run"], "{home}/.claude.json"),
+    (["mcp", "install", "cursor", "--project", "--dry-run"], "{ws}/.cursor/mcp.json"),
+])
+def test_a_lone_surrogate_in_a_json_config_is_a_clear_error(ws, command, config):
+    path = Path(config.format(ws=ws.workspace, home=os.environ["HOME"]))
+    write(path, SURROGATE_JSON)
+    result = memtui(ws, *command)
+    no_traceback(result)
+    assert result.returncode == 1
+    assert "lone surrogate (\\ud800)" in result.stderr and str(path) in result.stderr, result.stderr
+    assert path.read_text() == SURROGATE_JSON
+
+
+def test_a_lone_surrogate_in_one_jsonl_record_is_that_records_error_alone(ws):
+    source = write(ws.workspace / "in.jsonl", '{"text": "Prefer tabs in makefiles", "layer": "project"}\n'
+                                              '{"text": "bad \\ud800 one", "layer": "project"}\n')
+    result = memtui(ws, "import", "jsonl", str(source))
+    no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    assert "in.jsonl:2: not a memory: a string holds a lone surrogate" in result.stderr
+    assert "Prefer tabs in makefiles" in memtui(ws, "list").stdout
+
+
+def test_an_mcp_request_with_a_lone_surrogate_gets_a_reply(ws):
+    import select
+    import time
+
+    server = subprocess.Popen([sys.executable, "-m", "memtui.cli.entry", "--home", str(ws.home), "-w", str(ws.workspace),
+                               "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def ask(line: str) -> dict:
+        server.stdin.write(line.encode() + b"\n")
+        server.stdin.flush()
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            ready, _, _ = select.select([server.stdout], [], [], 1)
+            if ready:
+                return json.loads(server.stdout.readline())
+        raise AssertionError(f"no reply to {line}")
+
+    try:
+        ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        reply = ask('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_memories", '
+                    '"arguments": {"query": "zebracorn \\ud800"}}}')
+        assert reply["id"] == 2 and "billing service" in json.dumps(reply["result"])
+        after = ask('{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_memories", '
+                    '"arguments": {"query": "zebracorn"}}}')
+        assert after["id"] == 3
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)

@@ -221,3 +221,16 @@ def unnest(top: Path, depth: int, name: str = "d") -> None:
         for child in folder.iterdir():
             child.unlink()
         folder.rmdir()
+
+
+@pytest.mark.parametrize(("raw", "text"), [
+    (rb'{"a": "\ud800"}', rb'{"a": "\ufffd"}'),
+    (rb'"\ud83d\ude00"', rb'"\ud83d\ude00"'),  # a pair is one character
+    (rb'"\\ud800"', rb'"\\ud800"'),  # an escaped backslash, then text
+    (rb'"\\\ud800"', rb'"\\\ufffd"'),
+    (rb'"\udc00\ud800x"', rb'"\ufffd\ufffdx"'),
+    (rb'"\u0041\udfff"', rb'"\u0041\ufffd"'),
+])
+def test_lone_surrogate_escapes_are_replaced_and_nothing_else(raw, text):
+    assert jsondata.replace_lone_surrogates(raw) == text
+    jsondata.loads(text.decode())
