@@ -173,3 +173,105 @@ def test_an_mcp_request_with_a_lone_surrogate_gets_a_reply(ws):
     finally:
         server.stdin.close()
         server.wait(timeout=60)
+
+
+# ---------------------------------------------------------------------- a damaged vector cache
+
+HAS_MODEL = __import__("importlib.util").util.find_spec("wordllama") is not None
+
+
+def _npz_like(path: Path, vectors) -> None:
+    """`path` saved again with its own stamp and other `vectors`."""
+    import io
+
+    import numpy as np
+
+    with np.load(io.BytesIO(path.read_bytes())) as saved:
+        stamp = saved["stamp"]
+    buffer = io.BytesIO()
+    np.savez(buffer, stamp=stamp, vectors=vectors(saved_shape(path)))
+    path.write_bytes(buffer.getvalue())
+
+
+def saved_shape(path: Path) -> tuple[int, ...]:
+    import io
+
+    import numpy as np
+
+    with np.load(io.BytesIO(path.read_bytes())) as saved:
+        return tuple(saved["vectors"].shape)
+
+
+def _fifo_in_place(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _link_to_fifo(path: Path) -> None:
+    fifo = path.parent.parent / "elsewhere.fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    path.unlink()
+    path.symlink_to(fifo)
+
+
+def _npy_rows(path: Path, change) -> None:
+    import numpy as np
+
+    rows = np.load(path)
+    change(rows)
+    with path.open("wb") as out:
+        np.save(out, rows)
+
+
+DAMAGE = {
+    "empty npy": ("vectors-*.npy", lambda p: p.write_bytes(b"")),
+    "cut npy": ("vectors-*.npy", lambda p: p.write_bytes(p.read_bytes()[:-100])),
+    "NaN npy": ("vectors-*.npy", lambda p: _npy_rows(p, lambda rows: rows["vec"].fill(float("nan")))),
+    "other layout npy": ("vectors-*.npy", lambda p: __import__("numpy").save(p, __import__("numpy").zeros((3, 7)))),
+    "FIFO npy": ("vectors-*.npy", _fifo_in_place),
+    "link to a FIFO npy": ("vectors-*.npy", _link_to_fifo),
+    "cut npz": ("layer-vectors-*-user.npz", lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])),
+    "empty npz": ("layer-vectors-*-user.npz", lambda p: p.write_bytes(b"")),
+    "wrong shape npz": ("layer-vectors-*-user.npz",
+                        lambda p: _npz_like(p, lambda s: __import__("numpy").zeros((s[0], s[1] + 1), "float32"))),
+    "NaN npz": ("layer-vectors-*-user.npz",
+                lambda p: _npz_like(p, lambda s: __import__("numpy").full(s, float("nan"), "float32"))),
+    "FIFO npz": ("layer-vectors-*-user.npz", _fifo_in_place),
+    "link to a FIFO npz": ("layer-vectors-*-user.npz", _link_to_fifo),
+}
+
+
+@pytest.mark.skipif(not HAS_MODEL, reason="the semantic extra is not installed")
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_vector_cache_is_rebuilt_or_ignored_and_the_hook_still_injects(ws, damage):
+    enable(ws, {"memory": {"retrieval": "hybrid"}})
+    for _ in range(5):  # the prepared index is saved first, the layers' vectors beside it on a later run
+        assert "haiku" in run_hook(ws).stdout
+        if list((ws.home / "cache").glob("layer-vectors-*-user.npz")):
+            break
+    spoil_cache(ws, damage)
+    hook = run_hook(ws)
+    assert hook.returncode == 0 and "haiku" in hook.stdout, hook.stderr
+    assert "Traceback" not in hook.stderr
+    spoil_cache(ws, damage)  # again for preview (the hook may have rebuilt it): its note is on stderr
+    result = memtui(ws, "preview", "--json", PROMPT)
+    no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"{c} in preview --json"))
+    assert "haiku" in data["text"]
+    assert "not used" in result.stderr or "rebuilt" in result.stderr, result.stderr
+
+
+def spoil_cache(ws: Paths, damage: str) -> None:
+    pattern, spoil = DAMAGE[damage]
+    cache = ws.home / "cache"
+    targets = sorted(cache.glob(pattern))
+    assert targets, sorted(cache.iterdir())
+    for path in targets:
+        if path.is_symlink() or not path.is_file():
+            continue  # the FIFO or link of the last time, still there (nothing replaced it)
+        spoil(path)
+    if pattern.startswith("vectors-"):  # read only when a layer's own saved vectors are not there
+        for path in cache.glob("layer-vectors-*.npz"):
+            path.unlink()
