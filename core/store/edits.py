@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .. import gate, jsondata
-from ..fileio import ConflictError, read_if_exists, read_regular, sha256, walk
+from ..fileio import ConflictError, RefusedFileError, read_if_exists, read_regular, sha256, walk
 from ..model import Layer
 from ..paths import MAX_FILE_BYTES, Paths, UnsafePathError
 from .conversations import Conversations
@@ -493,7 +493,11 @@ class ChangeLog:
         targets: list[_Restore] = []
         for f in change.files:
             path = safe_target(self.paths, f.layer, f.rel)
-            current = read_if_exists(path)
+            try:
+                current = read_if_exists(path)
+            except RefusedFileError as exc:  # a FIFO or device in its place: changed, and never waited on
+                raise UndoError(f"{path} {exc.reason} now; not restored "
+                                f"(the previous version is kept in {change.folder})") from None
             if (None if current is None else sha256(current)) != f.after_sha256:
                 raise UndoError(f"{path} changed since memtui wrote it; not restored "
                                 f"(the previous version is kept in {change.folder})")
@@ -578,7 +582,10 @@ class ChangeLog:
             after = None
             if f.after_sha256 is not None:
                 after = read_regular(change.folder / f"undo-{i:03d}.md", MAX_FILE_BYTES, follow_symlinks=False)
-            current = read_if_exists(path)
+            try:
+                current: bytes | None | bool = read_if_exists(path)
+            except RefusedFileError:  # a FIFO or device in its place: neither
+                current = False
             if current != before and current != after:
                 consistent = False
             targets.append(_Restore(path, f.layer, before, after))

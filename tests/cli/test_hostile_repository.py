@@ -275,3 +275,39 @@ def spoil_cache(ws: Paths, damage: str) -> None:
     if pattern.startswith("vectors-"):  # read only when a layer's own saved vectors are not there
         for path in cache.glob("layer-vectors-*.npz"):
             path.unlink()
+
+
+# ---------------------------------------------------------------------- .gitattributes, undo
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _link_to_dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("make", [_fifo, _link_to_dev_zero], ids=["FIFO", "link to /dev/zero"])
+@pytest.mark.parametrize("uninstall", [False, True], ids=["install", "uninstall"])
+def test_git_install_reads_gitattributes_bounded(ws, make, uninstall):
+    subprocess.run(["git", "init", "-q", str(ws.workspace)], check=True, timeout=60)
+    make(ws.workspace / ".gitattributes")
+    result = memtui(ws, "git", "install", *(["--uninstall"] if uninstall else []))
+    no_traceback(result)
+    assert result.returncode == 1
+    assert f"{ws.workspace / '.gitattributes'}: is a" in result.stderr and "not a regular file" in result.stderr
+
+
+def test_undo_onto_a_file_that_is_now_a_fifo_is_a_conflict_not_a_hang(ws):
+    assert memtui(ws, "remember", "--project", "Deploys go out on Tuesdays").returncode == 0
+    target = ws.project_root / "notes.md"
+    if "Tuesdays" not in target.read_text():
+        target = next(p for p in ws.project_root.glob("*.md") if "Tuesdays" in p.read_text())
+    target.unlink()
+    os.mkfifo(target)
+    result = memtui(ws, "undo")
+    no_traceback(result)
+    assert result.returncode == 1
+    assert f"{target} is a FIFO (named pipe), not a regular file now; not restored" in result.stderr
+    assert "(conflicting)" in memtui(ws, "undo", "--list").stdout
