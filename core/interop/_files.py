@@ -111,6 +111,10 @@ def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterat
             if name.endswith(suffix):
                 problems.append(ImportProblem(describe(base / name), "a directory, not a regular file; skipped"))
                 continue
+            if not _is_text(name):
+                problems.append(ImportProblem(describe(base / name),
+                                              "folder name is not UTF-8; skipped with its contents (rename it to import it)"))
+                continue
             if (base / name).is_symlink():
                 target = (base / name).resolve()
                 if not is_inside(target, root.resolve()):
@@ -121,7 +125,21 @@ def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterat
         dirnames[:] = keep
         for name in sorted(filenames):
             if name.endswith(suffix) and not name.startswith("."):
+                if not _is_text(name):  # said as such, not as whatever its name would break later
+                    problems.append(ImportProblem(describe(base / name),
+                                                  "file name is not UTF-8; skipped (rename it to import it)"))
+                    continue
                 yield base / name
+
+
+def _is_text(name: str) -> bool:
+    """Whether a file name read from the disk is UTF-8 (bytes that are not come back as
+    lone surrogates, which no memory, frontmatter or output can hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def guarded(path: Path, problems: list[ImportProblem], work: Callable[..., T], *args: Any) -> T | None:

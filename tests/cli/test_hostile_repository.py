@@ -311,3 +311,43 @@ def test_undo_onto_a_file_that_is_now_a_fifo_is_a_conflict_not_a_hang(ws):
     assert result.returncode == 1
     assert f"{target} is a FIFO (named pipe), not a regular file now; not restored" in result.stderr
     assert "(conflicting)" in memtui(ws, "undo", "--list").stdout
+
+
+# ---------------------------------------------------------------------- names and rows that are not UTF-8
+
+
+@pytest.mark.parametrize(("fmt", "folder", "suffix"), [("cursor", ".cursor/rules", ".mdc"), ("cline", "memory-bank", ".md")])
+def test_an_import_file_whose_name_is_not_utf8_is_said_to_be_so(ws, fmt, folder, suffix):
+    top = ws.workspace / folder
+    write(top / f"good{suffix}", "Prefer tabs in makefiles\n")
+    (top / os.fsdecode(b"bad\xff" + suffix.encode())).write_text("Use spaces\n")
+    result = memtui(ws, "import", fmt, "--dry-run")
+    no_traceback(result)
+    assert f"bad\\xff{suffix}: file name is not UTF-8; skipped (rename it to import it)" in result.stderr, result.stderr
+    assert "YAML" not in result.stderr
+
+
+def test_one_conversation_row_that_is_not_utf8_is_that_rows_error_alone(ws):
+    import sqlite3
+
+    from memtui.core.store import MemoryStore
+
+    store = MemoryStore(ws)
+    store.load()
+    store.conversations.add("Deploys freeze on Fridays zebracorn")
+    bad = store.conversations.add("placeholder")
+    store.close()
+    with sqlite3.connect(ws.db_path) as conn:
+        conn.execute("UPDATE memories SET content = CAST(? AS TEXT) WHERE id = ?", (b"secret\xff words zebracorn", bad))
+    listed = memtui(ws, "list")
+    no_traceback(listed)
+    assert "Deploys freeze on Fridays" in listed.stdout
+    assert f"conversation memory {bad} holds bytes that are not UTF-8; left out" in listed.stderr
+    hook = run_hook(ws)
+    assert "Deploys freeze on Fridays" in hook.stdout and "haiku" in hook.stdout, hook.stderr
+    exported = memtui(ws, "export", "jsonl", str(ws.home.parent / "backup"))
+    no_traceback(exported)
+    assert exported.returncode == 0, exported.stderr
+    assert "Deploys freeze on Fridays" in (ws.home.parent / "backup" / "memories.jsonl").read_text()
+    for result in (listed, hook, exported):
+        assert "secret" not in result.stderr  # the row's text is never echoed
