@@ -351,3 +351,25 @@ def test_one_conversation_row_that_is_not_utf8_is_that_rows_error_alone(ws):
     assert "Deploys freeze on Fridays" in (ws.home.parent / "backup" / "memories.jsonl").read_text()
     for result in (listed, hook, exported):
         assert "secret" not in result.stderr  # the row's text is never echoed
+
+
+def test_the_watcher_starts_beside_folders_nested_past_the_recursion_limit(deep_memory):
+    """watchdog walks the folders it watches recursively: the TUI's live reload must still
+    start (and see a change at the top) instead of crashing the app."""
+    import time
+
+    from memtui.core.store import MemoryStore
+    from memtui.core.watch import StoreWatcher
+
+    store = MemoryStore(deep_memory)
+    store.load()
+    watcher = StoreWatcher(store).start()
+    try:
+        write(deep_memory.project_root / "added.md", "# Added\n\n- seen by the watcher\n")
+        end = time.monotonic() + 30
+        while time.monotonic() < end and not any(e.text == "seen by the watcher" for e in store.entries("project")):
+            time.sleep(0.05)
+        assert any(e.text == "seen by the watcher" for e in store.entries("project"))
+    finally:
+        watcher.stop()
+        store.close()
