@@ -155,3 +155,11 @@ def test_a_python_child_without_a_muse_home_does_not_run_in_the_current_folder(h
                                       stdout=process_gate.PIPE)
     out, _ = child.communicate(timeout=60)
     assert Path(out.decode().strip()) == Path("/")
+
+
+def test_another_program_runs_in_the_folder_its_caller_names(hostile, tmp_path):
+    paths, _ = hostile
+    done = process_gate.run_tool(["pwd"], cwd=paths.home, text=True, timeout=60)
+    assert Path(done.stdout.strip()) == paths.home
+    with pytest.raises(TypeError):
+        process_gate.run_tool(["pwd"])  # type: ignore[call-arg]  # no default folder: never the current one
