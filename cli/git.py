@@ -72,7 +72,10 @@ def install(obj: Ctx, uninstall: bool) -> None:
     try:
         report = gitmerge.uninstall(workspace) if uninstall else gitmerge.install(workspace, running_command())
     except (gitmerge.GitSetupError, OSError) as exc:
-        click.echo(f"error: {escape_name(str(exc))}", err=True)
+        message = str(exc)
+        if isinstance(exc, OSError) and exc.filename and os.fspath(exc.filename) not in message:
+            message = f"{os.fspath(exc.filename)}: {exc.strerror or message}"  # which file (a FIFO, /dev/zero…)
+        click.echo(f"error: {escape_name(message)}", err=True)
         sys.exit(1)
     for line in report.lines:
         click.echo(escape_name(line))

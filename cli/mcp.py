@@ -161,7 +161,37 @@ def build_server(paths: Paths) -> Any:
 
 
 def serve(paths: Paths) -> None:
+    _text_only_stdin()
     build_server(paths).run("stdio")
+
+
+def _text_only_stdin() -> None:
+    """Put a pipe in place of stdin that passes each request line on with its lone
+    surrogates (`"\\ud800"`, valid JSON but not text) written as U+FFFD, as the SDK already
+    reads a byte that is not UTF-8: the SDK's parser refuses such a line and leaves the
+    request without any reply; this way it gets one (SPEC §8)."""
+    import os
+
+    from memtui.core.jsondata import replace_lone_surrogates
+
+    try:
+        source = os.dup(0)
+        read_end, write_end = os.pipe()
+        os.dup2(read_end, 0)
+        os.close(read_end)
+    except OSError:  # no stdin to speak of: the SDK finds out itself
+        return
+
+    def pump() -> None:
+        with os.fdopen(source, "rb") as lines, os.fdopen(write_end, "wb") as out:
+            try:
+                for line in lines:
+                    out.write(replace_lone_surrogates(line))
+                    out.flush()
+            except OSError:  # the server is gone
+                pass
+
+    threading.Thread(target=pump, name="mcp-stdin", daemon=True).start()
 
 
 # ---------------------------------------------------------------------- the `memtui mcp` group

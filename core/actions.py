@@ -366,7 +366,8 @@ def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = 
         raise ActionError(f"{why}; the undo did not finish. Try again in a moment: an interrupted undo is "
                           "completed or rolled back on the next run, never left half done.") from exc
     except OSError as exc:
-        raise ActionError(f"cannot undo: {exc.strerror or exc}") from None
+        where = f"{exc.filename}: " if exc.filename else ""  # which file (one a FIFO took the place of…)
+        raise ActionError(f"cannot undo: {where}{exc.strerror or exc}") from None
 
 
 def undo_log(source: MemoryStore | Paths) -> list[Change]:

@@ -15,7 +15,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -111,11 +111,15 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_if_exists(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+# What a file memtui may rewrite (a memory file, a client config, `.gitattributes`, an undo
+# target) may hold for `read_if_exists`: the check that it did not change reads it whole.
+MAX_REWRITTEN_BYTES = 16 * 1024 * 1024
+
+
+def read_if_exists(path: Path, limit: int = MAX_REWRITTEN_BYTES) -> bytes | None:
+    """The bytes of the regular file `path` (`read_regular`: a FIFO, device or socket is
+    refused without blocking, at most `limit` bytes), or None when nothing is there."""
+    return read_regular_if_exists(path, limit)
 
 
 def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "any", *, root: Path | None = None) -> None:
@@ -260,6 +264,36 @@ def remove_tree_below(path: Path, root: Path) -> None:
         return
 
 
+def walk(top: str | os.PathLike[str],
+         onerror: Callable[[OSError], None] | None = None) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top, followlinks=False)` (top down; prune by editing the folder names in
+    place) with a stack of its own: Python 3.11's recurses, so 1,100 nested folders that a
+    repository ships raise RecursionError there (SPEC §8: folder walks are iterative)."""
+    stack = [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                children = list(entries)
+        except OSError as exc:
+            if onerror is not None:
+                onerror(exc)
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        for entry in children:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+        yield folder, dirs, files
+        for name in reversed(dirs):
+            below = os.path.join(folder, name)
+            if not os.path.islink(below):
+                stack.append(below)
+
+
 def _exists_at(folder: int, name: str) -> bool:
     try:
         os.stat(name, dir_fd=folder, follow_symlinks=False)
@@ -363,19 +397,10 @@ def _size(limit: int) -> str:
     return f"{limit}-byte"
 
 
-def read_regular(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes:
-    """The bytes of `path`, which must be a regular file of at most `limit` bytes.
-
-    Safe on anything a cloned repository can ship: the type is checked with stat() before
-    opening (a FIFO, socket or device is never opened), then the file is opened with
-    O_NONBLOCK (a FIFO swapped in meanwhile cannot block), O_NOCTTY and, when
-    `follow_symlinks` is false, O_NOFOLLOW; the open descriptor is checked again with
-    fstat(), and at most `limit + 1` bytes are read, so a file that grows (or a device such
-    as /dev/zero) can never make memtui read more than that.
-
-    Raises NotRegularFileError or FileTooLargeError (both RefusedFileError, an OSError with
-    a plain `reason`), FileNotFoundError when it is missing, and other OSErrors as raised.
-    """
+def open_regular(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> int:
+    """A read-only descriptor for `path`, which must be a regular file of at most `limit`
+    bytes (the caller closes it); for readers that map a file rather than read it whole (the
+    prepared index, the vector cache). The checks of `read_regular`, which is built on it."""
     st = os.stat(path, follow_symlinks=follow_symlinks)
     _refuse_mode(path, st, limit)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
@@ -388,12 +413,34 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow_symlinks: b
             raise NotRegularFileError(path, "is a symbolic link, not followed", errno.ELOOP) from None
         raise
     try:
-        st = os.fstat(fd)
-        _refuse_mode(path, st, limit)
+        _refuse_mode(path, os.fstat(fd), limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of `path`, which must be a regular file of at most `limit` bytes: the one
+    reader of every file a repository or another program can put in memtui's way (SPEC §8
+    "One bounded reader"; tests/core/test_bounded_reader.py lists every other read).
+
+    Safe on anything a cloned repository can ship: the type is checked with stat() before
+    opening (a FIFO, socket or device is never opened), then the file is opened with
+    O_NONBLOCK (a FIFO swapped in meanwhile cannot block), O_NOCTTY and, when
+    `follow_symlinks` is false, O_NOFOLLOW; the open descriptor is checked again with
+    fstat(), and at most `limit + 1` bytes are read, so a file that grows (or a device such
+    as /dev/zero) can never make memtui read more than that.
+
+    Raises NotRegularFileError or FileTooLargeError (both RefusedFileError, an OSError with
+    a plain `reason`), FileNotFoundError when it is missing, and other OSErrors as raised.
+    """
+    fd = open_regular(path, limit, follow_symlinks=follow_symlinks)
+    try:
         # First ask for the size fstat() gave plus one byte (no 1 MiB buffer for a 1 KiB
         # file), then in small chunks until the end, never past limit + 1 bytes in all.
         wanted = limit + 1
-        ask = min(wanted, st.st_size + 1)
+        ask = min(wanted, os.fstat(fd).st_size + 1)
         chunks: list[bytes] = []
         while wanted > 0:
             chunk = os.read(fd, ask)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -280,68 +281,93 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
         problems.append(Problem(str(path), f"{what} (rename it to use it)"))
         return True
 
-    def walk(directory: Path, rel: str) -> None:
-        """`rel`: the directory relative to the root, with a trailing `/` ('' for the root)."""
-        real_dir = directory.resolve()
+    def opened(directory: Path, rel: str, real: str | None = None) -> tuple[Iterator[os.DirEntry[str]], str, str] | None:
+        """A folder to walk: (its children in name order, its real path with a trailing
+        separator, `rel`, the folder relative to the root with a trailing `/`, '' for the
+        root); None when it was walked already or cannot be read. `real`: its real path when
+        the caller knows it (a folder, not a link, in a folder whose real path is known:
+        resolving each of 1,000 nested folders again would cost their depth each time)."""
+        real_dir = Path(real) if real is not None else directory.resolve()
         if real_dir in seen_dirs:
-            return
+            return None
         seen_dirs.add(real_dir)
-        real_prefix = os.path.join(real_dir, "")
         try:
             children = sorted(os.scandir(directory), key=lambda d: d.name)
         except OSError as exc:
             problems.append(Problem(str(directory), f"cannot read directory: {exc.strerror or exc}"))
-            return
-        for child in children:
-            if child.name.startswith("."):
-                continue
-            path = Path(child.path)
-            is_md = child.name.endswith(".md")
-            if child.is_symlink():
-                try:
-                    target = path.resolve(strict=True)
-                    mode = os.stat(target).st_mode
-                except (OSError, RuntimeError):
-                    if is_md:
-                        problems.append(Problem(str(path), "broken symlink or symlink loop; not followed"))
-                    continue
-                if not is_inside(target, real_root):
-                    if is_md or stat.S_ISDIR(mode):
-                        problems.append(
-                            Problem(str(path), "symlink target is outside the memory root; not followed")
-                        )
-                    continue
-                if is_md and not stat.S_ISREG(mode):
-                    not_a_file(path, mode)
-                elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
-                    continue
-                elif stat.S_ISDIR(mode):
-                    linked.append((path, rel + child.name, target, True))
-                elif is_md:
-                    linked.append((path, rel + child.name, target, False))
-                continue
+            return None
+        return iter(children), os.path.join(real_dir, ""), rel
+
+    def walk(directory: Path, rel: str) -> None:
+        """Depth first, in name order, with a stack of its own rather than recursion: no
+        nesting of folders is too deep (SPEC §8)."""
+        start = opened(directory, rel)
+        stack = [start] if start is not None else []
+        while stack:
+            children, real_prefix, rel = stack[-1]
+            below = None
+            for child in children:
+                below = visit(child, real_prefix, rel)
+                if below is not None:
+                    break
+            if below is None:
+                stack.pop()
+            else:
+                stack.append(below)
+
+    def visit(child: os.DirEntry[str], real_prefix: str, rel: str) -> tuple[Iterator[os.DirEntry[str]], str, str] | None:
+        """One child of a folder being walked: recorded, reported or skipped; a folder to
+        walk next is returned."""
+        if child.name.startswith("."):
+            return None
+        path = Path(child.path)
+        is_md = child.name.endswith(".md")
+        if child.is_symlink():
             try:
-                # the directory entry's type answers without a system call for the usual
-                # cases; only something else (FIFO, socket, device) is stat()ed, to name it
-                if child.is_file(follow_symlinks=False):
-                    mode = stat.S_IFREG
-                elif child.is_dir(follow_symlinks=False):
-                    mode = stat.S_IFDIR
-                else:
-                    mode = child.stat(follow_symlinks=False).st_mode
-            except OSError as exc:
+                target = path.resolve(strict=True)
+                mode = os.stat(target).st_mode
+            except (OSError, RuntimeError):
                 if is_md:
-                    problems.append(Problem(str(path), f"cannot read: {exc.strerror or exc}"))
-                continue
+                    problems.append(Problem(str(path), "broken symlink or symlink loop; not followed"))
+                return None
+            if not is_inside(target, real_root):
+                if is_md or stat.S_ISDIR(mode):
+                    problems.append(
+                        Problem(str(path), "symlink target is outside the memory root; not followed")
+                    )
+                return None
             if is_md and not stat.S_ISREG(mode):
                 not_a_file(path, mode)
             elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
-                continue
+                return None
             elif stat.S_ISDIR(mode):
-                walk(path, rel + child.name + "/")
+                linked.append((path, rel + child.name, target, True))
             elif is_md:
-                seen_files.add(real_prefix + child.name)  # not a symlink, in a resolved folder: its real path
-                found.append((rel + child.name, path))
+                linked.append((path, rel + child.name, target, False))
+            return None
+        try:
+            # the directory entry's type answers without a system call for the usual
+            # cases; only something else (FIFO, socket, device) is stat()ed, to name it
+            if child.is_file(follow_symlinks=False):
+                mode = stat.S_IFREG
+            elif child.is_dir(follow_symlinks=False):
+                mode = stat.S_IFDIR
+            else:
+                mode = child.stat(follow_symlinks=False).st_mode
+        except OSError as exc:
+            if is_md:
+                problems.append(Problem(str(path), f"cannot read: {exc.strerror or exc}"))
+            return None
+        if is_md and not stat.S_ISREG(mode):
+            not_a_file(path, mode)
+        elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
+            return None
+        elif stat.S_ISDIR(mode):
+            return opened(path, rel + child.name + "/", real_prefix + child.name)
+        elif is_md:
+            seen_files.add(real_prefix + child.name)  # not a symlink, in a resolved folder: its real path
+            found.append((rel + child.name, path))
+        return None
 
     walk(root, "")
     # Symlinks inside the root are followed after the real tree, so a file reached both

@@ -148,7 +148,7 @@ def _layer_vectors(cache: Any, view: LayerCandidates, aligned: Path | None = Non
     kept = getattr(view, "semantic_vectors", None)
     if kept is not None and kept[0] == tag:
         return kept[1]
-    matrix = _read_aligned(aligned, stamp, view.size) if aligned is not None else None
+    matrix = _read_aligned(aligned, stamp, view.size, cache.embedder.dim) if aligned is not None else None
     if matrix is None:
         from .semantic import entry_text
 
@@ -163,19 +163,38 @@ def _layer_vectors(cache: Any, view: LayerCandidates, aligned: Path | None = Non
     return matrix
 
 
-def _read_aligned(path: Path, stamp: str, size: int) -> Any:
+def _read_aligned(path: Path, stamp: str, size: int, dim: int) -> Any:
+    """The layer's saved vectors: `size` rows of `dim` numbers, or None (computed again) when
+    the file is missing, of another state, or damaged in any way (said on stderr). Read by the
+    bounded reader: a FIFO or device in its place is refused, never waited on."""
+    import io
+
     import numpy as np
 
+    from .display import path_text
+    from .fileio import read_regular
+
     try:
-        with np.load(path, allow_pickle=False) as saved:
+        data = read_regular(path, MAX_ALIGNED_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.warning("layer vectors %s not used (%s); computed again", path_text(str(path)), exc)
+        return None
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             if str(saved["stamp"]) != stamp:
                 return None
             matrix = saved["vectors"]
-    except (OSError, ValueError, KeyError) as exc:
-        if not isinstance(exc, FileNotFoundError):
-            log.info("layer vectors %s unreadable (%s); computed again", path, exc)
+        if matrix.shape != (size, dim) or matrix.dtype != np.float32 or not np.isfinite(matrix).all():
+            raise ValueError(f"{matrix.dtype} vectors of shape {matrix.shape}, not {size} whole rows of {dim}")
+    except Exception as exc:  # noqa: BLE001 - any damage (a cut zip, another shape, NaN): a cache is never required
+        log.warning("layer vectors %s not used (%s); computed again", path_text(str(path)), exc)
         return None
-    return matrix if matrix.shape[0] == size else None
+    return matrix
+
+
+MAX_ALIGNED_BYTES = 1 << 31  # a layer's saved vectors: far more than any layer's rows of any model
 
 
 def _save_aligned(path: Path, stamp: str, matrix: Any) -> None:

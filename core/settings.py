@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gate
+from . import gate, jsondata
 from .display import path_text
 from .fileio import RefusedFileError, read_regular_if_exists
 from .model import Layer
@@ -121,7 +121,8 @@ def parse_json_object(path: Path, raw: bytes | None,
     if raw is None:
         return None, None
     try:
-        data = json.loads(raw.decode("utf-8"), parse_float=_float_or_kept, parse_constant=KeptNumber)
+        # depth-limited, no lone surrogate: a clear error for this file (SPEC §8)
+        data = jsondata.loads(raw.decode("utf-8"), parse_float=_float_or_kept, parse_constant=KeptNumber)
     except UnicodeDecodeError:
         return None, Problem(str(path), f"settings file is not UTF-8; {consequence}")
     except json.JSONDecodeError as exc:

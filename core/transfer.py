@@ -32,12 +32,12 @@ import yaml
 
 from . import gate, interop
 from . import markdown as md
-from .fileio import sha256
+from .fileio import read_regular, sha256
 from .interop import BackupFile, Memory, ReadResult
 from .interop import sync as export_sync
 from .interop._files import outbound_name, outbound_text
 from .model import FILE_LAYERS, Entry, Layer
-from .paths import escapes
+from .paths import MAX_FILE_BYTES, escapes
 from .store import MemoryStore
 from .store.conversations import Conversations
 from .store.database import now_ms
@@ -365,7 +365,10 @@ def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, repo
         except gate.Refused as exc:
             report.invalid.append((where, exc.reason))
             continue
-        current = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        try:
+            current = read_regular(path, MAX_FILE_BYTES, follow_symlinks=False)
+        except OSError:
+            current = None
         if current == data:
             report.duplicates += [(m, f"{backup.path} (the same file)") for m in members]
             continue

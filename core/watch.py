@@ -59,6 +59,7 @@ class StoreWatcher:
         self._observer: BaseObserver | None = None
         self._watched: dict[Path, ObservedWatch] = {}
         self._threads: list[threading.Thread] = []
+        self._recursive = True  # False once the folders proved too deep for watchdog's walk
         self.reloads = 0
 
     # ------------------------------------------------------------------ lifecycle
@@ -67,7 +68,17 @@ class StoreWatcher:
         observer.daemon = True
         self._observer = observer
         self._schedule_roots()
-        observer.start()
+        try:
+            observer.start()
+        except RecursionError:  # watchdog walks the folders recursively: 1,000 nested ones are too deep
+            log.warning("memory folders are nested too deep to watch each one; changes made outside memtui "
+                        "inside them show after the next reload")
+            self._recursive = False
+            observer = self._observer = Observer()
+            observer.daemon = True
+            self._watched.clear()
+            self._schedule_roots()
+            observer.start()
         for target, name in ((self._debounce_loop, "memtui-debounce"), (self._poll_loop, "memtui-poll")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -106,7 +117,7 @@ class StoreWatcher:
                 continue  # a root that leads out of its workspace (e.g. to ~) is not read, so not watched
 
             try:
-                self._watched[root] = observer.schedule(_Handler(self, root), str(root), recursive=True)
+                self._watched[root] = observer.schedule(_Handler(self, root), str(root), recursive=self._recursive)
                 added = True
             except OSError as exc:
                 log.warning("cannot watch %s: %s", root, exc)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import pickle
-import subprocess
 import sys
 import threading
 from typing import Any
 
+from memtui.core import process_gate
 from memtui.core.doctor import Finding, findings_read
 from memtui.core.paths import Paths
 
@@ -44,7 +44,7 @@ class DoctorProcess:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: process_gate.Popen[bytes] | None = None
         self._stopped = False
 
     def run(self, paths: Paths) -> tuple[list[Finding], tuple[Any, ...] | None]:
@@ -53,10 +53,11 @@ class DoctorProcess:
         with self._lock:
             if self._stopped:
                 raise DoctorFailed("the app is closing")
-            # the terminal is the TUI's: nothing of the child's may reach it
-            process = self._process = subprocess.Popen(
-                [sys.executable, "-m", "memtui.tui.insights", str(paths.home), str(paths.workspace)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            # the terminal is the TUI's: nothing of the child's may reach it; isolated and in the
+            # Muse home, so nothing the workspace ships is imported (SPEC §8)
+            process = self._process = process_gate.start_python(
+                ["-m", "memtui.tui.insights", str(paths.home), str(paths.workspace)], home=paths.home,
+                stdout=process_gate.PIPE)
         try:
             data, _ = process.communicate()
         finally:

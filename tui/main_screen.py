@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -26,11 +25,13 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import Worker, get_current_worker
 
-from memtui.core import actions
+from memtui.core import actions, process_gate
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding
+from memtui.core.fileio import read_regular
 from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
+from memtui.core.paths import MAX_FILE_BYTES
 from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared
@@ -587,8 +588,8 @@ class MainScreen(Screen[None]):
             name = tmp.name
         try:
             with app.suspend():
-                subprocess.run([*shlex.split(editor), name], check=False)
-            text = Path(name).read_text(encoding="utf-8")
+                process_gate.run_tool([*shlex.split(editor), name], cwd=Path(name).parent, capture=False)
+            text = read_regular(name, MAX_FILE_BYTES).decode("utf-8")
         except Exception as exc:  # no terminal to suspend to, editor missing…
             app.say(f"Could not run {escape_name(editor)}: {escape_name(str(exc))}", severity="error")
             return

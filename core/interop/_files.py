@@ -24,7 +24,7 @@ import yaml
 
 from .. import gate
 from .. import markdown as md
-from ..fileio import file_kind
+from ..fileio import FileTooLargeError, RefusedFileError, file_kind, read_regular, walk
 from ..paths import MAX_FILE_BYTES, is_inside
 from . import ImportProblem, ReadResult, SourceText, WriteRefused
 
@@ -64,21 +64,13 @@ def read_bytes(path: Path, root: Path | None = None, limit: int = MAX_FILE_BYTES
     if st.st_size > limit:
         raise SourceError(f"file is {st.st_size} bytes, over the {_limit_text(limit)} limit; skipped")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_regular(path, limit)  # the one bounded reader: never blocks, never past the limit
+    except FileTooLargeError:
+        raise SourceError(f"file is over the {_limit_text(limit)} limit; skipped") from None
+    except RefusedFileError as exc:
+        raise SourceError(f"{exc.reason}; skipped") from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since the check
-            raise SourceError("not a regular file; skipped")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise SourceError(f"file is over the {_limit_text(limit)} limit; skipped")
-    return data
 
 
 def _limit_text(limit: int) -> str:
@@ -110,7 +102,7 @@ def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterat
         problems.append(ImportProblem(describe(Path(exc.filename or root)),
                                       f"cannot read directory: {exc.strerror or exc}"))
 
-    for directory, dirnames, filenames in os.walk(root, followlinks=False, onerror=report):
+    for directory, dirnames, filenames in walk(root, onerror=report):  # iterative: no nesting too deep
         base = Path(directory)
         keep = []
         for name in sorted(dirnames):
@@ -118,6 +110,10 @@ def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterat
                 continue
             if name.endswith(suffix):
                 problems.append(ImportProblem(describe(base / name), "a directory, not a regular file; skipped"))
+                continue
+            if not _is_text(name):
+                problems.append(ImportProblem(describe(base / name),
+                                              "folder name is not UTF-8; skipped with its contents (rename it to import it)"))
                 continue
             if (base / name).is_symlink():
                 target = (base / name).resolve()
@@ -129,7 +125,21 @@ def iter_files(root: Path, suffix: str, problems: list[ImportProblem]) -> Iterat
         dirnames[:] = keep
         for name in sorted(filenames):
             if name.endswith(suffix) and not name.startswith("."):
+                if not _is_text(name):  # said as such, not as whatever its name would break later
+                    problems.append(ImportProblem(describe(base / name),
+                                                  "file name is not UTF-8; skipped (rename it to import it)"))
+                    continue
                 yield base / name
+
+
+def _is_text(name: str) -> bool:
+    """Whether a file name read from the disk is UTF-8 (bytes that are not come back as
+    lone surrogates, which no memory, frontmatter or output can hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def guarded(path: Path, problems: list[ImportProblem], work: Callable[..., T], *args: Any) -> T | None:

@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .. import jsondata
 from .. import markdown as md
 from ..model import FILE_LAYERS, LAYERS, Layer
 from . import BackupFile, ImportProblem, Memory, ReadResult
@@ -162,7 +163,7 @@ def _from_conversation_export(obj: dict[str, Any], origin: str) -> Memory:
 
 
 def parse_line(line: str, origin: str) -> Memory:
-    obj = json.loads(line)
+    obj = jsondata.loads(line)
     if not isinstance(obj, dict):
         raise TypeError("each line must be a JSON object")
     if isinstance(obj.get("memory"), dict):
@@ -262,7 +263,7 @@ def _reviewed_line(obj: dict[str, Any], result: ReadResult) -> None:
 
 
 def _parse_into(line: str, origin: str, result: ReadResult) -> None:
-    obj = json.loads(line)
+    obj = jsondata.loads(line)  # depth-limited, no lone surrogate: this record's error alone
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if kind is None:
         result.memories.append(parse_line(line, origin))

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from .. import gate
+from .. import gate, jsondata
 from ..fileio import ConflictError, read_regular, sha256
 
 MANIFEST_FOLDER = "exports"
@@ -115,7 +115,7 @@ def _load_manifest(path: Path, target: Path, fmt: str) -> tuple[dict[str, str], 
     except OSError as exc:
         return {}, f"{path}: cannot read ({exc.strerror or exc}); nothing at the destination counts as memtui's"
     try:
-        obj = json.loads(data)
+        obj = jsondata.loads(data.decode("utf-8"))
         files = obj["files"]
         if (obj.get("destination"), obj.get("format")) != (os.path.abspath(target), fmt) or not isinstance(
                 files, dict) or not all(

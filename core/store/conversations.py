@@ -8,14 +8,16 @@ action (add, edit, delete, undo, import), each checked against the row as it was
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..display import path_text
 from ..model import Layer
 from .database import BUSY_TIMEOUT_MS, DatabaseError, Row, Tables, busy_or_readonly, now_ms
 from .generation import GENERATION_TRIGGERS, STATE_TABLES
@@ -53,6 +55,38 @@ def parse_tags(raw: str | bytes | None) -> tuple[str, ...]:
     if not isinstance(value, list):
         value = [value]
     return tuple(str(v).strip() for v in value if v is not None and str(v).strip())
+
+
+log = logging.getLogger("memtui.conversations")
+
+
+def fetch_text_rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = (),
+                    what: str = "conversation memory") -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The column names and rows of `sql`. SQLite refuses the whole query when one text value
+    is not UTF-8 (and names that text in its error); then the rows are read again as bytes and
+    a row that does not decode is left out alone, said on stderr by its id (first column),
+    never by its text (SPEC §8: a non-UTF-8 byte in one row is that row's error alone)."""
+    try:
+        cursor = conn.execute(sql, params)
+        return [d[0] for d in cursor.description or ()], cursor.fetchall()
+    except sqlite3.OperationalError as exc:
+        if "decode" not in str(exc):
+            raise
+    factory = conn.text_factory
+    conn.text_factory = bytes
+    try:
+        cursor = conn.execute(sql, params)
+        names, raw = [d[0] for d in cursor.description or ()], cursor.fetchall()
+    finally:
+        conn.text_factory = factory
+    rows = []
+    for row in raw:
+        try:
+            rows.append(tuple(v.decode("utf-8") if isinstance(v, bytes) else v for v in row))
+        except UnicodeDecodeError:
+            ident = row[0].decode("utf-8", "backslashreplace") if isinstance(row[0], bytes) else str(row[0])
+            log.warning("muse.db: %s %s holds bytes that are not UTF-8; left out", what, path_text(ident))
+    return names, rows
 
 
 # The columns `conversation_row` reads, from `memories m LEFT JOIN conversations c`.
@@ -184,7 +218,7 @@ class Conversations(Tables):
                 else:
                     sql = ("SELECT id, category, content, tags, source, conversation_id, NULL, NULL, created_at, "
                            "updated_at FROM memories WHERE type = 'conversation'")
-                rows = conn.execute(sql).fetchall()
+                _, rows = fetch_text_rows(conn, sql)  # a row that is not UTF-8: left out alone
                 conn.commit()  # end the implicit transaction: never hold a read snapshot
             except sqlite3.DatabaseError as exc:
                 self.close()
@@ -308,8 +342,9 @@ class Conversations(Tables):
             try:
                 db = self.database.connect(create=False)
                 tables = self.database.tables(db)
-                convs = list(db["conversations"].rows_where(order_by="rowid")) if "conversations" in tables else []
-                rows = (list(db["memories"].rows_where("type = 'conversation'", order_by="rowid"))
+                convs = (_dicts(*fetch_text_rows(db.conn, "SELECT * FROM conversations ORDER BY rowid", (), "conversation"))
+                         if "conversations" in tables else [])
+                rows = (_dicts(*fetch_text_rows(db.conn, "SELECT * FROM memories WHERE type = 'conversation' ORDER BY rowid"))
                         if "memories" in tables else [])
                 db.conn.commit()
             except sqlite3.DatabaseError as exc:
@@ -391,3 +426,7 @@ class Conversations(Tables):
             db = self.database.ensure_schema()
             with db.conn:
                 db.execute("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')")
+
+
+def _dicts(names: list[str], rows: list[tuple[Any, ...]]) -> list[Row]:
+    return [dict(zip(names, row)) for row in rows]

@@ -38,8 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .. import gate
-from ..fileio import ConflictError, read_if_exists, read_regular, sha256
+from .. import gate, jsondata
+from ..fileio import ConflictError, RefusedFileError, read_if_exists, read_regular, sha256, walk
 from ..model import Layer
 from ..paths import MAX_FILE_BYTES, Paths, UnsafePathError
 from .conversations import Conversations
@@ -47,6 +47,7 @@ from .database import Database
 from .index import ReviewState
 
 MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # a change's record in the trash (its file names and digests)
 KEEP = 200  # changes kept in the log (SPEC §8: at least the last 100)
 PENDING, DONE, UNDONE, UNDOING = "pending", "done", "undone", "undoing"
 
@@ -245,7 +246,7 @@ class ChangeLog:
             if folder.name.startswith(".") or folder.is_symlink() or not folder.is_dir():
                 continue
             try:
-                data = json.loads((folder / MANIFEST).read_bytes())
+                data = jsondata.loads(read_regular(folder / MANIFEST, MAX_MANIFEST_BYTES, follow_symlinks=False).decode("utf-8"))
                 found.append(Change.from_dict(data, folder))
             except (OSError, ValueError, TypeError, KeyError):
                 continue
@@ -492,7 +493,11 @@ class ChangeLog:
         targets: list[_Restore] = []
         for f in change.files:
             path = safe_target(self.paths, f.layer, f.rel)
-            current = read_if_exists(path)
+            try:
+                current = read_if_exists(path)
+            except RefusedFileError as exc:  # a FIFO or device in its place: changed, and never waited on
+                raise UndoError(f"{path} {exc.reason} now; not restored "
+                                f"(the previous version is kept in {change.folder})") from None
             if (None if current is None else sha256(current)) != f.after_sha256:
                 raise UndoError(f"{path} changed since memtui wrote it; not restored "
                                 f"(the previous version is kept in {change.folder})")
@@ -577,7 +582,10 @@ class ChangeLog:
             after = None
             if f.after_sha256 is not None:
                 after = read_regular(change.folder / f"undo-{i:03d}.md", MAX_FILE_BYTES, follow_symlinks=False)
-            current = read_if_exists(path)
+            try:
+                current: bytes | None | bool = read_if_exists(path)
+            except RefusedFileError:  # a FIFO or device in its place: neither
+                current = False
             if current != before and current != after:
                 consistent = False
             targets.append(_Restore(path, f.layer, before, after))
@@ -604,7 +612,7 @@ class ChangeLog:
             for root, container in roots:
                 if not root.is_dir() or root.is_symlink():
                     continue
-                for folder, dirs, files in os.walk(root):
+                for folder, dirs, files in walk(root):  # iterative: no nesting too deep
                     dirs[:] = [d for d in dirs if not d.startswith(".")]
                     for name in files:
                         if pattern.match(name):

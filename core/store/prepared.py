@@ -46,10 +46,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import gate
-from ..fileio import sha256
+from ..fileio import open_regular, read_regular, sha256
 from ..injection import LayerCandidates, LineMaker
 from ..model import LAYERS, Layer
-from ..paths import Paths, Problem
+from ..paths import MAX_FILE_BYTES, Paths, Problem
 from ..settings import Settings
 from . import rows as row_changes
 from .generation import LOG_KEPT
@@ -65,6 +65,7 @@ REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer befor
 # A spawned child (`prepare(spawn=True)`) costs a new interpreter and its imports (≈0.3 s of CPU): worth it
 # only beside a conversation layer that takes longer than that, i.e. a muse.db of ≈10,000 rows or more.
 SPAWN_DB_BYTES = 8_000_000
+MAX_SAVED_BYTES = 1 << 34  # a saved layer bigger than this is not one of ours
 _CORE = Path(__file__).resolve().parent.parent
 _PATH_AT = ENTRY_FIELDS.index("path")
 _ID_AT = ENTRY_FIELDS.index("id")
@@ -289,7 +290,7 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
     it was built from is not checked here)."""
     path = cache_path(paths, layer)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = open_regular(path, MAX_SAVED_BYTES)  # a FIFO or device put in its place is refused, never waited on
     except OSError:
         return None
     sections = None
@@ -493,8 +494,10 @@ def _unchanged(path: Path, state: Sequence[Any], fresh: int) -> bool:
     if mtime_ns >= fresh or st.st_ctime_ns >= fresh:
         if not sha:
             return False
-        with open(path, "rb") as fh:
-            return sha256(fh.read()) == sha
+        try:
+            return sha256(read_regular(path, MAX_FILE_BYTES)) == sha
+        except OSError:
+            return False
     return True
 
 
@@ -595,12 +598,12 @@ def _db_bytes(paths: Paths) -> int:
 
 
 def _spawn_aside(paths: Paths, layers: list[str]) -> Any:
-    import subprocess
+    from .. import process_gate
 
     code = "import sys; from memtui.core.store.prepared import build_aside; build_aside(sys.argv[1:])"
-    try:
-        child = subprocess.Popen([sys.executable, "-c", code, str(paths.home), str(paths.workspace), *layers],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:  # isolated, in the Muse home: nothing the workspace ships is imported (SPEC §8)
+        child = process_gate.start_python(["-c", code, str(paths.home), str(paths.workspace), *layers],
+                                          home=paths.home)
     except OSError as exc:
         log.info("prepared index: no child process for the %s layers: %s", " and ".join(layers), exc)
         return None

@@ -158,7 +158,7 @@ def changes_since(db_path: Path, workspace: Path, since: int, limit: int) -> Row
             return None
         if gen == since:
             return RowChanges(gen, frozenset(), ())
-        from .conversations import ROW_COLUMNS, belongs_to, conversation_row
+        from .conversations import ROW_COLUMNS, belongs_to, conversation_row, fetch_text_rows
 
         logged = conn.execute("SELECT count(DISTINCT gen) FROM memtui_row_log WHERE gen > ?", [since]).fetchone()[0]
         if logged != gen - since:  # every move of the counter must be in the log, or something is unknown
@@ -176,9 +176,9 @@ def changes_since(db_path: Path, workspace: Path, since: int, limit: int) -> Row
         decided: dict[str | None, bool] = {}
         for chunk in _chunks(memories):
             marks = ", ".join("?" * len(chunk))
-            for r in conn.execute(f"SELECT {ROW_COLUMNS}, c.id FROM memories m LEFT JOIN conversations c "
-                                  f"ON c.id = m.conversation_id WHERE m.type = 'conversation' AND m.id IN ({marks})",
-                                  chunk):
+            for r in fetch_text_rows(conn, f"SELECT {ROW_COLUMNS}, c.id FROM memories m LEFT JOIN conversations c "
+                                     f"ON c.id = m.conversation_id WHERE m.type = 'conversation' AND m.id IN ({marks})",
+                                     chunk)[1]:
                 if r[10] is not None:  # a known conversation: its workspace decides (as `conversation_rows`)
                     verdict = decided.get(r[7])
                     if verdict is None:

@@ -15,11 +15,14 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from .. import gate
+from ..display import path_text
+from ..fileio import open_regular
 from ..semantic import Embedder
 
 if TYPE_CHECKING:
@@ -29,6 +32,7 @@ log = logging.getLogger("memtui.vectors")
 
 KEY_BYTES = 16
 MAX_ROWS = 2_000_000  # a cache past this is started afresh rather than grown forever
+MAX_CACHE_BYTES = 1 << 34  # far more than MAX_ROWS rows of any model: a bigger file is not a cache
 
 
 def text_key(text: str) -> bytes:
@@ -49,18 +53,45 @@ class VectorCache:
         self._where: dict[bytes, int] | None = None
 
     def _read(self) -> np.ndarray:
+        """The cache's rows, memory-mapped; none (so it is rebuilt) when the file is not a
+        whole cache of this layout, said on stderr. Opened by the bounded reader: a FIFO or
+        device in its place is refused, never waited on."""
         import numpy as np
 
+        empty = np.zeros(0, dtype=self._dtype)
         try:
-            rows: np.ndarray = np.load(self.path, mmap_mode="r", allow_pickle=False)
-            if rows.dtype == self._dtype and rows.ndim == 1:
-                return rows
-            log.info("vector cache %s has another layout; rebuilding", self.path)
+            fd = open_regular(self.path, MAX_CACHE_BYTES)
         except FileNotFoundError:
-            pass
-        except (OSError, ValueError) as exc:
-            log.info("vector cache %s unreadable (%s); rebuilding", self.path, exc)
-        return np.zeros(0, dtype=self._dtype)
+            return empty
+        except OSError as exc:
+            log.warning("vector cache %s not used (%s); rebuilt", path_text(str(self.path)), exc)
+            return empty
+        try:
+            with os.fdopen(fd, "rb") as handle:
+                rows = self._map(handle)
+        except Exception as exc:  # noqa: BLE001 - any damage: a cache is never required
+            log.warning("vector cache %s not used (%s); rebuilt", path_text(str(self.path)), exc)
+            return empty
+        return empty if rows is None else rows
+
+    def _map(self, handle: BinaryIO) -> np.ndarray | None:
+        """The rows of the open .npy file, mapped; ValueError when it is not a whole array of
+        this layout (another model's, a cut or padded file)."""
+        import numpy as np
+        from numpy.lib import format as npy
+
+        version = npy.read_magic(handle)
+        header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, dtype = header(handle)
+        if dtype != self._dtype or len(shape) != 1 or fortran:
+            raise ValueError("another layout")
+        offset = handle.tell()
+        if os.fstat(handle.fileno()).st_size != offset + shape[0] * dtype.itemsize:
+            raise ValueError("its size does not match its header")
+        if shape[0] == 0:
+            return None
+        rows: np.ndarray = np.memmap(handle, dtype=dtype, mode="r", offset=offset, shape=shape)
+        return rows
 
     def _index(self) -> dict[bytes, int]:
         if self._where is None:
@@ -83,7 +114,15 @@ class VectorCache:
             where = self._index()
         if not keys:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
-        return np.asarray(self._rows["vec"][[where[k] for k in keys]], dtype=np.float32)
+        out = np.asarray(self._rows["vec"][[where[k] for k in keys]], dtype=np.float32)
+        if not np.isfinite(out).all():  # a damaged cache (NaN, inf): started afresh
+            if len(missing) != len(set(keys)):
+                log.warning("vector cache %s holds vectors that are not numbers; rebuilt", path_text(str(self.path)))
+                self._rows, self._where = np.zeros(0, dtype=self._dtype), None
+                return self.vectors(texts)
+            log.warning("the embedding model gave vectors that are not numbers; those texts score 0")
+            out = np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
+        return out
 
     def _add(self, keys: list[bytes], vectors: np.ndarray) -> None:
         import numpy as np
