@@ -543,14 +543,14 @@ def append_item(parsed: ParsedFile | None, text: str, today: date, header: str =
     return _keep_first(before, candidates, bom, "append", None, target)
 
 
-def new_file_header(category: str, tags: list[str], today: date) -> str:
+def new_file_header(category: str, tags: list[str], today: date, source: str = "manual") -> str:
     import yaml
 
     meta: dict[str, Any] = {"type": category or "knowledge"}
     if tags:
         meta["tags"] = list(tags)
     meta["updatedAt"] = today
-    meta["source"] = "manual"
+    meta["source"] = source
     # block style, one key a line (what people write, and what touch_updated_at rewrites in
     # place); a list stays on its key's line: `tags: [a, b]`
     lines = [yaml.safe_dump({key: value}, allow_unicode=True, width=10**6,
