@@ -239,6 +239,8 @@ class MemoryStore:
             return self.scan.layer_problems(layer)
 
     def _file_cache(self) -> dict[str, tuple[str, str]]:
+        if row_changes.locked(self.paths.db_path):  # another writer holds muse.db: parse, never wait on it
+            return {}
         try:
             return self.file_index.cached()  # parsed entries by path + content hash
         except Exception as exc:  # a cache is never required
