@@ -355,6 +355,14 @@ def undo_preview(store: MemoryStore, name: str | None = None) -> Change | None:
     return found[0]
 
 
+def settle_interrupted_undos(store: MemoryStore) -> list[tuple[Change, bool]]:
+    """Settle what a killed undo left (SPEC §8: finished, or rolled back when a file changed
+    meanwhile) and return those changes, each with True when its undo was finished, so a face
+    says so, and a plain `undo` that only meant to finish it undoes nothing more."""
+    store.log.history()
+    return store.log.take_interrupted()
+
+
 def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = None) -> Change:
     """Reverse the newest change not yet undone (SPEC §8), passing over changes marked
     conflicting, or the change `name` (its id from `undo --list`, or a unique start of it)."""
