@@ -82,7 +82,7 @@ def run(target: Target, stdin: BinaryIO | None, stdout: BinaryIO, stderr: TextIO
             raise HookInputError(problem)
         if cut:
             _say(stderr, f"hook input is longer than {LIMIT // (1 << 20)} MiB; the prompt was cut there for matching")
-        out = answer(target, raw, home=home, cut=cut)
+        out = answer(target, raw, home=home, cut=cut, warn=lambda message: _say(stderr, message))
     except Exception as exc:  # any failure: the target's nothing on stdout, the reason on stderr
         _say(stderr, str(exc) or type(exc).__name__)
         out = proto.nothing

@@ -353,6 +353,14 @@ def undo(obj: Ctx, change_name: str | None, show_list: bool, as_json: bool) -> N
         return
     store = actions.open_store(obj.paths)
     try:
+        settled = actions.settle_interrupted_undos(store)
+        for change, finished in settled:
+            click.echo(f"Finished the undo that was interrupted: {_name(change.summary)}" if finished else
+                       f"Rolled back the undo that was interrupted (a file changed meanwhile): {_name(change.summary)}; "
+                       f"it stays in the log marked conflicting")
+        if settled and change_name is None:
+            click.echo("Nothing more undone; `memtui undo` again undoes the change before it.")
+            return
         pending = actions.undo_preview(store, change_name)
         if pending is None:
             actions.undo(store)  # nothing to undo: says why (and how to go on past a conflicting change)

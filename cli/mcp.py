@@ -131,9 +131,10 @@ def build_server(paths: Paths) -> Any:
         sentence. `layer` "user" keeps it for every workspace (personal preferences), "project"
         for this workspace only (facts about the code base). Refused while memory is off for
         the workspace; a near-duplicate of an existing memory is not added again (the existing
-        one is returned)."""
+        one is returned). It is kept as written by the assistant (learned.md, `source: auto`),
+        and the person may hold such memories back from the prompt until they have read them."""
         try:
-            done = actions.remember(fresh(), text, Layer(layer), category)
+            done = actions.remember(fresh(), text, Layer(layer), category, by_model=True)
         except actions.ActionError as exc:
             raise fail(exc) from None
         if done.duplicate_of is not None:

@@ -180,9 +180,10 @@ def _database_message(exc: Exception) -> str:
 
 
 def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: str = "",
-             tags: Iterable[str] = (), check_enabled: bool = True) -> Remembered:
+             tags: Iterable[str] = (), check_enabled: bool = True, by_model: bool = False) -> Remembered:
     """Add a memory to a layer (`- TEXT` appended to notes.md / context.md, or a
-    conversation row), unless a near-duplicate is already there."""
+    conversation row), unless a near-duplicate is already there. `by_model`: a model wrote it
+    (MCP): it is marked `source: auto` (learned.md) and waits for review (SPEC §8, §12)."""
     if check_enabled:
         require_enabled(store.paths)
     text = text.strip()
@@ -194,7 +195,9 @@ def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: s
     from . import markdown as md
 
     tags = list(tags)
-    path = store.paths.default_file(layer) if layer in FILE_LAYERS else None
+    source = "auto" if by_model else "manual"
+    path = ((store.paths.model_file(layer) if by_model else store.paths.default_file(layer))
+            if layer in FILE_LAYERS else None)
     rec = store.file_record(path) if path is not None else None
     if path is not None and rec is not None and (category or tags):
         # type and tags are frontmatter: they belong to the whole file, so an existing file keeps its own
@@ -215,7 +218,7 @@ def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: s
                 "Leave the flags out, or change the file's frontmatter first")
     for attempt in range(WRITE_RETRIES):
         try:
-            entry = _guard(store.create_entry, layer, text, category=category, tags=list(tags))
+            entry = _guard(store.create_entry, layer, text, category=category, tags=list(tags), source=source)
             return Remembered(entry, path)
         except Conflict:
             if attempt == WRITE_RETRIES - 1:
@@ -350,6 +353,14 @@ def undo_preview(store: MemoryStore, name: str | None = None) -> Change | None:
         raise NotFound(f"no change {name!r} in the log (see `memtui undo --list`)" if not found
                        else f"{name!r} names {len(found)} changes; give more of the id (`memtui undo --list`)")
     return found[0]
+
+
+def settle_interrupted_undos(store: MemoryStore) -> list[tuple[Change, bool]]:
+    """Settle what a killed undo left (SPEC §8: finished, or rolled back when a file changed
+    meanwhile) and return those changes, each with True when its undo was finished, so a face
+    says so, and a plain `undo` that only meant to finish it undoes nothing more."""
+    store.log.history()
+    return store.log.take_interrupted()
 
 
 def undo(store: MemoryStore, expected_id: str | None = None, name: str | None = None) -> Change:

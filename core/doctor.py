@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,7 @@ def repair(paths: Paths) -> RepairReport:
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
 KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "already_loaded",
-         "over_limit", "unreviewed")
+         "over_limit", "unreviewed", "conflict")
 NEVER_INJECTED_DAYS = 30
 
 # Extensions of files people name in memories (source, config, docs). A dotted word with any
@@ -457,6 +458,49 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += over_limit(entries, settings, paths, sizes)
     if "unreviewed" in kinds and settings.require_review:
         out += unreviewed(store, entries)
+    if "conflict" in kinds:
+        out += conflicts(store)
+    return out
+
+
+def conflict_file(finding: Finding) -> tuple[str | None, str]:
+    """The (layer, memory-root-relative path) a `conflict` finding is about."""
+    return finding.layer, finding.source.rpartition(":")[0]
+
+
+def findings_by_entry(found: Iterable[Finding], entries: Callable[[], Iterable[Entry]]) -> dict[str, tuple[Finding, ...]]:
+    """Each entry's findings, for a face's badges: its own, and a `conflict` of its file (a
+    half-merged file is marked on every entry it still has). `entries` is called only when a
+    file-level finding needs them."""
+    by_entry: dict[str, list[Finding]] = {}
+    files: dict[tuple[str | None, str], list[Finding]] = {}
+    for finding in found:
+        if finding.entry_id:
+            by_entry.setdefault(finding.entry_id, []).append(finding)
+        elif finding.kind == "conflict":
+            files.setdefault(conflict_file(finding), []).append(finding)
+    if files:
+        for entry in entries():
+            for finding in files.get((entry.layer, entry.rel_path), ()):
+                by_entry.setdefault(entry.id, []).append(finding)
+    return {k: tuple(v) for k, v in by_entry.items()}
+
+
+def conflicts(store: MemoryStore) -> list[Finding]:
+    """SPEC §8 "Unmerged files": each region of git conflict markers in a memory file, as the
+    file and its lines (`context.md:8-12`); those lines are never entries, so never injected.
+    (Markers in a frontmatter make the file `invalid`, with that reason.)"""
+    from . import markdown as md
+
+    out = []
+    for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)):
+        if b"<<<<<<<" not in rec.data:
+            continue
+        for start, end in md.conflict_regions(md.split_lines(rec.data.decode("utf-8", "replace"))):
+            out.append(Finding("conflict", f"{rec.rel}:{start + 1}-{end}",
+                               f"lines {start + 1}-{end} of this {rec.layer} memory file are an unfinished git merge "
+                               "(conflict markers): never injected, and memtui will not change the file until the "
+                               "merge is finished", layer=rec.layer))
     return out
 
 

@@ -93,6 +93,8 @@ class ParsedFile:
     entries: list[RawEntry] = field(default_factory=list)
     # the text these entries were parsed from; writers re-parse a ParsedFile whose text differs
     parsed_from: str | None = field(default=None, repr=False, compare=False)
+    # git conflict regions, [start, end) file lines from `<<<<<<<` to `>>>>>>>` (SPEC §8 "Unmerged files")
+    conflicts: tuple[tuple[int, int], ...] = ()
 
     @property
     def single_entry(self) -> bool:
@@ -177,8 +179,38 @@ def parse_frontmatter(text: str, lines: list[str]) -> tuple[dict[str, Any], tupl
     return meta, (1, close), close + 1, body_offset
 
 
+_CONFLICT_OPEN = re.compile(r"<{7}(?:[ \t]|\r\n|\r|\n|\Z)")
+_CONFLICT_CLOSE = re.compile(r">{7}(?:[ \t]|\r\n|\r|\n|\Z)")
+
+
+def conflict_regions(lines: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """The git conflict regions of a file (SPEC §8 "Unmerged files"): [start, end) lines from a
+    line that starts with `<<<<<<<` through the next that starts with `>>>>>>>` (to the end of
+    the file when none does). A `=======` or `>>>>>>>` line outside such a region is Markdown
+    (a heading underline, a nested quote)."""
+    regions = []
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i][len(BOM):] if i == 0 and lines[i].startswith(BOM) else lines[i]
+        if _CONFLICT_OPEN.match(line):
+            end = next((k + 1 for k in range(i + 1, n) if _CONFLICT_CLOSE.match(lines[k])), n)
+            regions.append((i, end))
+            i = end
+        else:
+            i += 1
+    return tuple(regions)
+
+
+def line_ranges(regions: Iterable[tuple[int, int]]) -> str:
+    """Conflict regions as 1-based inclusive line ranges for a person: `3-9, 14-20`."""
+    return ", ".join(f"{start + 1}-{end}" for start, end in regions)
+
+
 def parse_text(text: str) -> ParsedFile:
     lines = split_lines(text)
+    conflicts = conflict_regions(lines) if "<<<<<<<" in text else ()
+    if conflicts:
+        return _parse_half_merged(text, lines, conflicts)
     meta, fm_lines, body_line, body_offset = parse_frontmatter(text, lines)
     parsed = ParsedFile(text=text, meta=meta, lines=lines, frontmatter_lines=fm_lines, body_line=body_line,
                         body_offset=body_offset, parsed_from=text)
@@ -188,6 +220,32 @@ def parse_text(text: str) -> ParsedFile:
         parsed.entries = _whole_body(parsed, tokens)
     else:
         parsed.entries = _split_body(parsed, tokens)
+    return parsed
+
+
+def _parse_half_merged(text: str, lines: list[str], conflicts: tuple[tuple[int, int], ...]) -> ParsedFile:
+    """A file with git conflict markers (SPEC §8 "Unmerged files"): the marked regions are read
+    as blank lines (so no marker becomes a heading underline or a lazy continuation), and no
+    entry touches a region: an entry that spans one, and a file read as one entry, give none.
+    Markers in the frontmatter make the whole file unreadable (which keys hold is unknown)."""
+    bom = len(BOM) if text.startswith(BOM) else 0
+    if _FENCE_LINE.match(lines[0], bom):
+        close = next((i for i in range(1, len(lines)) if _FENCE_LINE.match(lines[i])), None)
+        if close is not None and conflicts[0][0] <= close:
+            inside = [r for r in conflicts if r[0] <= close]
+            raise MemoryFileError(f"unresolved git conflict markers in the frontmatter (lines {line_ranges(inside)}); "
+                                  "finish the merge")
+    blank = list(lines)
+    for start, end in conflicts:
+        for i in range(start, end):
+            blank[i] = (BOM if i == 0 and bom else "") + _eol_of(lines[i], "")
+    shadow = parse_text("".join(blank))
+    parsed = ParsedFile(text=text, meta=shadow.meta, lines=lines, frontmatter_lines=shadow.frontmatter_lines,
+                        body_line=shadow.body_line, body_offset=sum(len(line) for line in lines[:shadow.body_line])
+                        if shadow.body_line else bom, parsed_from=text, conflicts=conflicts)
+    if not shadow.single_entry:
+        parsed.entries = [e for e in shadow.entries
+                          if not any(e.line_start < end and start < e.line_end for start, end in conflicts)]
     return parsed
 
 
@@ -367,10 +425,14 @@ def _touch_any_style(lines: list[str], fm_lines: tuple[int, int], today: date) -
 
 
 def _fresh(parsed: ParsedFile) -> ParsedFile:
-    """`parsed` itself when its entries were parsed from its text, else a new parse of the text."""
-    if parsed.parsed_from is not None and parsed.parsed_from == parsed.text:
-        return parsed
-    return parse_text(parsed.text)
+    """`parsed` itself when its entries were parsed from its text, else a new parse of the text.
+    A half-merged file is refused: memtui changes no byte of it until the merge is finished."""
+    fresh = parsed if parsed.parsed_from is not None and parsed.parsed_from == parsed.text else parse_text(parsed.text)
+    if fresh.conflicts:
+        raise EditRefused(f"the file is half-merged (git conflict markers at lines {line_ranges(fresh.conflicts)}); "
+                          "finish the merge (keep what you want and delete the marker lines) before memtui "
+                          "changes it")
+    return fresh
 
 
 def find_entry(parsed: ParsedFile, line_start: int, text: str) -> int | None:
@@ -543,14 +605,14 @@ def append_item(parsed: ParsedFile | None, text: str, today: date, header: str =
     return _keep_first(before, candidates, bom, "append", None, target)
 
 
-def new_file_header(category: str, tags: list[str], today: date) -> str:
+def new_file_header(category: str, tags: list[str], today: date, source: str = "manual") -> str:
     import yaml
 
     meta: dict[str, Any] = {"type": category or "knowledge"}
     if tags:
         meta["tags"] = list(tags)
     meta["updatedAt"] = today
-    meta["source"] = "manual"
+    meta["source"] = source
     # block style, one key a line (what people write, and what touch_updated_at rewrites in
     # place); a list stays on its key's line: `tags: [a, b]`
     lines = [yaml.safe_dump({key: value}, allow_unicode=True, width=10**6,

@@ -115,6 +115,11 @@ class Paths:
         """Where `remember` appends: notes.md for the user, context.md for the project."""
         return self.root(layer) / ("notes.md" if layer == Layer.USER else "context.md")
 
+    def model_file(self, layer: str) -> Path:
+        """Where a model's `remember` (MCP) appends: learned.md, marked `source: auto`, so what a
+        model wrote waits for review like the assistant's other learned memories (SPEC §8, §12)."""
+        return self.root(layer) / "learned.md"
+
     def container(self, layer: str) -> Path:
         """What a layer's memory root (and every file in it) must stay inside: for the project,
         the workspace (a cloned repository decides what is there); for the user, the root itself

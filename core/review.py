@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memtui.review")
 
+READ_WAIT_S = 0.2  # how long the hook's read of the review table waits for another writer of muse.db
 REVIEW_SOURCES = frozenset({"auto", "import"})  # who wrote it: the assistant, or another tool through import
 
 
@@ -64,10 +65,12 @@ def unreviewed_among(entries: Iterable[Entry], reviewed: set[str]) -> list[Entry
 
 def read_reviewed(db_path: Path) -> set[str]:
     """The accepted keys, read with the standard library alone (the hook's path); an empty set
-    when there is no database or no review table. Creates nothing."""
+    when there is no database or no review table. Creates nothing. Waits at most briefly for
+    another writer (a prompt waits on it); a lock it cannot pass raises, and `held_back` then
+    holds every auto/import memory back."""
     if not db_path.is_file():
         return set()
-    conn = sqlite3.connect(db_path, timeout=5)
+    conn = sqlite3.connect(db_path, timeout=READ_WAIT_S)
     try:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memtui_reviewed'").fetchone():
             return {r[0] for r in conn.execute("SELECT key FROM memtui_reviewed")}

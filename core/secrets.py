@@ -142,6 +142,13 @@ def _own_rules() -> tuple[_Rule, ...]:
         # or token, or holds an Account SID (AC + 32 hex) before it.
         _Rule(re.compile(r"(?i:twilio.{0,60}?(?:auth|token)|\bAC[0-9a-f]{32}\b).{0,80}?(?<![0-9A-Za-z])([0-9a-f]{32})"
                          r"(?![0-9A-Za-z])"), group=1, needs=("twilio", "ac")),
+        # PyPI API tokens: pypi- + a macaroon whose base64 starts with its header (AgEIcHlwaS5vcmc:
+        # pypi.org, AgENdGVzdC5weXBpLm9yZw: test.pypi.org). The library wants 70+ characters after
+        # the header; a project-scoped token can be much shorter.
+        _Rule(re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{16,}"), extend=_TOKEN_CHARS),
+        # HashiCorp Vault tokens (Vault 1.10+ "Token prefixes"): hvs. service, hvb. batch, hvr.
+        # recovery, then at least 24 base62 characters (the short form; batch tokens run to ~100).
+        _Rule(re.compile(r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"), extend=_TOKEN_CHARS),
         # PKCS#8 encrypted private keys (RFC 5958), which the library's list lacks.
         _Rule(re.compile(r"BEGIN ENCRYPTED PRIVATE KEY"), kind="pem", needs=("private key",)),
         # curl -u / --user user:password (the credential, both halves).
@@ -150,6 +157,11 @@ def _own_rules() -> tuple[_Rule, ...]:
         # The value of an HTML password input, <input type="password" value="...">, either order.
         _Rule(re.compile(r"(?i)<input\b(?=[^>]*\btype\s*=\s*[\"']?password\b)[^>]*?\bvalue\s*=\s*([\"'])(?P<value>[^\"']+)\1"),
               group="value", needs=("<input",)),
+        # ... and of any input named for a credential (a hidden `token`, `api_key`, `secret`),
+        # checked like an assignment's value (a template such as {{ csrf_token() }} stays).
+        _Rule(re.compile(r"(?i)<input\b(?=[^>]*\bname\s*=\s*[\"']?[\w.-]*(?:token|secret|passw(?:or)?d|api[_-]?key)"
+                         r"[\w.-]*[\"'\s/>])[^>]*?\bvalue\s*=\s*([\"'])(?P<value>[^\"']+)\1"),
+              group="value", kind="assignment", needs=("<input",)),
         # Prose: "the password is hunter2", "pwd for the NAS is ...", "密码是 ..." (checked like
         # a password by `_prose_value`: quoted, or holding a digit, a symbol or a capital).
         _Rule(re.compile(r"(?i)\b(?:password|passwd|passphrase|pwd|pw)\b[^.;:!?\n]{0,30}?\s(?:is|was)\s*:?\s+(?:now\s+)?"
@@ -160,7 +172,8 @@ def _own_rules() -> tuple[_Rule, ...]:
         _Rule(re.compile(r"(?i)\b(?:password|passwd|passphrase)\s+(?P<quote>[\"'`])(?P<value>[^\s\"'`]{3,})(?P=quote)"),
               group="value", kind="prose", needs=("pass",)),
         # mysql -pPASSWORD (the password glued to -p; a bare -p asks for it).
-        _Rule(re.compile(r"\bmysql(?:dump|admin|sh)?\b.*?\s-p(?P<value>[^\s\"'-][^\s\"']*)"), group="value",
+        # (not code around it: `mysql -u{user} -p`)`, `-p{password}`, `-p$PASS`)
+        _Rule(re.compile(r"\bmysql(?:dump|admin|sh)?\b.*?\s-p(?P<value>[^\s\"'`(){}\[\]<$-][^\s\"'`]*)"), group="value",
               needs=("mysql",)),
         # XML elements: <password>...</password>, <apiKey>...</apiKey>, <secret>, <token>.
         _Rule(re.compile(r"(?i)<(?P<tag>[\w.-]*(?:password|passwd|secret|token|api[_-]?key))>(?P<value>[^<\s]+)</(?P=tag)>"),
@@ -313,6 +326,8 @@ _WINDOW = 1024
 _VALUE_END = re.compile(r"[\s;]")
 _NOT_SECRETS = {"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "redacted",
                 "enabled", "disabled", "required", "optional",
+                # a parameter's default in code: `CancellationToken cancellationToken = default)`
+                "default",
                 # code, not a value: `token = await getToken()`, `expected_token: return True`
                 "await", "async", "return", "new", "function", "lambda", "self", "this", "super", "typeof", "yield",
                 # a type in a signature: `def check(password: str)`, `secretKey: string;`
@@ -394,6 +409,8 @@ def _assignment_value(text: str, m: re.Match[str], group: int | str) -> tuple[in
     """The span of an assignment's value, or None when the library's heuristics (or ours) say
     the value is not a secret."""
     start, end = m.span(group)
+    if _EXPANSION_KEY.search(text, max(0, start - 128), start):  # `${DB_PASS:-password}`
+        return _expansion_default(text, start)
     value = text[start:end]
     quoted = start > 0 and text[start - 1] in "\"'`" and end < len(text) and text[end] == text[start - 1]
     if not quoted:
@@ -420,7 +437,7 @@ def _assignment_value(text: str, m: re.Match[str], group: int | str) -> tuple[in
         return None
     if quoted and text[start - 1] == "`" and _ENV_NAME.fullmatch(value):
         return None
-    token_start = max(text.rfind(c, 0, m.start()) for c in " \t\"'`") + 1
+    token_start = max(text.rfind(c, 0, m.start()) for c in " \t\r\n\"'`") + 1
     if text.startswith(("arn:", "ARN:"), token_start):  # an AWS ARN names a secret (…:secret:prod/db)
         return None
     # the library's filters for templates ({x}, <x>, ${x}) and $VARIABLES; a one-character value
@@ -428,9 +445,42 @@ def _assignment_value(text: str, m: re.Match[str], group: int | str) -> tuple[in
     lib = _library()
     if (len(value) > 1 and lib.templated(value)) or lib.dollar(value) or (not quoted and lib.indirect.match(value)):
         return None
-    if lib.reference_key.search(_assignment_key(lib, text, m, group)):
+    key = _assignment_key(lib, text, m, group)
+    if lib.reference_key.search(key):
+        return None
+    if not quoted and value.lower() == key.lower():  # `Client(token=token)`: a variable passed on
         return None
     return start, end
+
+
+# `${NAME:-default}` (or `:=`, `-`, `=`): a shell expansion names a variable; only a default that
+# looks like a password (not a plain word such as `password` or `postgres`) is one.
+_EXPANSION_KEY = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+]?$")
+
+
+def _expansion_default(text: str, start: int) -> tuple[int, int] | None:
+    """The span of the default of the `${NAME:-…}` whose value starts at `start`, or None."""
+    j = start
+    while j < len(text) and text[j] in "-=?+":
+        j += 1
+    close = text.find("}", j)
+    value = text[j:close] if close != -1 else ""
+    lib = _library()
+    if (not value or _PROSE_WORD.fullmatch(value) or not _ASCII_ALNUM.search(value) or lib.templated(value)
+            or lib.dollar(value) or any(c.isspace() for c in value)):
+        return None
+    return j, close
+
+
+def _closers_kept(text: str, start: int, end: int) -> int:
+    """`end` moved left past closing brackets the span does not open: a secret never takes the
+    code around it (`connect(password=x)` keeps its `)`)."""
+    while end > start and text[end - 1] in ")]}":
+        opener = "([{"[")]}".index(text[end - 1])]
+        if text.count(opener, start, end) >= text.count(text[end - 1], start, end):
+            break
+        end -= 1
+    return end
 
 
 _PEM_END = r"-----END[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?|KEY FILE)-----"
@@ -544,7 +594,8 @@ def _spans(text: str, exhaustive: bool = False) -> Iterator[tuple[int, int]]:
 def _scan(text: str, exhaustive: bool = False) -> tuple[str, int]:
     """Redact without the pre-filter (what `redact` does for a line that passes it)."""
     merged: list[list[int]] = []
-    for start, end in sorted(_spans(text, exhaustive)):
+    spans = ((start, _closers_kept(text, start, end)) for start, end in _spans(text, exhaustive))
+    for start, end in sorted((start, end) for start, end in spans if end > start):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:

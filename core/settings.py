@@ -333,6 +333,32 @@ def _float_or_kept(text: str) -> float | KeptNumber:
 def dump_json_object(data: dict[str, Any]) -> bytes:
     """How memtui writes a JSON settings file: 2-space indent, UTF-8 kept, final newline; a
     number kept as written (KeptNumber) goes back as its own text."""
+    return (dumps_value(data) + "\n").encode("utf-8")
+
+
+def json_text_for(data: dict[str, Any], before: bytes | None) -> bytes:
+    """The bytes to write for `data` over a file that held `before`: its text edited in place,
+    every byte memtui did not change kept (SPEC §8, core/jsonedit.py), else written whole."""
+    if before is not None:
+        from .jsonedit import splice
+
+        try:
+            text = before.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            out = splice(text, data, _loads_kept, dumps_value)
+            if out is not None:
+                return out.encode("utf-8")
+    return dump_json_object(data)
+
+
+def _loads_kept(text: str) -> Any:
+    return json.loads(text, parse_float=_float_or_kept, parse_constant=KeptNumber)
+
+
+def dumps_value(value: Any, indent: str | int | None = 2) -> str:
+    """One JSON value as memtui writes it (no final newline), KeptNumbers as their own text."""
     kept: list[str] = []
     nonce = secrets.token_hex(8)
 
@@ -342,10 +368,10 @@ def dump_json_object(data: dict[str, Any]) -> bytes:
         kept.append(value.text)
         return f"\x00{nonce}:{len(kept) - 1}\x00"  # written as "\u0000…\u0000": no other string holds the nonce
 
-    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=placeholder)
+    text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False, default=placeholder)
     for i, number in enumerate(kept):
         text = text.replace(f'"\\u0000{nonce}:{i}\\u0000"', number, 1)
-    return (text + "\n").encode("utf-8")
+    return text
 
 
 def write_json_object(path: Path, data: dict[str, Any], expected: bytes | None, root: Path | None = None,
@@ -370,7 +396,7 @@ def write_json_object(path: Path, data: dict[str, Any], expected: bytes | None, 
         raise SettingsError(f"{shown}: cannot create its folder: {reason}; not written") from None
     try:
         # refused if the file changed after it was read: another writer's keys are never lost
-        gate.write(path, dump_json_object(data), root=root, container=container, kind=gate.Kind.SETTINGS,
+        gate.write(path, json_text_for(data, expected), root=root, container=container, kind=gate.Kind.SETTINGS,
                    expected=expected)
     except gate.Refused as exc:
         raise SettingsError(str(exc)) from None

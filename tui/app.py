@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerState
 
 from memtui.core import actions, history, review
 from memtui.core.display import display_path, escape_name
-from memtui.core.doctor import Finding, findings
+from memtui.core.doctor import Finding, findings, findings_by_entry
 from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
@@ -425,11 +425,7 @@ class MemtuiApp(App[None]):
         self._insights_running = False
         self._doctor_read, self._doctor_ok = message.read, message.ok
         self.findings = message.findings
-        by_entry: dict[str, list[Finding]] = {}
-        for finding in message.findings or []:
-            if finding.entry_id:
-                by_entry.setdefault(finding.entry_id, []).append(finding)
-        self.findings_by_entry = {k: tuple(v) for k, v in by_entry.items()}
+        self.findings_by_entry = findings_by_entry(message.findings or [], self.store.entries)
         self.history = message.stats
         self.main.insights_changed()
         again = self._insights_again

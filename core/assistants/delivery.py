@@ -8,6 +8,7 @@ all go through `for_target`, so what they show is what the assistant receives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import Target
@@ -51,10 +52,16 @@ def for_target(result: InjectionResult, target: Target | str | None) -> Injectio
     return result if target is None else fit(result, protocol(target))
 
 
-def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool = False) -> bytes:
+RECORD_WAIT_MS = 200  # how long the hook's history record waits for another writer of muse.db
+
+
+def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool = False,
+           warn: Callable[[str], object] | None = None) -> bytes:
     """The bytes to print for this hook input (`cut`: only the input's first bytes, the rest
     not kept). Raises on any failure (the face prints the target's `nothing` instead and says
-    why on stderr)."""
+    why on stderr). A history record that cannot be written (muse.db locked by another writer,
+    read-only, damaged) is dropped after a short wait and said through `warn`: a locked
+    database costs the prompt nothing (SPEC §8)."""
     proto = protocol(target)
     prompt, cwd = parse_input(raw, proto.event, cut)
     from .. import outbound
@@ -69,12 +76,12 @@ def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool 
     if result.disabled_reason == "switch_off":
         return proto.nothing
     delivered = fit(result, proto)
-    # Recorded before it is printed: the history never misses an injection the assistant
-    # saw, and a muse.db that cannot be written (locked, damaged) gives nothing rather than
-    # a silent gap.
-    outcome = record(paths.db_path, delivered, paths.workspace, target=str(proto.target))
-    if not outcome.ok:
-        raise RuntimeError(f"{paths.db_path}: {outcome.error}")
+    # Recorded before it is printed (the history never misses an injection the assistant saw),
+    # waiting briefly for another writer; a record that cannot be made is dropped and said
+    outcome = record(paths.db_path, delivered, paths.workspace, target=str(proto.target),
+                     busy_timeout_ms=RECORD_WAIT_MS)
+    if not outcome.ok and warn is not None:
+        warn(f"{paths.db_path}: {outcome.error} (the memories were still injected)")
     text = outbound.injection_text(delivered)  # what leaves passes the outbound gate (SPEC §8)
     return proto.render(text) if text else proto.nothing
 

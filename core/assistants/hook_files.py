@@ -6,7 +6,7 @@ Claude Code, Codex and Gemini CLI all keep command hooks in one shape:
 
 (the prompt events take no matcher, so the group has none). Install appends one such group,
 or updates the command of a memtui hook already there; every other key and value is kept
-(the file is re-written JSON-equal, 2-space indent). A file that is not a JSON object, or
+(the file's text is edited in place: every byte memtui did not change stays as written). A file that is not a JSON object, or
 whose `hooks` / event list has another shape, is reported and never overwritten. Which
 containers install made (the file, its folder, `hooks`, `hooks.<Event>`) is kept in a
 receipt, so uninstall removes exactly those once empty, never ones that were there before.

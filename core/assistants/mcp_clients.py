@@ -14,9 +14,12 @@ program to start and its arguments:
 
 The server is registered as `memtui` with the absolute path of the running `memtui` (an
 assistant starts it without the person's shell, so a venv's script is not on its PATH)
-and the argument `mcp`. Every other key of the file is kept: JSON through the settings
-reader and writer, TOML through tomlkit, which keeps comments, order and formatting.
-Install is idempotent; a memtui entry already there with another command is updated;
+and the argument `mcp`. Every other key of the file is kept, as written: JSON through the
+settings reader and writer (which edits the text in place, core/jsonedit.py), TOML through
+tomlkit, which keeps comments, order and formatting (an inline `mcp_servers = {…}` gets an
+inline entry), so uninstall gives the file back byte for byte.
+Install is idempotent; a memtui entry already there with another command is updated, its
+other keys (`env`, `cwd`, timeouts) kept;
 uninstall removes the entry and the containers install made (from the receipt) once empty.
 A JSON file with comments (VS Code and Gemini accept them) is not valid JSON to memtui:
 reported and never rewritten, since rewriting it would drop the comments.
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import RefusedFileError
-from ..settings import dump_json_object, parse_json_object, read_settings_bytes
+from ..settings import json_text_for, parse_json_object, read_settings_bytes
 from . import Client
 from .codex import codex_home
 from .files import DIR, FILE, Change, ConfigError, Receipts, remove_file, shown, write_bytes, write_target
@@ -148,7 +151,12 @@ class _Doc:
         value = self.spec.entry(program)
         if self.spec.toml:
             import tomlkit
+            from tomlkit.items import InlineTable
 
+            if isinstance(among, InlineTable):  # `mcp_servers = { … }`: an inline table within it
+                inline = tomlkit.inline_table()
+                inline.update(value)
+                return inline
             table = tomlkit.table()
             for k, v in value.items():
                 table[k] = v
@@ -162,7 +170,7 @@ class _Doc:
             import tomlkit
 
             return tomlkit.dumps(self.data)
-        return dump_json_object(self.data).decode("utf-8") if self.data or self.raw is not None else ""
+        return json_text_for(self.data, self.raw).decode("utf-8") if self.data or self.raw is not None else ""
 
     def before(self) -> str:
         return self.raw.decode("utf-8", errors="replace") if self.raw is not None else ""
@@ -196,13 +204,18 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
     assert servers is not None
     wanted = spec.entry(program)
     current = servers.get(NAME)
-    if current is not None and _plain(current) == wanted:
+    plain = _plain(current)
+    if isinstance(plain, dict) and all(plain.get(k) == v for k, v in wanted.items()):
         return Change(given, False, f"memtui is already registered with {spec.name} in {shown(given)}.")
     if current is not None and not is_memtui_entry(current):
         raise ConfigError(f"{shown(given)}: a server named \"memtui\" that memtui did not write is already there; not changed")
     verb = {(False, False): "Registered", (True, False): "Updated", (False, True): "Would register",
             (True, True): "Would update"}[(current is not None, dry_run)]
-    servers[NAME] = doc.entry(program, servers)
+    if current is None:
+        servers[NAME] = doc.entry(program, servers)
+    else:  # the person's own keys of the entry (env, cwd, timeouts) are kept; only what memtui owns changes
+        for key, value in wanted.items():
+            current[key] = value
     after = doc.text()
     message = f"{verb} the memtui MCP server with {spec.name} in {shown(given)}: {program} {' '.join(ARGS)}"
     change = Change(given, True, message, before=doc.before(), after=after)

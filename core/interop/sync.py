@@ -123,7 +123,19 @@ def _load_manifest(path: Path, target: Path, fmt: str) -> tuple[dict[str, str], 
             raise ValueError
     except (ValueError, KeyError, TypeError):
         return {}, f"{path}: not a memtui export record; nothing at the destination counts as memtui's"
+    outside = sorted(rel for rel in files if not _inside_destination(rel))
+    if outside:  # memtui writes only names below the destination: the record was changed by someone else
+        return {}, (f"{path}: names files outside the destination ({', '.join(map(repr, outside[:3]))}); not a "
+                    "record memtui wrote, so nothing at the destination counts as memtui's")
     return dict(files), ""
+
+
+def _inside_destination(rel: str) -> bool:
+    """A manifest's name of a file: a relative POSIX path below the destination (no `..`, no
+    absolute path, no empty or `.` part, no backslash or NUL)."""
+    parts = rel.split("/")
+    return (bool(rel) and "\\" not in rel and "\0" not in rel and not os.path.isabs(rel)
+            and all(part not in ("", ".", "..") for part in parts))
 
 
 def _current(path: Path, base: Path) -> tuple[bytes | None, str]:

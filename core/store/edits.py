@@ -194,6 +194,14 @@ class ChangeLog:
         database = database if database is not None else Database(paths.db_path)
         self.conversations = Conversations(database)
         self.review_state = ReviewState(database)
+        # undos a killed process left half done that this log settled, not yet said to a person:
+        # (the change, True when finished / False when rolled back)
+        self.interrupted: list[tuple[Change, bool]] = []
+
+    def take_interrupted(self) -> list[tuple[Change, bool]]:
+        """The interrupted undos settled since last asked (finished: True; rolled back: False)."""
+        done, self.interrupted = self.interrupted, []
+        return done
 
     # ------------------------------------------------------------------ the writer lock
     @contextmanager
@@ -596,6 +604,7 @@ class ChangeLog:
         else:
             self._roll_back_undo(change, targets)
             self._mark_conflict(change, "an undo of it was interrupted and a file changed meanwhile")
+        self.interrupted.append((change, consistent))
 
     # ------------------------------------------------------------------ leftovers
     def remove_stale_temp_files(self, roots: list[tuple[Path, Path]], pattern: re.Pattern[str]) -> None:

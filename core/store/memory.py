@@ -239,6 +239,8 @@ class MemoryStore:
             return self.scan.layer_problems(layer)
 
     def _file_cache(self) -> dict[str, tuple[str, str]]:
+        if row_changes.locked(self.paths.db_path):  # another writer holds muse.db: parse, never wait on it
+            return {}
         try:
             return self.file_index.cached()  # parsed entries by path + content hash
         except Exception as exc:  # a cache is never required
@@ -453,7 +455,10 @@ class MemoryStore:
                 and all(self.conversations.row(change.id) == change.before for change in plan.rows))
 
     def create_entry(self, layer: str, text: str, category: str = "", tags: Iterable[str] = (),
-                     conversation_id: str | None = None) -> Entry | None:
+                     conversation_id: str | None = None, source: str = "manual") -> Entry | None:
+        """Add one entry. `source="auto"` (a model wrote it): a conversation row says so, and a
+        Markdown entry goes to the layer's learned.md, whose frontmatter says `source: auto`
+        (a person's file never holds it, so review applies to it alone)."""
         text = gate.clean_text(text)
         if not text:
             raise ValueError("a memory cannot be empty")
@@ -465,13 +470,14 @@ class MemoryStore:
             stamp = now_ms()
             memory_id = str(uuid.uuid4())
             row: dict[str, object] = {"id": memory_id, "type": Layer.CONVERSATION, "category": category or "knowledge",
-                   "content": text, "tags": json.dumps(tags, ensure_ascii=False), "source": "manual",
+                   "content": text, "tags": json.dumps(tags, ensure_ascii=False), "source": source,
                    "conversation_id": conversation_id, "file_path": None, "created_at": stamp, "updated_at": stamp}
             self.log.apply("create", f"add {_snippet(text)} to the conversation layer", {}, {},
                            [RowChange(memory_id, None, row)])
             self.reload(conversation=True, reason="write")
             return self.get(memory_id)
-        path = self.paths.default_file(layer)
+        by_model = source != "manual"
+        path = self.paths.model_file(layer) if by_model else self.paths.default_file(layer)
         try:
             self.paths.writable_root(layer)  # never through a root that leads out of the workspace
         except UnsafePathError as exc:
@@ -492,9 +498,12 @@ class MemoryStore:
             except (OSError, md.MemoryFileError) as exc:
                 reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
                 raise ConflictError(f"{path} is not usable as memory ({reason}); not touched") from None
+            if by_model and parsed is not None and str(parsed.meta.get("source", "")).strip().casefold() != source:
+                raise ValueError(f"{path} is not marked `source: {source}`, so what a model writes cannot go "
+                                    "there (it would pass as a person's memory); nothing was written")
             with _naming(path):
                 if parsed is None:
-                    data = md.append_item(None, text, today, md.new_file_header(category, tags, today))
+                    data = md.append_item(None, text, today, md.new_file_header(category, tags, today, source))
                 else:
                     data = md.append_item(parsed, text, today)
             return {path: (layer, data.encode("utf-8"))}, {path: current}

@@ -41,7 +41,7 @@ import time
 import weakref
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -379,13 +379,13 @@ def _prepared(layers: Mapping[str, tuple[LayerCandidates, list[Problem], str | N
     return Prepared.of({layer: (layers[layer][0], layers[layer][1]) for layer in LAYERS}, failed, stamp)
 
 
-def current_layers(paths: Paths, settings: Settings,
-                   sources: bool = True) -> dict[str, tuple[LayerCandidates, list[Problem], str | None]]:
-    """Each layer whose saved file, brought up to date, describes its memories exactly:
-    (index, problems, stamp of exactly this state or None)."""
+def current_layers(paths: Paths, settings: Settings, sources: bool = True,
+                   layers: tuple[str, ...] = LAYERS) -> dict[str, tuple[LayerCandidates, list[Problem], str | None]]:
+    """Each layer (of `layers`) whose saved file, brought up to date, describes its memories
+    exactly: (index, problems, stamp of exactly this state or None)."""
     read_ns = time.time_ns()  # before anything is looked at: a file changed after it is hashed next time
     found: dict[str, tuple[LayerCandidates, list[Problem], str | None]] = {}
-    for layer in LAYERS:
+    for layer in layers:
         saved = _open_layer(paths, settings, layer)
         if saved is None:
             continue
@@ -504,7 +504,19 @@ def _unchanged(path: Path, state: Sequence[Any], fresh: int) -> bool:
 # ---------------------------------------------------------------------- building
 def open_prepared(paths: Paths, settings: Settings, spawn: bool = False) -> Prepared:
     """The saved state brought up to date, the layers that cannot be rebuilt alone (`spawn`:
-    as `prepare`'s)."""
+    as `prepare`'s).
+
+    While another writer holds muse.db so that it cannot be read (SPEC §8, "a locked database
+    costs the prompt nothing"), the conversation layer is left out at once, said in the
+    problems, and the Markdown layers answer as usual; nothing waits on the lock."""
+    if row_changes.locked(paths.db_path):
+        layers = current_layers(paths, settings, layers=(Layer.USER, Layer.PROJECT))
+        problem = Problem(str(paths.db_path), "conversation memories unavailable: the database is locked by another "
+                                              "writer, so they were left out rather than waited for")
+        have = {layer: (now[0], now[1]) for layer, now in layers.items()}
+        have[Layer.CONVERSATION] = (LayerIndex.from_entries(Layer.CONVERSATION, []), [problem])
+        prepared = prepare(paths, settings, have=have, spawn=spawn) if len(have) < len(LAYERS) else Prepared.of(have)
+        return replace(prepared, failed_layers=prepared.failed_layers | {Layer.CONVERSATION}, stamp=None)
     layers = current_layers(paths, settings)
     if len(layers) == len(LAYERS):
         return _prepared(layers)

@@ -121,6 +121,31 @@ class RowChanges:
 _SQL_CHUNK = 500  # ids per `IN (...)`
 
 
+LOCK_PROBE_S = 0.1  # how long a prompt's injection waits to learn whether another writer holds muse.db
+
+
+def locked(db_path: Path, wait: float = LOCK_PROBE_S) -> bool:
+    """Whether another writer holds muse.db so that it cannot even be read now (a rollback-journal
+    database under `BEGIN EXCLUSIVE`; in WAL mode readers always read): read-only, waiting at
+    most `wait` seconds. False when there is no database or it fails for another reason (the
+    reader that follows says that one)."""
+    if not db_path.is_file():
+        return False
+    try:
+        conn = sqlite3.connect(f"{db_path.as_uri()}?mode=ro", uri=True, timeout=wait)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return False
+    except sqlite3.OperationalError as exc:
+        return "locked" in str(exc).lower() or "busy" in str(exc).lower()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
 def generation(db_path: Path) -> int | str:
     """`Conversations.row_generation` read-only (no write, no wait): the counter, or `absent`,
     `empty` or `untracked` (memtui's triggers or tables missing: nothing may be trusted)."""

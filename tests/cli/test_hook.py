@@ -123,7 +123,6 @@ def test_nothing_passing_prints_nothing(ws):
     ("relative-cwd", "not an absolute path"),
     ("unknown-cwd", "not a directory"),
     ("other-event", "PreToolUse"),
-    ("broken-db", "muse.db"),
 ])
 def test_any_error_prints_nothing_and_exits_0(ws, case, reason):
     stdin = {
@@ -135,14 +134,22 @@ def test_any_error_prints_nothing_and_exits_0(ws, case, reason):
         "relative-cwd": hook_input("some/where"),
         "unknown-cwd": hook_input(ws.workspace / "gone" / "away"),
         "other-event": hook_input(ws.workspace, hook_event_name="PreToolUse"),
-        "broken-db": hook_input(ws.workspace),
     }[case]
-    if case == "broken-db":
-        ws.db_path.write_bytes(b"definitely not an SQLite database " * 200)
     r = run_hook(ws.home, stdin)
     assert (r.returncode, r.stdout) == (0, b"")
     err = r.stderr.decode()
     assert err.startswith("memtui hook: ") and err.count("\n") == 1 and reason in err, err
+    assert "Traceback" not in err
+
+
+def test_a_damaged_database_costs_only_the_conversation_layer_and_the_record(ws):
+    """SPEC §5: a layer that fails to load is skipped, the others inject; §8: only the history
+    record is dropped, said on stderr in one line."""
+    ws.db_path.write_bytes(b"definitely not an SQLite database " * 200)
+    r = run_hook(ws.home, hook_input(ws.workspace))
+    assert r.returncode == 0 and r.stdout.startswith(b"## Memory") and b"- Use vitest, not jest" in r.stdout
+    err = r.stderr.decode()
+    assert err.startswith("memtui hook: ") and err.count("\n") == 1 and "muse.db" in err and "not recorded" in err, err
     assert "Traceback" not in err
 
 

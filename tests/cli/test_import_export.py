@@ -415,3 +415,26 @@ def test_export_to_a_fresh_claude_code_folder_then_a_new_memory(paths, tmp_path)
     assert set(_index_links(made["MEMORY.md"].decode())) < set(_index_links(grown["MEMORY.md"].decode()))
     third = cli(paths, "export", "claude-code", str(out))
     assert third.returncode == 0 and "0 added, 0 replaced" in third.stdout and tree(out) == grown
+
+
+def test_a_tampered_export_record_never_names_files_outside_the_destination(paths, tmp_path):
+    """Issue 32: a manifest in `<home>/exports` edited to name `../outside.md` made `--dry-run`
+    list (and plan to remove) a file outside the destination. Such a record is not memtui's."""
+    assert cli(paths, "import", "agents-md", str(FIXTURES / "agents" / "AGENTS.md")).returncode == 0
+    out = tmp_path / "repo"
+    out.mkdir()
+    assert cli(paths, "export", "agents-md", str(out)).returncode == 0
+    outside = tmp_path / "outside.md"
+    outside.write_text("a person's file beside the destination\n")
+    [record] = list((paths.home / "exports").glob("*.json"))
+    data = json.loads(record.read_text())
+    import hashlib
+
+    digest = hashlib.sha256(outside.read_bytes()).hexdigest()
+    data["files"].update({"../outside.md": digest, "/etc/hostname": digest, "a/./b.md": digest})
+    record.write_text(json.dumps(data))
+    for args in (("--dry-run",), ("--dry-run", "--json"), ()):
+        r = cli(paths, "export", "agents-md", str(out), *args)
+        assert "outside.md" not in r.stdout and "/etc/hostname" not in r.stdout, r.stdout
+        assert "outside the destination" in r.stdout + r.stderr, (r.stdout, r.stderr)
+    assert outside.read_text() == "a person's file beside the destination\n"

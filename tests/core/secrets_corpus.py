@@ -208,6 +208,20 @@ SECRETS = {
     "azure-cosmos": "AccountEndpoint=https://fake.documents.azure.com:443/;AccountKey=⟦" + fake("cosmos", 86, B64) + "==⟧;",
     "azure-event-hubs": "Endpoint=sb://fake.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=⟦"
                         + fake("eh", 43, B64) + "=⟧;EntityPath=events",
+    # --- the misses of issue 32 (hidden corpora), and their neighbours
+    # PyPI API tokens: pypi- + a macaroon, base64 of its header ("AgEIcHlwaS5vcmc": pypi.org;
+    # "AgENdGVzdC5weXBpLm9yZw": test.pypi.org); a project-scoped one can be short
+    "pypi-short": "upload with ⟦pypi-AgEIcHlwaS5vcmc" + fake("pypi-short", 24, B62 + "-_") + "⟧ from CI",
+    "pypi-test-index": "TWINE_PASSWORD=⟦pypi-AgENdGVzdC5weXBpLm9yZw" + fake("testpypi", 40, B62 + "-_") + "⟧",
+    # HashiCorp Vault tokens (1.10+): hvs. service, hvb. batch, hvr. recovery + base62
+    "vault-service-token": "vault login ⟦hvs." + fake("hvs", 24) + "⟧ then read the db role",
+    "vault-batch-token": "the job's batch token ⟦hvb." + fake("hvb", 90, B62 + "_-") + "⟧",
+    "vault-env": "export VAULT_TOKEN=⟦hvs." + fake("hvs-env", 91, B62 + "_-") + "⟧",
+    # a token in an HTML hidden input, either attribute order
+    "html-hidden-token": '<input type="hidden" name="token" value="⟦' + fake("hidden", 32) + '⟧">',
+    "html-hidden-api-key": "<input value='⟦" + fake("hidden2", 40, HEX) + "⟧' name=\"api_key\" type=\"hidden\">",
+    # a secret that is a call's last argument keeps the call's closing parenthesis
+    "assignment-in-call": "connect(host, password=⟦Zebra-Falcon-42⟧)",
 }
 
 LOOK_ALIKES = {
@@ -318,4 +332,17 @@ LOOK_ALIKES = {
     "colon-prose-same-as": "password: same as staging",
     "env-name-in-backticks": "token: `GITHUB_TOKEN` from the env",
     "quoted-word-after-password": "click the password 'reset' link, then the \"show\" toggle",
+    # --- real code the default export broke (issue 32): punctuation of code is never eaten
+    "csharp-cancellation-token": "public async Task RunAsync(CancellationToken cancellationToken = default)",
+    "csharp-token-default-null": "void Send(string apiKey = null, CancellationToken token = default);",
+    "shell-default-expansion": "${DB_PASS:-password}",
+    "compose-default-expansion": "POSTGRES_PASSWORD: ${DB_PASS:-password} in docker-compose.yml",
+    "shell-default-assign": 'PGPASSWORD="${PGPASSWORD:=postgres}" psql -h db',
+    "mysql-in-backticks": "(connect with `mysql -u{user} -p`)",
+    "mysql-prompt-templated": 'cmd = f"mysql -u{user} -p{password} {db}"',
+    "kwarg-from-variable": "client = Client(token=token, timeout=30)",
+    "html-hidden-csrf-template": '<input type="hidden" name="csrf_token" value="{{ csrf_token() }}">',
+    "html-hidden-non-secret": '<input type="hidden" name="page" value="2">',
+    "vault-prefix-prose": "Vault service tokens start with hvs. and batch ones with hvb.",
+    "pypi-prefix-prose": "PyPI tokens look like pypi-AgEI… and go in TWINE_PASSWORD",
 }

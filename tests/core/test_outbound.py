@@ -66,3 +66,14 @@ def test_injection_text_is_empty_while_memory_is_off(paths):
     enable(paths)
     result = build_injection(paths.workspace, "deploy", home=paths.home)
     assert outbound.injection_text(result) == result.text == "## Memory\n\n### User Preferences\n- deploy with password=[REDACTED]"
+
+
+@pytest.mark.parametrize("line", LOOK_ALIKES.values(), ids=LOOK_ALIKES.keys())
+def test_a_look_alike_is_left_alone_by_every_surface(line):
+    """One rule for every surface (issue 32: `export jsonl` redacted an ARN at the start of a
+    line of a memory file that the injection leaves alone): a whole file's text, where the line
+    follows a newline, is redacted exactly as the line alone."""
+    from memtui.core.outbound import redact_text
+
+    for text in (f"- {line}", f"---\ntype: knowledge\n---\n\n## Notes\n\n- first\n{line}\n", f"- db\n  {line}\n"):
+        assert redact_text(text, True) == text

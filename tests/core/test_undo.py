@@ -595,6 +595,25 @@ def test_an_undo_killed_between_files_is_settled_whole(paths, after):
     assert forgotten != originals
 
 
+def test_the_retry_of_a_killed_undo_finishes_it_says_so_and_undoes_nothing_more(paths):
+    """Issue 32: the `memtui undo` run after a killed one finished it silently and went on to
+    undo the change before it as well. It says it finished the interrupted undo, and stops."""
+    originals = _forget_fixture(paths)
+    ok(memtui(paths, "remember", "an earlier change that must stay"))
+    ok(memtui(paths, "forget", "kiwi", "--yes"))
+    _kill_undo_half_way(paths, 1)
+    r = ok(memtui(paths, "undo"))
+    assert "Finished the undo that was interrupted" in r.stdout and "Nothing more undone" in r.stdout
+    assert "Undoing:" not in r.stdout
+    # the forget is undone whole; the change before it is not
+    assert b"an earlier change that must stay" in paths.default_file("user").read_bytes()
+    assert all(b"kiwi" in f.read_bytes() for f in originals)
+    log = undo_log(paths)
+    assert [c["state"] for c in log[:2]] == ["undone", "done"]
+    again = ok(memtui(paths, "undo"))  # a plain undo after that goes on as usual
+    assert "Undoing:" in again.stdout and "an earlier change" in again.stdout
+
+
 def test_an_undo_killed_then_a_file_changed_is_rolled_back_whole(paths):
     """When a file changed between the kill and the next run, the undo cannot be finished: it
     is rolled back (the restored files put back as memtui left them) and marked conflicting."""

@@ -123,3 +123,22 @@ async def test_thousands_of_findings_are_walked_by_keys_and_a_cut_one_is_shown_w
         await pilot.press("enter")
         await wait_until(pilot, lambda: chosen != [], message="chosen")
     assert chosen == [many[-1]]
+
+
+async def test_a_half_merged_file_is_marked_on_its_entries_and_in_the_detail(tmp_path):
+    """SPEC §8 "Unmerged files": the TUI marks a file holding git conflict markers; its marked
+    region's lines are no entries."""
+    paths = planted(tmp_path)
+    (paths.project_root / "team.md").write_text(
+        "- Alice owns billing\n<<<<<<< HEAD\n- Bob owns search\n=======\n- Carol owns search\n>>>>>>> theirs\n"
+        "- Dan owns infra\n")
+    app = MemtuiApp(paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await loaded(pilot)
+        pane, alice = entry(app, "project", "Alice owns")
+        assert not [e for e in pane.entries if "owns search" in e.text or "=======" in e.text]
+        await wait_until(pilot, lambda: "⚑merge" in screen_text(app), message="the file marked in the pane")
+        pane.focus()
+        pane.select_id(alice.id)
+        await wait_until(pilot, lambda: "⚑ merge" in shown(app.query_one("#detail-body"))
+                         and "lines 2-6" in shown(app.query_one("#detail-body")), message="the conflict in the detail")
