@@ -316,3 +316,14 @@ def test_the_hook_injects_what_preview_shows_in_focused_mode(paths):
     text = context_of(Target.CLAUDE_CODE, ran.stdout)
     assert text == preview_text(paths, Target.CLAUDE_CODE, prompt)
     assert "PostgreSQL" in text and "Answer in English" in text and "pnpm" not in text
+
+
+def test_status_names_the_focused_mode(paths):
+    enable(paths, {"memory": {"injection": "focused"}})
+    out = subprocess.run([sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w", str(paths.workspace),
+                          "status"], capture_output=True, text=True, check=True)
+    assert "Injection: focused (SPEC §15; set in the global settings)" in out.stdout
+    data = json.loads(subprocess.run([sys.executable, "-m", "memtui.cli.main", "--home", str(paths.home), "-w",
+                                      str(paths.workspace), "status", "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert data["injection"] == {"mode": "focused", "source": "global"}
