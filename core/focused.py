@@ -20,6 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .relevance import STOP_WORDS, terms
 
@@ -62,12 +63,20 @@ def fold(term: str) -> str:
     return term
 
 
+@lru_cache(maxsize=65536)
+def content_term(t: str) -> str:
+    """F3 for one of §5's terms: '' when it is left out (a common word, or one character that
+    is not a wide letter), else the term folded. Few distinct terms, many memories: kept."""
+    if t in COMMON_WORDS or (len(t) == 1 and not _is_letter_wide(t)):
+        return ""
+    return fold(t)
+
+
 def content_terms(s: str) -> frozenset[str]:
     """F3: §5's `terms(s)` less the common words and the one-character terms that are not a
     wide letter (the `s` of "what's", the `x` of "x-axis"): they match nothing on their own;
     each plural folded (`fold`)."""
-    return frozenset(fold(t) for t in terms(s)
-                     if t not in COMMON_WORDS and (len(t) > 1 or _is_letter_wide(t)))
+    return frozenset(map(content_term, terms(s))).difference(("",))
 
 
 def entry_content_terms(text: str, section: str = "", name: str = "", description: str = "",
@@ -96,10 +105,11 @@ def document_frequency(memories: Iterable[frozenset[str]], q: frozenset[str]) ->
 
 def keyword_score(q: frozenset[str], m: frozenset[str], weight: dict[str, float]) -> float:
     """F4: the weighted share of the query's terms the memory holds, in [0, 1]."""
-    if not q:
+    shared = q & m
+    if not shared:
         return 0.0
     total = math.fsum(weight[t] for t in sorted(q))
-    held = math.fsum(weight[t] for t in sorted(q & m))
+    held = math.fsum(weight[t] for t in sorted(shared))
     return round(held / total, DIGITS) if total else 0.0
 
 

@@ -934,7 +934,8 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
         held[layer] = sorted(out)
     # F3. Terms
     q = focused.content_terms(query)
-    memory_terms = {layer: [_focused_terms(view.entry(p)) for p in range(view.size)] for layer, view in views.items()}
+    entries = {layer: [view.entry(p) for p in range(view.size)] for layer, view in views.items()}
+    memory_terms = {layer: [_focused_terms(e) for e in es] for layer, es in entries.items()}
     # F4. Keyword: each query term weighed by how rare it is among the candidates in play
     n = sum(map(len, in_play.values()))
     df = focused.document_frequency((memory_terms[layer][p] for layer, ps in in_play.items() for p in ps), q)
@@ -947,23 +948,24 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
     known = [sem[p] for layer, ps in in_play.items() for sem in (semantic[layer],) if sem is not None for p in ps]
     base = focused.lower_median(known)
 
-    def why(layer: str, pos: int) -> Why:
-        e = views[layer].entry(pos)
+    def parts(layer: str, pos: int) -> tuple[float, float | None, float, float, float | None, float]:
+        e = entries[layer][pos]
         kw = focused.keyword_score(q, memory_terms[layer][pos], weight)
         sems, decays = semantic[layer], decay[layer]
         sem = sems[pos] if sems is not None else None
         lift = focused.semantic_lift(sem, base) if sem is not None else 0.0
         rel = focused.relevance(kw, lift)
         dec = decays[pos] if decays is not None else None
-        return Why(kw, sem, lift, rel, e.importance, dec, e.pinned,
-                   focused.adjusted(rel, e.importance, dec, e.pinned), 0.0)
+        return kw, sem, lift, rel, dec, focused.adjusted(rel, e.importance, dec, e.pinned)
 
-    whys = {layer: {p: why(layer, p) for p in range(views[layer].size)} for layer in views}
+    scored = {layer: [parts(layer, p) for p in range(views[layer].size)] for layer in views}
     # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
-    best = max((whys[layer][p].score for layer, ps in in_play.items() for p in ps if not whys[layer][p].pinned),
+    best = max((scored[layer][p][5] for layer, ps in in_play.items() for p in ps if not entries[layer][p].pinned),
                default=0.0)
     cut = focused.cut_off(best)
-    whys = {layer: {p: _with_cut(w, cut) for p, w in ws.items()} for layer, ws in whys.items()}
+    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, e.pinned, score, cut)
+                    for p, ((kw, sem, lift, rel, dec, score), e) in enumerate(zip(scored[layer], entries[layer]))}
+            for layer in views}
 
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     budget = Budget(settings)
@@ -1028,9 +1030,3 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
 
 def _focused_terms(e: Entry) -> frozenset[str]:
     return focused.entry_content_terms(e.text, e.section, e.name, e.description, e.tags)
-
-
-def _with_cut(w: Why, cut: float) -> Why:
-    from dataclasses import replace
-
-    return replace(w, cut=cut)

@@ -38,6 +38,9 @@ MODES = {  # name -> the "memory" settings
     "hybrid §13": {"retrieval": "hybrid"},
     "focused (keyword)": {"injection": "focused"},
     "focused + semantic": {"injection": "focused", "retrieval": "hybrid"},
+    # decay on (SPEC §13): every memory here is weeks to a year old
+    "hybrid §13 + decay": {"retrieval": "hybrid", "decay": {"halfLifeDays": 30}},
+    "focused + semantic + decay": {"injection": "focused", "retrieval": "hybrid", "decay": {"halfLifeDays": 30}},
 }
 BASE_MS = 1_750_000_000_000
 
