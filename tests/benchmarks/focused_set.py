@@ -2,8 +2,10 @@
 
 One developer (Aiko) working on `harbor`, a shipping-rates service (Python API, Postgres, a
 React dashboard), after a year of use:
-- 15 Markdown files of user and project memories (sections, tags, importance, dates; one
-  file `alwaysApply: true`, one Claude-Code-style single-memory file), 120 entries;
+- 18 Markdown files of user and project memories (sections, tags, importance, dates; one
+  file `alwaysApply: true`, one Claude-Code-style single-memory file), 156 entries: written
+  ones, and a runbook and command habits generated from templates, so the layers hold more
+  than their budgets;
 - Muse's conversation rows: 40 conversations of this workspace and 6 of another project,
   1,600+ rows, most of them generated from the project's own vocabulary so they share
   surface words ("pool", "server", "test", "deploy", "cache") with the messages;
@@ -222,6 +224,37 @@ _TOPICS = ["quotes", "labels", "tracking", "carriers", "dashboard", "billing", "
            "exports", "onboarding", "accounts", "manifests", "surcharges", "metrics", "settings", "alerts", "login", "deploys"]
 
 
+# Generated memories that fill the layers past their budgets (a year of notes): runbook steps in
+# the project, command habits of the user. They share surface words with the messages.
+_SERVICES = ["api", "worker", "scheduler", "tracker", "renderer", "gateway", "importer", "notifier", "exporter",
+             "billing job", "label service", "rates service"]
+_RUNBOOK = [
+    "To restart the {s}, run make restart-{k} and watch its health check for two minutes",
+    "The {s} logs go to Loki under the app={k} label",
+    "When the {s} is slow, check its queue depth on the Grafana board named {k}",
+    "The {s} reads its settings from the {k}.toml file in deploy/config",
+    "Scale the {s} with kubectl scale deployment/{k}; never above eight replicas",
+    "The {s} exposes Prometheus metrics on port 9{n:03d}",
+]
+_HABITS = [
+    "For {s} changes, open the pull request as a draft first",
+    "When touching the {s}, update its section of the runbook in the same pull request",
+    "Ask before renaming anything public in the {s}",
+]
+
+
+def _generated(rng: random.Random) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    runbook, habits = [], []
+    for i, service in enumerate(_SERVICES):
+        key = service.replace(" ", "-")
+        for j, template in enumerate(rng.sample(_RUNBOOK, 4)):
+            runbook.append((service.capitalize() if j == 0 else "", f"p-run-{key}-{j}",
+                            template.format(s=service, k=key, n=i)))
+        if i % 2 == 0:
+            habits.append(("", f"u-habit-{key}", rng.choice(_HABITS).format(s=service)))
+    return runbook, habits
+
+
 @dataclass
 class Message:
     text: str
@@ -358,7 +391,10 @@ def build(seed: int = SEED, rows: int = 1620) -> FocusedSet:
     """The whole set; the same seed gives the same set."""
     rng = random.Random(seed)
     out = FocusedSet()
-    for files, target in ((USER_FILES, out.user_files), (PROJECT_FILES, out.project_files)):
+    runbook, habits = _generated(rng)
+    user_files = {**USER_FILES, "habits.md": ("type: preference\nimportance: low\nupdatedAt: 2025-07-07", habits)}
+    project_files = {**PROJECT_FILES, "runbook.md": ("type: knowledge\ntags: [ops]\nupdatedAt: 2026-01-30", runbook)}
+    for files, target in ((user_files, out.user_files), (project_files, out.project_files)):
         for name, (front, entries) in files.items():
             target[name] = _file_text(front, entries)
             for _, key, text in entries:
