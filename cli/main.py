@@ -565,6 +565,9 @@ def status(obj: Ctx, as_json: bool) -> None:
         click.echo(f"Retrieval: keyword (hybrid is set but {_name(retrieval['reason'])})")
     elif retrieval:
         click.echo(f"Retrieval: {retrieval['mode']}")
+    injection = data.get("injection") or {}
+    if injection.get("mode") == "focused":
+        click.echo(f"Injection: focused (SPEC §15; set in the {injection.get('source')} settings)")
     if data["unreviewed"]:
         waiting = data["unreviewed"]
         click.echo(f"{waiting} {'memory awaits' if waiting == 1 else 'memories await'} review: memtui review")

@@ -52,6 +52,7 @@ def status(paths: Paths) -> dict[str, Any]:
             "errors": [p.as_dict() for p in problems],
             "index": store.conversations.health(),
             "retrieval": model_status(settings),  # §13: the mode in use and its model, or why keyword
+            "injection": {"mode": settings.injection, "source": settings.injection_source},  # §15
         }
         if hybrid_off_reason(data["retrieval"]):
             data["errors"].append(Problem(str(paths.global_settings), hybrid_off_reason(data["retrieval"])).as_dict())

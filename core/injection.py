@@ -47,6 +47,8 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple, Protocol
 
+from . import focused
+from .focused import Why
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer, RetrievalStatus
 from .outbound import redact_line as redact
 from .outbound import redact_lines
@@ -398,16 +400,17 @@ class Candidate:
     """One entry's fate in an injection: where it is in its layer, its score and status. The
     entry, its line and cost are looked up in the layer when asked for."""
 
-    __slots__ = ("view", "pos", "score", "status", "_maker", "parts")
+    __slots__ = ("view", "pos", "score", "status", "_maker", "parts", "why")
 
     def __init__(self, view: LayerCandidates, pos: int, score: float, status: str, maker: LineMaker,
-                 parts: tuple[float, float] | None = None):
+                 parts: tuple[float, float] | None = None, why: Why | None = None):
         self.view = view
         self.pos = pos
         self.score = score
         self.status = status
         self._maker = maker
         self.parts = parts  # (keyword, semantic) in hybrid retrieval (§13), else None
+        self.why = why  # the parts of the score in focused injection (§15), else None
 
     @property
     def entry(self) -> Entry:
@@ -445,8 +448,11 @@ class Candidate:
 
     def as_dict(self) -> dict[str, object]:
         shown = self.view.shown(self.pos)
-        return candidate_fields(shown.id, self.view.layer, shown.source, self.score, self.status,
-                                self.view.made(self.pos, self._maker), shown.importance, shown.updated_at, self.parts)
+        fields = candidate_fields(shown.id, self.view.layer, shown.source, self.score, self.status,
+                                  self.view.made(self.pos, self._maker), shown.importance, shown.updated_at, self.parts)
+        if self.why is not None:
+            fields["why"] = self.why.as_dict()
+        return fields
 
 
 @dataclass
@@ -845,6 +851,11 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
         result._candidates = []
         return _finish(result, started)
 
+    if settings.injection == "focused":  # SPEC §15: steps F2-F12 (docs/injection.md)
+        result = inject_focused(result, {layer: _candidates(layer, layers.get(layer, ())) for layer in LAYERS},
+                                settings, query, failed_layers, extra, unreviewed)
+        return _finish(result, started)
+
     q = terms(query)  # 3. Terms
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     budget = Budget(settings)
@@ -905,3 +916,117 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
         result.count, result.chars, result.tokens, result.retrieval_ms, result.disabled_reason,
     )
     return result
+
+
+# ---------------------------------------------------------------------- SPEC §15: focused
+def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates], settings: Settings, query: str,
+                   failed_layers: frozenset[str] = frozenset(), extra: Mapping[str, ExtraScores] | None = None,
+                   unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
+    """`memory.injection: "focused"`: the rule of docs/injection.md, steps F2-F12, over the
+    layers' candidates (the switch is the caller's). Every candidate is scored (`core.focused`);
+    the steps it shares with §5 (lines, cost, budget, render, flags) are §5's own."""
+    # F2. Candidates: the active entries of each layer, less the unreviewed (SPEC §12)
+    in_play: dict[str, list[int]] = {}
+    held: dict[str, list[int]] = {}
+    for layer, view in views.items():
+        out = view.positions_of(unreviewed) if unreviewed else frozenset()
+        in_play[layer] = [p for p in range(view.n_active) if p not in out]
+        held[layer] = sorted(out)
+    # F3. Terms
+    q = focused.content_terms(query)
+    entries = {layer: [view.entry(p) for p in range(view.size)] for layer, view in views.items()}
+    memory_terms = {layer: [_focused_terms(e) for e in es] for layer, es in entries.items()}
+    # F4. Keyword: each query term weighed by how rare it is among the candidates in play
+    n = sum(map(len, in_play.values()))
+    df = focused.document_frequency((memory_terms[layer][p] for layer, ps in in_play.items() for p in ps), q)
+    weight = {t: focused.idf(df[t], n) for t in q}
+    # F5. Relevance: the semantic score (§13, when given) lifts the keyword score
+    semantic = {layer: (list(e.semantic) if e is not None and e.semantic is not None else None)
+                for layer in views for e in ((extra or {}).get(layer),)}
+    decay = {layer: (list(e.decay) if e is not None and e.decay is not None else None)
+             for layer in views for e in ((extra or {}).get(layer),)}
+    known = [sem[p] for layer, ps in in_play.items() for sem in (semantic[layer],) if sem is not None for p in ps]
+    base = focused.lower_median(known)
+
+    def parts(layer: str, pos: int) -> tuple[float, float | None, float, float, float | None, float]:
+        e = entries[layer][pos]
+        kw = focused.keyword_score(q, memory_terms[layer][pos], weight)
+        sems, decays = semantic[layer], decay[layer]
+        sem = sems[pos] if sems is not None else None
+        lift = focused.semantic_lift(sem, base) if sem is not None else 0.0
+        rel = focused.relevance(kw, lift)
+        dec = decays[pos] if decays is not None else None
+        return kw, sem, lift, rel, dec, focused.adjusted(rel, e.importance, dec, e.pinned)
+
+    scored = {layer: [parts(layer, p) for p in range(views[layer].size)] for layer in views}
+    # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
+    best = max((scored[layer][p][5] for layer, ps in in_play.items() for p in ps if not entries[layer][p].pinned),
+               default=0.0)
+    cut = focused.cut_off(best)
+    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, e.pinned, score, cut)
+                    for p, ((kw, sem, lift, rel, dec, score), e) in enumerate(zip(scored[layer], entries[layer]))}
+            for layer in views}
+
+    maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
+    budget = Budget(settings)
+    blocks: list[tuple[str, list[str]]] = []
+    candidates: list[Candidate] = []
+    any_candidates = any_passing = False
+    for layer in LAYERS:
+        view = views[layer]
+        ws = whys[layer]
+        # F8. Order: pinned first, then the adjusted score, the relevance, the base order
+        ordered = sorted(in_play[layer], key=lambda p: (not ws[p].pinned, -ws[p].score, -ws[p].relevance, p))
+        allowance = budget.allowance(layer)  # F10. Budget, as §5 step 10
+        limit = settings.max_items.get(layer)
+        header = est(HEADERS[layer])
+        used = passed = 0
+        fits = True
+        included: list[Candidate] = []
+        any_candidates |= bool(ordered)
+        for pos in ordered:
+            w = ws[pos]
+            if not focused.passes(w.relevance, w.score, cut, w.pinned):
+                status = BELOW_GATE
+            else:
+                any_passing = True
+                passed += 1
+                if over_max_items(passed, limit):  # F9. Max items, as §5 step 7
+                    status = MAX_ITEMS
+                elif not fits:
+                    status = BUDGET
+                else:
+                    extra_cost = view.made(pos, maker).tokens + (0 if included else header)
+                    if used + extra_cost <= allowance:
+                        used += extra_cost
+                        status = INCLUDED
+                    else:
+                        fits = False
+                        status = BUDGET
+            c = Candidate(view, pos, w.score, status, maker, None, w)
+            candidates.append(c)
+            if status == INCLUDED:
+                included.append(c)
+            result.truncated |= status == BUDGET
+        for pos in sorted(held[layer], key=lambda p: (-ws[p].score, p)):
+            candidates.append(Candidate(view, pos, ws[pos].score, UNREVIEWED, maker, None, ws[pos]))
+        for pos in sorted(range(view.n_active, view.size), key=lambda p: (-ws[p].score, p)):
+            candidates.append(Candidate(view, pos, ws[pos].score, ARCHIVED, maker, None, ws[pos]))
+        if included:
+            blocks.append((HEADERS[layer], [c.line for c in included]))
+            result.included += included
+        result.layer_budget[layer] = (used, allowance, budget.carry)
+        budget.spend(allowance, used)
+    result._candidates = candidates
+    result.text = render(blocks)  # F11. Render, as §5 step 11
+    result.count = len(result.included)  # F12. Flags, as §5 step 12
+    result.redacted = sum(c.redacted for c in result.included)
+    result.truncated |= any(c.clipped for c in result.included)
+    result.tokens = block_cost(result.text)
+    result.chars = len(result.text)
+    result.disabled_reason = disabled_reason(result.count, failed_layers >= set(LAYERS), any_candidates, any_passing)
+    return result
+
+
+def _focused_terms(e: Entry) -> frozenset[str]:
+    return focused.entry_content_terms(e.text, e.section, e.name, e.description, e.tags)

@@ -62,6 +62,8 @@ class Settings:
     max_item_chars: int = DEFAULT_MAX_ITEM_CHARS
     redact_secrets: bool = True
     retrieval: str = "keyword"  # SPEC §13: keyword | hybrid
+    injection: str = "muse"  # SPEC §15: muse (§5 exactly) | focused
+    injection_source: str = "default"  # workspace | global | default
     half_life_days: float | None = None  # SPEC §13 decay; None = off
     require_review: bool = False  # memory.requireReview (SPEC §12): unreviewed entries are left out
     theme: str = DEFAULT_THEME
@@ -210,12 +212,20 @@ def load_settings(paths: Paths) -> Settings:
         s.enabled, s.enabled_source = s.global_enabled, "global"
 
     if wdata is not None and "memory" in wdata:
-        s.problems.append(
-            Problem(
-                str(paths.workspace_settings),
-                "\"memory\" settings (budgets, gates, limits) are read only from the global settings; ignored here",
+        wmemory = wdata["memory"]
+        # SPEC §15: a workspace may choose how its memories are picked (`injection`), never
+        # how much is sent or from where: every other key is the global file's alone
+        others = [k for k in wmemory if k != "injection"] if isinstance(wmemory, dict) else ["memory"]
+        if others:
+            s.problems.append(
+                Problem(
+                    str(paths.workspace_settings),
+                    "\"memory\" settings (budgets, gates, limits) are read only from the global settings; ignored here"
+                    + (" (except memory.injection)" if isinstance(wmemory, dict) else ""),
+                )
             )
-        )
+        if isinstance(wmemory, dict) and "injection" in wmemory:
+            _read_injection(s, wmemory["injection"], paths.workspace_settings, "workspace")
 
     ui = (gdata or {}).get("memtui")
     if isinstance(ui, dict) and isinstance(ui.get("theme"), str) and ui["theme"]:
@@ -248,7 +258,22 @@ def load_settings(paths: Paths) -> Settings:
                 str(gpath), f"memory.retrieval must be \"keyword\" or \"hybrid\", not {_shown(v)}; using keyword"))
     if "decay" in memory:
         _read_decay(s, memory["decay"], gpath)
+    if "injection" in memory and s.injection_source != "workspace":
+        _read_injection(s, memory["injection"], gpath, "global")
     return s
+
+
+INJECTION_MODES = ("muse", "focused")
+
+
+def _read_injection(s: Settings, value: Any, path: Path, which: str) -> None:
+    """`memory.injection` (SPEC §15): "muse" (§5, the default) or "focused"; the workspace's wins."""
+    if value in INJECTION_MODES:
+        s.injection, s.injection_source = value, which
+    else:
+        key = ("memory", "injection") if which == "global" else ("workspace", "memory", "injection")
+        _invalid(s, key, value, Problem(
+            str(path), f"memory.injection must be \"muse\" or \"focused\", not {_shown(value)}; ignored"))
 
 
 def _switch(memory: dict[str, Any], key: str, current: bool, gpath: Path, s: Settings) -> bool:

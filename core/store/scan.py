@@ -88,7 +88,14 @@ def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
         "source": md.text_field(meta, "source"), "importance": _importance(meta), "status": _status(meta),
         "raw_status": md.text_field(meta, "status"), "name": md.text_field(meta, "name"),
         "description": md.text_field(meta, "description"), "updated_at": md.frontmatter_updated_at(meta),
+        "pinned": _pinned(meta),
     }
+
+
+def _pinned(meta: dict[str, Any]) -> bool:
+    """SPEC §15: `pinned: true` or `alwaysApply: true` (a YAML boolean, not the string) keeps
+    the file's entries present in focused injection."""
+    return meta.get("pinned") is True or meta.get("alwaysApply") is True
 
 
 def _file_entries(layer: str, path: Path, parsed: md.ParsedFile) -> tuple[dict[str, Any], list[list[Any]]]:
@@ -136,7 +143,7 @@ def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[
         layer=layer, category=f["category"], tags=tuple(f["tags"]), source=f["source"],
         importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
         description=f["description"], updated_at=mtime if f["updated_at"] is None else f["updated_at"],
-        path=path, rel_path=rel,
+        path=path, rel_path=rel, pinned=bool(f.get("pinned", False)),
     )
     return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
                        terms=frozenset(terms), **common)

@@ -30,6 +30,7 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
     "max-chars": ("memory", "maxItemChars"),
     "max-conversation": ("memory", "maxItems", Layer.CONVERSATION),
     "retrieval": ("memory", "retrieval"),
+    "injection": ("memory", "injection"),
     "redact": ("memory", "redactSecrets"),
     "require-review": ("memory", "requireReview"),
     "ws-enabled": ("workspace", "memoryEnabled"),
@@ -92,6 +93,15 @@ class SwitchLabel(Static):
     def show_state(self, value: bool) -> None:
         self.value = value
         self.refresh()
+
+
+def injection_note(settings: Settings) -> Text:
+    """What the injection mode does, and where a workspace's own choice overrides the global one."""
+    what = ("what the message needs: relevance first, pinned memories first" if settings.injection == "focused"
+            else "every layer filled in order (SPEC §5)")
+    if settings.injection_source == "workspace":
+        return Text(f"{what}; set by this workspace's settings, which win over the global one", style="dim")
+    return Text(what, style="dim")
 
 
 def retrieval_note(settings: Settings) -> Text:
@@ -184,6 +194,12 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                                  value=s.retrieval if s.retrieval in ("keyword", "hybrid") else "keyword",
                                  allow_blank=False, id="retrieval", compact=True)
                     yield Static(retrieval_note(s), id="retrieval-model", markup=False)
+                with Horizontal(classes="field-row", id="injection-row"):
+                    yield Label("Injection", classes="section-title")
+                    yield Select([("muse (§5)", "muse"), ("focused (§15)", "focused")],
+                                 value=s.injection if s.injection in ("muse", "focused") else "muse",
+                                 allow_blank=False, id="injection", compact=True)
+                    yield Static(injection_note(s), id="injection-note", markup=False)
                 with Horizontal(classes="field-row", id="theme-row"):
                     yield Label("Theme", classes="section-title")
                     yield Select([(t, t) for t in self.themes],
@@ -202,6 +218,8 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                 continue
             if widget_id == "retrieval":
                 self.query_one("#retrieval-model", Static).update(invalid_note(*saved))
+            elif widget_id == "injection":
+                self.query_one("#injection-note", Static).update(invalid_note(*saved))
             elif widget_id in ("redact", "require-review", "ws-enabled", "global-enabled"):
                 self.query_one(f"#{widget_id}-label", SwitchLabel).invalid = invalid_note(*saved)
             else:
@@ -280,6 +298,9 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
         retrieval = self.query_one("#retrieval", Select).value
         if isinstance(retrieval, str) and retrieval != s.retrieval:
             memory[("memory", "retrieval")] = retrieval
+        injection = self.query_one("#injection", Select).value
+        if isinstance(injection, str) and injection != s.injection:
+            memory[("memory", "injection")] = injection
         redact = self.query_one("#redact", Switch).value
         if redact != s.redact_secrets:
             memory[("memory", "redactSecrets")] = redact

@@ -113,12 +113,43 @@ def candidate_line(c: Candidate, scored: bool = True) -> Text:
     out.append(f"  {reason:<17}", style="yellow" if c.status == "budget" else "dim")
     if scored and c.parts is not None:  # hybrid retrieval (§13): the score is the larger of the two
         out.append(f"kw {c.parts[0]:.2f} · sem {c.parts[1]:.4f}  ", style="dim")
+    if scored and c.why is not None:  # focused injection (§15): the parts of the score, and the cut
+        out.append(why_brief(c) + "  ", style="dim")
     if c.entry.layer == Layer.CONVERSATION:
         where = f"“{escape_name(c.entry.conversation_title or 'no conversation')}”"
     else:
         where = escape_name(c.entry.source_ref)
     out.append(f"{where}  ", style="dim")
     out.append(one_line(c.entry.text)[:120])
+    return out
+
+
+def why_brief(c: Candidate) -> str:
+    """A focused candidate's score in a few characters: `kw 0.50 · rel 0.62 / cut 0.31`."""
+    why = c.why
+    if why is None:
+        return ""
+    pinned = "pinned · " if why.pinned else ""
+    return f"{pinned}kw {why.keyword:.2f} · rel {why.relevance:.2f} / cut {why.cut:.2f}"
+
+
+WHY_LINES = 12  # the injected lines whose `why` the preview shows
+
+
+def why_renderable(result: InjectionResult) -> Text:
+    """Focused injection (SPEC §15): why each injected line is in, one line each."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    shown = [c for c in result.included[:WHY_LINES] if c.why is not None]
+    if not shown:
+        return out
+    out.append("Why these (focused injection):", style="bold")
+    for c in shown:
+        assert c.why is not None
+        out.append("\n  ")
+        out.append(f"{one_line(c.entry.text)[:40]:<40}  ")
+        out.append(c.why.summary(), style="dim")
+    if len(result.included) > WHY_LINES:
+        out.append(f"\n  … and {len(result.included) - WHY_LINES} more: memtui preview --json", style="dim")
     return out
 
 
@@ -272,6 +303,10 @@ class PreviewPane(Vertical):
         if model:  # hybrid retrieval (§13): which model scored
             notes.append(f"Hybrid retrieval: score = max(keyword, semantic) · {model['name']} {model['version']}\n",
                          style="dim")
+        why = why_renderable(result)
+        if why.plain:
+            notes.append_text(why)
+            notes.append("\n")
         if cut and self.target is not None:
             proto = protocol(self.target)
             notes.append(f"Cut to the {proto.limit} {proto.unit} {proto.name} keeps: {cut} "
