@@ -140,10 +140,13 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
 @click.option("--target", type=click.Choice(TARGET_NAMES),
               help="What this assistant's hook gives it (cut to what the assistant keeps).")
 @click.option("--now", "now", metavar="ISO", help="The time memory decay measures ages at (default: now; a time without a zone is UTC).")
+@click.option("--file", "files", multiple=True, metavar="PATH",
+              help="A file in context (repeatable): scoped memories (`paths:`) whose globs match it can be injected.")
 @click.pass_obj
-def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | None) -> None:
+def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | None, files: tuple[str, ...]) -> None:
     """Show exactly what would be injected for QUERY: the text on stdout, a one-line
     summary on stderr."""
+    in_context = _files_in_context(obj, files)
     at = None
     if now is not None:
         from memtui.core.retrieval import parse_now
@@ -156,13 +159,14 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
         from memtui.core.assistants.delivery import injection_json
 
-        pieces = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at)
+        pieces = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at,
+                                files=in_context)
         tty = sys.stdout.isatty()
         for piece in pieces:  # written as they are: never joined into one string of tens of megabytes
             click.echo(json_for_terminal(piece) if tty else piece, nl=False, color=True)
         click.echo("", color=True)
     else:
-        result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at)
+        result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at, files=in_context)
         if target is not None:
             from memtui.core.assistants.delivery import for_target
 
@@ -181,6 +185,21 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
             n = len(result.errors)
             line += f" · {n} problem{'s' if n != 1 else ''} (files skipped or settings ignored: `memtui status`)"
         click.echo(_name(line), err=True)
+
+
+def _files_in_context(obj: Ctx, files: tuple[str, ...]) -> tuple[str, ...]:
+    """`--file` paths as the workspace-relative paths scopes match (SPEC §16); a path outside
+    the workspace is a usage error."""
+    from memtui.core.scope import relative_to
+
+    out = []
+    for given in files:
+        rel = relative_to(obj.paths.workspace, given, cwd=Path.cwd())
+        if rel is None:
+            raise click.BadParameter(f"{_name(given)} is not a file of the workspace {_name(obj.paths.workspace)}",
+                                     param_hint="--file")
+        out.append(rel)
+    return tuple(dict.fromkeys(out))
 
 
 @main.command("list", context_settings=CONTEXT)
