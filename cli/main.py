@@ -202,6 +202,37 @@ def _files_in_context(obj: Ctx, files: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+@main.command("scope", context_settings=CONTEXT)
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as one JSON object.")
+@click.pass_obj
+def scope_(obj: Ctx, path: str, as_json: bool) -> None:
+    """For PATH (a file of the workspace), which memory and rule files each assistant would
+    load (muse, claude-code, cursor, copilot, windsurf, cline, codex, gemini) and why, and
+    the rules that can never fire."""
+    (rel,) = _files_in_context(obj, (path,))
+    store = actions.open_store(obj.paths)
+    try:
+        answer = actions.scope_report(store, rel)
+    finally:
+        store.close()
+    if as_json:
+        _echo_json(answer.as_dict())
+        return
+    click.echo(_name(rel))
+    marks = {"loaded": "loaded", "not_loaded": "-", "model_decides": "maybe", "manual": "manual", "ignored": "never"}
+    for assistant, decisions in answer.as_dict()["assistants"].items():
+        if not decisions:
+            continue
+        click.echo(f"\n{assistant}")
+        for d in decisions:
+            click.echo(f"  {marks[d['state']]:<7} {_name(d['file'])}  {_name(d['why'])}")
+    if answer.never_fires:
+        click.echo("\nnever fires")
+        for n in answer.never_fires:
+            click.echo(f"  {n.rule.assistant:<12} {_name(n.rule.file)}  {_name(n.reason)}")
+
+
 @main.command("list", context_settings=CONTEXT)
 @click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]), help="Only this layer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
