@@ -443,6 +443,8 @@ def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: boo
         _fail_on(exc)
     # nothing read at all (a missing source, no memories there, every record invalid): exit 1
     read_nothing = not report.added and not report.duplicates and not report.rows
+    for where, note in report.scope_notes:  # SPEC §16: what of a rule's scope Muse cannot hold
+        click.echo(f"note: {_name(where)}: {_name(note)}", err=True)
     if as_json:
         _echo_json(report.as_dict())
         sys.exit(1 if read_nothing else 0)
