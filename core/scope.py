@@ -185,6 +185,13 @@ def relative_to(workspace: Path, path: str | os.PathLike[str], cwd: Path | None 
     return None if text in ("", ".") else text
 
 
+def typed_files(workspace: Path, text: str) -> tuple[str, ...]:
+    """The files a person typed in one field (space- or comma-separated), workspace-relative;
+    a word outside the workspace is left out."""
+    found = (relative_to(workspace, word) for word in text.replace(",", " ").split())
+    return tuple(dict.fromkeys(f for f in found if f is not None))
+
+
 def _inside(path: Path, root: Path) -> bool:
     try:
         path.resolve().relative_to(root.resolve())
