@@ -172,7 +172,7 @@ def _common_fields(group: list[Memory], origin: str, fmt: str, source: interop.S
     return fields
 
 
-_NOT_KEPT = {"file", "conversation", "created_at", "backup"}
+_NOT_KEPT = {"file", "conversation", "created_at", "backup", "scope", "scope_note"}
 
 
 def _plain(value: Any) -> bool:
@@ -310,9 +310,9 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
             continue
         others[target].add(Entry(id="", layer=target, text=memory.text), memory.origin)
         accepted.append(memory)
-        note = imported_scope(fmt, memory)[1]
-        if note:
-            report.scope_notes.append((memory.origin or str(where_from), note))
+        note = (memory.origin or str(where_from), imported_scope(fmt, memory)[1])
+        if note[1] and note not in report.scope_notes:  # one per file, not per entry
+            report.scope_notes.append(note)
     # group by the file they came from; conversation memories become rows
     groups: dict[tuple[str, str], list[Memory]] = {}
     for memory in accepted:

@@ -21,8 +21,34 @@ from . import Memory
 SCOPED_FORMATS = frozenset({"cursor", "jsonl"})  # formats that keep a memory's scope on export
 
 
+def foreign_scope(meta: dict[str, Any]) -> tuple[tuple[str, ...], str]:
+    """The scope an instructions or rule file's frontmatter gives (Claude Code's and Cline's
+    `paths`, Copilot's `applyTo`, Windsurf's `trigger: glob` + `globs`, Continue's `globs`), and
+    what of it cannot be carried ("" when nothing)."""
+    notes = []
+    trigger = str(meta.get("trigger") or "").strip()
+    globs = globs_of(meta.get("paths")) or globs_of(meta.get("applyTo"))
+    if not globs and trigger in ("", "glob"):
+        globs = globs_of(meta.get("globs"))
+    if meta.get("excludeAgent"):
+        notes.append(f"Copilot's `excludeAgent: {meta['excludeAgent']}` cannot be carried (Muse gives every "
+                     "assistant the same memories)")
+    if trigger == "model_decision":
+        notes.append("Windsurf's `trigger: model_decision` cannot be carried: Muse has no model-requested "
+                     "memories, so it comes in unscoped and is injected by relevance")
+    elif trigger == "manual":
+        notes.append("Windsurf's `trigger: manual` cannot be carried: it comes in unscoped, injected by relevance")
+    if meta.get("regex"):
+        notes.append("Continue's `regex` cannot be carried: Muse scopes by file globs only")
+    return globs, "; ".join(notes)
+
+
 def imported_scope(fmt: str, memory: Memory) -> tuple[tuple[str, ...], str]:
     """(the globs the imported memory's file gets as `paths:`, what could not be carried: "" when nothing)."""
+    if fmt == "agents-md":  # an instructions or rule file given by path: its frontmatter's scope
+        scope = memory.extra.get("scope")
+        note = memory.extra.get("scope_note")
+        return (tuple(scope) if isinstance(scope, list) else ()), (note if isinstance(note, str) else "")
     if fmt != "cursor":
         return (), ""
     if memory.extra.get("alwaysApply") is True:

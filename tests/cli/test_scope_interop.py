@@ -70,3 +70,31 @@ def test_a_scoped_muse_memory_exports_as_a_cursor_glob_and_says_what_other_forma
     assert "note: api.md: its scope (paths: src/api/**) cannot be carried: agents-md has no per-file scope" in agents.stderr
     assert json.loads(agents.stdout)["scope_notes"] == [
         {"path": "api.md", "note": "its scope (paths: src/api/**) cannot be carried: agents-md has no per-file scope"}]
+
+
+def test_a_rule_file_imported_by_path_keeps_its_scope_and_says_what_it_loses(paths, tmp_path):
+    """Claude Code's `.claude/rules` `paths:`, Copilot's `applyTo` (its `excludeAgent` said),
+    Windsurf's `trigger: model_decision` (said, not carried), through `import agents-md FILE`."""
+    enable(paths)
+    claude = write(tmp_path / ".claude" / "rules" / "api.md",
+                   '---\npaths:\n  - "src/api/**/*.ts"\n---\n\n# API rules\n\n- Validate every input\n')
+    copilot = write(tmp_path / ".github" / "instructions" / "db.instructions.md",
+                    '---\napplyTo: "db/**/*.sql,migrations/**"\nexcludeAgent: "code-review"\n---\n\n'
+                    "Migrations are reversible.\n")
+    windsurf = write(tmp_path / ".windsurf" / "rules" / "style.md",
+                     "---\ntrigger: model_decision\ndescription: Style\n---\n\n- Prefer small functions\n")
+    said = {}
+    for source in (claude, copilot, windsurf):
+        r = run(paths, "import", "agents-md", str(source))
+        assert r.returncode == 0, r.stderr
+        said[source.name] = r.stderr
+    assert "note:" not in said["api.md"]
+    assert "Copilot's `excludeAgent: code-review` cannot be carried" in said["db.instructions.md"]
+    assert said["style.md"].count("Windsurf's `trigger: model_decision` cannot be carried") == 1
+    files = {p.name: p.read_text(encoding="utf-8") for p in (paths.project_root / "imported").rglob("*.md")}
+    assert "\npaths:\n- src/api/**/*.ts\n" in files["api.md"]
+    assert "\npaths:\n- db/**/*.sql\n- migrations/**\n" in files["db.instructions.md"]
+    assert "paths:" not in files["style.md"]
+    assert "Validate every input" not in build_injection(paths.workspace, "validate input", home=paths.home).text
+    assert "Validate every input" in build_injection(paths.workspace, "validate input", home=paths.home,
+                                                     files=["src/api/users.ts"]).text
