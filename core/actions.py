@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from . import gate, review
 from .fileio import ConflictError
@@ -23,6 +23,9 @@ from .settings import Settings, SettingsError, load_settings, set_workspace_enab
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, ChangeLog, MemoryStore, PlannedDelete
 from .store.database import DatabaseError
+
+if TYPE_CHECKING:  # its module is imported when a scope is asked for
+    from .rules import ScopeReport
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
 
@@ -502,7 +505,7 @@ def muse_scopes(store: MemoryStore) -> list[tuple[str, tuple[str, ...]]]:
     return sorted(seen.items())
 
 
-def scope_report(store: MemoryStore, path: str) -> Any:
+def scope_report(store: MemoryStore, path: str) -> ScopeReport:
     """SPEC §16, `memtui scope PATH`: for the workspace-relative `path`, which memory and rule
     files each assistant would load and why, and the rules that can never fire."""
     from . import rules

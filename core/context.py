@@ -46,6 +46,13 @@ def _words(prompt: str) -> Iterator[str]:
             return
 
 
+def _named_file(word: str) -> bool:
+    """A bare word that reads as a file name: a stem and an extension of 2-10 letters or digits
+    with a letter in it (`mod0.py`, `Dockerfile.dev`; not `e.g`, `v1.2`, `3.14`)."""
+    stem, dot, ext = word.rpartition(".")
+    return bool(dot and stem.strip(".") and 2 <= len(ext) <= 10 and ext.isalnum() and not ext.isdigit())
+
+
 def named_in_prompt(prompt: str, workspace: Path, list_names: Any = None) -> list[str]:
     """The workspace files (and folders) `prompt` names, workspace-relative. `list_names`:
     a function giving the workspace's files (for bare names), by default the bounded walk."""
@@ -62,7 +69,7 @@ def named_in_prompt(prompt: str, workspace: Path, list_names: Any = None) -> lis
             name = word.rstrip("/")
             if (workspace / name).exists():  # a top-level file or folder
                 found[name] = None
-            elif "." in name.strip("."):
+            elif _named_file(name):
                 bare.append(name)
     if bare:
         if list_names is None:

@@ -109,6 +109,8 @@ def test_paths_are_read_from_the_frontmatter_through_the_store_and_the_prepared_
         store.load()
         (scoped,) = [e for e in store.entries() if e.rel_path == "api.md"]
         assert scoped.paths == ("src/api/**", "**/*.sql")
+        assert scoped.as_dict()["paths"] == ["src/api/**", "**/*.sql"]  # `list --json` names it
+        assert "paths" not in store.entries()[0].as_dict() or store.entries()[0].paths
     finally:
         store.close()
     for _ in range(2):  # built, then answered from what was saved
@@ -132,6 +134,9 @@ def test_a_prompt_names_files_by_path_by_at_and_by_a_name_only_one_file_has(tmp_
     found = context.named_in_prompt(prompt, ws)
     assert found == ["src/api/users.py", "src/web/app.ts", "README.md"]  # util.py: two files share the name
     assert context.named_in_prompt(f"see {ws / 'lib' / 'util.py'}", ws) == ["lib/util.py"]
+    listed = []
+    assert context.named_in_prompt("e.g. v1.2, i.e. 3.14 and a...b", ws, list_names=lambda: listed.append(1) or []) == []
+    assert listed == []  # no word read as a file name: the workspace is not listed
 
 
 def test_a_bare_name_lists_the_workspace_within_its_limits(tmp_path):
