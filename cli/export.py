@@ -64,6 +64,8 @@ def export_command(obj: object, fmt: str, dest: str | None, layers: tuple[str, .
             return
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, nl=False, color=True)
         return
+    for where, note in plan.scope_notes:  # SPEC §16: what of a scope this format cannot hold
+        click.echo(f"note: {escape_name(where)}: {escape_name(note)}", err=True)
     sync = plan.sync
     assert sync is not None
     if as_json:

@@ -140,10 +140,13 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
 @click.option("--target", type=click.Choice(TARGET_NAMES),
               help="What this assistant's hook gives it (cut to what the assistant keeps).")
 @click.option("--now", "now", metavar="ISO", help="The time memory decay measures ages at (default: now; a time without a zone is UTC).")
+@click.option("--file", "files", multiple=True, metavar="PATH",
+              help="A file in context (repeatable): scoped memories (`paths:`) whose globs match it can be injected.")
 @click.pass_obj
-def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | None) -> None:
+def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | None, files: tuple[str, ...]) -> None:
     """Show exactly what would be injected for QUERY: the text on stdout, a one-line
     summary on stderr."""
+    in_context = _files_in_context(obj, files)
     at = None
     if now is not None:
         from memtui.core.retrieval import parse_now
@@ -156,13 +159,14 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
         from memtui.core.assistants.delivery import injection_json
 
-        pieces = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at)
+        pieces = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at,
+                                files=in_context)
         tty = sys.stdout.isatty()
         for piece in pieces:  # written as they are: never joined into one string of tens of megabytes
             click.echo(json_for_terminal(piece) if tty else piece, nl=False, color=True)
         click.echo("", color=True)
     else:
-        result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at)
+        result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at, files=in_context)
         if target is not None:
             from memtui.core.assistants.delivery import for_target
 
@@ -181,6 +185,52 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
             n = len(result.errors)
             line += f" · {n} problem{'s' if n != 1 else ''} (files skipped or settings ignored: `memtui status`)"
         click.echo(_name(line), err=True)
+
+
+def _files_in_context(obj: Ctx, files: tuple[str, ...]) -> tuple[str, ...]:
+    """`--file` paths as the workspace-relative paths scopes match (SPEC §16); a path outside
+    the workspace is a usage error."""
+    from memtui.core.scope import relative_to
+
+    out = []
+    for given in files:
+        rel = relative_to(obj.paths.workspace, given, cwd=Path.cwd())
+        if rel is None:
+            raise click.BadParameter(f"{_name(given)} is not a file of the workspace {_name(obj.paths.workspace)}",
+                                     param_hint="--file")
+        out.append(rel)
+    return tuple(dict.fromkeys(out))
+
+
+@main.command("scope", context_settings=CONTEXT)
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as one JSON object.")
+@click.pass_obj
+def scope_(obj: Ctx, path: str, as_json: bool) -> None:
+    """For PATH (a file of the workspace), which memory and rule files each assistant would
+    load (muse, claude-code, cursor, copilot, windsurf, cline, codex, gemini) and why, and
+    the rules that can never fire."""
+    (rel,) = _files_in_context(obj, (path,))
+    store = actions.open_store(obj.paths)
+    try:
+        answer = actions.scope_report(store, rel)
+    finally:
+        store.close()
+    if as_json:
+        _echo_json(answer.as_dict())
+        return
+    click.echo(_name(rel))
+    marks = {"loaded": "loaded", "not_loaded": "-", "model_decides": "maybe", "manual": "manual", "ignored": "never"}
+    for assistant, decisions in answer.as_dict()["assistants"].items():
+        if not decisions:
+            continue
+        click.echo(f"\n{assistant}")
+        for d in decisions:
+            click.echo(f"  {marks[d['state']]:<7} {_name(d['file'])}  {_name(d['why'])}")
+    if answer.never_fires:
+        click.echo("\nnever fires")
+        for n in answer.never_fires:
+            click.echo(f"  {n.rule.assistant:<12} {_name(n.rule.file)}  {_name(n.reason)}")
 
 
 @main.command("list", context_settings=CONTEXT)
@@ -401,6 +451,8 @@ def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: boo
         _fail_on(exc)
     # nothing read at all (a missing source, no memories there, every record invalid): exit 1
     read_nothing = not report.added and not report.duplicates and not report.rows
+    for where, note in report.scope_notes:  # SPEC §16: what of a rule's scope Muse cannot hold
+        click.echo(f"note: {_name(where)}: {_name(note)}", err=True)
     if as_json:
         _echo_json(report.as_dict())
         sys.exit(1 if read_nothing else 0)

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from . import gate, review
 from .fileio import ConflictError
@@ -23,6 +23,9 @@ from .settings import Settings, SettingsError, load_settings, set_workspace_enab
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
 from .store import Change, ChangeLog, MemoryStore, PlannedDelete
 from .store.database import DatabaseError
+
+if TYPE_CHECKING:  # its module is imported when a scope is asked for
+    from .rules import ScopeReport
 
 WRITE_RETRIES = 3  # an append that lost a race to another writer is re-read and tried again
 
@@ -500,3 +503,25 @@ def sort_entries(entries: list[Entry], stats: dict[str, tuple[int, int]], order:
         raise ValueError(f"unknown order {order!r}; one of {', '.join(ENTRY_ORDERS)}")
     slot = 0 if order == "most" else 1
     return sorted(entries, key=lambda e: -stats.get(e.id, (0, 0))[slot])
+
+
+def muse_scopes(store: MemoryStore) -> list[tuple[str, tuple[str, ...]]]:
+    """Muse's memory files as `rules.discover` takes them: (label, `paths:` globs); a project
+    file is labelled by its workspace-relative path, a user file by `~muse/memory/<path>`."""
+    seen: dict[str, tuple[str, ...]] = {}
+    for e in store.entries():
+        if e.layer == Layer.CONVERSATION or not e.rel_path:
+            continue
+        label = f".muse/memory/{e.rel_path}" if e.layer == Layer.PROJECT else f"~muse/memory/{e.rel_path}"
+        seen.setdefault(label, e.paths)
+    return sorted(seen.items())
+
+
+def scope_report(store: MemoryStore, path: str) -> ScopeReport:
+    """SPEC §16, `memtui scope PATH`: for the workspace-relative `path`, which memory and rule
+    files each assistant would load and why, and the rules that can never fire."""
+    from . import rules
+    from .workspace_files import list_files
+
+    workspace = store.paths.workspace
+    return rules.report(workspace, path, list_files(workspace), muse_scopes(store))

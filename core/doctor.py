@@ -114,7 +114,7 @@ def repair(paths: Paths) -> RepairReport:
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
 KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "already_loaded",
-         "over_limit", "unreviewed", "conflict")
+         "over_limit", "unreviewed", "conflict", "never_fires")
 NEVER_INJECTED_DAYS = 30
 
 # Extensions of files people name in memories (source, config, docs). A dotted word with any
@@ -459,6 +459,8 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += over_limit(entries, settings, paths, sizes)
     if "unreviewed" in kinds and settings.require_review:
         out += unreviewed(store, entries)
+    if "never_fires" in kinds:
+        out += never_fires(entries, paths.workspace)
     if "conflict" in kinds:
         out += conflicts(store)
     return out
@@ -620,3 +622,30 @@ def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
     return [Finding("unreviewed", e.source_ref, "awaiting review: left out of every injection while "
                     "memory.requireReview is on (`memtui review`)", e.id, e.layer)
             for e in entries if e.id in held]
+
+
+def never_fires(entries: list[Entry], workspace: Path) -> list[Finding]:
+    """SPEC §16: a scoped memory file, or another assistant's rule, that can never fire: no
+    file of the workspace matches its globs, or its assistant ignores it as it is written (a
+    `.md` in .cursor/rules, `alwaysApply: "true"`, frontmatter it cannot read, a `paths:` form
+    Claude Code does not read). The workspace is listed within bounds (`workspace_files`)."""
+    from . import rules
+    from .workspace_files import list_files
+
+    listing = list_files(workspace)
+    first: dict[str, Entry] = {}  # a Muse file's label -> its first entry (the finding's place)
+    for e in entries:
+        if e.layer != Layer.CONVERSATION and e.rel_path and e.paths:
+            label = f".muse/memory/{e.rel_path}" if e.layer == Layer.PROJECT else f"~muse/memory/{e.rel_path}"
+            if label not in first or e.line_start < first[label].line_start:
+                first[label] = e
+    muse = [(label, e.paths) for label, e in sorted(first.items())]
+    out = []
+    for found in rules.never_fires(rules.discover(workspace, listing, muse), listing):
+        rule = found.rule
+        if rule.assistant == "muse":
+            e = first[rule.file]
+            out.append(Finding("never_fires", e.source_ref, f"scoped memory: {found.reason}", e.id, e.layer))
+        else:
+            out.append(Finding("never_fires", rule.file, f"{rule.assistant}: {found.reason}"))
+    return out

@@ -457,6 +457,22 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow_symlinks: b
     return data
 
 
+def read_regular_tail(path: str | os.PathLike[str], size: int) -> bytes:
+    """The last `size` bytes (at most) of `path`, which must be a regular file, read with the
+    checks of `read_regular` (never a FIFO or device, never blocking): a log another program
+    keeps growing (an assistant's transcript) is read from its end, whatever its length."""
+    st = os.stat(path)
+    _refuse_mode(path, st, st.st_size)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        _refuse_mode(path, st, st.st_size)
+        start = max(0, st.st_size - size)
+        return os.pread(fd, min(size, st.st_size), start)
+    finally:
+        os.close(fd)
+
+
 def read_regular_if_exists(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes | None:
     """`read_regular`, or None when nothing is at `path` (a dangling symlink counts as nothing
     only when symlinks are followed)."""

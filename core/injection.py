@@ -20,6 +20,11 @@ computed elsewhere (`core.retrieval`); `FloatScores` then gives steps 4–6 as f
 max(keyword, semantic), the gate on it, the order on it times the decay). Without them the
 rule is §5 exactly, on the paths above.
 
+Scope (SPEC §16): one step after the candidates are found, `scope.left_out`: the entries of a
+scoped file (`paths:`) whose globs match no file in context leave the candidates like the
+unreviewed ones and are listed with the status `out_of_scope`, their globs in the reason. A
+layer without scoped entries is not touched (the files in context are not even looked for).
+
 Review (SPEC §12): with `memory.requireReview`, the ids of unreviewed entries are passed as
 `unreviewed`; in step 2 they leave the candidates that can be injected and are listed with the
 status `unreviewed` (after the active candidates of their layer, before the archived ones),
@@ -55,6 +60,8 @@ from .outbound import redact_lines
 from .paths import Problem
 from .relevance import score as relevance_score
 from .relevance import share, terms, terms_of
+from .scope import Context, Files, left_out
+from .scope import reason as scope_reason
 from .settings import Settings
 
 log = logging.getLogger("memtui.injection")
@@ -68,6 +75,7 @@ INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET, ARCHIVED = (CandidateStatus.INCLUDED, C
                                                      CandidateStatus.MAX_ITEMS, CandidateStatus.BUDGET,
                                                      CandidateStatus.ARCHIVED)
 UNREVIEWED = CandidateStatus.UNREVIEWED
+OUT_OF_SCOPE = CandidateStatus.OUT_OF_SCOPE
 
 class Made(NamedTuple):
     """A line made of an entry's text (steps 8 and 9). The prepared index saves it as a plain
@@ -209,6 +217,10 @@ class LayerCandidates(Protocol):
 
     def archived_terms(self, pos: int) -> frozenset[str]: ...
 
+    def scoped(self) -> Mapping[int, Sequence[str]]:
+        """The active positions whose entry's file is scoped (SPEC §16), with its globs."""
+        ...
+
     def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
         """The active positions whose entry id is in `ids` (archived entries stay archived)."""
         ...
@@ -269,6 +281,9 @@ class EntryLayer:
 
     def archived_terms(self, pos: int) -> frozenset[str]:
         return self.terms[pos]
+
+    def scoped(self) -> dict[int, tuple[str, ...]]:
+        return {p: e.paths for p, e in enumerate(self.entries[: self.n_active]) if e.paths}
 
     def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
         return frozenset(p for p in range(self.n_active) if self.entries[p].id in ids)
@@ -446,10 +461,19 @@ class Candidate:
     def tokens(self) -> int:
         return self.view.made(self.pos, self._maker).tokens
 
+    @property
+    def reason(self) -> str | None:
+        """Why an `out_of_scope` candidate is left out: its file's globs (SPEC §16); else None."""
+        if self.status != OUT_OF_SCOPE:
+            return None
+        return scope_reason(self.view.scoped().get(self.pos, ()))
+
     def as_dict(self) -> dict[str, object]:
         shown = self.view.shown(self.pos)
         fields = candidate_fields(shown.id, self.view.layer, shown.source, self.score, self.status,
                                   self.view.made(self.pos, self._maker), shown.importance, shown.updated_at, self.parts)
+        if self.status == OUT_OF_SCOPE:
+            fields["reason"] = self.reason
         if self.why is not None:
             fields["why"] = self.why.as_dict()
         return fields
@@ -475,6 +499,7 @@ class InjectionResult:
     layer_budget: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # layer: (used, allowance, carry in)
     retrieval: RetrievalStatus | None = None  # §13, shown only when hybrid retrieval was asked for
     now: str | None = None  # §13 decay: the time ages were measured at (ISO), shown only with decay on
+    files: tuple[str, ...] | None = None  # §16: the files in context, shown when given or looked for
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
     _status_counts: dict[str, int] | None = field(default=None, repr=False)
@@ -541,6 +566,8 @@ class InjectionResult:
             data["retrieval"] = self.retrieval
         if self.now is not None:
             data["now"] = self.now
+        if self.files is not None:
+            data["files"] = list(self.files)
         if candidates:
             data["candidates"] = [c.as_dict() for c in self.iter_candidates()]
         return data
@@ -574,8 +601,8 @@ class InjectionResult:
                 shown = scores.get(score)
                 if shown is None:
                     shown = scores[score] = json.dumps(score)
-                ready = view.candidate_jsons(run, maker)
-                if ready is None:
+                ready = view.candidate_jsons(run, maker) if status != OUT_OF_SCOPE else None
+                if ready is None:  # (an out-of-scope candidate has its reason too)
                     for pos in run:
                         append(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(), ensure_ascii=False))
                         append(", ")
@@ -725,13 +752,15 @@ class _Plan:
     def __init__(self, q: frozenset[str], settings: Settings,
                  layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker,
                  floats: Mapping[str, FloatScores] | None = None,
-                 held: Mapping[str, frozenset[int]] | None = None):
+                 held: Mapping[str, frozenset[int]] | None = None,
+                 out_of_scope: Mapping[str, frozenset[int]] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
         self.maker = maker
         self.floats = floats or {}
-        self.held = held or {}  # layer -> active positions left out as unreviewed
+        self.held = held or {}  # layer -> active positions left out as unreviewed or out of scope
+        self.out_of_scope = out_of_scope or {}  # layer -> those of them out of scope (SPEC §16)
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
         """The statuses `decisions()` would give, counted from the scores alone: in a layer the
@@ -746,7 +775,9 @@ class _Plan:
             floats = self.floats.get(view.layer)
             held = self.held.get(view.layer, frozenset())
             n = view.n_active - len(held)
-            out[UNREVIEWED] += len(held)
+            out_of_scope = len(self.out_of_scope.get(view.layer, ()))
+            out[UNREVIEWED] += len(held) - out_of_scope
+            out[OUT_OF_SCOPE] += out_of_scope
             if gate <= 0.0:
                 passing = n
             elif floats is not None:
@@ -790,20 +821,21 @@ class _Plan:
                          ) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
         floats = self.floats.get(view.layer)
         held = self.held.get(view.layer, frozenset())
+        scoped_out = self.out_of_scope.get(view.layer, frozenset())
         fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, floats, held)
         rank = view.rank
         if floats is None:
             for pos, score, status in fill.walk(everything=True):
                 yield view, pos, score, status, None
             for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
-                yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED, None
+                yield view, pos, share(shared.get(pos, 0), nq), OUT_OF_SCOPE if pos in scoped_out else UNREVIEWED, None
             for score, pos in archived_order(view, self.q):
                 yield view, pos, score, ARCHIVED, None
             return
         for pos, score, status in fill.walk(everything=True):
             yield view, pos, score, status, floats.parts(pos)
         for pos in floats.held_order(rank, held):
-            yield view, pos, floats.score[pos], UNREVIEWED, floats.parts(pos)
+            yield view, pos, floats.score[pos], OUT_OF_SCOPE if pos in scoped_out else UNREVIEWED, floats.parts(pos)
         for score, pos in floats.archived_order(rank, view.size):
             yield view, pos, score, ARCHIVED, floats.parts(pos)
 
@@ -837,11 +869,13 @@ def disabled_reason(count: int, every_layer_failed: bool, any_candidates: bool, 
 def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Settings, query: str,
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
            errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None,
-           unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
+           unreviewed: frozenset[str] = frozenset(), files: Files = ()) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
     `LayerCandidates` (the prepared index's, the store's). `extra`: the §13 semantic scores
     and decay factors of a layer, computed by the caller (without it, §5 exactly).
-    `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12)."""
+    `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12).
+    `files`: the files in context (SPEC §16), workspace-relative, or a function giving them
+    (called only when a layer has scoped entries)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -864,9 +898,15 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     planned: list[tuple[LayerCandidates, Mapping[int, int], int]] = []
     floated: dict[str, FloatScores] = {}
     held_by_layer: dict[str, frozenset[int]] = {}
+    scoped_out: dict[str, frozenset[int]] = {}
+    context = Context(files)
     for layer in LAYERS:
         view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
         held = view.positions_of(unreviewed) if unreviewed else frozenset()  # ... less the unreviewed
+        out = left_out(view.scoped(), context)  # ... less the out of scope (SPEC §16)
+        if out:
+            scoped_out[layer] = out
+            held |= out
         if held:
             held_by_layer[layer] = held
         shared = view.shared(q)  # 4. Score: |Q ∩ M| of the entries sharing a term
@@ -890,7 +930,9 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
             result.included += fill.included
         result.layer_budget[layer] = (fill.used, allowance, budget.carry)
         budget.spend(allowance, fill.used)
-    result._plan = _Plan(q, settings, planned, maker, floated, held_by_layer)
+    result._plan = _Plan(q, settings, planned, maker, floated, held_by_layer, scoped_out)
+    if context.asked or (not callable(files) and files):
+        result.files = context.files
 
     result.text = render(blocks)  # 11. Render
     result.count = len(result.included)  # 12. Flags

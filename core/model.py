@@ -148,4 +148,6 @@ class Entry(Record):
                 data["name"] = self.name
             if self.description:
                 data["description"] = self.description
+            if self.paths:
+                data["paths"] = list(self.paths)  # its file's scope (SPEC §16)
         return data

@@ -14,6 +14,7 @@ from .history import record as record_injection
 from .injection import InjectionResult, LayerCandidates, inject
 from .model import LAYERS
 from .paths import Paths, Problem
+from .scope import Files
 from .settings import Settings, load_settings
 from .store.layer_index import LayerIndex, LineCache
 from .store.prepared import DamagedPreparedIndex, Prepared, cache_name, load_prepared, open_prepared, prepare
@@ -27,23 +28,24 @@ log = logging.getLogger("memtui.injection")
 def _inject(paths: Paths, layers: Mapping[str, LayerCandidates], settings: Settings, query: str,
             failed_layers: frozenset[str], errors: list[Problem], now: float | None = None,
             session: Any = None, prepared_stamp: tuple[str, str] | None = None,
-            unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
+            unreviewed: frozenset[str] = frozenset(), files: Files = ()) -> InjectionResult:
     """`inject`, with the §13 scores when a §13 setting is on (their module, and numpy with
     it, is imported only then)."""
     if not (settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None)):
         return inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
-                      errors=errors, unreviewed=unreviewed)
+                      errors=errors, unreviewed=unreviewed, files=files)
     from .retrieval import compute
 
     extra = compute(paths, settings, layers, query, now=now, session=session, prepared_stamp=prepared_stamp)
     result = inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
-                    errors=errors + extra.problems, extra=extra.extra, unreviewed=unreviewed)
+                    errors=errors + extra.problems, extra=extra.extra, unreviewed=unreviewed, files=files)
     result.retrieval = extra.shown
     result.now = extra.now
     return result
 
 
-def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: float | None = None) -> InjectionResult:
+def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: float | None = None,
+                      files: Files = ()) -> InjectionResult:
     """The injection over a loaded MemoryStore (the TUI and the MCP server call this); the
     semantic model, when hybrid retrieval is on, is loaded once per store."""
     lines = store.lines
@@ -62,7 +64,7 @@ def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: f
 
             session = lines.semantic = SemanticSession(store.paths.home)
     return _inject(store.paths, layers, settings, query, frozenset(store.layer_errors), errors, now=now,
-                   session=session, unreviewed=unreviewed)
+                   session=session, unreviewed=unreviewed, files=files)
 
 
 def store_layers(store: MemoryStore, settings: Settings, layers: tuple[str, ...] = LAYERS) -> dict[str, LayerIndex]:
@@ -99,11 +101,13 @@ def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerCandidates]) -> froz
 
 
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
-                    record: bool = False, now: float | None = None) -> InjectionResult:
+                    record: bool = False, now: float | None = None, files: Files = ()) -> InjectionResult:
     """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
 
     With `record`, a real injection: one record is added to the injection history (§11);
-    a failure to record never raises, it is logged and listed in `errors`."""
+    a failure to record never raises, it is logged and listed in `errors`. `files`: the files
+    in context (SPEC §16), workspace-relative, or a function giving them when a scoped memory
+    needs them."""
     started = time.perf_counter()
     paths = Paths.resolve(home=home, workspace=workspace)
     settings = load_settings(paths)
@@ -117,7 +121,7 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         result = _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
                          list(settings.problems) + prepared.problems, now=now,
                          prepared_stamp=(cache_name(paths), stamp) if stamp else None,
-                         unreviewed=unreviewed)
+                         unreviewed=unreviewed, files=files)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
             c.id  # noqa: B018  (the entry's id and source: the history records them)
         return result

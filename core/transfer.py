@@ -36,6 +36,7 @@ from .fileio import read_regular, sha256
 from .interop import BackupFile, Memory, ReadResult
 from .interop import sync as export_sync
 from .interop._files import outbound_name, outbound_text
+from .interop.scoping import exported_scope, imported_scope
 from .model import FILE_LAYERS, Entry, Layer
 from .paths import MAX_FILE_BYTES, escapes
 from .store import MemoryStore
@@ -76,6 +77,7 @@ class ImportReport:
     reviewed: list[tuple[str, str, str, int]] = field(default_factory=list)
     reviewed_restored: int = 0  # how many restored entries came back reviewed
     change_id: str | None = None
+    scope_notes: list[tuple[str, str]] = field(default_factory=list)  # (origin, what of its scope was not carried)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +90,7 @@ class ImportReport:
             "duplicates": [{"text": m.text[:200], "layer": m.layer, "existing": where} for m, where in self.duplicates],
             "invalid": [{"path": p, "reason": r} for p, r in self.invalid],
             "change": self.change_id,
+            "scope_notes": [{"path": p, "note": n} for p, n in self.scope_notes],
         }
 
 
@@ -155,6 +158,9 @@ def _common_fields(group: list[Memory], origin: str, fmt: str, source: interop.S
     # memory's own `source` (it is the lossless backup) and still names its origin
     fields["source"] = sources.pop() if fmt == "jsonl" and len(sources) == 1 and first.source else "import"
     fields["origin"] = origin
+    scopes = {imported_scope(fmt, m)[0] for m in group}
+    if len(scopes) == 1 and (carried := scopes.pop()):
+        fields["paths"] = list(carried)  # SPEC §16: the scope, as Muse reads it
     own = {k: v for k, v in first.extra.items() if k not in _NOT_KEPT and _plain(v)} if len(group) == 1 else {}
     if source is not None:
         # where the memories go back to on export; with the body kept as it was, also the
@@ -166,7 +172,7 @@ def _common_fields(group: list[Memory], origin: str, fmt: str, source: interop.S
     return fields
 
 
-_NOT_KEPT = {"file", "conversation", "created_at", "backup"}
+_NOT_KEPT = {"file", "conversation", "created_at", "backup", "scope", "scope_note"}
 
 
 def _plain(value: Any) -> bool:
@@ -304,6 +310,9 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
             continue
         others[target].add(Entry(id="", layer=target, text=memory.text), memory.origin)
         accepted.append(memory)
+        note = (memory.origin or str(where_from), imported_scope(fmt, memory)[1])
+        if note[1] and note not in report.scope_notes:  # one per file, not per entry
+            report.scope_notes.append(note)
     # group by the file they came from; conversation memories become rows
     groups: dict[tuple[str, str], list[Memory]] = {}
     for memory in accepted:
@@ -561,16 +570,20 @@ class ExportPlan:
     redacted: int = 0
     sync: export_sync.SyncPlan | None = None
     text: str | None = None  # jsonl to stdout
+    scope_notes: list[tuple[str, str]] = field(default_factory=list)  # (memtui file, what of its scope was not carried)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"format": self.format, "destination": str(self.dest), "layers": list(self.layers),
                                "memories": self.memories, "redacted": self.redacted, "redact": self.redact}
         if self.sync is not None:
             out.update(self.sync.as_dict())
+        if self.scope_notes:
+            out["scope_notes"] = [{"path": p, "note": n} for p, n in self.scope_notes]
         return out
 
 
-def _file_memories(store: MemoryStore, layers: tuple[str, ...], fmt: str) -> list[Memory]:
+def _file_memories(store: MemoryStore, layers: tuple[str, ...], fmt: str,
+                   notes: list[tuple[str, str]] | None = None) -> list[Memory]:
     """The active entries of the file layers, each with what its memtui file knows: the raw
     body (`memtui_body`), whether every entry of the file is exported (`memtui_whole`), the
     file's own description, and what an import from `fmt` kept (its frontmatter key)."""
@@ -587,6 +600,10 @@ def _file_memories(store: MemoryStore, layers: tuple[str, ...], fmt: str) -> lis
         extra["memtui_body"] = parsed.text[parsed.body_offset:]
         extra["memtui_whole"] = len(active) == len(rec.entries)
         extra["memtui_file"] = rec.rel
+        carried, note = exported_scope(fmt, active[0].paths, extra)  # SPEC §16: the file's scope, in fmt's terms
+        extra.update(carried)
+        if note and notes is not None:
+            notes.append((rec.rel, note))
         for e in active:
             memory = interop.memory_from_entry(e, origin=str(e.path or ""))
             out.append(replace(memory, extra={**memory.extra, **extra}))
@@ -686,7 +703,7 @@ def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path
             return plan
         rendered = {jsonl.target(plan.dest): text}
     else:
-        memories = [m for m in _file_memories(store, chosen, fmt) if m.layer in chosen]
+        memories = [m for m in _file_memories(store, chosen, fmt, plan.scope_notes) if m.layer in chosen]
         plan.memories = len(memories)
         rendered = {}
         names = 0

@@ -127,6 +127,7 @@ class MainScreen(Screen[None]):
         self.order = "file"  # actions.ENTRY_ORDERS: how each pane is sorted (o cycles)
         self._left_out_timer: Timer | None = None  # a large store's near misses, once the typing pauses
         self._preview_cost = float("inf")  # the last preview's CPU seconds (unknown: the first is the worker's)
+        self.context_files: tuple[str, ...] = ()  # the preview's files in context (SPEC §16)
         self.mounted = False  # the panes exist
 
     @property
@@ -156,6 +157,7 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self._layout_for(self.app.size.width, self.app.size.height)
         self.watch(self.query_one("#query", Input), "value", self.query_changed, init=False)
+        self.watch(self.query_one("#context-files", Input), "value", self.context_changed, init=False)
         self.mounted = True
         # a saved prepared index opens in a few tens of milliseconds (begun as the app started):
         # waited for, so that the first frame lists it rather than loading indicators
@@ -421,6 +423,26 @@ class MainScreen(Screen[None]):
         self.memtui.last_typed = time.monotonic()
         self.schedule_preview()
 
+    def context_changed(self, value: str) -> None:
+        """The files in context changed (SPEC §16): the preview again, scoped memories decided by them."""
+        from memtui.core.scope import typed_files
+
+        files = typed_files(self.memtui.paths.workspace, value)
+        if files != self.context_files:
+            self.context_files = files
+            self.schedule_preview()
+
+    @on(PreviewPane.ScopeAsked)
+    def _scope_asked(self) -> None:
+        """What each assistant loads for the first file in the files field (SPEC §16)."""
+        from .screens.scope import ScopeScreen
+
+        if not self.context_files:
+            self.notify("Type a file in the files field first (e.g. src/api/users.py).", severity="warning")
+            self.query_one("#context-files", Input).focus()
+            return
+        self.app.push_screen(ScopeScreen(self.memtui.store, self.context_files[0]))
+
     def schedule_preview(self) -> None:
         """The preview of the query: made here, on the event loop, when the prepared index is
         up to date and the last preview cost little (`INLINE_COST`): it is then painted with
@@ -462,7 +484,7 @@ class MainScreen(Screen[None]):
         the calling thread, whatever else runs) decides where the next one is made."""
         app = self.memtui
         began = time.thread_time()
-        result = inject_prepared(app.paths, prepared, app.settings, query, session)
+        result = inject_prepared(app.paths, prepared, app.settings, query, session, files=self.context_files)
         summary = self._summary(result)
         self._preview_cost = time.thread_time() - began
         return result, summary
@@ -495,7 +517,7 @@ class MainScreen(Screen[None]):
                 log.warning("%s", exc)
                 app.prepared_damaged()
         if found is None:
-            result = inject_from_store(app.store, settings, query)
+            result = inject_from_store(app.store, settings, query, files=self.context_files)
             found = (result, self._summary(result))
         if not get_current_worker().is_cancelled:
             self.post_message(PreviewReady(query, found[0], generation, found[1]))

@@ -36,14 +36,15 @@ def open_prepared(paths: Paths, settings: Settings, building: Callable[[list[str
 
 
 def inject_prepared(paths: Paths, prepared: Prepared, settings: Settings, query: str,
-                    session: Any = None) -> InjectionResult:
+                    session: Any = None, files: tuple[str, ...] = ()) -> InjectionResult:
     """The injection over the prepared layers, as `memtui preview` computes it; `session`:
     §13's model and vector cache, kept by the caller between queries (hybrid retrieval)."""
     unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review and settings.enabled else frozenset()
     stamp = prepared.stamp if settings.retrieval == "hybrid" else None
     return _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
                    list(settings.problems) + prepared.problems, session=session,
-                   prepared_stamp=(cache_name(paths), stamp) if stamp else None, unreviewed=unreviewed)
+                   prepared_stamp=(cache_name(paths), stamp) if stamp else None, unreviewed=unreviewed,
+                   files=files)  # SPEC §16: the files in the preview's files field
 
 
 def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import Target
-from .protocol import HookInputError, HookProtocol, fit, parse_input
+from .protocol import HookInputError, HookProtocol, fit, parse_hook_input
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -63,7 +63,7 @@ def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool 
     read-only, damaged) is dropped after a short wait and said through `warn`: a locked
     database costs the prompt nothing (SPEC §8)."""
     proto = protocol(target)
-    prompt, cwd = parse_input(raw, proto.event, cut)
+    prompt, cwd, transcript = parse_hook_input(raw, proto.event, cut)
     from .. import outbound
     from ..history import record
     from ..paths import Paths
@@ -72,7 +72,15 @@ def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool 
     paths = Paths.resolve(home=home, cwd=cwd)
     if paths.home.exists() and not paths.home.is_dir():
         raise HookInputError(f"the Muse home {paths.home} is not a directory")
-    result = build_injection(paths.workspace, prompt, home=paths.home)
+    if proto.target is not Target.CLAUDE_CODE:
+        transcript = None  # only Claude Code's transcript is read (its JSONL format is known)
+
+    def files() -> list[str]:  # SPEC §16: found only when a scoped memory needs them
+        from ..context import hook_files
+
+        return hook_files(paths.workspace, prompt, transcript)
+
+    result = build_injection(paths.workspace, prompt, home=paths.home, files=files)
     if result.disabled_reason == "switch_off":
         return proto.nothing
     delivered = fit(result, proto)
@@ -87,7 +95,8 @@ def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool 
 
 
 def injection_json(workspace: str | Path | None, query: str, home: str | Path | None = None,
-                   target: Target | str | None = None, now: float | None = None) -> list[str]:
+                   target: Target | str | None = None, now: float | None = None,
+                   files: tuple[str, ...] = ()) -> list[str]:
     """`build_injection(...).to_json()` (what `preview --json` prints) in pieces to write one
     after the other (`InjectionResult.json_pieces`), as the assistant `target` receives it
     when given. A section of the prepared index that turns out damaged while the candidates
@@ -99,7 +108,7 @@ def injection_json(workspace: str | Path | None, query: str, home: str | Path | 
     from ..store.prepared import DamagedPreparedIndex
 
     try:
-        return for_target(build_injection(workspace, query, home=home, now=now), target).json_pieces()
+        return for_target(build_injection(workspace, query, home=home, now=now, files=files), target).json_pieces()
     except DamagedPreparedIndex as exc:
         logging.getLogger("memtui.injection").warning("%s", exc)
-        return for_target(build_injection(workspace, query, home=home, now=now), target).json_pieces()
+        return for_target(build_injection(workspace, query, home=home, now=now, files=files), target).json_pieces()

@@ -101,6 +101,13 @@ def parse_input(raw: bytes, event: str, cut: bool = False) -> tuple[str, str]:
     """(prompt, cwd) from a hook's stdin (`cut`: only its first bytes, the rest not kept), or
     HookInputError saying what is wrong. Every target sends one JSON object with at least
     `prompt` and `cwd` (and `hook_event_name`)."""
+    prompt, cwd, _ = parse_hook_input(raw, event, cut)
+    return prompt, cwd
+
+
+def parse_hook_input(raw: bytes, event: str, cut: bool = False) -> tuple[str, str, str | None]:
+    """`parse_input` and the input's `transcript_path` (a string, or None): Claude Code's
+    transcript shows which files its last turns read or edited (SPEC §16)."""
     try:
         if cut:  # a character cut in two at the end is left out
             data = _salvage(codecs.getincrementaldecoder("utf-8")().decode(raw, final=False))
@@ -124,7 +131,8 @@ def parse_input(raw: bytes, event: str, cut: bool = False) -> tuple[str, str]:
         raise HookInputError(f"cwd {cwd!r} is not an absolute path")
     if not os.path.isdir(cwd):
         raise HookInputError(f"cwd {cwd!r} is not a directory")
-    return prompt, cwd
+    transcript = data.get("transcript_path")
+    return prompt, cwd, transcript if isinstance(transcript, str) and os.path.isabs(transcript) else None
 
 
 def fit(result: InjectionResult, protocol: HookProtocol) -> InjectionResult:

@@ -32,6 +32,7 @@ from ._files import (
     same_entries,
     source_text,
 )
+from .scoping import foreign_scope
 
 FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md",
          ".cursorrules")
@@ -55,10 +56,12 @@ def is_boilerplate(text: str) -> bool:
 
 def _read_file(path: Path, root: Path | None, label: str, result: ReadResult) -> list[Memory]:
     text = read_text(path, root)
-    _, entries = markdown_entries(text)
+    meta, entries = markdown_entries(text)
     when = mtime(path)
+    scoped, note = foreign_scope(meta)  # a rule file's scope (SPEC §16): `paths`, `applyTo`, `globs`
+    carried = {**({"scope": list(scoped)} if scoped else {}), **({"scope_note": note} if note else {})}
     memories = [Memory(text=e.text, layer=Layer.PROJECT, section=e.section, updated_at=when, origin=str(path),
-                       extra={"file": label})
+                       extra={"file": label, **carried})
                 for e in entries]
     result.boilerplate += [m for m in memories if is_boilerplate(m.text)]
     result.sources[str(path)] = source_text(text, label)

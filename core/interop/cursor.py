@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from ..model import Layer
+from ..scope import globs_of
 from . import Memory, ReadResult
 from ._files import (
     SourceError,
@@ -189,7 +190,12 @@ def _head_agrees(head: str, memory: Memory) -> bool:
     except SourceError:
         return False
     described = meta.get("description")
-    return one_line(str(described) if described is not None else "") == one_line(memory.description)
+    if one_line(str(described) if described is not None else "") != one_line(memory.description):
+        return False
+    # and its scope (SPEC §16): a memtui file whose `paths:` changed gets globs that say so
+    listed = memory.extra.get("globs_list")
+    wanted = globs_of(listed if isinstance(listed, list) and listed else memory.extra.get("globs"))
+    return globs_of(meta.get("globs")) == wanted
 
 
 def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str) -> dict[Path, str]:

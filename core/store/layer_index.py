@@ -49,6 +49,7 @@ _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name !=
 _ALL_FIELDS = attrgetter(*ENTRY_FIELDS)
 _LAYER_AT = ENTRY_FIELDS.index("layer")
 _TAGS_AT = ENTRY_FIELDS.index("tags")
+_PATHS_AT = ENTRY_FIELDS.index("paths")
 _ROW_TYPES = frozenset({str, int, float, bool, type(None), tuple})
 
 
@@ -130,6 +131,11 @@ def _plain(value: object) -> object:
     if isinstance(value, tuple):
         return tuple(_plain(v) for v in value)
     return value
+
+
+def scoped_rows(rows: Sequence[tuple[Any, ...]], n_active: int) -> dict[int, tuple[str, ...]]:
+    """The active positions of scoped entries (SPEC §16) and their globs, from entry rows."""
+    return {pos: tuple(row[_PATHS_AT]) for pos, row in enumerate(rows[:n_active]) if row[_PATHS_AT]}
 
 
 def shown_of(entry: Entry) -> Shown:
@@ -320,6 +326,7 @@ class LayerIndex:
         self.row_gen: int | None = None
         # the panes' order (`pane_state`): saved (a function reading its section), or found when first asked for
         self._pane: PaneState | Callable[[], PaneState] | None = None
+        self._scoped: dict[int, tuple[str, ...]] | None = None  # SPEC §16: saved, or found when first asked for
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None,
@@ -363,6 +370,7 @@ class LayerIndex:
             "frags": [frags[p] for p in range(self.size)] if frags is not None else
                      json_pieces_many(layer, shown, made),
             "pane": self.pane(),
+            "scoped": list(self.scoped().items()),
         }
 
     @classmethod
@@ -375,6 +383,8 @@ class LayerIndex:
         index = cls(core["layer"], core["n_active"], rank, postings, core["archived_terms"],
                     [None] * core["size"], rows, shown, {key: made}, {key: frags}, groups=core["groups"], packed=True)
         index._pane = core.get("pane")
+        scoped = core.get("scoped")
+        index._scoped = None if scoped is None else {pos: tuple(globs) for pos, globs in scoped}
         return index
 
     def pane(self) -> PaneState:
@@ -393,6 +403,15 @@ class LayerIndex:
             found = pane_state(self.layer, fields)
         self._pane = found
         return found
+
+    def scoped(self) -> Mapping[int, tuple[str, ...]]:
+        """The active positions whose entry is scoped (SPEC §16), with the globs of its file."""
+        if self._scoped is None:
+            if self._rows is not None and all(e is None for e in self._entries[:self.n_active]):
+                self._scoped = scoped_rows(_saved_list(self._rows, self.size, lambda p: ()), self.n_active)
+            else:
+                self._scoped = {p: e.paths for p in range(self.n_active) if (e := self.entry(p)).paths}
+        return self._scoped
 
     def all_entries(self) -> list[Entry]:
         """Every position's entry, in base order, made at once (from the saved rows: faster
@@ -783,6 +802,11 @@ class PatchedLayer:
         index, at = self._at(pos)
         return index.archived_terms(at)
 
+    def scoped(self) -> Mapping[int, tuple[str, ...]]:
+        found = {new: globs for p, globs in self.base.scoped().items() if (new := self.merge.of_base(p)) is not None}
+        found.update((self.merge.added_at[p], globs) for p, globs in self.added.scoped().items())
+        return found
+
     def positions_of(self, ids: frozenset[str]) -> frozenset[int]:
         found = {self.merge.of_base(p) for p in self.base.positions_of(ids)}
         found.discard(None)
@@ -871,5 +895,6 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
     rank = merge.rank(base, added)
     core = {"layer": _plain(base.layer), "n_active": merge.n_active, "rank": rank.tobytes(),
             "groups": _sorted_groups(rank, merge.n_active), "archived_terms": archived, "key": list(key),
-            "size": merge.size, "pane": pane_state(base.layer, list(map(_PANE_OF_ROW, lists[0])))}
+            "size": merge.size, "pane": pane_state(base.layer, list(map(_PANE_OF_ROW, lists[0]))),
+            "scoped": list(scoped_rows(lists[0], merge.n_active).items())}
     return core, lists, {term: found.tobytes() for term, found in postings.items()}

@@ -17,6 +17,7 @@ from ..fileio import NotRegularFile, read_regular, sha256
 from ..model import Entry
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
+from ..scope import scope_of
 from .rows import conversation_entry  # noqa: F401  (re-exported)
 
 CACHE_VERSION = 5  # bump when what is cached changes shape
@@ -89,6 +90,7 @@ def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
         "raw_status": md.text_field(meta, "status"), "name": md.text_field(meta, "name"),
         "description": md.text_field(meta, "description"), "updated_at": md.frontmatter_updated_at(meta),
         "pinned": _pinned(meta),
+        "paths": list(scope_of(meta)),  # SPEC §16: the files the memory is about
     }
 
 
@@ -143,7 +145,7 @@ def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[
         layer=layer, category=f["category"], tags=tuple(f["tags"]), source=f["source"],
         importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
         description=f["description"], updated_at=mtime if f["updated_at"] is None else f["updated_at"],
-        path=path, rel_path=rel, pinned=bool(f.get("pinned", False)),
+        path=path, rel_path=rel, pinned=bool(f.get("pinned", False)), paths=tuple(f.get("paths", ())),
     )
     return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
                        terms=frozenset(terms), **common)

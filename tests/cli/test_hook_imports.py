@@ -28,6 +28,7 @@ WARM_HOOK_MODULES = {
     "memtui.core.outbound", "memtui.core.gate", "memtui.core.history",
     "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
     "memtui.core.store.rows",
+    "memtui.core.scope",  # the rule's scope step (SPEC §16): the standard library alone until a scoped file is matched
 }
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
@@ -35,7 +36,9 @@ NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "mark
          "memtui.core.store.conversations", "memtui.core.store.database",
          "memtui.core.markdown", "memtui.core.assistants.files", "memtui.core.assistants.hook_files",
          "tokenizers", "safetensors", "wordllama", "memtui.core.semantic", "memtui.core.store.vectors",
-         "memtui.core.secrets")  # the saved lines are redacted already: no detector is compiled
+         "memtui.core.secrets",  # the saved lines are redacted already: no detector is compiled
+         # no scoped memory: the files in context are never looked for, no glob is compiled
+         "wcmatch", "pathspec", "memtui.core.context", "memtui.core.workspace_files")  # the saved lines are redacted already: no detector is compiled
 
 
 def imported(stderr: str) -> set[str]:

@@ -43,7 +43,8 @@ def shorten_path(where: str, room: int) -> str:
 
 BADGES = {"stale_reference": "stale", "duplicate": "dup", "unreachable": "unreach", "never_injected": "never",
           "invalid": "invalid", "index": "index", "unreviewed": "review", "already_loaded": "loaded",
-          "over_limit": "limit", "secret": "secret", "conflict": "merge"}
+          "over_limit": "limit", "secret": "secret", "conflict": "merge",
+          "never_fires": "nofire"}
 
 
 def badge_for(kinds: list[str]) -> str:

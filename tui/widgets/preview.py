@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Collapsible, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
@@ -34,9 +35,10 @@ REASONS = {
     "max_items": "past the layer's max items",
     "archived": "archived",
     "unreviewed": "awaiting review (memory.requireReview; i opens the inbox)",
+    "out_of_scope": "out of scope (their paths: match no file in context)",
 }
 SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived",
-                 "unreviewed": "unreviewed"}
+                 "unreviewed": "unreviewed", "out_of_scope": "out of scope"}
 NEAR_MISSES = 8  # listed first: the memories that almost made it
 PER_REASON = 60  # listed under each reason when expanded; every line is re-rendered per query
 GAUGE_CELLS = 4
@@ -198,7 +200,12 @@ class PreviewPane(Vertical):
     an assistant's hook delivers it (Claude Code, Codex, Gemini CLI: cut to what each keeps),
     then as Muse injects it again; the title says which."""
 
-    BINDINGS = [Binding("ctrl+t", "cycle_target", "Assistant", id="preview.target")]  # in the footer while in the preview
+    BINDINGS = [Binding("ctrl+t", "cycle_target", "Assistant", id="preview.target"),  # in the footer while in the preview
+                Binding("ctrl+o", "scope", "Scope", show=False, id="preview.scope")]
+    files_wanted = False  # the files field asked for (ctrl+o); else shown while scoped memories are in play
+
+    class ScopeAsked(Message):
+        """Show what each assistant loads for the first file of the files field (SPEC §16)."""
     TARGET_CYCLE: tuple[Target | None, ...] = (None, *TARGETS)
     target: Target | None = None
     _last: tuple[InjectionResult, LeftOut | None] | None = None
@@ -246,6 +253,10 @@ class PreviewPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield LineInput(placeholder="Type a message to preview what Muse would inject…", id="query", compact=True)
+        files = LineInput(placeholder="Files in context (src/api/users.py …) · ctrl+o: what each assistant loads",
+                          id="context-files", compact=True)
+        files.display = False  # shown while scoped memories are in play, or when asked for (ctrl+o)
+        yield files
         yield Static(id="gauges", markup=False)
         with VerticalScroll(id="preview-scroll"):
             with Collapsible(title="…", collapsed=True, collapsed_symbol="▸", expanded_symbol="▾", id="fold"):
@@ -259,6 +270,16 @@ class PreviewPane(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = "Injection preview"
+
+    def action_scope(self) -> None:
+        """ctrl+o: the files field (shown, focused); with a file typed there, what each
+        assistant loads for it."""
+        field = self.query_one("#context-files", LineInput)
+        if field.display and field.value.strip():
+            self.post_message(self.ScopeAsked())
+            return
+        self.files_wanted = field.display = True
+        field.focus()
 
     def show(self, result: InjectionResult, summary: LeftOut | None = None) -> None:
         self._last = (result, summary)
@@ -289,6 +310,10 @@ class PreviewPane(Vertical):
             self._left_lines = -1
             return
         summary = summary or left_out(result)
+        field = self.query_one("#context-files", LineInput)
+        wanted = self.files_wanted or bool(field.value) or bool(result.status_counts().get("out_of_scope"))
+        if field.display != wanted:
+            field.display = wanted
         self._title(fold, fold_title(result, summary))
         if self._content.get("injected-text") != result.text:
             self._content = {**self._content, "injected-text": result.text}
