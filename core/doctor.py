@@ -112,7 +112,7 @@ def repair(paths: Paths) -> RepairReport:
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
 KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "already_loaded",
-         "over_limit", "unreviewed")
+         "over_limit", "unreviewed", "contradiction")
 NEVER_INJECTED_DAYS = 30
 
 # Extensions of files people name in memories (source, config, docs). A dotted word with any
@@ -136,10 +136,15 @@ class Finding:
     reason: str  # one line
     entry_id: str | None = None
     layer: str | None = None
+    other_id: str | None = None  # a `contradiction`'s other entry (SPEC §17)
+    other_source: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "source": self.source, "id": self.entry_id, "layer": self.layer,
+        data: dict[str, Any] = {"kind": self.kind, "source": self.source, "id": self.entry_id, "layer": self.layer,
                 "reason": self.reason}
+        if self.other_id is not None:
+            data["other"] = {"id": self.other_id, "source": self.other_source}
+        return data
 
 
 def _path_candidates(text: str) -> set[str]:
@@ -457,6 +462,10 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += over_limit(entries, settings, paths, sizes)
     if "unreviewed" in kinds and settings.require_review:
         out += unreviewed(store, entries)
+    if "contradiction" in kinds:
+        from .supersede import contradiction_findings
+
+        out += contradiction_findings(store, entries)
     return out
 
 

@@ -66,6 +66,13 @@ INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET, ARCHIVED = (CandidateStatus.INCLUDED, C
                                                      CandidateStatus.MAX_ITEMS, CandidateStatus.BUDGET,
                                                      CandidateStatus.ARCHIVED)
 UNREVIEWED = CandidateStatus.UNREVIEWED
+SUPERSEDED = CandidateStatus.SUPERSEDED
+
+
+def left_out(view: LayerCandidates, pos: int) -> CandidateStatus:
+    """Step 2: a candidate that is not active is listed `archived`, or `superseded` when §17's
+    `supersede` replaced it."""
+    return SUPERSEDED if view.entry(pos).superseded_by else ARCHIVED
 
 class Made(NamedTuple):
     """A line made of an entry's text (steps 8 and 9). The prepared index saves it as a plain
@@ -755,7 +762,9 @@ class _Plan:
             out[MAX_ITEMS] += passing - capped
             out[INCLUDED] += included_in[view.layer]
             out[BUDGET] += capped - included_in[view.layer]
-            out[ARCHIVED] += view.size - view.n_active
+            superseded = sum(1 for pos in range(view.n_active, view.size) if left_out(view, pos) == SUPERSEDED)
+            out[ARCHIVED] += view.size - view.n_active - superseded
+            out[SUPERSEDED] += superseded
         return {status: k for status, k in out.items() if k}
 
     def runs(self) -> Iterator[tuple[LayerCandidates, Sequence[int], float, CandidateStatus, tuple[float, float] | None]]:
@@ -770,8 +779,9 @@ class _Plan:
             fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker)
             for run, score, status in fill.runs():
                 yield view, run, score, status, None
-            for score, pairs in groupby(archived_order(view, self.q), key=itemgetter(0)):
-                yield view, [pos for _, pos in pairs], score, ARCHIVED, None
+            ordered = ((score, left_out(view, pos), pos) for score, pos in archived_order(view, self.q))
+            for (score, status), runs in groupby(ordered, key=itemgetter(0, 1)):
+                yield view, [pos for _, _, pos in runs], score, status, None
 
     def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
         """Every candidate as (layer, position, score, status, (keyword, semantic) in hybrid
@@ -792,14 +802,14 @@ class _Plan:
             for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
                 yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED, None
             for score, pos in archived_order(view, self.q):
-                yield view, pos, score, ARCHIVED, None
+                yield view, pos, score, left_out(view, pos), None
             return
         for pos, score, status in fill.walk(everything=True):
             yield view, pos, score, status, floats.parts(pos)
         for pos in floats.held_order(rank, held):
             yield view, pos, floats.score[pos], UNREVIEWED, floats.parts(pos)
         for score, pos in floats.archived_order(rank, view.size):
-            yield view, pos, score, ARCHIVED, floats.parts(pos)
+            yield view, pos, score, left_out(view, pos), floats.parts(pos)
 
 
 # ---------------------------------------------------------------------- 11. Render
