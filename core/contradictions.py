@@ -429,12 +429,12 @@ def _typo(a: str, b: str) -> bool:
 
 def same_statement(a: str, b: str) -> bool:
     """Whether two texts whose characters are close (a rapidfuzz ratio at the near-duplicate
-    cutoff) still say the same thing: neither is a bare label, and where their words differ,
+    cutoff) still say the same thing: a bare label is only the same as itself, and where their words differ,
     the words are filler, a typo of each other, or the same word in another form — never a
     different value (`uv run pytest` / `pnpm test`, `8080` / `9090`) or a different word of
     substance (`backend` / `frontend`, `always` / `never`)."""
     if is_label(a) or is_label(b):
-        return False
+        return a == b  # the same label again is the same text (an import run twice); the doctor leaves labels out
     from difflib import SequenceMatcher
 
     wa, wb = _words(a), _words(b)

@@ -229,9 +229,11 @@ def duplicates(entries: list[Entry]) -> list[Finding]:
     come in (a store that took its conversation entries from the prepared index lists them
     in another order than one that read the rows). Blocked, never all pairs
     (`similarity.duplicate_pairs`)."""
+    from .contradictions import is_label
     from .similarity import duplicate_pairs
 
-    active = sorted((e for e in entries if not e.archived), key=reported_order)  # (the search's ties follow it)
+    # a bare label (`**NEVER**:`) heads the list after it: the same label over two lists is no repeat (§17)
+    active = sorted((e for e in entries if not e.archived and not is_label(e.text)), key=reported_order)
     return [Finding("duplicate", active[second].source_ref, f"near-duplicate of {active[first].source_ref}",
                     active[second].id, active[second].layer)
             for first, second in duplicate_pairs([e.text for e in active], max)]

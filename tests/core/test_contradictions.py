@@ -99,9 +99,15 @@ LABELS = ["**NEVER**:", "**ALWAYS**:", "Rules:", "### Testing:", "IMPORTANT:"]
 
 
 @pytest.mark.parametrize("label", LABELS)
-def test_a_bare_label_is_never_a_duplicate(label):
+def test_a_bare_label_is_no_duplicate_finding_but_is_not_written_twice(label):
+    """The doctor leaves labels out of its duplicates; `remember` and import still skip the
+    very same label (running an import twice adds nothing), and a near one is not taken for it."""
     assert is_label(label)
-    assert near_duplicate([Entry(id="a", layer="user", text=label)], label) is None
+    entries = [Entry(id="a", layer="user", text=label, rel_path="a.md"),
+               Entry(id="b", layer="user", text=label, rel_path="b.md")]
+    assert doctor.duplicates(entries) == []
+    assert near_duplicate(entries[:1], label) == entries[0]
+    assert near_duplicate(entries[:1], label.rstrip(":") + "S:") is None
 
 
 @pytest.mark.parametrize(("a", "b"), [

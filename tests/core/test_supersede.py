@@ -162,6 +162,7 @@ def test_the_jsonl_backup_keeps_supersessions(paths, tmp_path):
     actions.export_memories(store, "jsonl", backup)
     fresh = Paths((tmp_path / "h2").resolve(), (tmp_path / "w2").resolve())
     fresh.workspace.mkdir(parents=True)
+    fresh.home.mkdir(parents=True)
     enable(fresh)
     other = actions.open_store(fresh)
     actions.import_memories(other, "jsonl", next(backup.glob("*.jsonl")) if backup.is_dir() else backup)
