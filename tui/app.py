@@ -38,6 +38,7 @@ from .messages import (
     AcceptRefused,
     AlreadyRemembered,
     ChangeUndone,
+    ContradictionSettled,
     DeleteAsked,
     EditConflict,
     EntriesAccepted,
@@ -703,6 +704,11 @@ class MemtuiApp(App[None]):
     def _delete_job(self, entry: Entry, plan: PlannedDelete) -> EntryDeleted | None:
         change = actions.delete(self.store, plan)
         return None if change is None else EntryDeleted(entry, change)
+
+    @on(ContradictionSettled)
+    def _contradiction_settled(self, message: ContradictionSettled) -> None:
+        self.say(message.said, title="Contradiction")
+        self.refresh_insights()  # a pair kept apart changes no memory: the doctor is asked again
 
     @on(EntryDeleted)
     def _entry_deleted(self, message: EntryDeleted) -> None:
