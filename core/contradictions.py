@@ -326,11 +326,14 @@ def contradiction(a: str, b: str, reader: Reader | None = None) -> Disagreement 
     return disagreement(reader.fact(a), reader.fact(b))
 
 
-_VALUE_SPANS = re.compile(r"`[^`\n]*`|(?<!\S)[^\s/:@#\d`]*[/:@#\d`]\S*")  # code, and words with / : @ # or digits
+# code, and words with / @ # a digit or an inner colon (`localhost:3000`, a URL; not `Note:`)
+_VALUE_SPANS = re.compile(r"`[^`\n]*`|(?<!\S)[^\s/:@#\d`]*(?:[/@#\d`]|:(?=\S))\S*")
 _HAS_VALUE = re.compile(r"[/:@#\d`]")
-_ROUGH = re.compile(r"(?<![\w'’\-])([a-z]{1,6})[a-z'’\-]*")  # a lower-case word's first six letters
-_FIRST = re.compile(r"\s*([A-Z][a-z]{0,5})[a-z'’\-]*\b")
-_NOT_SUBJECT = FILLER | TOOLS | DAYS | frozenset(FREQUENCIES) | frozenset(d + "s" for d in DAYS)
+_ROUGH = re.compile(r"\b([a-z]{1,6})[a-z]*")  # a lower-case word's first six letters
+_FIRST = re.compile(r"[\W\d_]*([A-Z][a-z]{0,5})")  # after list marks and emphasis
+_UNITS = frozenset(_UNIT_SECONDS) | frozenset(u + "s" for u in _UNIT_SECONDS) | frozenset(
+    "milliseconds secs mins hrs wks yrs kb mb gb tb kib mib gib percent".split())  # "30 minutes": one value
+_NOT_SUBJECT = FILLER | TOOLS | DAYS | frozenset(FREQUENCIES) | frozenset(d + "s" for d in DAYS) | _UNITS
 _NOT_ROUGH = frozenset(w[:6] for w in _NOT_SUBJECT)
 
 
@@ -341,9 +344,7 @@ def rough_keys(text: str) -> tuple[frozenset[str], frozenset[str]]:
     `release day is …`; `Alice owns …` beside `Bob owns …`). Capitalised words elsewhere may be
     names (values), so they are left out of both. The blocking of `contradiction_pairs`: it
     drops more than the subject does, never less, so texts of one subject share a key."""
-    bare = _MARKUP.sub(" ", text)
-    if _HAS_VALUE.search(bare):
-        bare = _VALUE_SPANS.sub(" ", bare)
+    bare = _VALUE_SPANS.sub(" ", text) if _HAS_VALUE.search(text) else text
     rest = frozenset(_ROUGH.findall(bare)) - _NOT_ROUGH
     m = _FIRST.match(bare)
     first = m.group(1).lower() if m else ""
@@ -361,9 +362,11 @@ def contradiction_pairs(texts: Sequence[str], skip: Callable[[int, int], bool] |
     remembered as not contradicting)."""
     rough: dict[frozenset[str], list[int]] = {}
     for j, text in enumerate(texts):
-        for rough_key in set(rough_keys(text)):
-            if rough_key:
-                rough.setdefault(rough_key, []).append(j)
+        with_first, rest = rough_keys(text)
+        if rest:
+            rough.setdefault(rest, []).append(j)
+        if with_first is not rest:
+            rough.setdefault(with_first, []).append(j)
     shared = sorted({j for group in rough.values() if len(group) > 1 for j in group})
     if not shared:
         return []
