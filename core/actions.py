@@ -268,11 +268,12 @@ def supersede(store: MemoryStore, old: Entry | str, new: Entry | str, layer: str
     return _guard(mark, store, old, new)
 
 
-def keep_both(store: MemoryStore, a: Entry, b: Entry) -> None:
-    """Remember that `a` and `b` do not contradict: the doctor never reports them again."""
+def keep_both(store: MemoryStore, a: Entry, b: Entry) -> Change:
+    """Remember that `a` and `b` do not contradict: the doctor never reports them again
+    (undoable)."""
     from .supersede import keep_both as keep
 
-    _guard(keep, store, a, b)
+    return _guard(keep, store, a, b)
 
 
 def plan_delete(store: MemoryStore, entries: Iterable[Entry]) -> PlannedDelete:

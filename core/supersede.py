@@ -22,9 +22,9 @@ the file is readable as it is; git's merge driver unites the lists (like `tags`)
 backup carries the file whole. An entry whose text changes afterwards is no longer listed,
 so it is active again: the edit is a new statement.
 
-What a person keeps as not contradicting ("keep both") is theirs, like the review state: a
-key per pair of texts in memtui's own table in muse.db (`memtui_kept_apart`), never in a
-memory file."""
+What a person keeps as not contradicting ("keep both") is theirs, a decision like a review: a
+key per pair of texts (`kept:<key>`) in memtui's review table in muse.db, never in a memory
+file; undoable like an accepted review."""
 
 from __future__ import annotations
 
@@ -43,8 +43,7 @@ if TYPE_CHECKING:
     from .store.edits import Change
 
 KEY = "superseded"
-KEPT_TABLE = """CREATE TABLE IF NOT EXISTS memtui_kept_apart (
-  key TEXT PRIMARY KEY, first TEXT NOT NULL, second TEXT NOT NULL, kept_at INTEGER NOT NULL)"""
+KEPT = "kept:"  # a pair kept as not contradicting, among the review table's keys
 
 
 class SupersedeRefused(ValueError):
@@ -183,44 +182,19 @@ def pair_key(a: str, b: str) -> str:
 
 
 def kept_apart(store: MemoryStore) -> set[str]:
-    """The pair keys the person kept as not contradicting; empty when there are none yet (a
-    read: nothing is created)."""
-    database = store.database
-    with database.lock:
-        if not database.exists():
-            return set()
-        conn = database.open(create=False)
-        if "memtui_kept_apart" not in database.tables(conn):
-            return set()
-        keys = {r[0] for r in conn.execute("SELECT key FROM memtui_kept_apart")}
-        conn.commit()  # never hold a read snapshot
-        return keys
+    """The pair keys the person kept as not contradicting (a read: nothing is created)."""
+    return {key[len(KEPT):] for key in store.review_state.accepted() if key.startswith(KEPT)}
 
 
-def keep_both(store: MemoryStore, a: Entry, b: Entry) -> str:
+def keep_both(store: MemoryStore, a: Entry, b: Entry) -> Change:
     """Remember that `a` and `b` do not contradict: the doctor never reports the pair again
-    (while their texts stay as they are). Returns the pair's key."""
-    from .store.database import now_ms
+    (while their texts stay as they are). A decision of the person's, kept like a review, in
+    memtui's review table (`kept:<pair key>`); one undoable change."""
+    from .store.edits import ReviewChange
 
-    key = pair_key(a.text, b.text)
-    database = store.database
-    with database.lock:
-        conn = database.schema_ready()
-        with conn:
-            conn.execute(KEPT_TABLE)
-            conn.execute("INSERT OR IGNORE INTO memtui_kept_apart (key, first, second, kept_at) VALUES (?, ?, ?, ?)",
-                         (key, a.id, b.id, now_ms()))
-    return key
-
-
-def forget_kept(store: MemoryStore, key: str) -> None:
-    """Undo `keep_both`: the pair may be reported again."""
-    database = store.database
-    with database.lock:
-        conn = database.schema_ready()
-        with conn:
-            conn.execute(KEPT_TABLE)
-            conn.execute("DELETE FROM memtui_kept_apart WHERE key = ?", (key,))
+    layer = Layer.PROJECT if Layer.PROJECT in (a.layer, b.layer) else a.layer  # seen where its memories are
+    summary = f"keep both {a.source_ref} and {b.source_ref}"
+    return store.log.apply("keep_both", summary, {}, {}, reviews=[ReviewChange(KEPT + pair_key(a.text, b.text), a.id, layer)])
 
 
 # ---------------------------------------------------------------------- the doctor

@@ -737,6 +737,8 @@ class MemtuiApp(App[None]):
         self.say(f"Undone: {escape_name(message.change.summary)}", title="Undo", timeout=8)
         if message.change.reviews:  # an accept: its entries await review again (no memory changed)
             self.refresh_inbox()
+        if message.change.action == "keep_both":  # a pair kept apart: the doctor reports it again
+            self.refresh_insights()
 
     @on(UndoLogRead)
     def _undo_log_read(self, message: UndoLogRead) -> None:

@@ -130,7 +130,12 @@ def test_a_pair_kept_as_not_contradicting_is_never_reported_again(paths):
     write(paths.project_root / "context.md", BODY)
     store = _store(paths)
     a, b = _by_text(store, "The API server listens on port 8080"), _by_text(store, "The API server listens on port 9090")
-    actions.keep_both(store, b, a)
+    change = actions.keep_both(store, b, a)
+    assert change.action == "keep_both"
+    assert [f for f in doctor.findings(paths) if f.kind == "contradiction"] == []
+    actions.undo(store)
+    assert len([f for f in doctor.findings(paths) if f.kind == "contradiction"]) == 2  # undone: reported again
+    actions.keep_both(store, a, b)
     assert [f for f in doctor.findings(paths) if f.kind == "contradiction"] == []
     write(paths.project_root / "other.md", "- The API server listens on port 7070\n")
     found = [f for f in doctor.findings(paths) if f.kind == "contradiction"]

@@ -75,7 +75,7 @@ async def test_keep_right_supersedes_the_left(tmp_path):
             "The API server listens on port 8080"]
 
 
-async def test_keep_both_is_remembered_and_never_reported_again(tmp_path):
+async def test_keep_both_is_remembered_and_never_reported_again_until_undone(tmp_path):
     paths = planted(tmp_path)
     app = MemtuiApp(paths, watch=False)
     async with app.run_test(size=(160, 45)) as pilot:
@@ -84,10 +84,17 @@ async def test_keep_both_is_remembered_and_never_reported_again(tmp_path):
         await wait_until(pilot, lambda: app.findings is not None
                          and not any(f.kind == "contradiction" for f in app.findings), message="not reported again")
         assert (paths.project_root / "context.md").read_text() == BODY
-    again = MemtuiApp(paths, watch=False)  # remembered across runs
+    again = MemtuiApp(paths, watch=False)  # remembered across runs, until undone
     async with again.run_test(size=(160, 45)) as pilot:
         await wait_until(pilot, lambda: again.loaded and again.findings is not None, message="doctor run")
         assert not any(f.kind == "contradiction" for f in again.findings)
+        await pilot.press("u")
+        await wait_until(pilot, lambda: again.findings is not None
+                         and any(f.kind == "contradiction" for f in again.findings), message="reported again")
+    again = MemtuiApp(paths, watch=False)
+    async with again.run_test(size=(160, 45)) as pilot:
+        await wait_until(pilot, lambda: again.loaded and again.findings is not None, message="doctor run")
+        assert any(f.kind == "contradiction" for f in again.findings)
 
 
 @pytest.mark.parametrize(("key", "text"), [("e", "The API server listens on port 8080"),
