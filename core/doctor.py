@@ -465,9 +465,35 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
     if "unreviewed" in kinds and settings.require_review:
         out += unreviewed(store, entries)
     if "contradiction" in kinds:
-        from .supersede import contradiction_findings
+        out += contradictions(store, entries)
+    return out
 
-        out += contradiction_findings(store, entries)
+
+def contradictions(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
+    """Pairs of visible entries (any layers; archived and superseded ones are not visible) that
+    state different values for the same thing (SPEC §17, `contradictions.contradiction_pairs`),
+    each reported on both sides, naming the other; pairs the person kept apart are left out."""
+    from .contradictions import contradiction_pairs
+    from .supersede import kept_apart
+    from .supersession import pair_key
+
+    visible = sorted((e for e in entries if not e.archived), key=reported_order)
+    try:
+        kept = kept_apart(store)
+    except Exception:  # an unreadable review table hides nothing: every pair is reported
+        kept = set()
+
+    def skip(i: int, j: int) -> bool:
+        return bool(kept) and pair_key(visible[i].text, visible[j].text) in kept
+
+    out = []
+    for i, j, found in contradiction_pairs([e.text for e in visible], skip):
+        first, later = visible[i], visible[j]
+        for mine, theirs, said, other_said in ((later, first, found.theirs, found.mine),
+                                                (first, later, found.mine, found.theirs)):
+            out.append(Finding("contradiction", mine.source_ref,
+                               f"{found.kind}: says {said.shown} where {theirs.source_ref} says {other_said.shown}",
+                               mine.id, mine.layer, other_id=theirs.id, other_source=theirs.source_ref))
     return out
 
 

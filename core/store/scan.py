@@ -17,7 +17,7 @@ from ..fileio import NotRegularFile, read_regular, sha256
 from ..model import Entry
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
-from ..supersede import listed, superseding_id
+from ..supersession import listed, superseding_id
 from .rows import conversation_entry  # noqa: F401  (re-exported)
 
 CACHE_VERSION = 5  # bump when what is cached changes shape
@@ -29,7 +29,7 @@ def _code_digest() -> str:
     h = hashlib.sha256(str(CACHE_VERSION).encode())
     here = Path(__file__).resolve()
     for source in (here, here.parent.parent / "markdown.py", here.parent.parent / "relevance.py",
-                   here.parent.parent / "supersede.py"):
+                   here.parent.parent / "supersession.py"):
         try:
             h.update(source.read_bytes())
         except OSError:

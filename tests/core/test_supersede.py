@@ -11,7 +11,8 @@ from memtui.core.gitmerge import merge_entries
 from memtui.core.markdown import parse_text
 from memtui.core.model import CandidateStatus
 from memtui.core.serve import build_injection
-from memtui.core.supersede import KEY, listed, superseding
+from memtui.core.supersede import superseding
+from memtui.core.supersession import KEY, listed
 
 from ..helpers import enable, write
 

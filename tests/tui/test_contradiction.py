@@ -8,7 +8,7 @@ import pytest
 
 from memtui.core.markdown import parse_text
 from memtui.core.paths import Paths
-from memtui.core.supersede import listed
+from memtui.core.supersession import listed
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ContradictionScreen, EditScreen, FindingsScreen
 from tests.tui.conftest import press_for, screen_text, wait_until
