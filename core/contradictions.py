@@ -206,6 +206,7 @@ class Reader:
             elif kind == "date":
                 values.append(Value("date", "date", tok, tok))
             elif kind == "path":
+                tok = tok.rstrip(".,;:")  # a sentence's end is not the path's
                 values.append(Value("path", "path", tok.rstrip("/").removeprefix("./"), tok))
             elif kind == "duration":
                 values.append(Value("duration", "duration", _seconds(tok), tok))
@@ -418,6 +419,8 @@ def _words(text: str) -> list[str]:
                 out.append(tok if tok in NEGATIONS else stem(tok))
         elif kind == "duration":
             out.append("\0" + _seconds(tok))
+        elif kind in ("path", "url"):
+            out.append("\0" + tok.rstrip(".,;:/"))
         else:
             out.append("\0" + tok)
     return out

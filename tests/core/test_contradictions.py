@@ -131,6 +131,7 @@ def test_one_template_over_different_values_or_subjects_is_not_a_duplicate(a, b)
     ("Prefer describe/it style", "Prefer describe/it styles"),
     ("Run tests locally with `uv run pytest`", "Run the tests locally with `uv run pytest`"),
     ("Keep pull requests small and focused", "Keep pull requets small and focused"),
+    ("The API lives in api/server.py", "the API lives in api/server.py."),
 ])
 def test_the_same_statement_is_still_a_duplicate(a, b):
     assert near_duplicate([Entry(id="a", layer="user", text=a)], b) is not None
