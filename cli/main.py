@@ -380,6 +380,26 @@ def delete(obj: Ctx, ref: str, yes: bool, layer: str | None) -> None:
     click.echo("Deleted. Undo with `memtui undo`.")
 
 
+@main.command(context_settings=CONTEXT, epilog=_REF_HELP)
+@click.argument("old", metavar="OLD")
+@click.option("--by", "new", metavar="NEW", required=True, help="The memory that replaces OLD (a REF).")
+@_LAYER
+@click.option("--by-layer", type=click.Choice([str(layer) for layer in LAYERS]),
+              help="The layer NEW is in (when two layers have that source label).")
+@click.pass_obj
+def supersede(obj: Ctx, old: str, new: str, layer: str | None, by_layer: str | None) -> None:
+    """Mark OLD superseded by NEW: OLD stays where it is, is no longer injected, and names NEW."""
+    store = actions.open_store(obj.paths)
+    try:
+        first, then = actions.get_entry(store, old, layer), actions.get_entry(store, new, by_layer)
+        actions.supersede(store, first, then)
+    except ActionError as exc:
+        _fail_on(exc)
+    click.echo(f"[{first.layer}] {_ref(first)}  {_one_line(first)}")
+    click.echo(f"  superseded by [{then.layer}] {_ref(then)}  {_one_line(then)}")
+    click.echo("Undo with `memtui undo`.")
+
+
 @main.command(context_settings=CONTEXT)
 @click.argument("change_name", metavar="[CHANGE]", required=False)
 @click.option("--list", "show_list", is_flag=True, help="Show the log of changes instead (newest first).")

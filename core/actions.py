@@ -263,6 +263,25 @@ def edit(store: MemoryStore, entry: Entry | str, text: str, layer: str | None = 
     return new
 
 
+def supersede(store: MemoryStore, old: Entry | str, new: Entry | str, layer: str | None = None,
+              by_layer: str | None = None) -> Change:
+    """Mark `old` superseded by `new` (SPEC §17; either given as an entry, an id or a source
+    label): `old` stays in its file and leaves the injection; undoable."""
+    from .supersede import supersede as mark
+
+    old = get_entry(store, old, layer) if isinstance(old, str) else old
+    new = get_entry(store, new, by_layer) if isinstance(new, str) else new
+    return _guard(mark, store, old, new)
+
+
+def keep_both(store: MemoryStore, a: Entry, b: Entry) -> Change:
+    """Remember that `a` and `b` do not contradict: the doctor never reports them again
+    (undoable)."""
+    from .supersede import keep_both as keep
+
+    return _guard(keep, store, a, b)
+
+
 def plan_delete(store: MemoryStore, entries: Iterable[Entry]) -> PlannedDelete:
     """The delete of `entries` worked out for a confirmation (which `delete_warning` completes);
     `delete` then applies it as it is. Refused here as the delete itself would be."""

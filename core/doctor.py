@@ -114,7 +114,7 @@ def repair(paths: Paths) -> RepairReport:
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
 KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "already_loaded",
-         "over_limit", "unreviewed", "conflict", "never_fires")
+         "over_limit", "unreviewed", "conflict", "never_fires", "contradiction")
 NEVER_INJECTED_DAYS = 30
 
 # Extensions of files people name in memories (source, config, docs). A dotted word with any
@@ -138,10 +138,15 @@ class Finding:
     reason: str  # one line
     entry_id: str | None = None
     layer: str | None = None
+    other_id: str | None = None  # a `contradiction`'s other entry (SPEC §17)
+    other_source: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "source": self.source, "id": self.entry_id, "layer": self.layer,
+        data: dict[str, Any] = {"kind": self.kind, "source": self.source, "id": self.entry_id, "layer": self.layer,
                 "reason": self.reason}
+        if self.other_id is not None:
+            data["other"] = {"id": self.other_id, "source": self.other_source}
+        return data
 
 
 def _path_candidates(text: str) -> set[str]:
@@ -226,9 +231,11 @@ def duplicates(entries: list[Entry]) -> list[Finding]:
     come in (a store that took its conversation entries from the prepared index lists them
     in another order than one that read the rows). Blocked, never all pairs
     (`similarity.duplicate_pairs`)."""
+    from .contradictions import is_label
     from .similarity import duplicate_pairs
 
-    active = sorted((e for e in entries if not e.archived), key=reported_order)  # (the search's ties follow it)
+    # a bare label (`**NEVER**:`) heads the list after it: the same label over two lists is no repeat (§17)
+    active = sorted((e for e in entries if not e.archived and not is_label(e.text)), key=reported_order)
     return [Finding("duplicate", active[second].source_ref, f"near-duplicate of {active[first].source_ref}",
                     active[second].id, active[second].layer)
             for first, second in duplicate_pairs([e.text for e in active], max)]
@@ -463,6 +470,8 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += never_fires(entries, paths.workspace)
     if "conflict" in kinds:
         out += conflicts(store)
+    if "contradiction" in kinds:
+        out += contradictions(store, entries)
     return out
 
 
@@ -504,6 +513,34 @@ def conflicts(store: MemoryStore) -> list[Finding]:
                                f"lines {start + 1}-{end} of this {rec.layer} memory file are an unfinished git merge "
                                "(conflict markers): never injected, and memtui will not change the file until the "
                                "merge is finished", layer=rec.layer))
+    return out
+
+
+def contradictions(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
+    """Pairs of visible entries (any layers; archived and superseded ones are not visible) that
+    state different values for the same thing (SPEC §17, `contradictions.contradiction_pairs`),
+    each reported on both sides, naming the other; pairs the person kept apart are left out."""
+    from .contradictions import contradiction_pairs
+    from .supersede import kept_apart
+    from .supersession import pair_key
+
+    visible = sorted((e for e in entries if not e.archived), key=reported_order)
+    try:
+        kept = kept_apart(store)
+    except Exception:  # an unreadable review table hides nothing: every pair is reported
+        kept = set()
+
+    def skip(i: int, j: int) -> bool:
+        return bool(kept) and pair_key(visible[i].text, visible[j].text) in kept
+
+    out = []
+    for i, j, found in contradiction_pairs([e.text for e in visible], skip):
+        first, later = visible[i], visible[j]
+        for mine, theirs, said, other_said in ((later, first, found.theirs, found.mine),
+                                                (first, later, found.mine, found.theirs)):
+            out.append(Finding("contradiction", mine.source_ref,
+                               f"{found.kind}: says {said.shown} where {theirs.source_ref} says {other_said.shown}",
+                               mine.id, mine.layer, other_id=theirs.id, other_source=theirs.source_ref))
     return out
 
 

@@ -365,6 +365,14 @@ def merge_tags(base: Any, ours: Any, theirs: Any) -> list[str]:
     return kept + [x for x in t if x not in o and x not in b and x not in kept]
 
 
+def merge_items(base: Any, ours: Any, theirs: Any) -> list[Any]:
+    """A list merged as `merge_tags` merges tags: ours, without an item theirs removed, then
+    the items theirs added."""
+    b, o, t = ([] if v is _MISSING else v for v in (base, ours, theirs))
+    kept = [x for x in o if not (x in b and x not in t)]
+    return kept + [x for x in t if x not in o and x not in b]
+
+
 def merge_meta(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any] | None:
     """The merged frontmatter mapping, or None when a key changed differently on both sides."""
     merged: dict[str, Any] = {}
@@ -384,6 +392,8 @@ def merge_meta(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any
                 value = vt
         elif key == "updatedAt" and vo is not _MISSING and vt is not _MISSING:
             value = _later(vo, vt)
+        elif key == "superseded" and all(v is _MISSING or isinstance(v, list) for v in (vb, vo, vt)):
+            value = merge_items(vb, vo, vt)  # SPEC §17: supersessions on both sides are all kept
         else:
             return None
         if value is not _MISSING:

@@ -60,7 +60,8 @@ from .outbound import redact_lines
 from .paths import Problem
 from .relevance import score as relevance_score
 from .relevance import share, terms, terms_of
-from .scope import Context, Files, left_out
+from .scope import Context, Files
+from .scope import left_out as out_of_scope
 from .scope import reason as scope_reason
 from .settings import Settings
 
@@ -76,6 +77,13 @@ INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET, ARCHIVED = (CandidateStatus.INCLUDED, C
                                                      CandidateStatus.ARCHIVED)
 UNREVIEWED = CandidateStatus.UNREVIEWED
 OUT_OF_SCOPE = CandidateStatus.OUT_OF_SCOPE
+SUPERSEDED = CandidateStatus.SUPERSEDED
+
+
+def inactive_status(view: LayerCandidates, pos: int) -> CandidateStatus:
+    """Step 2: a candidate that is not active is listed `archived`, or `superseded` when §17's
+    `supersede` replaced it."""
+    return SUPERSEDED if view.entry(pos).superseded_by else ARCHIVED
 
 class Made(NamedTuple):
     """A line made of an entry's text (steps 8 and 9). The prepared index saves it as a plain
@@ -792,7 +800,9 @@ class _Plan:
             out[MAX_ITEMS] += passing - capped
             out[INCLUDED] += included_in[view.layer]
             out[BUDGET] += capped - included_in[view.layer]
-            out[ARCHIVED] += view.size - view.n_active
+            superseded = sum(1 for pos in range(view.n_active, view.size) if inactive_status(view, pos) == SUPERSEDED)
+            out[ARCHIVED] += view.size - view.n_active - superseded
+            out[SUPERSEDED] += superseded
         return {status: k for status, k in out.items() if k}
 
     def runs(self) -> Iterator[tuple[LayerCandidates, Sequence[int], float, CandidateStatus, tuple[float, float] | None]]:
@@ -807,8 +817,9 @@ class _Plan:
             fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker)
             for run, score, status in fill.runs():
                 yield view, run, score, status, None
-            for score, pairs in groupby(archived_order(view, self.q), key=itemgetter(0)):
-                yield view, [pos for _, pos in pairs], score, ARCHIVED, None
+            ordered = ((score, inactive_status(view, pos), pos) for score, pos in archived_order(view, self.q))
+            for (score, status), runs in groupby(ordered, key=itemgetter(0, 1)):
+                yield view, [pos for _, _, pos in runs], score, status, None
 
     def decisions(self) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
         """Every candidate as (layer, position, score, status, (keyword, semantic) in hybrid
@@ -830,14 +841,14 @@ class _Plan:
             for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
                 yield view, pos, share(shared.get(pos, 0), nq), OUT_OF_SCOPE if pos in scoped_out else UNREVIEWED, None
             for score, pos in archived_order(view, self.q):
-                yield view, pos, score, ARCHIVED, None
+                yield view, pos, score, inactive_status(view, pos), None
             return
         for pos, score, status in fill.walk(everything=True):
             yield view, pos, score, status, floats.parts(pos)
         for pos in floats.held_order(rank, held):
             yield view, pos, floats.score[pos], OUT_OF_SCOPE if pos in scoped_out else UNREVIEWED, floats.parts(pos)
         for score, pos in floats.archived_order(rank, view.size):
-            yield view, pos, score, ARCHIVED, floats.parts(pos)
+            yield view, pos, score, inactive_status(view, pos), floats.parts(pos)
 
 
 # ---------------------------------------------------------------------- 11. Render
@@ -903,7 +914,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     for layer in LAYERS:
         view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
         held = view.positions_of(unreviewed) if unreviewed else frozenset()  # ... less the unreviewed
-        out = left_out(view.scoped(), context)  # ... less the out of scope (SPEC §16)
+        out = out_of_scope(view.scoped(), context)  # ... less the out of scope (SPEC §16)
         if out:
             scoped_out[layer] = out
             held |= out

@@ -132,11 +132,13 @@ class Entry(Record):
             "tags": list(self.tags),
             "origin": self.source,
             "importance": self.importance,
-            "status": self.status,
+            "status": "superseded" if self.superseded_by else self.status,
             "section": self.section,
             "text": self.text,
             "updated_at": self.updated_iso,
         }
+        if self.superseded_by:
+            data["superseded_by"] = self.superseded_by  # the id of the memory that replaced it (§17)
         if self.layer == Layer.CONVERSATION:
             data["conversation_id"] = self.conversation_id
             data["conversation_title"] = self.conversation_title

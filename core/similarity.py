@@ -47,6 +47,14 @@ def normalise_for_duplicates(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def says_the_same(a: str, b: str) -> bool:
+    """The second half of the rule, for two normalised texts already at the cutoff: they say
+    the same thing (`contradictions.same_statement`)."""
+    from .contradictions import same_statement
+
+    return same_statement(a, b)
+
+
 def length_window(n: int) -> tuple[int, int]:
     """The lengths a text of `n` characters can be a near-duplicate of (ratio >= the cutoff)."""
     factor = DUPLICATE_SCORE / (200 - DUPLICATE_SCORE)
@@ -123,7 +131,7 @@ class NearDuplicates(Generic[T]):
             if skip is not None and skip(self.items[k]):
                 continue
             score = fuzz.ratio(norm, self.texts[k], score_cutoff=DUPLICATE_SCORE)
-            if score and score > best_score:
+            if score and score > best_score and says_the_same(norm, self.texts[k]):
                 best_k, best_score = k, score
         return self.items[best_k] if best_k >= 0 else None
 
@@ -224,7 +232,7 @@ def duplicate_pairs(texts: Sequence[str], later: Callable[[int, int], int]) -> l
             walking, skip = place, a in reported
         if skip or b in reported:
             continue
-        if fuzz.ratio(norm[a], norm[b], score_cutoff=DUPLICATE_SCORE):
+        if fuzz.ratio(norm[a], norm[b], score_cutoff=DUPLICATE_SCORE) and says_the_same(norm[a], norm[b]):
             second = later(a, b)
             reported.add(second)
             out.append((a + b - second, second))
@@ -233,15 +241,16 @@ def duplicate_pairs(texts: Sequence[str], later: Callable[[int, int], int]) -> l
 
 def near_duplicate(entries: Iterable[Entry], text: str) -> Entry | None:
     """The entry among `entries` whose text is the nearest near-duplicate of `text` (rapidfuzz
-    ratio of the casefolded, whitespace-collapsed texts >= DUPLICATE_SCORE; the first among
-    equals), or None. The one rule for `remember`, `n` in the TUI, import, the MCP tool and
-    the doctor."""
+    ratio of the casefolded, whitespace-collapsed texts >= DUPLICATE_SCORE, and saying the same
+    thing: `says_the_same`; the first among equals), or None. The one rule for `remember`, `n`
+    in the TUI, import, the MCP tool and the doctor."""
     from rapidfuzz import fuzz, process
 
     pool = list(entries)
     if not pool:
         return None
     choices = [normalise_for_duplicates(e.text) for e in pool]
-    best = process.extractOne(normalise_for_duplicates(text), choices, scorer=fuzz.ratio,
-                              score_cutoff=DUPLICATE_SCORE)
-    return pool[best[2]] if best else None
+    norm = normalise_for_duplicates(text)
+    found = process.extract(norm, choices, scorer=fuzz.ratio, score_cutoff=DUPLICATE_SCORE, limit=None)
+    found.sort(key=lambda hit: (-hit[1], hit[2]))  # the best score, then the first among equals
+    return next((pool[k] for _, _, k in found if says_the_same(norm, choices[k])), None)

@@ -38,6 +38,7 @@ from .messages import (
     AcceptRefused,
     AlreadyRemembered,
     ChangeUndone,
+    ContradictionSettled,
     DeleteAsked,
     EditConflict,
     EntriesAccepted,
@@ -700,6 +701,11 @@ class MemtuiApp(App[None]):
         change = actions.delete(self.store, plan)
         return None if change is None else EntryDeleted(entry, change)
 
+    @on(ContradictionSettled)
+    def _contradiction_settled(self, message: ContradictionSettled) -> None:
+        self.say(message.said, title="Contradiction")
+        self.refresh_insights()  # a pair kept apart changes no memory: the doctor is asked again
+
     @on(EntryDeleted)
     def _entry_deleted(self, message: EntryDeleted) -> None:
         entry = message.entry
@@ -727,6 +733,8 @@ class MemtuiApp(App[None]):
         self.say(f"Undone: {escape_name(message.change.summary)}", title="Undo", timeout=8)
         if message.change.reviews:  # an accept: its entries await review again (no memory changed)
             self.refresh_inbox()
+        if message.change.action == "keep_both":  # a pair kept apart: the doctor reports it again
+            self.refresh_insights()
 
     @on(UndoLogRead)
     def _undo_log_read(self, message: UndoLogRead) -> None:

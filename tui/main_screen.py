@@ -38,6 +38,7 @@ from memtui.core.store.prepared import DamagedPreparedIndex, Prepared
 
 from . import screens
 from .messages import (
+    ContradictionSettled,
     DeleteAsked,
     LeftOutReady,
     MemorySwitched,
@@ -49,7 +50,7 @@ from .messages import (
     UndoLogRead,
 )
 from .startup import inject_prepared, pane_order
-from .text import LAYER_TITLES
+from .text import LAYER_TITLES, describe
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
 from .widgets.line_input import LineInput
@@ -682,8 +683,32 @@ class MainScreen(Screen[None]):
                 app.say("That memory is gone since the doctor ran.", severity="warning")
                 return
             self.jump_to(entry)
+            other = app.store.get(finding.other_id) if finding.kind == "contradiction" and finding.other_id else None
+            if other is not None:
+                app.push_screen(screens.ContradictionScreen(entry, other, finding.reason),
+                                lambda choice: self._settle(choice, entry, other))
 
         app.push_screen(screens.FindingsScreen(app.findings), chosen)
+
+    def _settle(self, choice: str | None, left: Entry, right: Entry) -> None:
+        """Carry out what the contradiction dialog chose (SPEC §17): supersede one by the other,
+        keep both as not contradicting, or edit one."""
+        app = self.memtui
+        if choice in ("edit_left", "edit_right"):
+            app.edit_memory(left if choice == "edit_left" else right)
+            return
+        if choice not in ("keep_left", "keep_right", "keep_both"):
+            return
+
+        def job() -> ContradictionSettled:
+            if choice == "keep_both":
+                actions.keep_both(app.store, left, right)
+                return ContradictionSettled(f"Kept both: {describe(left)} and {describe(right)} are not reported again.")
+            kept, old = (left, right) if choice == "keep_left" else (right, left)
+            actions.supersede(app.store, old, kept)
+            return ContradictionSettled(f"{describe(old)} is superseded by {describe(kept)}. Press u to undo.")
+
+        app.write(job, "Not settled")
 
     def action_help(self) -> None:
         self.app.push_screen(screens.HelpScreen(self.memtui.help_rows()))

@@ -136,6 +136,14 @@ class DeleteAsked(Result):
         self.plan = plan
 
 
+class ContradictionSettled(Result):
+    """A contradiction the person settled in its dialog (SPEC §17): `said` tells what was done."""
+
+    def __init__(self, said: str) -> None:
+        super().__init__()
+        self.said = said
+
+
 class EntryDeleted(Result):
     def __init__(self, entry: Entry, change: Change) -> None:
         super().__init__()

@@ -18,6 +18,7 @@ from ..model import Entry
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
 from ..scope import scope_of
+from ..supersession import listed, superseding_id
 from .rows import conversation_entry  # noqa: F401  (re-exported)
 
 CACHE_VERSION = 5  # bump when what is cached changes shape
@@ -28,7 +29,8 @@ def _code_digest() -> str:
     a change to how entries are split or terms made is never served from an older cache."""
     h = hashlib.sha256(str(CACHE_VERSION).encode())
     here = Path(__file__).resolve()
-    for source in (here, here.parent.parent / "markdown.py", here.parent.parent / "relevance.py"):
+    for source in (here, here.parent.parent / "markdown.py", here.parent.parent / "relevance.py",
+                   here.parent.parent / "supersession.py"):
         try:
             h.update(source.read_bytes())
         except OSError:
@@ -91,6 +93,7 @@ def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
         "description": md.text_field(meta, "description"), "updated_at": md.frontmatter_updated_at(meta),
         "pinned": _pinned(meta),
         "paths": list(scope_of(meta)),  # SPEC §16: the files the memory is about
+        "superseded": [list(item) for item in listed(meta)],  # SPEC §17: [entry text, by, by_text]
     }
 
 
@@ -126,11 +129,12 @@ def _payload(layer: str, fields: dict[str, Any], entries: list[list[Any]]) -> st
                        "entries": [[*entry[:6], sorted(entry[6])] for entry in entries]}, ensure_ascii=False)
 
 
-def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: float) -> tuple[Entry, ...] | None:
+def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: float,
+                         roots: dict[str, Path] | None = None) -> tuple[Entry, ...] | None:
     data = json.loads(payload)
     if data.get("v") != CACHE_KEY or data.get("layer") != layer:
         return None
-    return _entries(layer, path, rel, data["fields"], data["entries"], mtime)
+    return _entries(layer, path, rel, data["fields"], data["entries"], mtime, roots)
 
 
 def parsed_entries(layer: str, path: Path, rel: str, parsed: md.ParsedFile, mtime: float) -> tuple[Entry, ...]:
@@ -140,7 +144,9 @@ def parsed_entries(layer: str, path: Path, rel: str, parsed: md.ParsedFile, mtim
 
 
 def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[list[Any]],
-             mtime: float) -> tuple[Entry, ...]:
+             mtime: float, roots: dict[str, Path] | None = None) -> tuple[Entry, ...]:
+    if f.get("superseded"):
+        return _with_superseded(layer, path, rel, f, entries, mtime, roots)
     common = dict(
         layer=layer, category=f["category"], tags=tuple(f["tags"]), source=f["source"],
         importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
@@ -150,6 +156,20 @@ def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[
     return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
                        terms=frozenset(terms), **common)
                  for entry_id, text, section, start, end, kind, terms in entries)
+
+
+def _with_superseded(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[list[Any]],
+                     mtime: float, roots: dict[str, Path] | None) -> tuple[Entry, ...]:
+    """`_entries` of a file whose frontmatter lists superseded entries (SPEC §17): those are
+    archived, shown as `superseded`, and name the entry that replaced them."""
+    from dataclasses import replace
+
+    known = dict(roots or {})
+    known.setdefault(layer, path.parents[rel.count("/")])  # this file's own root
+    by_text = {text: superseding_id(by, new_text, known) for text, by, new_text in f["superseded"]}
+    plain = _entries(layer, path, rel, dict(f, superseded=[]), entries, mtime)
+    return tuple(replace(e, status="archived", raw_status="superseded", superseded_by=by_text[e.text])
+                 if e.text in by_text else e for e in plain)
 
 
 class Scan:
@@ -311,7 +331,7 @@ class Scan:
         rel = relative_posix(path, root)
         cached = cache.get(str(path)) if cache else None
         if cached is not None and cached[0] == sha:
-            entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime)
+            entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime, self.roots)
             if entries is not None:
                 return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1],
                                   cached=True, ino=st.st_ino, ctime_ns=st.st_ctime_ns)
@@ -324,6 +344,6 @@ class Scan:
             self._set_problem(layer, path, f"{exc}; skipped, not rewritten", stat_key)
             return None
         made = _file_entries(layer, path, parsed)
-        entries = _entries(layer, path, rel, *made, st.st_mtime)
+        entries = _entries(layer, path, rel, *made, st.st_mtime, self.roots)
         return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, None, parsed, made,
                           ino=st.st_ino, ctime_ns=st.st_ctime_ns)

@@ -16,6 +16,7 @@ from memtui.core.similarity import (
     duplicate_pairs,
     near_duplicate,
     normalise_for_duplicates,
+    says_the_same,
 )
 
 WORDS = ("use vitest not jest prefer pnpm over npm 数据库 连接池 超时 deploy the api with token retry "
@@ -67,7 +68,7 @@ def all_pairs(texts: list[str], later) -> list[tuple[int, int]]:
         for b in order[a_pos + 1:]:
             if b in reported:
                 continue
-            if fuzz.ratio(norm[a], norm[b]) >= DUPLICATE_SCORE:
+            if fuzz.ratio(norm[a], norm[b]) >= DUPLICATE_SCORE and says_the_same(norm[a], norm[b]):
                 second = later(a, b)
                 reported.add(second)
                 out.append((a + b - second, second))

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 
 from memtui.core import lazy_exports
 
-_MODULE = {"ConfirmScreen": "confirm", "ConflictScreen": "conflict", "DetailScreen": "detail", "EditScreen": "edit",
+_MODULE = {"ConfirmScreen": "confirm", "ConflictScreen": "conflict", "ContradictionScreen": "contradiction", "DetailScreen": "detail", "EditScreen": "edit",
            "FindingsScreen": "findings", "HelpScreen": "help", "InboxScreen": "inbox", "SettingsChoice": "settings",
            "SettingsScreen": "settings", "UndoLogScreen": "undo_log"}
 
 if TYPE_CHECKING:
     from .confirm import ConfirmScreen
     from .conflict import ConflictScreen
+    from .contradiction import ContradictionScreen
     from .detail import DetailScreen
     from .edit import EditScreen
     from .findings import FindingsScreen
@@ -27,5 +28,5 @@ if TYPE_CHECKING:
 __getattr__ = lazy_exports(globals(), _MODULE)
 
 
-__all__ = ["ConfirmScreen", "ConflictScreen", "DetailScreen", "EditScreen", "FindingsScreen", "HelpScreen",
+__all__ = ["ConfirmScreen", "ConflictScreen", "ContradictionScreen", "DetailScreen", "EditScreen", "FindingsScreen", "HelpScreen",
            "InboxScreen", "SettingsChoice", "SettingsScreen", "UndoLogScreen"]

@@ -59,6 +59,8 @@ def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
     row("importance", entry.importance)
     status = entry.status if not entry.raw_status or entry.raw_status == entry.status else f"{entry.status} ({entry.raw_status})"
     row("status", status)
+    if entry.superseded_by:
+        row("superseded by", entry.superseded_by)  # the new memory's id (SPEC §17)
     row("updated", datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC"))
     row("history", injected_line(stat))
     # the doctor's reasons come right under the text, so a short pane shows them before the fields
