@@ -66,6 +66,7 @@ INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET, ARCHIVED = (CandidateStatus.INCLUDED, C
                                                      CandidateStatus.MAX_ITEMS, CandidateStatus.BUDGET,
                                                      CandidateStatus.ARCHIVED)
 UNREVIEWED = CandidateStatus.UNREVIEWED
+EXPIRED = CandidateStatus.EXPIRED
 
 class Made(NamedTuple):
     """A line made of an entry's text (steps 8 and 9). The prepared index saves it as a plain
@@ -469,6 +470,8 @@ class InjectionResult:
     layer_budget: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # layer: (used, allowance, carry in)
     retrieval: RetrievalStatus | None = None  # §13, shown only when hybrid retrieval was asked for
     now: str | None = None  # §13 decay: the time ages were measured at (ISO), shown only with decay on
+    # §18, with decay on: id -> (strength, level) of every candidate, added to each in `preview --json`
+    strengths: dict[str, tuple[float, str]] | None = None
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
     _status_counts: dict[str, int] | None = field(default=None, repr=False)
@@ -506,6 +509,8 @@ class InjectionResult:
         """The fold title: `3 memories injected · 412/2000 tokens · truncated`."""
         if self.disabled_reason == "switch_off":
             return "memory is off for this workspace · `memtui enable` turns it on"
+        if self.disabled_reason == "private":
+            return "private mode: nothing is injected or recorded · `memtui private off` ends it"
         noun = "memory" if self.count == 1 else "memories"
         parts = [f"{self.count} {noun} injected", f"{self.tokens}/{self.budget.get('total', 0)} tokens"]
         if self.truncated:
@@ -536,8 +541,16 @@ class InjectionResult:
         if self.now is not None:
             data["now"] = self.now
         if candidates:
-            data["candidates"] = [c.as_dict() for c in self.iter_candidates()]
+            data["candidates"] = [self._with_strength(c.as_dict()) for c in self.iter_candidates()]
         return data
+
+    def _with_strength(self, candidate: dict[str, object]) -> dict[str, object]:
+        """SPEC §18: a candidate's strength and level, after its own fields, when decay is on."""
+        if self.strengths is not None:
+            found = self.strengths.get(str(candidate["id"]))
+            if found is not None:
+                candidate["strength"], candidate["level"] = round(found[0], 4), found[1]
+        return candidate
 
     def to_json(self) -> str:
         """`json.dumps(self.as_dict(), ensure_ascii=False)`, byte for byte; each candidate
@@ -548,6 +561,8 @@ class InjectionResult:
         """`to_json()` in pieces, to be written one after the other: tens of thousands of
         candidates make tens of megabytes, which are then never joined into one string.
         Everything is read before the list is returned (a damaged section raises here)."""
+        if self.strengths is not None:  # §18: every candidate made whole (decay read every entry anyway)
+            return [json.dumps(self.as_dict(), ensure_ascii=False)]
         head = json.dumps(self.as_dict(candidates=False), ensure_ascii=False)
         pieces: list[str] = [head[:-1] + ', "candidates": [']
         append = pieces.append
@@ -719,13 +734,20 @@ class _Plan:
     def __init__(self, q: frozenset[str], settings: Settings,
                  layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker,
                  floats: Mapping[str, FloatScores] | None = None,
-                 held: Mapping[str, frozenset[int]] | None = None):
+                 held: Mapping[str, frozenset[int]] | None = None,
+                 gone: Mapping[str, frozenset[int]] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
         self.maker = maker
         self.floats = floats or {}
-        self.held = held or {}  # layer -> active positions left out as unreviewed
+        self.held = held or {}  # layer -> active positions left out as unreviewed (or expired)
+        self.gone = gone or {}  # layer -> those of them left out as expired (SPEC §18)
+
+    def held_status(self, layer: str, pos: int) -> CandidateStatus:
+        """The status of a position held back: `expired` (SPEC §18), else `unreviewed`."""
+        gone = self.gone.get(layer)
+        return EXPIRED if gone and pos in gone else UNREVIEWED
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
         """The statuses `decisions()` would give, counted from the scores alone: in a layer the
@@ -740,7 +762,9 @@ class _Plan:
             floats = self.floats.get(view.layer)
             held = self.held.get(view.layer, frozenset())
             n = view.n_active - len(held)
-            out[UNREVIEWED] += len(held)
+            n_gone = len(self.gone.get(view.layer, ()))
+            out[UNREVIEWED] += len(held) - n_gone
+            out[EXPIRED] += n_gone
             if gate <= 0.0:
                 passing = n
             elif floats is not None:
@@ -790,14 +814,14 @@ class _Plan:
             for pos, score, status in fill.walk(everything=True):
                 yield view, pos, score, status, None
             for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
-                yield view, pos, share(shared.get(pos, 0), nq), UNREVIEWED, None
+                yield view, pos, share(shared.get(pos, 0), nq), self.held_status(view.layer, pos), None
             for score, pos in archived_order(view, self.q):
                 yield view, pos, score, ARCHIVED, None
             return
         for pos, score, status in fill.walk(everything=True):
             yield view, pos, score, status, floats.parts(pos)
         for pos in floats.held_order(rank, held):
-            yield view, pos, floats.score[pos], UNREVIEWED, floats.parts(pos)
+            yield view, pos, floats.score[pos], self.held_status(view.layer, pos), floats.parts(pos)
         for score, pos in floats.archived_order(rank, view.size):
             yield view, pos, score, ARCHIVED, floats.parts(pos)
 
@@ -831,17 +855,22 @@ def disabled_reason(count: int, every_layer_failed: bool, any_candidates: bool, 
 def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Settings, query: str,
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
            errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None,
-           unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
+           unreviewed: frozenset[str] = frozenset(), expired: frozenset[str] = frozenset()) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
     `LayerCandidates` (the prepared index's, the store's). `extra`: the §13 semantic scores
     and decay factors of a layer, computed by the caller (without it, §5 exactly).
-    `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12)."""
+    `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12);
+    `expired`: ids left out with status `expired` (SPEC §18), listed with the unreviewed."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
                              enabled_why=settings.enabled_why)
     if not settings.enabled:  # 1. Switch
         result.disabled_reason = "switch_off"
+        result._candidates = []
+        return _finish(result, started)
+    if settings.private:  # SPEC §18: private mode injects nothing, said as private
+        result.disabled_reason = "private"
         result._candidates = []
         return _finish(result, started)
 
@@ -853,9 +882,14 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     planned: list[tuple[LayerCandidates, Mapping[int, int], int]] = []
     floated: dict[str, FloatScores] = {}
     held_by_layer: dict[str, frozenset[int]] = {}
+    gone_by_layer: dict[str, frozenset[int]] = {}
     for layer in LAYERS:
         view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
         held = view.positions_of(unreviewed) if unreviewed else frozenset()  # ... less the unreviewed
+        gone = view.positions_of(expired) if expired else frozenset()  # ... and the expired (§18)
+        if gone:
+            gone_by_layer[layer] = gone
+            held = held | gone
         if held:
             held_by_layer[layer] = held
         shared = view.shared(q)  # 4. Score: |Q ∩ M| of the entries sharing a term
@@ -879,7 +913,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
             result.included += fill.included
         result.layer_budget[layer] = (fill.used, allowance, budget.carry)
         budget.spend(allowance, fill.used)
-    result._plan = _Plan(q, settings, planned, maker, floated, held_by_layer)
+    result._plan = _Plan(q, settings, planned, maker, floated, held_by_layer, gone_by_layer)
 
     result.text = render(blocks)  # 11. Render
     result.count = len(result.included)  # 12. Flags

@@ -41,6 +41,7 @@ _PATH_AT = ENTRY_FIELDS.index("path")
 _TEXT_AT = ENTRY_FIELDS.index("text")
 _ID_AT = ENTRY_FIELDS.index("id")
 _SOURCE_AT = ENTRY_FIELDS.index("source")
+_EXPIRES_AT = ENTRY_FIELDS.index("expires")
 _FIELD_AT = {name: i for i, name in enumerate(ENTRY_FIELDS)}
 _FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path"))
 _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
@@ -320,6 +321,7 @@ class LayerIndex:
         self.row_gen: int | None = None
         # the panes' order (`pane_state`): saved (a function reading its section), or found when first asked for
         self._pane: PaneState | Callable[[], PaneState] | None = None
+        self._expiring: dict[str, float] | None = None  # §18: saved, or found when first asked for
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None,
@@ -363,6 +365,7 @@ class LayerIndex:
             "frags": [frags[p] for p in range(self.size)] if frags is not None else
                      json_pieces_many(layer, shown, made),
             "pane": self.pane(),
+            "expiring": self.expiring(),
         }
 
     @classmethod
@@ -375,7 +378,17 @@ class LayerIndex:
         index = cls(core["layer"], core["n_active"], rank, postings, core["archived_terms"],
                     [None] * core["size"], rows, shown, {key: made}, {key: frags}, groups=core["groups"], packed=True)
         index._pane = core.get("pane")
+        expiring = core.get("expiring")
+        index._expiring = dict(expiring) if isinstance(expiring, dict) else None
         return index
+
+    def expiring(self) -> dict[str, float]:
+        """id -> `expires` of the entries whose file sets one (SPEC §18): few, so the
+        injection finds the expired ones without reading every row."""
+        if self._expiring is None:
+            self._expiring = {entry_id: at for entry_id, at in
+                              (self.fields(p, ("id", "expires")) for p in range(self.size)) if at is not None}
+        return self._expiring
 
     def pane(self) -> PaneState:
         """The positions in the order the layer's pane lists them, and the conversation
@@ -751,6 +764,13 @@ class PatchedLayer:
         self._pane = (array("i", chain.from_iterable(group[1] for group in out)), [group[2] for group in out])
         return self._pane
 
+    def expiring(self) -> dict[str, float]:
+        """`LayerIndex.expiring` of the whole layer: the saved layer's, less the entries taken out."""
+        gone = {self.base.fields(p, ("id",))[0] for p in self._removed}
+        found = {entry_id: at for entry_id, at in self.base.expiring().items() if entry_id not in gone}
+        found.update(self.added.expiring())
+        return found
+
     def all_entries(self) -> list[Entry]:
         """`LayerIndex.all_entries` of the whole layer."""
         mine, theirs = self.base.all_entries(), self.added.all_entries()
@@ -871,5 +891,6 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
     rank = merge.rank(base, added)
     core = {"layer": _plain(base.layer), "n_active": merge.n_active, "rank": rank.tobytes(),
             "groups": _sorted_groups(rank, merge.n_active), "archived_terms": archived, "key": list(key),
-            "size": merge.size, "pane": pane_state(base.layer, list(map(_PANE_OF_ROW, lists[0])))}
+            "size": merge.size, "pane": pane_state(base.layer, list(map(_PANE_OF_ROW, lists[0]))),
+            "expiring": {row[_ID_AT]: row[_EXPIRES_AT] for row in lists[0] if row[_EXPIRES_AT] is not None}}
     return core, lists, {term: found.tobytes() for term, found in postings.items()}

@@ -105,7 +105,8 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     assert _ROW_TEMPLATE[ENTRY_FIELDS.index("status")] != "archived"  # every row active: no archived terms
     core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": _groups(rank, n),
             "archived_terms": [], "key": list(maker.key), "size": n,
-            "pane": pane_state(layer, list(map(_PANE_OF_ROW, rows)))}  # the TUI's pane order
+            "pane": pane_state(layer, list(map(_PANE_OF_ROW, rows))),  # the TUI's pane order
+            "expiring": {}}  # a row's own expiry is in memtui's table, not in the row (SPEC §18)
     return core, [rows, shown, made, frags], {t: array("i", p).tobytes() for t, p in postings.items()}
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import markdown as md
 from ..fileio import NotRegularFile, read_regular, sha256
+from ..forgetting import expiry_value
 from ..model import Entry
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
@@ -88,6 +89,7 @@ def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
         "source": md.text_field(meta, "source"), "importance": _importance(meta), "status": _status(meta),
         "raw_status": md.text_field(meta, "status"), "name": md.text_field(meta, "name"),
         "description": md.text_field(meta, "description"), "updated_at": md.frontmatter_updated_at(meta),
+        "expires": expiry_value(meta.get("expires")),  # SPEC §18
     }
 
 
@@ -137,6 +139,7 @@ def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[
         importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
         description=f["description"], updated_at=mtime if f["updated_at"] is None else f["updated_at"],
         path=path, rel_path=rel,
+        expires=f.get("expires"),
     )
     return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
                        terms=frozenset(terms), **common)
