@@ -116,7 +116,7 @@ def parse_expiry(value: str, now: float) -> float:
 
 
 def iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, tz=UTC).isoformat()
+    return datetime.fromtimestamp(seconds, tz=UTC).replace(microsecond=0).isoformat()
 
 
 # ---------------------------------------------------------------------- flags (memtui's table)

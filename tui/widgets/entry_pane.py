@@ -44,6 +44,7 @@ def shorten_path(where: str, room: int) -> str:
 BADGES = {"stale_reference": "stale", "duplicate": "dup", "unreachable": "unreach", "never_injected": "never",
           "invalid": "invalid", "index": "index", "unreviewed": "review", "already_loaded": "loaded",
           "over_limit": "limit", "secret": "secret"}
+BADGES.update({"expired": "expired", "to_evict": "evict"})  # SPEC §18
 
 
 def badge_for(kinds: list[str]) -> str:
