@@ -197,3 +197,24 @@ def private_off(paths: Paths) -> bool:
         return False
     set_private(paths, None)
     return True
+
+
+def vital_of(paths: Paths, settings: Settings, entry: Entry, last_injected_ms: int | None = None,
+             now: float | None = None) -> fg.Vital:
+    """One entry's vitals (the TUI's detail): its own flags read now, its last injection as
+    the caller knows it (`history.stats`)."""
+    flags, _ = fg.safe_flags(paths.db_path)
+    injected = {entry.id: last_injected_ms / 1000.0} if last_injected_ms else {}
+    return fg.vitals([entry], time.time() if now is None else now, settings.half_life_days, flags, injected)[entry.id]
+
+
+def describe_vital(v: fg.Vital) -> str:
+    """`strength 0.55 · decaying · pinned · expires 2026-12-01 00:00 UTC`, or '' when it says nothing."""
+    parts = []
+    if v.strength is not None:
+        parts += [f"strength {v.strength:.2f}", (v.level or "").replace("_", " ")]
+    if v.pinned:
+        parts.append("pinned")
+    if v.expires is not None:
+        parts.append(f"{'expired' if v.expired else 'expires'} {fg.iso(v.expires)[:16].replace('T', ' ')} UTC")
+    return " · ".join(parts)

@@ -32,6 +32,7 @@ from memtui.core.store.prepared import Prepared
 from memtui.themes import load_themes
 
 from . import screens
+from .forgetting import private_label
 from .insights import DoctorProcess
 from .main_screen import COMPACT_HEIGHT, COMPACT_WIDTH, MainScreen
 from .messages import (
@@ -521,6 +522,10 @@ class MemtuiApp(App[None]):
         demo = " · demo" if self.demo else ""
         waiting = f" · {len(self.inbox)} to review (i)" if self.inbox else ""
         indexing = f" · indexing {self._indexing} memories…" if self._indexing else ""
+        private = private_label(self.settings)  # SPEC §18: and a refresh when it ends by itself
+        if private and self.settings.private_until is not None:
+            state = f"{state} · {private}"
+            self.set_timer(max(0.1, self.settings.private_until - time.time()), self.reload_settings)
         self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}{waiting}{indexing}"
 
     def _theme_changed(self, theme: Theme) -> None:
