@@ -210,16 +210,6 @@ class Vital:
         return data
 
 
-def last_injected(db_path: Path, workspace: Path | str | None) -> dict[str, float]:
-    """entry id -> time of its last recorded injection in this workspace (seconds); {} when
-    there is no history."""
-    from .history import stats
-
-    if not db_path.exists():
-        return {}
-    return {entry_id: value[1] / 1000.0 for entry_id, value in stats(db_path, workspace).items()}
-
-
 def vitals(entries: Iterable[Entry], now: float, half_life_days: float | None,
            flags: Mapping[str, Flags], injected: Mapping[str, float]) -> dict[str, Vital]:
     out = {}

@@ -86,6 +86,16 @@ def set_expiry(store: MemoryStore, entries: Iterable[Entry], at: float | None) -
 
 
 # ---------------------------------------------------------------------- strength and level
+def last_injected(db_path: Path, workspace: Path | str | None) -> dict[str, float]:
+    """entry id -> time of its last recorded injection in this workspace (seconds); {} when
+    there is no history."""
+    from .history import stats
+
+    if not db_path.exists():
+        return {}
+    return {entry_id: value[1] / 1000.0 for entry_id, value in stats(db_path, workspace).items()}
+
+
 def entry_vitals(store: MemoryStore, settings: Settings, now: float | None = None,
                  entries: Iterable[Entry] | None = None) -> dict[str, fg.Vital]:
     """Every entry's pin, expiry, strength and level at `now` (SPEC §18). Strength and level
@@ -95,7 +105,7 @@ def entry_vitals(store: MemoryStore, settings: Settings, now: float | None = Non
     injected: dict[str, float] = {}
     if settings.half_life_days is not None:
         try:
-            injected = fg.last_injected(store.paths.db_path, store.paths.workspace)
+            injected = last_injected(store.paths.db_path, store.paths.workspace)
         except Exception:  # noqa: BLE001 - the history is an input, not a requirement
             injected = {}
     return fg.vitals(store.entries() if entries is None else entries, moment, settings.half_life_days, flags, injected)
