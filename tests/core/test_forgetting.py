@@ -263,3 +263,19 @@ def test_a_bad_private_until_is_reported_and_private_mode_stays_off(paths: Paths
     settings = load_settings(paths)
     assert not settings.private
     assert any("memory.privateUntil" in p.message for p in settings.problems)
+
+
+def test_memtuis_own_edit_keeps_the_pin_and_an_edit_of_a_neighbour_too(paths_with_memories):
+    paths = paths_with_memories
+    enable(paths)
+    store = actions.open_store(paths)
+    try:
+        tabs = next(e for e in store.entries() if "tabs" in e.text)
+        fa.pin(store, [tabs])
+        vitest = next(e for e in store.entries() if "vitest" in e.text)
+        actions.edit(store, vitest, "Use vitest, never jest")  # a neighbour: the pin's key is untouched
+        assert fg.read_flags(paths.db_path)[tabs.id].pinned
+        new = actions.edit(store, tabs, "Prefer tabs over spaces, always")
+        assert new is not None and new.id != tabs.id and fg.read_flags(paths.db_path)[new.id].pinned
+    finally:
+        store.close()
