@@ -523,9 +523,12 @@ class MemtuiApp(App[None]):
         waiting = f" · {len(self.inbox)} to review (i)" if self.inbox else ""
         indexing = f" · indexing {self._indexing} memories…" if self._indexing else ""
         private = private_label(self.settings)  # SPEC §18: and a refresh when it ends by itself
+        timer = getattr(self, "_private_timer", None)
+        if timer is not None:
+            timer.stop()
         if private and self.settings.private_until is not None:
             state = f"{state} · {private}"
-            self.set_timer(max(0.1, self.settings.private_until - time.time()), self.reload_settings)
+            self._private_timer = self.set_timer(max(0.1, self.settings.private_until - time.time()), self.reload_settings)
         self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}{waiting}{indexing}"
 
     def _theme_changed(self, theme: Theme) -> None:

@@ -8,6 +8,7 @@ import json
 import time
 
 from memtui.core import forgetting as fg
+from memtui.core import forgetting_actions as fa
 from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.forgetting import ForecastScreen
@@ -60,6 +61,10 @@ async def test_x_switches_private_mode_and_the_header_says_until_when(paths: Pat
         await pilot.press("X")
         await wait_until(pilot, lambda: "PRIVATE" not in app.sub_title, message="private mode off")
         assert "privateUntil" not in json.loads(paths.global_settings.read_text())["memory"]
+        fa.set_private(paths, time.time() + 1.0)  # set elsewhere, a second left: it ends by itself
+        app.reload_settings()
+        assert "PRIVATE until" in app.sub_title
+        await wait_until(pilot, lambda: "PRIVATE" not in app.sub_title, message="private mode over by itself")
 
 
 async def test_f_opens_the_forecast(paths: Paths):
