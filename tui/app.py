@@ -787,6 +787,9 @@ class MemtuiApp(App[None]):
                   "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x); u undoes",
                   "reload": "Reload every memory file, the database and the settings",
                   "undo_log": "Undo log: memtui's changes, newest first",
+                  "pin": "Pin or unpin the selected memory: a pinned one does not decay (u undoes it)",
+                  "forecast": "Forecast: the memories whose level changes or that expire within 7 days",
+                  "toggle_private": "Private mode on for an hour, or off: nothing is injected or recorded meanwhile",
                   "open_detail": "On a small terminal (the detail view hidden): the selected memory in full, "
                                  "with its fields and the doctor's reasons"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))
