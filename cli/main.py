@@ -250,6 +250,9 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
         _fail_on(exc)
     if done.duplicate_of is not None:
         click.echo(f"Already remembered ({_ref(done.duplicate_of)}): {_one_line(done.duplicate_of)}")
+        if expires_at is not None:
+            click.echo(f"note: --expires not applied to it; `memtui expire {_ref(done.duplicate_of)} {expires}` does",
+                       err=True)
         return
     for note in done.notes:
         click.echo(f"note: {_name(note)}", err=True)

@@ -76,6 +76,8 @@ def test_remember_expires_and_expire_never(ws):
     assert memtui(ws, "expire", "notes.md:7", "never").returncode == 0
     preview = memtui(ws, "preview", "deploy freeze", "--json", "--now", "2026-11-29T00:00:01")
     assert {c["source"]: c["status"] for c in json.loads(preview.stdout)["candidates"]}["notes.md:7"] == "included"
+    again = memtui(ws, "remember", "deploy freeze until friday", "--expires", "7d")  # a duplicate: said, not dropped
+    assert again.returncode == 0 and "--expires not applied" in again.stderr
     bad = memtui(ws, "remember", "x y z", "--expires", "someday")
     assert bad.returncode == 2 and "neither a duration" in bad.stderr
 
