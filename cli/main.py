@@ -11,7 +11,7 @@ import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -236,14 +236,19 @@ def scope_(obj: Ctx, path: str, as_json: bool) -> None:
 @main.command("list", context_settings=CONTEXT)
 @click.option("--layer", type=click.Choice([str(layer) for layer in LAYERS]), help="Only this layer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
+@click.option("--now", "now", metavar="ISO", help="The moment strength and level are judged at (SPEC §18; default: now).")
 @click.pass_obj
-def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
+def list_(obj: Ctx, layer: str | None, as_json: bool, now: str | None) -> None:
     """List the memories (Muse's /memories): each with its id and source, either of which
     names it to `edit` and `delete`."""
+    from memtui.cli.forgetting import parse_now
+
     store = actions.open_store(obj.paths, layer)
     entries = store.entries(layer)
+    vitals = _vitals(store, entries, parse_now(now))
     if as_json:
-        _echo_json({"entries": [e.as_dict() for e in entries], "errors": [p.as_dict() for p in store.problems]})
+        _echo_json({"entries": [{**e.as_dict(), **vitals[e.id].as_dict()} if e.id in vitals else e.as_dict()
+                                for e in entries], "errors": [p.as_dict() for p in store.problems]})
         return
     counts = actions.layer_counts(entries)
     current = None
@@ -255,6 +260,10 @@ def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
             click.echo(click.style(f"{current.capitalize()} ({c['active']}{extra})", bold=True))
         tags = f"  [{', '.join(_name(t) for t in e.tags)}]" if e.tags else ""
         flag = "  (archived)" if e.archived else ""
+        v = vitals.get(e.id)
+        if v is not None:  # SPEC §18: the level (decay on), a pin, an expiry
+            flag += "".join(f"  ({word})" for word in (v.level and v.level.replace("_", " "),
+                                                       "pinned" if v.pinned else "", "expired" if v.expired else "") if word)
         click.echo(f"  {_name(e.id)}  {_ref(e)}  {_one_line(e)}{tags}{flag}")
     if not entries:
         click.echo("No memories." if layer is None else f"No {layer} memories.")
@@ -266,9 +275,20 @@ def list_(obj: Ctx, layer: str | None, as_json: bool) -> None:
 @click.option("--project", is_flag=True, help="Remember for this workspace (.muse/memory/context.md).")
 @click.option("--category", default="", help="Category for a new file: preference, knowledge, decision, pattern…")
 @click.option("--tag", "tags", multiple=True, help="Tag for a new file (repeatable).")
+@click.option("--expires", metavar="7d|DATE", help="Left out of the injection after this: a duration (12h, 7d, 2w) or a date.")
 @click.pass_obj
-def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str, ...]) -> None:
+def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str, ...], expires: str | None) -> None:
     """Append `- TEXT` to the user (or project) memory file."""
+    expires_at = None
+    if expires is not None:
+        import time
+
+        from memtui.core.forgetting import parse_expiry
+
+        try:
+            expires_at = parse_expiry(expires, time.time())
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--expires") from None
     try:
         actions.require_enabled(obj.paths)
         if not text.strip():
@@ -280,6 +300,9 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
         _fail_on(exc)
     if done.duplicate_of is not None:
         click.echo(f"Already remembered ({_ref(done.duplicate_of)}): {_one_line(done.duplicate_of)}")
+        if expires_at is not None:
+            click.echo(f"note: --expires not applied to it; `memtui expire {_ref(done.duplicate_of)} {expires}` does",
+                       err=True)
         return
     for note in done.notes:
         click.echo(f"note: {_name(note)}", err=True)
@@ -287,6 +310,29 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
     shown = display_path(done.path) if done.path else "muse.db"
     new_id = f", id {_name(done.entry.id)}" if done.entry else ""
     click.echo(f"Remembered in {shown} ({_name(where)}{new_id}).")
+    if expires_at is not None and done.entry is not None:  # SPEC §18: the entry's own expiry
+        from memtui.core.forgetting import iso
+        from memtui.core.forgetting_actions import set_expiry
+
+        try:
+            set_expiry(store, [done.entry], expires_at)
+        except ActionError as exc:
+            _fail_on(exc)
+        click.echo(f"It expires {iso(expires_at)}.")
+
+
+def _vitals(store: MemoryStore, entries: list[Entry], now: float | None) -> dict[str, Any]:
+    """SPEC §18 per entry, only for the entries it says something of (so a store without decay,
+    pins or expiries lists exactly as before)."""
+    from memtui.core.forgetting_actions import entry_vitals
+    from memtui.core.settings import load_settings
+
+    try:
+        found = entry_vitals(store, load_settings(store.paths), now, entries)
+    except ActionError as exc:
+        click.echo(f"warning: {_name(exc)}", err=True)
+        return {}
+    return {entry_id: v for entry_id, v in found.items() if v.as_dict()}
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -640,6 +686,9 @@ def status(obj: Ctx, as_json: bool) -> None:
     injection = data.get("injection") or {}
     if injection.get("mode") == "focused":
         click.echo(f"Injection: focused (SPEC §15; set in the {injection.get('source')} settings)")
+    private = data.get("private") or {}
+    if private.get("private"):  # SPEC §18
+        click.echo(f"Private: until {private['until']} (nothing is injected or recorded; `memtui private off`)")
     if data["unreviewed"]:
         waiting = data["unreviewed"]
         click.echo(f"{waiting} {'memory awaits' if waiting == 1 else 'memories await'} review: memtui review")
@@ -673,6 +722,11 @@ git_commands.register(main)
 from memtui.cli.review import review_ as _review  # noqa: E402  (its own module: a group of three commands)
 
 main.add_command(_review)
+
+from memtui.cli.forgetting import COMMANDS as _forgetting  # noqa: E402  (SPEC §18: pin, unpin, expire, forecast, private)
+
+for _command in _forgetting:
+    main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover  (through the console script's entry: the hook's route first)
     from memtui.cli.entry import main as entry

@@ -87,8 +87,8 @@ def build_server(paths: Paths) -> Any:
             try:
                 gate.check(settings)
                 answer = fn(*args, **kwargs)
-            except outbound.MemoryOff:  # the whole answer, without the SDK's "Error executing tool"
-                return CallToolResult(content=[TextContent(type="text", text=outbound.MEMORY_OFF)], is_error=True)
+            except outbound.MemoryOff as exc:  # the whole answer, without the SDK's "Error executing tool"
+                return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
             except ToolError as exc:  # (any other exception's text the SDK keeps on the server)
                 raise ToolError(gate.text(str(exc), settings)) from None
             return gate.result(answer, settings)

@@ -260,6 +260,7 @@ def edit(store: MemoryStore, entry: Entry | str, text: str, layer: str | None = 
         entry = get_entry(store, entry, layer)
     new = _guard(store.edit_entry, entry, text)
     review.edited(store, new)  # an edit is a review (SPEC §12)
+    _keep_flags(store, entry, new)
     return new
 
 
@@ -280,6 +281,21 @@ def keep_both(store: MemoryStore, a: Entry, b: Entry) -> Change:
     from .supersede import keep_both as keep
 
     return _guard(keep, store, a, b)
+
+
+def _keep_flags(store: MemoryStore, old: Entry, new: Entry | None) -> None:
+    """memtui's own edit keeps the entry's own pin and expiry (SPEC §18) under its new id (a copy:
+    undoing the edit finds them under the old one still). Never raises: the edit is written."""
+    if new is None or new.id == old.id:
+        return
+    try:
+        flags = store.entry_flags(old.id)
+        if flags:
+            store.log.entry_flags.put([(new.id, new.layer, flags)])
+    except Exception as exc:  # noqa: BLE001 - a pin not carried over is said in the log, the edit stands
+        import logging
+
+        logging.getLogger("memtui.actions").warning("pin and expiry not carried over to the edited entry: %s", exc)
 
 
 def plan_delete(store: MemoryStore, entries: Iterable[Entry]) -> PlannedDelete:

@@ -54,6 +54,10 @@ def status(paths: Paths) -> dict[str, Any]:
             "retrieval": model_status(settings),  # §13: the mode in use and its model, or why keyword
             "injection": {"mode": settings.injection, "source": settings.injection_source},  # §15
         }
+        if settings.private_until is not None:  # §18: private mode, and until when
+            from .forgetting_actions import private_state
+
+            data["private"] = private_state(settings)
         if hybrid_off_reason(data["retrieval"]):
             data["errors"].append(Problem(str(paths.global_settings), hybrid_off_reason(data["retrieval"])).as_dict())
         if store.database.backup_path:
@@ -114,7 +118,8 @@ def repair(paths: Paths) -> RepairReport:
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
 KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "already_loaded",
-         "over_limit", "unreviewed", "conflict", "never_fires", "contradiction")
+         "over_limit", "unreviewed", "conflict", "never_fires", "contradiction",
+         "expired", "to_evict")
 NEVER_INJECTED_DAYS = 30
 
 # Extensions of files people name in memories (source, config, docs). A dotted word with any
@@ -472,6 +477,8 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
         out += conflicts(store)
     if "contradiction" in kinds:
         out += contradictions(store, entries)
+    if "expired" in kinds or "to_evict" in kinds:
+        out += forgetting(store, settings, entries, kinds)
     return out
 
 
@@ -541,6 +548,33 @@ def contradictions(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
             out.append(Finding("contradiction", mine.source_ref,
                                f"{found.kind}: says {said.shown} where {theirs.source_ref} says {other_said.shown}",
                                mine.id, mine.layer, other_id=theirs.id, other_source=theirs.source_ref))
+    return out
+
+
+def forgetting(store: MemoryStore, settings: Settings, entries: list[Entry], kinds: tuple[str, ...] = KINDS,
+               now: float | None = None) -> list[Finding]:
+    """SPEC §18: `expired` entries (left out of every injection) and, with decay on, the
+    `to_evict` ones (strength below 0.1), each with what to do."""
+    from .forgetting import TO_EVICT, iso
+    from .forgetting_actions import ActionError, entry_vitals
+
+    try:
+        vit = entry_vitals(store, settings, now, entries)
+    except ActionError as exc:
+        return [Finding("index", str(store.paths.db_path), str(exc))]
+    out = []
+    for e in entries:
+        v = vit.get(e.id)
+        if v is None or e.archived:
+            continue
+        if v.expired and "expired" in kinds and v.expires is not None:
+            out.append(Finding("expired", e.source_ref, f"expired {iso(v.expires)[:16].replace('T', ' ')} UTC: left out "
+                               "of every injection; delete it, or lift its expiry (`expires:` in its file, "
+                               "`memtui expire REF never`)", e.id, e.layer))
+        elif v.level == TO_EVICT and "to_evict" in kinds and v.strength is not None:
+            out.append(Finding("to_evict", e.source_ref, f"strength {v.strength:.2f}, unused since "
+                               f"{iso(v.last_used)[:10]}: archive it (`status: archived`) or delete it "
+                               "(`memtui delete REF`); `memtui pin REF` keeps it", e.id, e.layer))
     return out
 
 

@@ -147,6 +147,8 @@ def record(db_path: str | Path, result: InjectionResult, workspace: str | Path, 
     db_path = Path(db_path)
     if result.disabled_reason == "switch_off":
         return RecordOutcome(skipped="memory is off")
+    if result.disabled_reason == "private":  # SPEC §18: private mode records nothing
+        return RecordOutcome(skipped="private mode")
     stamp = now_ms() if at_ms is None else at_ms
     row = (
         stamp,

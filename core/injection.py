@@ -84,6 +84,7 @@ def inactive_status(view: LayerCandidates, pos: int) -> CandidateStatus:
     """Step 2: a candidate that is not active is listed `archived`, or `superseded` when §17's
     `supersede` replaced it."""
     return SUPERSEDED if view.entry(pos).superseded_by else ARCHIVED
+EXPIRED = CandidateStatus.EXPIRED
 
 class Made(NamedTuple):
     """A line made of an entry's text (steps 8 and 9). The prepared index saves it as a plain
@@ -508,6 +509,8 @@ class InjectionResult:
     retrieval: RetrievalStatus | None = None  # §13, shown only when hybrid retrieval was asked for
     now: str | None = None  # §13 decay: the time ages were measured at (ISO), shown only with decay on
     files: tuple[str, ...] | None = None  # §16: the files in context, shown when given or looked for
+    # §18, with decay on: id -> (strength, level) of every candidate, added to each in `preview --json`
+    strengths: dict[str, tuple[float, str]] | None = None
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
     _status_counts: dict[str, int] | None = field(default=None, repr=False)
@@ -545,6 +548,8 @@ class InjectionResult:
         """The fold title: `3 memories injected · 412/2000 tokens · truncated`."""
         if self.disabled_reason == "switch_off":
             return "memory is off for this workspace · `memtui enable` turns it on"
+        if self.disabled_reason == "private":
+            return "private mode: nothing is injected or recorded · `memtui private off` ends it"
         noun = "memory" if self.count == 1 else "memories"
         parts = [f"{self.count} {noun} injected", f"{self.tokens}/{self.budget.get('total', 0)} tokens"]
         if self.truncated:
@@ -577,8 +582,16 @@ class InjectionResult:
         if self.files is not None:
             data["files"] = list(self.files)
         if candidates:
-            data["candidates"] = [c.as_dict() for c in self.iter_candidates()]
+            data["candidates"] = [self._with_strength(c.as_dict()) for c in self.iter_candidates()]
         return data
+
+    def _with_strength(self, candidate: dict[str, object]) -> dict[str, object]:
+        """SPEC §18: a candidate's strength and level, after its own fields, when decay is on."""
+        if self.strengths is not None:
+            found = self.strengths.get(str(candidate["id"]))
+            if found is not None:
+                candidate["strength"], candidate["level"] = round(found[0], 4), found[1]
+        return candidate
 
     def to_json(self) -> str:
         """`json.dumps(self.as_dict(), ensure_ascii=False)`, byte for byte; each candidate
@@ -589,6 +602,8 @@ class InjectionResult:
         """`to_json()` in pieces, to be written one after the other: tens of thousands of
         candidates make tens of megabytes, which are then never joined into one string.
         Everything is read before the list is returned (a damaged section raises here)."""
+        if self.strengths is not None:  # §18: every candidate made whole (decay read every entry anyway)
+            return [json.dumps(self.as_dict(), ensure_ascii=False)]
         head = json.dumps(self.as_dict(candidates=False), ensure_ascii=False)
         pieces: list[str] = [head[:-1] + ', "candidates": [']
         append = pieces.append
@@ -761,14 +776,19 @@ class _Plan:
                  layers: list[tuple[LayerCandidates, Mapping[int, int], int]], maker: LineMaker,
                  floats: Mapping[str, FloatScores] | None = None,
                  held: Mapping[str, frozenset[int]] | None = None,
-                 out_of_scope: Mapping[str, frozenset[int]] | None = None):
+                 held_as: Mapping[str, Mapping[int, CandidateStatus]] | None = None):
         self.q = q
         self.settings = settings
         self.layers = layers
         self.maker = maker
         self.floats = floats or {}
-        self.held = held or {}  # layer -> active positions left out as unreviewed or out of scope
-        self.out_of_scope = out_of_scope or {}  # layer -> those of them out of scope (SPEC §16)
+        self.held = held or {}  # layer -> active positions held back (unreviewed, out of scope, expired)
+        self.held_as = held_as or {}  # layer -> position -> its status, where it is not `unreviewed`
+
+    def held_status(self, layer: str, pos: int) -> CandidateStatus:
+        """The status of a position held back: `expired` (SPEC §18), `out_of_scope` (§16), else
+        `unreviewed` (§12)."""
+        return self.held_as.get(layer, {}).get(pos, UNREVIEWED)
 
     def status_counts(self, included: list[Candidate]) -> dict[str, int]:
         """The statuses `decisions()` would give, counted from the scores alone: in a layer the
@@ -783,9 +803,10 @@ class _Plan:
             floats = self.floats.get(view.layer)
             held = self.held.get(view.layer, frozenset())
             n = view.n_active - len(held)
-            out_of_scope = len(self.out_of_scope.get(view.layer, ()))
-            out[UNREVIEWED] += len(held) - out_of_scope
-            out[OUT_OF_SCOPE] += out_of_scope
+            held_as = self.held_as.get(view.layer, {})
+            out[UNREVIEWED] += len(held) - len(held_as)
+            for status in held_as.values():
+                out[status] += 1
             if gate <= 0.0:
                 passing = n
             elif floats is not None:
@@ -832,21 +853,20 @@ class _Plan:
                          ) -> Iterator[tuple[LayerCandidates, int, float, CandidateStatus, tuple[float, float] | None]]:
         floats = self.floats.get(view.layer)
         held = self.held.get(view.layer, frozenset())
-        scoped_out = self.out_of_scope.get(view.layer, frozenset())
         fill = LayerFill(view, shared, nq, self.settings, allowance, self.maker, floats, held)
         rank = view.rank
         if floats is None:
             for pos, score, status in fill.walk(everything=True):
                 yield view, pos, score, status, None
             for pos in sorted(held, key=lambda p: (rank[p], -shared.get(p, 0), p)):
-                yield view, pos, share(shared.get(pos, 0), nq), OUT_OF_SCOPE if pos in scoped_out else UNREVIEWED, None
+                yield view, pos, share(shared.get(pos, 0), nq), self.held_status(view.layer, pos), None
             for score, pos in archived_order(view, self.q):
                 yield view, pos, score, inactive_status(view, pos), None
             return
         for pos, score, status in fill.walk(everything=True):
             yield view, pos, score, status, floats.parts(pos)
         for pos in floats.held_order(rank, held):
-            yield view, pos, floats.score[pos], OUT_OF_SCOPE if pos in scoped_out else UNREVIEWED, floats.parts(pos)
+            yield view, pos, floats.score[pos], self.held_status(view.layer, pos), floats.parts(pos)
         for score, pos in floats.archived_order(rank, view.size):
             yield view, pos, score, inactive_status(view, pos), floats.parts(pos)
 
@@ -880,13 +900,16 @@ def disabled_reason(count: int, every_layer_failed: bool, any_candidates: bool, 
 def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Settings, query: str,
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
            errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None,
-           unreviewed: frozenset[str] = frozenset(), files: Files = ()) -> InjectionResult:
+           unreviewed: frozenset[str] = frozenset(), files: Files = (),
+           expired: frozenset[str] = frozenset()) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
     `LayerCandidates` (the prepared index's, the store's). `extra`: the §13 semantic scores
     and decay factors of a layer, computed by the caller (without it, §5 exactly).
     `unreviewed`: ids of entries left out as candidates with status `unreviewed` (SPEC §12).
     `files`: the files in context (SPEC §16), workspace-relative, or a function giving them
-    (called only when a layer has scoped entries)."""
+    (called only when a layer has scoped entries). `expired`: ids left out with status
+    `expired` (SPEC §18). The three are held back at step 2 and listed after the layer's
+    other candidates."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -895,10 +918,18 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
         result.disabled_reason = "switch_off"
         result._candidates = []
         return _finish(result, started)
+    if settings.private:  # SPEC §18: private mode injects nothing, said as private
+        result.disabled_reason = "private"
+        result._candidates = []
+        return _finish(result, started)
 
+    context = Context(files)
     if settings.injection == "focused":  # SPEC §15: steps F2-F12 (docs/injection.md)
-        result = inject_focused(result, {layer: _candidates(layer, layers.get(layer, ())) for layer in LAYERS},
-                                settings, query, failed_layers, extra, unreviewed)
+        views: dict[str, LayerCandidates] = {layer: _candidates(layer, layers.get(layer, ())) for layer in LAYERS}
+        result = inject_focused(result, views, settings, query, failed_layers, extra,
+                                {layer: held_back(view, unreviewed, expired, context) for layer, view in views.items()})
+        if context.asked or (not callable(files) and files):
+            result.files = context.files
         return _finish(result, started)
 
     q = terms(query)  # 3. Terms
@@ -909,15 +940,12 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     planned: list[tuple[LayerCandidates, Mapping[int, int], int]] = []
     floated: dict[str, FloatScores] = {}
     held_by_layer: dict[str, frozenset[int]] = {}
-    scoped_out: dict[str, frozenset[int]] = {}
-    context = Context(files)
+    held_as_by_layer: dict[str, dict[int, CandidateStatus]] = {}
     for layer in LAYERS:
         view = _candidates(layer, layers.get(layer, ()))  # 2. Candidates
-        held = view.positions_of(unreviewed) if unreviewed else frozenset()  # ... less the unreviewed
-        out = out_of_scope(view.scoped(), context)  # ... less the out of scope (SPEC §16)
-        if out:
-            scoped_out[layer] = out
-            held |= out
+        held, held_as = held_back(view, unreviewed, expired, context)  # ... less those held back
+        if held_as:
+            held_as_by_layer[layer] = held_as
         if held:
             held_by_layer[layer] = held
         shared = view.shared(q)  # 4. Score: |Q ∩ M| of the entries sharing a term
@@ -941,7 +969,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
             result.included += fill.included
         result.layer_budget[layer] = (fill.used, allowance, budget.carry)
         budget.spend(allowance, fill.used)
-    result._plan = _Plan(q, settings, planned, maker, floated, held_by_layer, scoped_out)
+    result._plan = _Plan(q, settings, planned, maker, floated, held_by_layer, held_as_by_layer)
     if context.asked or (not callable(files) and files):
         result.files = context.files
 
@@ -953,6 +981,19 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     result.chars = len(result.text)
     result.disabled_reason = disabled_reason(result.count, failed_layers >= set(LAYERS), any_candidates, any_passing)
     return _finish(result, started)
+
+
+def held_back(view: LayerCandidates, unreviewed: frozenset[str], expired: frozenset[str],
+              context: Context) -> tuple[frozenset[int], dict[int, CandidateStatus]]:
+    """Step 2's active entries held back, listed after the layer's other candidates: the
+    expired (SPEC §18), else those whose file's scope matches no file in context (§16), else
+    the unreviewed (§12). The positions, and the status of each that is not `unreviewed`."""
+    gone = view.positions_of(expired) if expired else frozenset()
+    scoped_out = out_of_scope(view.scoped(), context)
+    held = (view.positions_of(unreviewed) if unreviewed else frozenset()) | scoped_out | gone
+    held_as = {pos: OUT_OF_SCOPE for pos in scoped_out}
+    held_as.update((pos, EXPIRED) for pos in gone)
+    return held, held_as
 
 
 def _candidates(layer: str, given: Sequence[Entry] | LayerCandidates) -> LayerCandidates:
@@ -974,15 +1015,18 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
 # ---------------------------------------------------------------------- SPEC §15: focused
 def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates], settings: Settings, query: str,
                    failed_layers: frozenset[str] = frozenset(), extra: Mapping[str, ExtraScores] | None = None,
-                   unreviewed: frozenset[str] = frozenset()) -> InjectionResult:
+                   held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]] | None = None
+                   ) -> InjectionResult:
     """`memory.injection: "focused"`: the rule of docs/injection.md, steps F2-F12, over the
     layers' candidates (the switch is the caller's). Every candidate is scored (`core.focused`);
-    the steps it shares with §5 (lines, cost, budget, render, flags) are §5's own."""
-    # F2. Candidates: the active entries of each layer, less the unreviewed (SPEC §12)
+    the steps it shares with §5 (lines, cost, budget, render, flags) are §5's own. `held_back`:
+    each layer's active positions held back at step 2 (`held_back`), with their statuses."""
+    # F2. Candidates: the active entries of each layer, less those held back (unreviewed, out of scope, expired)
     in_play: dict[str, list[int]] = {}
     held: dict[str, list[int]] = {}
+    held_as: dict[str, Mapping[int, CandidateStatus]] = {}
     for layer, view in views.items():
-        out = view.positions_of(unreviewed) if unreviewed else frozenset()
+        out, held_as[layer] = (held_back or {}).get(layer, (frozenset(), {}))
         in_play[layer] = [p for p in range(view.n_active) if p not in out]
         held[layer] = sorted(out)
     # F3. Terms
@@ -1062,9 +1106,10 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
                 included.append(c)
             result.truncated |= status == BUDGET
         for pos in sorted(held[layer], key=lambda p: (-ws[p].score, p)):
-            candidates.append(Candidate(view, pos, ws[pos].score, UNREVIEWED, maker, None, ws[pos]))
+            candidates.append(Candidate(view, pos, ws[pos].score, held_as[layer].get(pos, UNREVIEWED), maker, None,
+                                        ws[pos]))
         for pos in sorted(range(view.n_active, view.size), key=lambda p: (-ws[p].score, p)):
-            candidates.append(Candidate(view, pos, ws[pos].score, ARCHIVED, maker, None, ws[pos]))
+            candidates.append(Candidate(view, pos, ws[pos].score, inactive_status(view, pos), maker, None, ws[pos]))
         if included:
             blocks.append((HEADERS[layer], [c.line for c in included]))
             result.included += included

@@ -90,8 +90,8 @@ def load_detectors() -> None:
 class MemoryOff(Exception):
     """Memory is off for the workspace: nothing of it may be handed to a model."""
 
-    def __init__(self) -> None:
-        super().__init__(MEMORY_OFF)
+    def __init__(self, message: str = MEMORY_OFF) -> None:
+        super().__init__(message)
 
 
 def _wanted(settings: Settings | bool) -> bool:
@@ -144,6 +144,14 @@ def injection_text(result: InjectionResult) -> str:
     return result.text
 
 
+def private_message(settings: Settings) -> str:
+    """What a model gets while private mode is on (SPEC §18)."""
+    from datetime import UTC, datetime
+
+    until = datetime.fromtimestamp(settings.private_until or 0, tz=UTC).replace(microsecond=0).isoformat()
+    return f"memory is private until {until}: nothing is recalled or learned"
+
+
 def why_not_forget(entry: Entry, paths: Paths) -> str | None:
     """Why a model may not delete `entry` through MCP, or None when it may: a project memory
     under this workspace's memory root, or a conversation memory (the store holds only this
@@ -178,6 +186,8 @@ class Outbound:
         """`settings` when memory is on for the workspace; `MemoryOff` otherwise."""
         if not settings.enabled:
             raise MemoryOff()
+        if settings.private:  # SPEC §18: answered like memory off, said as private
+            raise MemoryOff(private_message(settings))
         return settings
 
     def text(self, text: str, settings: Settings | bool) -> str:

@@ -33,6 +33,7 @@ class Retrieval:
     extra: dict[str, ExtraScores] = field(default_factory=dict)
     shown: RetrievalStatus | None = None  # `retrieval` of `preview --json`: mode, model, or why keyword
     now: str | None = None  # `now` of `preview --json` when decay is on
+    strengths: dict[str, tuple[float, str]] | None = None  # §18: id -> (strength, level) when decay is on
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -97,7 +98,7 @@ def active(settings: Settings) -> bool:
 
 def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidates], query: str,
             now: float | None = None, session: SemanticSession | None = None,
-            prepared_stamp: tuple[str, str] | None = None) -> Retrieval:
+            prepared_stamp: tuple[str, str] | None = None, flags: Mapping[str, Any] | None = None) -> Retrieval:
     """The §13 scores of every position of `layers` for `query`. `prepared_stamp`: (name,
     state) of the prepared index file the layers were read from, unchanged while they were."""
     out = Retrieval()
@@ -115,7 +116,8 @@ def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidat
     if settings.half_life_days is not None:
         moment = time.time() if now is None else now
         out.now = iso(moment)
-        decay = _decay(paths, settings.half_life_days, layers, moment, out.problems)
+        out.strengths = {}
+        decay = _decay(paths, settings.half_life_days, layers, moment, out.problems, flags or {}, out.strengths)
     for layer in layers:
         if layer in semantic or layer in decay:
             out.extra[layer] = ExtraScores(semantic.get(layer), decay.get(layer))
@@ -226,9 +228,13 @@ def _fields(view: LayerCandidates, names: tuple[str, ...]) -> Iterator[tuple[Any
 
 
 def _decay(paths: Paths, half_life: float, layers: Mapping[str, LayerCandidates], now: float,
-           problems: list[Problem]) -> dict[str, list[float]]:
+           problems: list[Problem], flags: Mapping[str, Any] | None = None,
+           strengths: dict[str, tuple[float, str]] | None = None) -> dict[str, list[float]]:
     """`0.5 ** (age / N)`, age in days since the entry was last injected (§11 history, this
-    workspace) or updated, whichever is later; never negative."""
+    workspace) or updated, whichever is later; never negative. A pinned entry (its file's
+    `pinned: true`, or its own pin in `flags`) does not decay: 1 (SPEC §18). Each factor is
+    the entry's strength, kept with its level in `strengths` when given."""
+    from .forgetting import level_of
     try:
         injected = history_stats(paths.db_path, paths.workspace) if paths.db_path.exists() else {}
     except Exception as exc:  # the history is an input, not a requirement: ages from updates alone
@@ -237,12 +243,19 @@ def _decay(paths: Paths, half_life: float, layers: Mapping[str, LayerCandidates]
     out: dict[str, list[float]] = {}
     for layer, view in layers.items():
         factors = []
-        for entry_id, updated_at in _fields(view, ("id", "updated_at")):
-            last = updated_at
-            hit = injected.get(entry_id)
-            if hit is not None:
-                last = max(last, hit[1] / 1000.0)
-            age = max(0.0, now - last) / DAY
-            factors.append(0.5 ** (age / half_life))
+        for entry_id, updated_at, pinned in _fields(view, ("id", "updated_at", "pinned")):
+            own = flags.get(entry_id) if flags else None
+            if pinned or (own is not None and own.pinned):
+                factor = 1.0
+            else:
+                last = updated_at
+                hit = injected.get(entry_id)
+                if hit is not None:
+                    last = max(last, hit[1] / 1000.0)
+                age = max(0.0, now - last) / DAY
+                factor = 0.5 ** (age / half_life)
+            factors.append(factor)
+            if strengths is not None:
+                strengths[entry_id] = (factor, level_of(factor))
         out[layer] = factors
     return out

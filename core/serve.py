@@ -30,18 +30,45 @@ def _inject(paths: Paths, layers: Mapping[str, LayerCandidates], settings: Setti
             session: Any = None, prepared_stamp: tuple[str, str] | None = None,
             unreviewed: frozenset[str] = frozenset(), files: Files = ()) -> InjectionResult:
     """`inject`, with the §13 scores when a §13 setting is on (their module, and numpy with
-    it, is imported only then)."""
+    it, is imported only then), and the expired entries (SPEC §18) left out."""
+    expired, flags = _expired(paths, settings, layers, now, errors)
     if not (settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None)):
         return inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
-                      errors=errors, unreviewed=unreviewed, files=files)
+                      errors=errors, unreviewed=unreviewed, files=files, expired=expired)
     from .retrieval import compute
 
-    extra = compute(paths, settings, layers, query, now=now, session=session, prepared_stamp=prepared_stamp)
+    extra = compute(paths, settings, layers, query, now=now, session=session, prepared_stamp=prepared_stamp,
+                    flags=flags)
     result = inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
-                    errors=errors + extra.problems, extra=extra.extra, unreviewed=unreviewed, files=files)
+                    errors=errors + extra.problems, extra=extra.extra, unreviewed=unreviewed, files=files, expired=expired)
     result.retrieval = extra.shown
     result.now = extra.now
+    result.strengths = extra.strengths
     return result
+
+
+def _expired(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidates], now: float | None,
+             errors: list[Problem]) -> tuple[frozenset[str], dict[str, Any]]:
+    """SPEC §18: the ids expired at `now` (a file's `expires`, kept per layer so no row is read,
+    and the entries' own in memtui's table) and the entries' own flags, for the decay."""
+    if not settings.enabled or settings.private:
+        return frozenset(), {}
+    from .forgetting import expired_ids, safe_flags
+
+    flags, problem = safe_flags(paths.db_path)
+    if problem:
+        errors.append(Problem(str(paths.db_path), problem))
+    expiring = [item for view in layers.values() for item in _expiring_of(view).items()]
+    if not expiring and not any(f.expires is not None for f in flags.values()):
+        return frozenset(), flags
+    return expired_ids(expiring, flags, time.time() if now is None else now), flags
+
+
+def _expiring_of(view: LayerCandidates) -> dict[str, float]:
+    found = getattr(view, "expiring", None)
+    if found is not None:
+        return dict(found())
+    return {e.id: e.expires for e in (view.entry(p) for p in range(view.size)) if e.expires is not None}
 
 
 def inject_from_store(store: MemoryStore, settings: Settings, query: str, now: float | None = None,
@@ -111,7 +138,7 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
     started = time.perf_counter()
     paths = Paths.resolve(home=home, workspace=workspace)
     settings = load_settings(paths)
-    if not settings.enabled:
+    if not settings.enabled or settings.private:  # off, or private (SPEC §18): nothing is read
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
 
     def answer(prepared: Prepared) -> InjectionResult:

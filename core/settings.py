@@ -7,6 +7,7 @@ import errno
 import json
 import math
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,7 @@ class Settings:
     injection_source: str = "default"  # workspace | global | default
     half_life_days: float | None = None  # SPEC §13 decay; None = off
     require_review: bool = False  # memory.requireReview (SPEC §12): unreviewed entries are left out
+    private_until: float | None = None  # memory.privateUntil (SPEC §18): seconds since the epoch; None = off
     theme: str = DEFAULT_THEME
     problems: list[Problem] = field(default_factory=list)
     unreadable: list[Problem] = field(default_factory=list)  # settings files that could not be read at all
@@ -74,6 +76,11 @@ class Settings:
     invalid: dict[tuple[str, ...], tuple[str, str]] = field(default_factory=dict)
     global_path: Path | None = None
     workspace_path: Path | None = None
+
+    @property
+    def private(self) -> bool:
+        """Private mode (SPEC §18): `memory.privateUntil` is still ahead; it ends by itself."""
+        return self.private_until is not None and time.time() < self.private_until
 
     @property
     def unknown_because(self) -> Problem | None:
@@ -260,6 +267,8 @@ def load_settings(paths: Paths) -> Settings:
         _read_decay(s, memory["decay"], gpath)
     if "injection" in memory and s.injection_source != "workspace":
         _read_injection(s, memory["injection"], gpath, "global")
+    if memory.get("privateUntil") is not None:
+        _read_private(s, memory["privateUntil"], gpath)
     return s
 
 
@@ -274,6 +283,17 @@ def _read_injection(s: Settings, value: Any, path: Path, which: str) -> None:
         key = ("memory", "injection") if which == "global" else ("workspace", "memory", "injection")
         _invalid(s, key, value, Problem(
             str(path), f"memory.injection must be \"muse\" or \"focused\", not {_shown(value)}; ignored"))
+
+
+def _read_private(s: Settings, value: Any, gpath: Path) -> None:
+    from .forgetting import private_until
+
+    try:
+        s.private_until = private_until(value)
+    except (ValueError, TypeError) as exc:
+        _invalid(s, ("memory", "privateUntil"), value, Problem(
+            str(gpath), f"memory.privateUntil {exc if str(exc).startswith('must') else 'must be an ISO time'}, "
+                        f"not {_shown(value)}; private mode is off"))
 
 
 def _switch(memory: dict[str, Any], key: str, current: bool, gpath: Path, s: Settings) -> bool:

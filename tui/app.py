@@ -32,6 +32,7 @@ from memtui.core.store.prepared import Prepared
 from memtui.themes import load_themes
 
 from . import screens
+from .forgetting import private_label
 from .insights import DoctorProcess
 from .main_screen import COMPACT_HEIGHT, COMPACT_WIDTH, MainScreen
 from .messages import (
@@ -518,6 +519,13 @@ class MemtuiApp(App[None]):
         demo = " · demo" if self.demo else ""
         waiting = f" · {len(self.inbox)} to review (i)" if self.inbox else ""
         indexing = f" · indexing {self._indexing} memories…" if self._indexing else ""
+        private = private_label(self.settings)  # SPEC §18: and a refresh when it ends by itself
+        timer = getattr(self, "_private_timer", None)
+        if timer is not None:
+            timer.stop()
+        if private and self.settings.private_until is not None:
+            state = f"{state} · {private}"
+            self._private_timer = self.set_timer(max(0.1, self.settings.private_until - time.time()), self.reload_settings)
         self.sub_title = f"{escape_name(self.paths.workspace.name)} · {state}{demo}{waiting}{indexing}"
 
     def _theme_changed(self, theme: Theme) -> None:
@@ -783,6 +791,9 @@ class MemtuiApp(App[None]):
                   "inbox": "Inbox: what the assistant learned, to accept (a; A: all), edit (e) or reject (x); u undoes",
                   "reload": "Reload every memory file, the database and the settings",
                   "undo_log": "Undo log: memtui's changes, newest first",
+                  "pin": "Pin or unpin the selected memory: a pinned one does not decay (u undoes it)",
+                  "forecast": "Forecast: the memories whose level changes or that expire within 7 days",
+                  "toggle_private": "Private mode on for an hour, or off: nothing is injected or recorded meanwhile",
                   "open_detail": "On a small terminal (the detail view hidden): the selected memory in full, "
                                  "with its fields and the doctor's reasons"}
         rows = [(names.get(b.key, b.key), longer.get(b.action, b.description))

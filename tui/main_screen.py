@@ -36,7 +36,7 @@ from memtui.core.serve import inject_from_store
 from memtui.core.settings import load_settings
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared
 
-from . import screens
+from . import forgetting, screens
 from .messages import (
     ContradictionSettled,
     DeleteAsked,
@@ -78,9 +78,10 @@ COMPACT_HEIGHT = 30
 TYPING_ACTIONS = {"focus_filter", "focus_query", "new", "edit", "edit_external", "delete", "undo", "undo_log",
                   "toggle_fold", "toggle_memory", "settings", "focus_pane", "reload", "help", "quit", "cycle_order", "findings",
                   "inbox"}
+TYPING_ACTIONS |= {"pin", "toggle_private", "forecast"}  # SPEC §18 (tui/forgetting.py)
 
 
-class MainScreen(Screen[None]):
+class MainScreen(forgetting.ForgettingKeys, Screen[None]):
     """The three panes, the filter, the detail view and the injection preview, wired by
     messages; its length is the key bindings of the main view and their handlers (a binding
     and its action live here; a write goes to the app's worker, whose typed outcome the app
@@ -105,6 +106,9 @@ class MainScreen(Screen[None]):
         Binding("3", "focus_pane('conversation')", "Conversation", show=False, id="main.pane_conversation"),
         Binding("o", "cycle_order", "Order", show=False, id="main.order"),  # the panes' subtitles say it
         Binding("D", "findings", "Doctor", show=False, id="main.findings"),
+        Binding("P", "pin", "Pin", show=False, id="main.pin"),  # SPEC §18: pin / unpin the selected memory
+        Binding("F", "forecast", "Forecast", show=False, id="main.forecast"),
+        Binding("X", "toggle_private", "Private", show=False, id="main.private"),  # the header says when it is on
         Binding("r", "reload", "Reload", show=False, id="main.reload"),
         Binding("enter", "open_detail", "Detail", show=False, id="main.detail"),  # small terminals: no detail pane
         Binding("escape", "leave_input", "Leave input", id="main.back"),
@@ -411,7 +415,8 @@ class MainScreen(Screen[None]):
         app = self.memtui
         try:
             self.query_one(DetailView).show(entry, app.findings_by_entry.get(entry.id, ()) if entry else (),
-                                            app.history.get(entry.id) if entry else None)
+                                            app.history.get(entry.id) if entry else None,
+                                            forgetting.detail_line(self, entry))
         except NoMatches:  # the screen is being torn down
             pass
 
@@ -709,6 +714,15 @@ class MainScreen(Screen[None]):
             return ContradictionSettled(f"{describe(old)} is superseded by {describe(kept)}. Press u to undo.")
 
         app.write(job, "Not settled")
+
+    def action_pin(self) -> None:
+        forgetting.toggle_pin(self)
+
+    def action_toggle_private(self) -> None:
+        forgetting.toggle_private(self)
+
+    def action_forecast(self) -> None:
+        forgetting.open_forecast(self)
 
     def action_help(self) -> None:
         self.app.push_screen(screens.HelpScreen(self.memtui.help_rows()))

@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .hook_files import HookFiles
 
 
+
+class PrivateMode(Exception):
+    """Private mode is on (SPEC §18): the hook hands on nothing and says so on stderr."""
+
 def protocol(target: Target | str) -> HookProtocol:
     target = Target(target)
     if target is Target.CODEX:
@@ -83,6 +87,10 @@ def answer(target: Target | str, raw: bytes, home: str | None = None, cut: bool 
     result = build_injection(paths.workspace, prompt, home=paths.home, files=files)
     if result.disabled_reason == "switch_off":
         return proto.nothing
+    if result.disabled_reason == "private":  # SPEC §18: nothing, nothing recorded, said (on stderr) as private
+        from ..settings import load_settings
+
+        raise PrivateMode(outbound.private_message(load_settings(paths)))
     delivered = fit(result, proto)
     # Recorded before it is printed (the history never misses an injection the assistant saw),
     # waiting briefly for another writer; a record that cannot be made is dropped and said

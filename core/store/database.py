@@ -47,6 +47,9 @@ CREATE TABLE IF NOT EXISTS memtui_files (
   mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, payload TEXT);
 CREATE TABLE IF NOT EXISTS memtui_reviewed (
   key TEXT PRIMARY KEY, entry_id TEXT NOT NULL, reviewed_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS memtui_entry_flags (
+  entry_id TEXT PRIMARY KEY, layer TEXT NOT NULL, pinned INTEGER NOT NULL DEFAULT 0,
+  expires REAL, set_at INTEGER NOT NULL);
 """
 
 

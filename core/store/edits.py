@@ -44,7 +44,7 @@ from ..model import Layer
 from ..paths import MAX_FILE_BYTES, Paths, UnsafePathError
 from .conversations import Conversations
 from .database import Database
-from .index import ReviewState
+from .index import EntryFlags, ReviewState
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # a change's record in the trash (its file names and digests)
@@ -82,6 +82,17 @@ class ReviewChange:
 
 
 @dataclass
+class FlagChange:
+    """An entry's own pin or expiry changed (SPEC §18): memtui's entry-flags table, before and
+    after (`{"pinned", "expires"}`, None: no row). Undo puts `before` back."""
+
+    id: str
+    layer: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+@dataclass
 class Change:
     """One change memtui made, as kept in the undo log."""
 
@@ -93,6 +104,7 @@ class Change:
     files: list[FileChange] = field(default_factory=list)
     rows: list[RowChange] = field(default_factory=list)
     reviews: list[ReviewChange] = field(default_factory=list)
+    flags: list[FlagChange] = field(default_factory=list)  # pins and expiries (SPEC §18)
     state: str = PENDING
     conflict: str = ""  # why the last undo of it was refused (it is then passed over by a plain undo)
     folder: Path | None = None
@@ -133,10 +145,17 @@ class Change:
             raise ValueError("a row change has a field of the wrong type")
         if not all(isinstance(r.key, str) and isinstance(r.id, str) and isinstance(r.layer, str) for r in reviews):
             raise ValueError("a review change has a field of the wrong type")
+        flags_raw = data.get("flags", [])
+        if not isinstance(flags_raw, list):
+            raise ValueError("flags must be a list")
+        flags = [FlagChange(**f) for f in flags_raw]
+        if not all(isinstance(f.id, str) and all(v is None or isinstance(v, dict) for v in (f.before, f.after))
+                   for f in flags):
+            raise ValueError("a flag change has a field of the wrong type")
         return cls(
             id=str(data["id"]), time=float(data["time"]), action=str(data["action"]),
             summary=str(data.get("summary", "")), workspace=str(data.get("workspace", "")),
-            files=files, rows=rows, reviews=reviews, state=str(data.get("state", DONE)), conflict=str(data.get("conflict") or ""),
+            files=files, rows=rows, reviews=reviews, flags=flags, state=str(data.get("state", DONE)), conflict=str(data.get("conflict") or ""),
             folder=folder,
         )
 
@@ -197,6 +216,7 @@ class ChangeLog:
         # undos a killed process left half done that this log settled, not yet said to a person:
         # (the change, True when finished / False when rolled back)
         self.interrupted: list[tuple[Change, bool]] = []
+        self.entry_flags = EntryFlags(database)
 
     def take_interrupted(self) -> list[tuple[Change, bool]]:
         """The interrupted undos settled since last asked (finished: True; rolled back: False)."""
@@ -303,12 +323,13 @@ class ChangeLog:
                 rows = [r for r in change.rows if self._row_written(r)]
                 accepted = self.review_state.accepted() if change.reviews else set()
                 reviews = [r for r in change.reviews if r.key in accepted]
+                flags = [f for f in change.flags if self._flags_are(f, f.after)]
             except Exception:  # the database is locked or damaged: decide on a later read
                 continue
-            if not files and not rows and not reviews:
+            if not files and not rows and not reviews and not flags:
                 self._drop(change)
                 continue
-            change.files, change.rows, change.reviews, change.state = files, rows, reviews, DONE
+            change.files, change.rows, change.reviews, change.flags, change.state = files, rows, reviews, flags, DONE
             self._write_manifest(change)
 
     def _remove_orphans(self) -> None:
@@ -365,7 +386,7 @@ class ChangeLog:
     def apply(self, action: str, summary: str, writes: dict[Path, tuple[str, bytes | None]],
               expected: dict[Path, bytes | None], rows: list[RowChange] | None = None,
               build: Callable[[], tuple[dict[Path, tuple[str, bytes | None]], dict[Path, bytes | None]]] | None = None,
-              reviews: list[ReviewChange] | None = None) -> Change:
+              reviews: list[ReviewChange] | None = None, flags: list[FlagChange] | None = None) -> Change:
         """Make one change: files in `writes` (path -> (layer, new bytes or None to remove)),
         each of which must still hold `expected[path]`, and conversation `rows` (each written
         only while it is still `before`), and review keys in `reviews`. Logged
@@ -398,6 +419,7 @@ class ChangeLog:
                     change.files.append(FileChange(layer, rel, saved, None if data is None else sha256(data)))
                 change.rows = list(rows or [])
                 change.reviews = list(reviews or [])
+                change.flags = list(flags or [])
                 self._write_manifest(change)  # pending: written before anything changes
             except BaseException:
                 self._drop(change)
@@ -418,6 +440,8 @@ class ChangeLog:
                     change.rows = self.conversations.write_rows(change.rows)
                 if change.reviews:
                     self.review_state.add([(r.key, r.id) for r in change.reviews])
+                if change.flags:
+                    self.entry_flags.put([(f.id, f.layer, f.after) for f in change.flags])
             except BaseException:
                 for path, layer in written:  # put back what was written before the failure
                     self._put_back(path, layer, expected.get(path))
@@ -517,7 +541,17 @@ class ChangeLog:
                 raise
             except ConflictError as exc:
                 raise UndoError(str(exc)) from None
+        for flag in change.flags:
+            if not self._flags_are(flag, flag.after):
+                raise UndoError(f"the pin or expiry of {flag.id} changed since memtui set it; not restored")
         return targets
+
+    def _flags_are(self, change: FlagChange, side: dict[str, Any] | None) -> bool:
+        """Whether the entry's flags in memtui's table are `side` (None and no flag are the same)."""
+        def norm(flags: dict[str, Any] | None) -> tuple[bool, float | None]:
+            return (bool(flags.get("pinned")), flags.get("expires")) if flags else (False, None)
+
+        return norm(self.entry_flags.get(change.id)) == norm(side)
 
     def _saved(self, change: Change, name: str | None) -> bytes | None:
         if name is None:
@@ -548,6 +582,8 @@ class ChangeLog:
                 self.conversations.restore_rows(change.rows)
             if change.reviews:  # the entries await review again
                 self.review_state.remove([r.key for r in change.reviews])
+            if change.flags:
+                self.entry_flags.put([(f.id, f.layer, f.before) for f in change.flags])
         except BaseException:
             self._roll_back_undo(change, targets)
             raise
@@ -573,6 +609,11 @@ class ChangeLog:
             try:
                 self.review_state.add([(r.key, r.id) for r in change.reviews])
             except Exception:  # noqa: BLE001 - the review state stays as it is; reported by the caller's error
+                pass
+        if change.flags:
+            try:
+                self.entry_flags.put([(f.id, f.layer, f.after) for f in change.flags])
+            except Exception:  # noqa: BLE001 - the flags stay as they are; reported by the caller's error
                 pass
         change.state = DONE
         self._write_manifest(change)

@@ -4,7 +4,8 @@ The Markdown index is derived from the files and rebuildable: a row per entry in
 `memories` table (with its `file_path`, so Muse's search finds it) and, in `memtui_files`,
 each indexed file's size, mtime, hash and parsed entries (the parse cache a full load reads
 instead of re-parsing an unchanged file). The review state is the person's: the keys of the
-entries they accepted, never stored in a memory file or in Muse's tables.
+entries they accepted, never stored in a memory file or in Muse's tables; so are the entry
+flags (SPEC §18: an entry's own pin and expiry).
 """
 
 from __future__ import annotations
@@ -111,3 +112,34 @@ class ReviewState(Tables):
             conn = self.database.schema_ready()
             with conn:
                 conn.executemany("DELETE FROM memtui_reviewed WHERE key = ?", [(k,) for k in keys])
+
+
+class EntryFlags(Tables):
+    """Each entry's own pin and expiry (SPEC §18), keyed by its id like the review state: a
+    single entry of a multi-entry file, or a conversation row (Muse's table has no room)."""
+
+    def get(self, entry_id: str) -> dict[str, object] | None:
+        """The entry's flags as {"pinned", "expires"}, None when it has none."""
+        with self.database.lock:
+            if not self.database.exists():
+                return None
+            conn = self.database.open(create=False)
+            if "memtui_entry_flags" not in self.database.tables(conn):
+                return None
+            row = conn.execute("SELECT pinned, expires FROM memtui_entry_flags WHERE entry_id = ?", (entry_id,)).fetchone()
+            conn.commit()  # never hold a read snapshot
+            return None if row is None else {"pinned": bool(row[0]), "expires": row[1]}
+
+    def put(self, items: Iterable[tuple[str, str, dict[str, object] | None]]) -> None:
+        """Set (entry id, layer, flags) for each item; None or no flag set removes the entry's row."""
+        with self.database.lock:
+            conn = self.database.schema_ready()
+            stamp = now_ms()
+            with conn:
+                for entry_id, layer, flags in items:
+                    if not flags or (not flags.get("pinned") and flags.get("expires") is None):
+                        conn.execute("DELETE FROM memtui_entry_flags WHERE entry_id = ?", (entry_id,))
+                    else:
+                        conn.execute("INSERT OR REPLACE INTO memtui_entry_flags (entry_id, layer, pinned, expires, set_at) "
+                                     "VALUES (?, ?, ?, ?, ?)",
+                                     (entry_id, layer, int(bool(flags.get("pinned"))), flags.get("expires"), stamp))

@@ -41,6 +41,7 @@ _PATH_AT = ENTRY_FIELDS.index("path")
 _TEXT_AT = ENTRY_FIELDS.index("text")
 _ID_AT = ENTRY_FIELDS.index("id")
 _SOURCE_AT = ENTRY_FIELDS.index("source")
+_EXPIRES_AT = ENTRY_FIELDS.index("expires")
 _FIELD_AT = {name: i for i, name in enumerate(ENTRY_FIELDS)}
 _FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path"))
 _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
@@ -327,6 +328,7 @@ class LayerIndex:
         # the panes' order (`pane_state`): saved (a function reading its section), or found when first asked for
         self._pane: PaneState | Callable[[], PaneState] | None = None
         self._scoped: dict[int, tuple[str, ...]] | None = None  # SPEC §16: saved, or found when first asked for
+        self._expiring: dict[str, float] | None = None  # §18: saved, or found when first asked for
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None,
@@ -371,6 +373,7 @@ class LayerIndex:
                      json_pieces_many(layer, shown, made),
             "pane": self.pane(),
             "scoped": list(self.scoped().items()),
+            "expiring": self.expiring(),
         }
 
     @classmethod
@@ -385,7 +388,17 @@ class LayerIndex:
         index._pane = core.get("pane")
         scoped = core.get("scoped")
         index._scoped = None if scoped is None else {pos: tuple(globs) for pos, globs in scoped}
+        expiring = core.get("expiring")
+        index._expiring = dict(expiring) if isinstance(expiring, dict) else None
         return index
+
+    def expiring(self) -> dict[str, float]:
+        """id -> `expires` of the entries whose file sets one (SPEC §18): few, so the
+        injection finds the expired ones without reading every row."""
+        if self._expiring is None:
+            self._expiring = {entry_id: at for entry_id, at in
+                              (self.fields(p, ("id", "expires")) for p in range(self.size)) if at is not None}
+        return self._expiring
 
     def pane(self) -> PaneState:
         """The positions in the order the layer's pane lists them, and the conversation
@@ -770,6 +783,13 @@ class PatchedLayer:
         self._pane = (array("i", chain.from_iterable(group[1] for group in out)), [group[2] for group in out])
         return self._pane
 
+    def expiring(self) -> dict[str, float]:
+        """`LayerIndex.expiring` of the whole layer: the saved layer's, less the entries taken out."""
+        gone = {self.base.fields(p, ("id",))[0] for p in self._removed}
+        found = {entry_id: at for entry_id, at in self.base.expiring().items() if entry_id not in gone}
+        found.update(self.added.expiring())
+        return found
+
     def all_entries(self) -> list[Entry]:
         """`LayerIndex.all_entries` of the whole layer."""
         mine, theirs = self.base.all_entries(), self.added.all_entries()
@@ -896,5 +916,6 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
     core = {"layer": _plain(base.layer), "n_active": merge.n_active, "rank": rank.tobytes(),
             "groups": _sorted_groups(rank, merge.n_active), "archived_terms": archived, "key": list(key),
             "size": merge.size, "pane": pane_state(base.layer, list(map(_PANE_OF_ROW, lists[0]))),
-            "scoped": list(scoped_rows(lists[0], merge.n_active).items())}
+            "scoped": list(scoped_rows(lists[0], merge.n_active).items()),
+            "expiring": {row[_ID_AT]: row[_EXPIRES_AT] for row in lists[0] if row[_EXPIRES_AT] is not None}}
     return core, lists, {term: found.tobytes() for term, found in postings.items()}

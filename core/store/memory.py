@@ -30,7 +30,7 @@ from ..paths import MAX_FILE_BYTES, Paths, Problem, UnsafePathError
 from . import rows as row_changes
 from .conversations import ConversationRow, Conversations
 from .database import Database, DatabaseError, now_ms
-from .edits import Change, ChangeLog, ReviewChange, RowChange
+from .edits import Change, ChangeLog, FlagChange, ReviewChange, RowChange
 from .generation import LOG_KEPT
 from .index import FileIndex, ReviewState
 from .layer_index import LineCache
@@ -518,6 +518,16 @@ class MemoryStore:
         """Record entries as reviewed (their review keys, SPEC §12) as one undoable change."""
         reviews = [ReviewChange(key, e.id, e.layer) for e, key in zip(entries, keys, strict=True)]
         return self.log.apply("accept", _summary("accept", entries), {}, {}, reviews=reviews)
+
+    def set_flags(self, action: str, entries: list[Entry], flags: list[dict[str, object] | None]) -> Change:
+        """Set entries' own pin and expiry (SPEC §18, memtui's table) as one undoable change."""
+        changes = [FlagChange(e.id, e.layer, self.log.entry_flags.get(e.id), after)
+                   for e, after in zip(entries, flags, strict=True)]
+        return self.log.apply(action, _summary(action, entries), {}, {}, flags=changes)
+
+    def entry_flags(self, entry_id: str) -> dict[str, object] | None:
+        """An entry's own pin and expiry ({"pinned", "expires"}), None when it has none."""
+        return self.log.entry_flags.get(entry_id)
 
     def workspace_conversation_id(self) -> str:
         return "memtui-" + hashlib.sha1(str(self.paths.workspace).encode()).hexdigest()[:12]

@@ -106,7 +106,8 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": _groups(rank, n),
             "archived_terms": [], "key": list(maker.key), "size": n,
             "pane": pane_state(layer, list(map(_PANE_OF_ROW, rows))),  # the TUI's pane order
-            "scoped": []}  # a conversation memory has no scope (SPEC §16)
+            "scoped": [],  # a conversation memory has no scope (SPEC §16)
+            "expiring": {}}  # a row's own expiry is in memtui's table, not in the row (SPEC §18)
     return core, [rows, shown, made, frags], {t: array("i", p).tobytes() for t, p in postings.items()}
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import markdown as md
 from ..fileio import NotRegularFile, read_regular, sha256
+from ..forgetting import expiry_value
 from ..model import Entry
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
@@ -94,6 +95,7 @@ def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
         "pinned": _pinned(meta),
         "paths": list(scope_of(meta)),  # SPEC §16: the files the memory is about
         "superseded": [list(item) for item in listed(meta)],  # SPEC §17: [entry text, by, by_text]
+        "expires": expiry_value(meta.get("expires")),  # SPEC §18
     }
 
 
@@ -151,7 +153,7 @@ def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[
         layer=layer, category=f["category"], tags=tuple(f["tags"]), source=f["source"],
         importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
         description=f["description"], updated_at=mtime if f["updated_at"] is None else f["updated_at"],
-        path=path, rel_path=rel, pinned=bool(f.get("pinned", False)), paths=tuple(f.get("paths", ())),
+        path=path, rel_path=rel, pinned=bool(f.get("pinned", False)), paths=tuple(f.get("paths", ())), expires=f.get("expires"),
     )
     return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
                        terms=frozenset(terms), **common)

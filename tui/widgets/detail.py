@@ -31,7 +31,7 @@ def injected_line(stat: tuple[Any, ...] | None) -> str:
 
 
 def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
-                      stat: tuple[Any, ...] | None = None) -> Group:
+                      stat: tuple[Any, ...] | None = None, forgetting: str = "") -> Group:
     """Text first (what people read), metadata below; every value a literal Text."""
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold dim", no_wrap=True)
@@ -63,6 +63,8 @@ def detail_renderable(entry: Entry, findings: tuple[Finding, ...] = (),
         row("superseded by", entry.superseded_by)  # the new memory's id (SPEC §17)
     row("updated", datetime.fromtimestamp(entry.updated_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC"))
     row("history", injected_line(stat))
+    if forgetting:  # SPEC §18: strength and level, pin, expiry
+        row("forgetting", forgetting)
     # the doctor's reasons come right under the text, so a short pane shows them before the fields
     flags = Table.grid(padding=(0, 1))
     flags.add_column(style="bold", no_wrap=True)
@@ -87,8 +89,8 @@ class DetailView(VerticalScroll):
         self.show(None)
 
     def show(self, entry: Entry | None, findings: tuple[Finding, ...] = (),
-             stat: tuple[Any, ...] | None = None) -> None:
-        key = (entry, findings, stat)
+             stat: tuple[Any, ...] | None = None, forgetting: str = "") -> None:
+        key = (entry, findings, stat, forgetting)
         if key == self._shown:
             return  # same entry, same fields: nothing to redraw
         self._shown = key
@@ -97,5 +99,5 @@ class DetailView(VerticalScroll):
             body.update(Text("Select a memory to see it here.", style="dim"))
             self.border_title = "Detail"
             return
-        body.update(detail_renderable(entry, findings, stat))
+        body.update(detail_renderable(entry, findings, stat, forgetting))
         self.border_title = f"Detail · {LAYER_TITLES[entry.layer]}"

@@ -45,6 +45,7 @@ BADGES = {"stale_reference": "stale", "duplicate": "dup", "unreachable": "unreac
           "invalid": "invalid", "index": "index", "unreviewed": "review", "already_loaded": "loaded",
           "over_limit": "limit", "secret": "secret", "conflict": "merge",
           "never_fires": "nofire", "contradiction": "contra"}
+BADGES.update({"expired": "expired", "to_evict": "evict"})  # SPEC §18
 
 
 def badge_for(kinds: list[str]) -> str:
