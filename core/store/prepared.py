@@ -58,7 +58,7 @@ from .rows import conversation_columns, conversation_state
 
 log = logging.getLogger("memtui.prepared")
 
-FORMAT = 7  # bump when what is saved changes
+FORMAT = 8  # bump when what is saved changes
 MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again

@@ -22,7 +22,7 @@ from ..scope import scope_of
 from ..supersession import listed, superseding_id
 from .rows import conversation_entry  # noqa: F401  (re-exported)
 
-CACHE_VERSION = 5  # bump when what is cached changes shape
+CACHE_VERSION = 6  # bump when what is cached changes shape
 
 
 def _code_digest() -> str:
