@@ -73,6 +73,21 @@ def _change(obj: Any, target: str, install: bool, project: bool, shared: bool) -
     click.echo(escape_text(change.message))
     if install and where.note:
         click.echo(escape_text(f"note: {where.note}"))
+    if install:
+        _say_if_off(obj)
+
+
+def _say_if_off(obj: Any) -> None:
+    """Memory is off by default (SPEC §4): a hook installed where it is off injects nothing
+    there, so say so, and how to turn it on, rather than let a silent hook puzzle the person."""
+    from memtui.core.display import display_path
+    from memtui.core.settings import load_settings
+
+    settings = load_settings(obj.paths)
+    if not settings.enabled:
+        click.echo(escape_text(f"note: memory is off for {display_path(obj.paths.workspace)} ({settings.enabled_why}), "
+                               "so the hook injects nothing there: run `memtui enable` in each project where you want "
+                               "it (memory is off by default)."))
 
 
 _TARGET = click.argument("target", type=click.Choice(TARGET_NAMES))

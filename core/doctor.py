@@ -26,10 +26,12 @@ from .store.database import busy_or_readonly
 log = logging.getLogger("memtui.doctor")
 
 
-def status(paths: Paths) -> dict[str, Any]:
-    """Everything `memtui status` reports, as one JSON-ready object."""
+def status(paths: Paths, no_workspace: str | None = None) -> dict[str, Any]:
+    """Everything `memtui status` reports, as one JSON-ready object. `no_workspace`: why the
+    current folder cannot be a workspace (the home folder itself, SPEC §1): the user layer alone
+    is reported then, `workspace` is null and `no_workspace` says why."""
     settings = load_settings(paths)
-    store = open_store(paths)
+    store = open_store(paths, Layer.USER if no_workspace else None)
     try:
         counts = layer_counts(store.entries())
         problems = list(settings.problems) + store.problems
@@ -52,6 +54,10 @@ def status(paths: Paths) -> dict[str, Any]:
             "index": store.conversations.health(),
             "retrieval": model_status(settings),  # §13: the mode in use and its model, or why keyword
         }
+        if no_workspace:
+            data["workspace"] = None
+            data["no_workspace"] = no_workspace
+            del data["paths"]["project_memory"], data["paths"]["workspace_settings"]
         if hybrid_off_reason(data["retrieval"]):
             data["errors"].append(Problem(str(paths.global_settings), hybrid_off_reason(data["retrieval"])).as_dict())
         if store.database.backup_path:

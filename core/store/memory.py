@@ -453,7 +453,7 @@ class MemoryStore:
                 and all(self.conversations.row(change.id) == change.before for change in plan.rows))
 
     def create_entry(self, layer: str, text: str, category: str = "", tags: Iterable[str] = (),
-                     conversation_id: str | None = None) -> Entry | None:
+                     conversation_id: str | None = None, section: str | None = None) -> Entry | None:
         text = gate.clean_text(text)
         if not text:
             raise ValueError("a memory cannot be empty")
@@ -493,8 +493,11 @@ class MemoryStore:
                 reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
                 raise ConflictError(f"{path} is not usable as memory ({reason}); not touched") from None
             with _naming(path):
-                if parsed is None:
-                    data = md.append_item(None, text, today, md.new_file_header(category, tags, today))
+                header = md.new_file_header(category, tags, today) if parsed is None else ""
+                if section:  # under that heading (made at the end when missing)
+                    data = md.append_in_section(parsed, text, today, section, header)
+                elif parsed is None:
+                    data = md.append_item(None, text, today, header)
                 else:
                     data = md.append_item(parsed, text, today)
             return {path: (layer, data.encode("utf-8"))}, {path: current}
@@ -503,6 +506,10 @@ class MemoryStore:
         self.reload(changed=[path], conversation=False, reason="write")
         with self._lock:
             new = self.scan.files.get(path)
+        if new and section:
+            wanted = " ".join(text.split())
+            return next((e for e in reversed(new.entries) if e.section == section and " ".join(e.text.split()) == wanted),
+                        None)
         return new.entries[-1] if new and new.entries else None
 
     def accept_entries(self, entries: list[Entry], keys: list[str]) -> Change:

@@ -355,7 +355,12 @@ def test_mcp_install_round_trips_every_other_key(ws, monkeypatch, client, args, 
     assert r.returncode == 0, r.stderr
     data = json.loads(path.read_text(encoding="utf-8"))
     entry = data[key]["memtui"]
-    assert entry["command"] == MEMTUI and os.path.isabs(entry["command"]) and entry["args"] == ["mcp"]
+    if args:  # a project's file is committed: plain `memtui`, found on each person's PATH
+        assert entry["command"] == "memtui"
+    else:  # the person's own file: this installation, by its absolute path
+        assert entry["command"] == MEMTUI and os.path.isabs(entry["command"])
+    # Claude Desktop starts the server in no particular folder: it is told the workspace
+    assert entry["args"] == (["-w", str(ws.workspace), "mcp"] if client == "claude-desktop" else ["mcp"])
     if client in ("vscode", "claude-code"):
         assert entry["type"] == "stdio"
     assert {k: v for k, v in data.items() if k != key} == {k: v for k, v in other.items() if k != key}
@@ -385,11 +390,12 @@ def test_mcp_install_codex_keeps_the_toml_byte_for_byte(ws, args, where):
     path = where(ws)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(CODEX_TOML, encoding="utf-8")
+    program = "memtui" if args else MEMTUI  # a project's file is committed: plain `memtui`
     assert memtui(ws, "mcp", "install", "codex", *args).returncode == 0
     text = path.read_text(encoding="utf-8")
-    assert text == CODEX_TOML.replace('[projects', f'[mcp_servers.memtui]\ncommand = "{MEMTUI}"\nargs = ["mcp"]\n\n[projects')
+    assert text == CODEX_TOML.replace('[projects', f'[mcp_servers.memtui]\ncommand = "{program}"\nargs = ["mcp"]\n\n[projects')
     doc = tomlkit.parse(text).unwrap()
-    assert doc["mcp_servers"]["memtui"] == {"command": MEMTUI, "args": ["mcp"]}
+    assert doc["mcp_servers"]["memtui"] == {"command": program, "args": ["mcp"]}
     assert doc["mcp_servers"]["git"] == {"command": "uvx", "args": ["mcp-server-git"]}
     assert "already" in memtui(ws, "mcp", "install", "codex", *args).stdout
     assert memtui(ws, "mcp", "uninstall", "codex", *args).returncode == 0
@@ -397,7 +403,7 @@ def test_mcp_install_codex_keeps_the_toml_byte_for_byte(ws, args, where):
     appended = 'model = "x"\n'  # a file without mcp_servers: the table is added at the end, and taken out again
     path.write_text(appended, encoding="utf-8")
     assert memtui(ws, "mcp", "install", "codex", *args).returncode == 0
-    assert path.read_text(encoding="utf-8") == f'model = "x"\n\n[mcp_servers.memtui]\ncommand = "{MEMTUI}"\nargs = ["mcp"]\n'
+    assert path.read_text(encoding="utf-8") == f'model = "x"\n\n[mcp_servers.memtui]\ncommand = "{program}"\nargs = ["mcp"]\n'
     assert memtui(ws, "mcp", "uninstall", "codex", *args).returncode == 0
     assert path.read_text(encoding="utf-8") == appended
 
