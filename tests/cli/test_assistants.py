@@ -24,6 +24,7 @@ from memtui.core.assistants.delivery import protocol
 from memtui.core.assistants.protocol import fit
 from memtui.core.injection import InjectionResult
 from memtui.core.serve import build_injection
+from tests.cli.run import run_cli
 from tests.helpers import enable, write
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -69,16 +70,17 @@ def run_hook(home: Path, target: Target, stdin: bytes) -> subprocess.CompletedPr
                           timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
 
 
-def memtui(paths, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([MEMTUI, "--home", str(paths.home), "-w", str(paths.workspace), *args], capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=cwd)
+def memtui(paths, *args: str) -> subprocess.CompletedProcess:
+    """An installer, the doctor, history: `memtui` as its own process, forked from the test run
+    (tests/cli/run.py; MEMTUI_TEST_SUBPROCESS=1 spawns the console script). The hooks
+    themselves (`run_hook`, `hook_shell`) always run as the assistant runs them: a new process."""
+    return run_cli(["--home", str(paths.home), "-w", str(paths.workspace), *args])
 
 
 def preview_text(paths, target: Target, prompt: str = PROMPT) -> str:
-    r = subprocess.run([MEMTUI, "--home", str(paths.home), "-w", str(paths.workspace), "preview", prompt,
-                        "--target", str(target)], capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    r = run_cli(["--home", str(paths.home), "-w", str(paths.workspace), "preview", prompt, "--target", str(target)])
     assert r.returncode == 0, r.stderr
-    return r.stdout.decode("utf-8")
+    return r.stdout
 
 
 def context_of(target: Target, out: bytes) -> str:
