@@ -31,10 +31,15 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 TARGET_NAMES = [str(t) for t in TARGETS]
 
 
+NO_WORKSPACE_NEEDED = ("status", "hook", "mcp")
+
+
 class Ctx:
     def __init__(self, home: str | None, workspace: str | None, command: str | None = None):
         self.no_workspace: str | None = None
-        if command == "status" and workspace is None:  # SPEC §1: in the home folder, the user layer
+        # SPEC §1: in the home folder, what needs no workspace still works: `status` (the user
+        # layer) and the installers of your own files (`hook install`, `mcp install` without --project)
+        if command in NO_WORKSPACE_NEEDED and workspace is None:
             from memtui.core.paths import WorkspaceError, resolve_home
 
             try:
@@ -45,6 +50,11 @@ class Ctx:
                 self.paths = Paths(home_path, home_path)  # no workspace: only the user layer is read
             return
         self.paths = _resolve(home, workspace)
+
+    def need_workspace(self) -> None:
+        """A usage error (exit 2) when there is no workspace here and the command needs one."""
+        if self.no_workspace:
+            raise click.UsageError(escape_name(self.no_workspace))
 
 
 def _resolve(home: str | None, workspace: str | None) -> Paths:

@@ -177,6 +177,7 @@ def mcp_group(ctx: click.Context) -> None:
     list_memories, preview_injection, remember, forget). `memtui mcp install CLIENT`
     registers this server with an MCP client."""
     if ctx.invoked_subcommand is None:
+        ctx.obj.need_workspace()
         serve(ctx.obj.paths)
 
 
@@ -184,6 +185,7 @@ def mcp_group(ctx: click.Context) -> None:
 @click.pass_obj
 def mcp_serve(obj: Any) -> None:
     """Serve over stdio (what plain `memtui mcp` does)."""
+    obj.need_workspace()
     serve(obj.paths)
 
 
@@ -197,6 +199,8 @@ def _register(obj: Any, client: str, install: bool, project: bool, dry_run: bool
         click.echo(escape_text(f"error: {message}"), err=True)
         raise SystemExit(1)
 
+    if project or (install and client == "claude-desktop"):  # a project's file, or the workspace to serve
+        obj.need_workspace()
     receipts = Receipts(receipts_path(obj.paths.home))
     within = obj.paths.workspace if project else None
     try:

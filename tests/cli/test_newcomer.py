@@ -99,6 +99,27 @@ def test_status_in_the_home_folder_reports_the_user_layer(tmp_path):
     assert other.returncode == 2  # a command that needs a workspace still says why
 
 
+def test_your_own_installers_work_in_the_home_folder_and_project_ones_say_why_not(tmp_path):
+    user_home = tmp_path / "me"
+    (user_home / ".muse" / "memory").mkdir(parents=True)
+    env = {"HOME": str(user_home), "MUSE_HOME": str(user_home / ".muse"), "XDG_CONFIG_HOME": str(user_home / ".config")}
+    cwd = os.getcwd()
+    os.chdir(user_home)
+    try:
+        mine = run_cli(["hook", "install", "claude-code"], env=env)
+        project = run_cli(["hook", "install", "claude-code", "--project"], env=env)
+        mcp = run_cli(["mcp", "install", "cursor"], env=env)
+        desktop = run_cli(["mcp", "install", "claude-desktop"], env=env)
+    finally:
+        os.chdir(cwd)
+    assert mine.returncode == 0 and "memtui enable" in mine.stdout, mine
+    assert "hook claude-code" in (user_home / ".claude" / "settings.json").read_text()
+    assert mcp.returncode == 0 and (user_home / ".cursor" / "mcp.json").exists(), mcp
+    for refused in (project, desktop):  # a project's file, or the workspace Claude Desktop is to serve
+        assert refused.returncode == 2 and "cannot be a workspace" in refused.stderr, refused
+    assert not (user_home / ".claude" / "settings.local.json").exists()
+
+
 # ---------------------------------------------------------------------- long memories
 def test_remember_says_the_injection_clips_a_long_memory(paths):
     enable(paths)
