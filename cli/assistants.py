@@ -59,6 +59,8 @@ def _change(obj: Any, target: str, install: bool, project: bool, shared: bool) -
     from memtui.core.assistants.hook_files import install as add
     from memtui.core.assistants.hook_files import uninstall as remove
 
+    if project:
+        obj.need_workspace()  # (your own settings file needs none: it may be installed from the home folder)
     files, name = files_of(target), protocol(target).name
     where = place(files, name, obj.paths.workspace, project, shared)
     receipts = Receipts(receipts_path(obj.paths.home))
@@ -73,6 +75,25 @@ def _change(obj: Any, target: str, install: bool, project: bool, shared: bool) -
     click.echo(escape_text(change.message))
     if install and where.note:
         click.echo(escape_text(f"note: {where.note}"))
+    if install:
+        _say_if_off(obj)
+
+
+def _say_if_off(obj: Any) -> None:
+    """Memory is off by default (SPEC §4): a hook installed where it is off injects nothing
+    there, so say so, and how to turn it on, rather than let a silent hook puzzle the person."""
+    from memtui.core.display import display_path
+    from memtui.core.settings import load_settings
+
+    if obj.no_workspace:  # the home folder: no workspace to say it of
+        click.echo("note: memory is off by default: the hook injects nothing in a project until you run "
+                   "`memtui enable` there.")
+        return
+    settings = load_settings(obj.paths)
+    if not settings.enabled:
+        click.echo(escape_text(f"note: memory is off for {display_path(obj.paths.workspace)} ({settings.enabled_why}), "
+                               "so the hook injects nothing there: run `memtui enable` in each project where you want "
+                               "it (memory is off by default)."))
 
 
 _TARGET = click.argument("target", type=click.Choice(TARGET_NAMES))

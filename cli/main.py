@@ -31,9 +31,30 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 TARGET_NAMES = [str(t) for t in TARGETS]
 
 
+NO_WORKSPACE_NEEDED = ("status", "hook", "mcp")
+
+
 class Ctx:
-    def __init__(self, home: str | None, workspace: str | None):
+    def __init__(self, home: str | None, workspace: str | None, command: str | None = None):
+        self.no_workspace: str | None = None
+        # SPEC §1: in the home folder, what needs no workspace still works: `status` (the user
+        # layer) and the installers of your own files (`hook install`, `mcp install` without --project)
+        if command in NO_WORKSPACE_NEEDED and workspace is None:
+            from memtui.core.paths import WorkspaceError, resolve_home
+
+            try:
+                self.paths = Paths.resolve(home=home)
+            except WorkspaceError as exc:
+                self.no_workspace = str(exc)
+                home_path = resolve_home(home)
+                self.paths = Paths(home_path, home_path)  # no workspace: only the user layer is read
+            return
         self.paths = _resolve(home, workspace)
+
+    def need_workspace(self) -> None:
+        """A usage error (exit 2) when there is no workspace here and the command needs one."""
+        if self.no_workspace:
+            raise click.UsageError(escape_name(self.no_workspace))
 
 
 def _resolve(home: str | None, workspace: str | None) -> Paths:
@@ -82,6 +103,18 @@ def _one_line(e: Entry) -> str:
     return escape_text(" ".join(e.text.split()))
 
 
+SHOWN_CHARS = 200  # a memory quoted in a question or a confirmation: enough to know it by
+
+
+def _quoted(e: Entry) -> str:
+    """The memory on one line, cut to SHOWN_CHARS with how long it is (a 25,000-character
+    memory is not echoed whole before `Delete it?`)."""
+    line = " ".join(e.text.split())
+    if len(line) <= SHOWN_CHARS:
+        return escape_text(line)
+    return escape_text(line[:SHOWN_CHARS - 1]) + f"… ({len(line):,} characters)"
+
+
 def _ref(e: Entry) -> str:
     return _name(e.source_ref)
 
@@ -103,7 +136,49 @@ class _TextCommand(click.Command):
                                    f"memtui {ctx.info_name} {before}-- {shlex.quote(text)}", ctx=ctx) from None
 
 
-@click.group(invoke_without_command=True, context_settings=CONTEXT)
+_GLOBAL_WITH_VALUE = ("--home", "-w", "--workspace")
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """`memtui preview -w /x q` as `memtui -w /x preview q`: the global options (`--home DIR`,
+    `-w DIR`, `--workspace DIR`, `--home=DIR`, `--workspace=DIR`, `-wDIR`) given after the
+    command move before it. Nothing after `--` moves (it is text), and an option of a command
+    is never one of these names, so no command's own option is taken."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # the options already before the command
+        if args[i] == "--":
+            return args
+        i += 2 if args[i] in _GLOBAL_WITH_VALUE else 1
+    if i >= len(args):
+        return args
+    before, rest, moved = args[:i], [args[i]], []
+    j = i + 1
+    while j < len(args):
+        arg = args[j]
+        if arg == "--":
+            rest += args[j:]
+            break
+        name, eq, _ = arg.partition("=")
+        if arg in _GLOBAL_WITH_VALUE and j + 1 < len(args):
+            moved += args[j:j + 2]
+            j += 2
+            continue
+        if (eq and name in ("--home", "--workspace")) or (arg.startswith("-w") and not arg.startswith("--") and len(arg) > 2):
+            moved.append(arg)
+        else:
+            rest.append(arg)
+        j += 1
+    return before + moved + rest
+
+
+class _Main(click.Group):
+    """memtui's group: global options are taken after the command too (`hoist_global_options`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(list(args)))
+
+
+@click.group(cls=_Main, invoke_without_command=True, context_settings=CONTEXT)
 @click.option("--home", type=click.Path(file_okay=False), envvar=None, help="Muse home (default $MUSE_HOME or ~/.muse).")
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), help="Workspace directory (default: found from the current directory).")
 @click.option("--demo", is_flag=True, help="Open the TUI on a bundled sample set in a temporary home.")
@@ -116,7 +191,7 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
     if ctx.invoked_subcommand is not None:
         if demo:
             raise click.UsageError("--demo starts the TUI; it takes no command")
-        ctx.obj = Ctx(home, workspace)
+        ctx.obj = Ctx(home, workspace, ctx.invoked_subcommand)
         return
     # The cyclic garbage collector stays off through the start-up (imports, first frames, the
     # prepared index's entries: objects that live as long as the app; its passes over them were
@@ -276,9 +351,14 @@ def list_(obj: Ctx, layer: str | None, as_json: bool, now: str | None) -> None:
 @click.option("--category", default="", help="Category for a new file: preference, knowledge, decision, pattern…")
 @click.option("--tag", "tags", multiple=True, help="Tag for a new file (repeatable).")
 @click.option("--expires", metavar="7d|DATE", help="Left out of the injection after this: a duration (12h, 7d, 2w) or a date.")
+@click.option("--section", metavar="HEADING",
+              help="Under this heading of the file (after its last entry), made at the end of the file when missing.")
 @click.pass_obj
-def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str, ...], expires: str | None) -> None:
-    """Append `- TEXT` to the user (or project) memory file."""
+def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str, ...], section: str | None,
+             expires: str | None) -> None:
+    """Append `- TEXT` to the user (or project) memory file: at its end, or under --section."""
+    if section is not None and (not section.strip() or any(c in section for c in "\r\n")):
+        raise click.BadParameter("a heading is one line of text", param_hint="--section")
     expires_at = None
     if expires is not None:
         import time
@@ -290,12 +370,12 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--expires") from None
     try:
-        actions.require_enabled(obj.paths)
+        settings = actions.require_enabled(obj.paths)
         if not text.strip():
             raise click.UsageError("TEXT is empty")
         store = actions.open_store(obj.paths)
         done = actions.remember(store, text, Layer.PROJECT if project else Layer.USER, category, tags,
-                                check_enabled=False)
+                                check_enabled=False, section=section.strip() if section else None)
     except ActionError as exc:
         _fail_on(exc)
     if done.duplicate_of is not None:
@@ -310,6 +390,16 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
     shown = display_path(done.path) if done.path else "muse.db"
     new_id = f", id {_name(done.entry.id)}" if done.entry else ""
     click.echo(f"Remembered in {shown} ({_name(where)}{new_id}).")
+    if done.entry is not None and done.entry.section and section is None:
+        # Markdown has no end to a section: an item after `## Testing` is in it, so say so
+        click.echo(f"note: the file ends under the heading {_name(done.entry.section)!r}, so this memory is in that "
+                   "section; `--section HEADING` puts a memory under another heading (made at the end when missing), "
+                   "and `memtui edit` or your editor can move it.", err=True)
+    length = len(" ".join(text.split()))
+    if length > settings.max_item_chars:  # SPEC §5: the injection clips each memory's line
+        click.echo(f"note: it is {length:,} characters; the injection clips each memory to "
+                   f"{settings.max_item_chars} (memory.maxItemChars), so Muse sees its first "
+                   f"{settings.max_item_chars - 1} and \"…\". Several shorter memories keep all of it.", err=True)
     if expires_at is not None and done.entry is not None:  # SPEC §18: the entry's own expiry
         from memtui.core.forgetting import iso
         from memtui.core.forgetting_actions import set_expiry
@@ -351,10 +441,15 @@ def _confirm(question: str, yes: bool) -> None:
 @click.option("--yes", "-y", is_flag=True, help="Delete without asking.")
 @click.pass_obj
 def forget(obj: Ctx, keyword: str, layer: str | None, yes: bool) -> None:
-    """Delete the memories that contain KEYWORD (after asking)."""
+    """Delete the memories that contain KEYWORD (after asking). Like `remember`, it is one of
+    Muse's memory commands and refuses while memory is off; `delete REF` deletes one named
+    memory at any time (clearing a repository's memories before turning memory on)."""
     try:
         actions.require_enabled(obj.paths)
     except ActionError as exc:
+        if isinstance(exc, actions.MemoryOff):
+            _fail(f"{exc}\nTo delete one memory while memory stays off, name it: `memtui delete REF` "
+                  "(ids and sources from `memtui list`).", exc.exit_code)
         _fail_on(exc)
     store = actions.open_store(obj.paths)
     matches = actions.matching(store, keyword, layer)
@@ -362,7 +457,7 @@ def forget(obj: Ctx, keyword: str, layer: str | None, yes: bool) -> None:
         _fail(f"Nothing matches {keyword!r}.")
     click.echo(f"{len(matches)} {'memory matches' if len(matches) == 1 else 'memories match'} {keyword!r}:")
     for e in matches:
-        click.echo(f"  [{e.layer}] {_ref(e)}  {_one_line(e)}")
+        click.echo(f"  [{e.layer}] {_ref(e)}  {_quoted(e)}")
     _confirm(f"Delete {len(matches)}?", yes)
     try:
         actions.delete(store, matches)
@@ -410,7 +505,7 @@ def delete(obj: Ctx, ref: str, yes: bool, layer: str | None) -> None:
         entry = actions.get_entry(store, ref, layer)
     except ActionError as exc:
         _fail_on(exc)
-    click.echo(f"[{entry.layer}] {_ref(entry)}  {_one_line(entry)}")
+    click.echo(f"[{entry.layer}] {_ref(entry)}  {_quoted(entry)}")
     try:
         plan = actions.plan_delete(store, [entry])  # worked out once: what the note says is what is written
     except ActionError as exc:
@@ -522,6 +617,7 @@ def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: boo
     if as_json:
         _echo_json(report.as_dict())
         sys.exit(1 if read_nothing else 0)
+    _say_already_loaded(obj.paths, report)
     verb = "Would import" if dry_run else "Imported"
     click.echo(f"{verb} {len(report.added)} memories from {_name(report.source)}; skipped {len(report.duplicates)} "
                f"duplicate{'s' if len(report.duplicates) != 1 else ''} and {len(report.invalid)} invalid"
@@ -544,6 +640,29 @@ def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: boo
         else:
             why = f"found no {fmt} memories in {_name(where)}"
         _fail(f"error: nothing imported: {why}.")
+
+
+def _say_already_loaded(paths: Paths, report: object) -> None:
+    """An import of the workspace's own instructions files (`import agents-md`) brings in text
+    the assistant loads anyway: say so first, in a dry run too, since the next `memtui doctor`
+    flags each such memory `already_loaded`."""
+    from memtui.core.doctor import INSTRUCTION_FILES
+
+    loaded = {os.path.realpath(paths.workspace / name): name for name in INSTRUCTION_FILES}
+    names: dict[str, int] = {}
+    for m in getattr(report, "added", []):
+        name = loaded.get(os.path.realpath(m.origin)) if m.origin else None
+        if name is not None:
+            names[name] = names.get(name, 0) + 1
+    if not names:
+        return
+    n = sum(names.values())
+    would = "would come" if getattr(report, "dry_run", False) else "come"
+    click.echo(_name(f"note: {n} of these memories {would} from {', '.join(sorted(names))}, which the assistants already "
+                     "load in this workspace: `memtui doctor` flags each `already_loaded`, and injecting them spends the "
+                     "budget twice. Import them to move them into memtui (then take them out of those files), or to "
+                     "export them to another tool; otherwise leave them where they are"
+                     + ("." if would == "would come" else " (`memtui undo` takes this import back).")), err=True)
 
 
 @main.command(context_settings=CONTEXT)
@@ -657,22 +776,28 @@ def disable(obj: Ctx) -> None:
 @click.pass_obj
 def status(obj: Ctx, as_json: bool) -> None:
     """On/off and why, paths, counts per layer, problems, index health."""
-    data = doctor.status(obj.paths)
+    data = doctor.status(obj.paths, obj.no_workspace)
     if as_json:
         _echo_json(data)
         return
     enabled = data["enabled"]
-    click.echo(f"Memory: {'on' if enabled else 'off'} ({_name(data['why'])})")
+    if obj.no_workspace:
+        click.echo(f"Workspace: none here ({_name(obj.no_workspace)}).")
+        click.echo("  The user layer follows; run `memtui status` in a project folder (or with -w DIR) for the rest.")
+        click.echo(f"Memory by default: {'on' if enabled else 'off'} ({_name(data['why'])})")
+    else:
+        click.echo(f"Memory: {'on' if enabled else 'off'} ({_name(data['why'])})")
     if data.get("settings_unreadable"):
         click.echo("  Fix that file by hand: memtui never overwrites a settings file it cannot read.")
-    elif not enabled:
+    elif not enabled and not obj.no_workspace:
         click.echo("  Turn it on with `memtui enable`.")
-    click.echo(f"Workspace: {_name(data['workspace'])}")
+    if not obj.no_workspace:
+        click.echo(f"Workspace: {_name(data['workspace'])}")
     click.echo(f"Home: {_name(data['home'])}")
     for name, value in data["paths"].items():
         click.echo(f"  {name.replace('_', ' ')}: {_name(value)}")
     click.echo("Memories:")
-    for layer in LAYERS:
+    for layer in [Layer.USER] if obj.no_workspace else LAYERS:
         c = data["counts"][layer]
         extra = f", {c['archived']} archived" if c["archived"] else ""
         click.echo(f"  {layer}: {c['active']}{extra}")

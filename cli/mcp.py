@@ -10,6 +10,7 @@ only this workspace's memories (project and conversation), never the person's us
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, Literal
@@ -93,7 +94,8 @@ def build_server(paths: Paths) -> Any:
                 raise ToolError(gate.text(str(exc), settings)) from None
             return gate.result(answer, settings)
 
-        server.tool()(gated)
+        # the docstring as the client shows it: without the source's indentation
+        server.tool(description=inspect.cleandoc(fn.__doc__ or ""))(gated)
         return gated
 
     @tool
@@ -206,6 +208,7 @@ def mcp_group(ctx: click.Context) -> None:
     list_memories, preview_injection, remember, forget). `memtui mcp install CLIENT`
     registers this server with an MCP client."""
     if ctx.invoked_subcommand is None:
+        ctx.obj.need_workspace()
         serve(ctx.obj.paths)
 
 
@@ -213,6 +216,7 @@ def mcp_group(ctx: click.Context) -> None:
 @click.pass_obj
 def mcp_serve(obj: Any) -> None:
     """Serve over stdio (what plain `memtui mcp` does)."""
+    obj.need_workspace()
     serve(obj.paths)
 
 
@@ -226,16 +230,22 @@ def _register(obj: Any, client: str, install: bool, project: bool, dry_run: bool
         click.echo(escape_text(f"error: {message}"), err=True)
         raise SystemExit(1)
 
+    if project or (install and client == "claude-desktop"):  # a project's file, or the workspace to serve
+        obj.need_workspace()
     receipts = Receipts(receipts_path(obj.paths.home))
     within = obj.paths.workspace if project else None
     try:
         path = mcp_clients.config_path(client, project, obj.paths.workspace)
         if install:
-            program = find_memtui()
+            # a project's file is committed: plain `memtui`, found on each person's PATH (as
+            # `hook install --project --shared` writes); the person's own file names this installation
+            program = "memtui" if project else find_memtui()
             if program is None:
                 fail("cannot find the memtui program to register (no `memtui` next to this Python or on PATH)")
                 return
-            change = mcp_clients.install(client, path, program, receipts, within, dry_run)
+            # Claude Desktop starts the server in no particular folder: it serves this workspace
+            workspace = str(obj.paths.workspace) if client == "claude-desktop" else None
+            change = mcp_clients.install(client, path, program, receipts, within, dry_run, workspace)
         else:
             change = mcp_clients.uninstall(client, path, receipts, within, dry_run)
     except ConfigError as exc:
@@ -251,24 +261,27 @@ def _register(obj: Any, client: str, install: bool, project: bool, dry_run: bool
         click.echo(escape_text(change.message))
 
 
-_CLIENT = click.argument("client", type=click.Choice([str(c) for c in CLIENTS]))
+_CLIENT = click.argument("client", metavar="CLIENT", type=click.Choice([str(c) for c in CLIENTS]))
+_CLIENTS_HELP = f"CLIENT is one of: {', '.join(str(c) for c in CLIENTS)}."
 _MCP_PROJECT = click.option("--project", is_flag=True, help="The project's config file (.mcp.json, .cursor/mcp.json, "
                             ".vscode/mcp.json, .codex/config.toml, .gemini/settings.json) instead of your own.")
 _DRY_RUN = click.option("--dry-run", is_flag=True, help="Show the change as a diff; write nothing.")
 
 
-@mcp_group.command("install", context_settings=_CONTEXT)
+@mcp_group.command("install", context_settings=_CONTEXT, epilog=_CLIENTS_HELP)
 @_CLIENT
 @_MCP_PROJECT
 @_DRY_RUN
 @click.pass_obj
 def mcp_install(obj: Any, client: str, project: bool, dry_run: bool) -> None:
-    """Register this memtui's MCP server (by its absolute path) with CLIENT; every other
-    key of the client's config is kept, and running it again changes nothing."""
+    """Register this memtui's MCP server with CLIENT: by its absolute path in your own config,
+    as plain `memtui` (found on PATH) in a project's committed one (--project); for
+    claude-desktop with `-w` naming this workspace. Every other key of the client's config
+    is kept, and running it again changes nothing."""
     _register(obj, client, True, project, dry_run)
 
 
-@mcp_group.command("uninstall", context_settings=_CONTEXT)
+@mcp_group.command("uninstall", context_settings=_CONTEXT, epilog=_CLIENTS_HELP)
 @_CLIENT
 @_MCP_PROJECT
 @_DRY_RUN

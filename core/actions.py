@@ -183,10 +183,13 @@ def _database_message(exc: Exception) -> str:
 
 
 def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: str = "",
-             tags: Iterable[str] = (), check_enabled: bool = True, by_model: bool = False) -> Remembered:
+             tags: Iterable[str] = (), check_enabled: bool = True, by_model: bool = False,
+             section: str | None = None) -> Remembered:
     """Add a memory to a layer (`- TEXT` appended to notes.md / context.md, or a
     conversation row), unless a near-duplicate is already there. `by_model`: a model wrote it
-    (MCP): it is marked `source: auto` (learned.md) and waits for review (SPEC §8, §12)."""
+    (MCP): it is marked `source: auto` (learned.md) and waits for review (SPEC §8, §12).
+    `section`: under that heading of the file (made at its end when missing) rather than at
+    the end of the file."""
     if check_enabled:
         require_enabled(store.paths)
     text = text.strip()
@@ -221,7 +224,8 @@ def remember(store: MemoryStore, text: str, layer: str = Layer.USER, category: s
                 "Leave the flags out, or change the file's frontmatter first")
     for attempt in range(WRITE_RETRIES):
         try:
-            entry = _guard(store.create_entry, layer, text, category=category, tags=list(tags), source=source)
+            entry = _guard(store.create_entry, layer, text, category=category, tags=list(tags), source=source,
+                           section=section)
             return Remembered(entry, path)
         except Conflict:
             if attempt == WRITE_RETRIES - 1:

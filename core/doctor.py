@@ -27,10 +27,12 @@ from .store.database import busy_or_readonly
 log = logging.getLogger("memtui.doctor")
 
 
-def status(paths: Paths) -> dict[str, Any]:
-    """Everything `memtui status` reports, as one JSON-ready object."""
+def status(paths: Paths, no_workspace: str | None = None) -> dict[str, Any]:
+    """Everything `memtui status` reports, as one JSON-ready object. `no_workspace`: why the
+    current folder cannot be a workspace (the home folder itself, SPEC §1): the user layer alone
+    is reported then, `workspace` is null and `no_workspace` says why."""
     settings = load_settings(paths)
-    store = open_store(paths)
+    store = open_store(paths, Layer.USER if no_workspace else None)
     try:
         counts = layer_counts(store.entries())
         problems = list(settings.problems) + store.problems
@@ -58,6 +60,10 @@ def status(paths: Paths) -> dict[str, Any]:
             from .forgetting_actions import private_state
 
             data["private"] = private_state(settings)
+        if no_workspace:
+            data["workspace"] = None
+            data["no_workspace"] = no_workspace
+            del data["paths"]["project_memory"], data["paths"]["workspace_settings"]
         if hybrid_off_reason(data["retrieval"]):
             data["errors"].append(Problem(str(paths.global_settings), hybrid_off_reason(data["retrieval"])).as_dict())
         if store.database.backup_path:

@@ -605,6 +605,53 @@ def append_item(parsed: ParsedFile | None, text: str, today: date, header: str =
     return _keep_first(before, candidates, bom, "append", None, target)
 
 
+def append_in_section(parsed: ParsedFile | None, text: str, today: date, section: str, header: str = "") -> str:
+    """Add a list item holding `text` to the section headed `section`: after that section's
+    last entry (the last such section when several share the name), right under its heading
+    when it has none yet, or under a new `## section` heading at the end of the file. A new
+    file (`parsed` None) starts with `header`. Raises EditRefused as `append_item` does."""
+    new = _normalise(text)
+    target = "\n".join(new)
+    before = parse_text(header) if parsed is None else _fresh(parsed)
+    bom = BOM if before.text.startswith(BOM) else ""
+    plain = _plain_lines(before.lines)
+    if parsed is not None:
+        plain = touch_updated_at(plain, before.frontmatter_lines, today)
+    eol = _file_eol(plain)
+    if plain and not _EOL.search(plain[-1]):
+        plain[-1] += eol
+    inside = [i for i, e in enumerate(before.entries) if e.section == section]
+    at: int | None = None  # the line the item goes before, and the entry index it takes
+    if inside:
+        last = before.entries[inside[-1]]
+        at, index = last.line_end, inside[-1] + 1
+        marker = _next_marker(parse_text("".join(plain[: last.line_end]))) if last.kind == "item" else "- "
+    else:
+        heading = re.compile(r" {0,3}#{1,6}[ \t]+" + re.escape(section) + r"(?:[ \t]+#+)?[ \t]*$")
+        found = [i for i, line in enumerate(plain) if i >= before.body_line and heading.match(strip_eol(line))]
+        if found:
+            at = found[-1] + 1
+            index = sum(1 for e in before.entries if e.line_start < at)
+        marker = "- "
+    pad = " " * len(marker)
+    item = [marker + new[0] + eol] + [(pad + line if line else "") + eol for line in new[1:]]
+    if at is None:  # no such heading: a new one at the end
+        head = [eol] if plain and plain[-1].strip() else []
+        lines = plain + head + [f"## {section}" + eol, eol] + item
+        return _keep_first(before, [lines], bom, "append", None, target)
+    candidates = _with_seams(plain[:at], item, plain[at:], eol)
+    first_error: EditRefused | None = None
+    for lines in candidates:
+        text_out = bom + "".join(lines)
+        try:
+            check_neighbours(before, text_out, "insert", index, target)
+        except EditRefused as exc:
+            first_error = first_error or exc
+            continue
+        return text_out
+    raise EditRefused(str(first_error))
+
+
 def new_file_header(category: str, tags: list[str], today: date, source: str = "manual") -> str:
     import yaml
 
@@ -652,6 +699,9 @@ def check_neighbours(before: ParsedFile, after_text: str, op: str, index: int | 
     elif op == "append":
         assert new_text is not None
         old.append((new_text, None))
+    elif op == "insert":  # a new entry at `index` (append_in_section)
+        assert index is not None and new_text is not None
+        old.insert(index, (new_text, None))
     else:
         raise ValueError(f"unknown edit {op!r}")
     got = [(e.text, e.section) for e in after.entries]

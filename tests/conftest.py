@@ -23,6 +23,24 @@ settings.register_profile(
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def _temp_root_in_memory() -> None:
+    """Every test's tmp_path on a RAM file system when the machine has one (Linux's /dev/shm):
+    the same real files, directories, links and SQLite databases, but an `fsync` (every atomic
+    write, the undo log and each SQLite commit make several) returns at once instead of waiting
+    for a disk other jobs share, which was a third of a write-heavy test's time on a busy
+    machine. `PYTEST_DEBUG_TEMPROOT` is pytest's own setting for where its temporary folders go
+    (numbered, the last three kept); set it, or pass --basetemp, to put them elsewhere (a disk's
+    own behaviour), and MEMTUI_TEST_TMP=disk keeps the system's temporary folder."""
+    shm = "/dev/shm"
+    if ("PYTEST_DEBUG_TEMPROOT" in os.environ or os.environ.get("MEMTUI_TEST_TMP") == "disk"
+            or not os.path.isdir(shm) or not os.access(shm, os.W_OK | os.X_OK)):
+        return
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = shm
+
+
+_temp_root_in_memory()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
     monkeypatch.setenv("MUSE_HOME", str(tmp_path / "no-home-set"))

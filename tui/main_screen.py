@@ -179,8 +179,11 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         compact = width < COMPACT_WIDTH or height < COMPACT_HEIGHT
         self.set_class(compact, "compact")
         footer = self.query_one(Footer)
+        changed = footer.show_command_palette == compact
         footer.compact = compact
         footer.show_command_palette = not compact  # ctrl+p still works; the keys need the room
+        if changed:  # the footer makes its keys again (else, after a resize, the palette key stays and `q Quit` goes)
+            self.refresh_bindings()
         self._show_tabs()
 
     def _show_tabs(self) -> None:

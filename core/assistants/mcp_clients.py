@@ -147,8 +147,8 @@ class _Doc:
             raise ConfigError(f"{shown(self.path)}: \"{self.spec.key}\" is not a table of servers; not changed")
         return found
 
-    def entry(self, program: str, among: MutableMapping[str, Any]) -> Any:
-        value = self.spec.entry(program)
+    def entry(self, program: str, among: MutableMapping[str, Any], workspace: str | None = None) -> Any:
+        value = _with_workspace(self.spec.entry(program), workspace)
         if self.spec.toml:
             import tomlkit
             from tomlkit.items import InlineTable
@@ -181,16 +181,28 @@ def _plain(value: Any) -> Any:
     return unwrap() if callable(unwrap) else value
 
 
+def _with_workspace(value: dict[str, Any], workspace: str | None) -> dict[str, Any]:
+    """The entry serving `workspace` (`-w DIR` before `mcp`), for a client that starts the
+    server in no particular folder (Claude Desktop); as it is without one."""
+    if workspace is not None:
+        value["args"] = ["-w", workspace, *ARGS]
+    return value
+
+
 def is_memtui_entry(value: Any) -> bool:
-    """A server entry this module writes (its command is some `memtui`)."""
+    """A server entry this module writes (its command is some `memtui`, its arguments `mcp`
+    or `-w DIR mcp`)."""
     value = _plain(value)
-    return (isinstance(value, dict) and isinstance(value.get("command"), str)
-            and Path(value["command"]).name == NAME and list(value.get("args") or []) == list(ARGS))
+    if not (isinstance(value, dict) and isinstance(value.get("command"), str) and Path(value["command"]).name == NAME):
+        return False
+    args = list(value.get("args") or [])
+    return args == list(ARGS) or (len(args) == 3 and args[0] == "-w" and args[2:] == list(ARGS))
 
 
 def install(client: Client | str, path: Path, program: str, receipts: Receipts | None = None,
-            within: Path | None = None, dry_run: bool = False) -> Change:
-    """Register `program mcp` as the server `memtui` in `path` (every other key kept)."""
+            within: Path | None = None, dry_run: bool = False, workspace: str | None = None) -> Change:
+    """Register `program mcp` (`program -w WORKSPACE mcp` with a workspace) as the server
+    `memtui` in `path` (every other key kept)."""
     spec = CONFIGS[Client(client)]
     given = path
     path, root = write_target(given, within)
@@ -202,7 +214,7 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
         made.append(spec.key)
     servers = doc.servers(create=True)
     assert servers is not None
-    wanted = spec.entry(program)
+    wanted = _with_workspace(spec.entry(program), workspace)
     current = servers.get(NAME)
     plain = _plain(current)
     if isinstance(plain, dict) and all(plain.get(k) == v for k, v in wanted.items()):
@@ -212,12 +224,12 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
     verb = {(False, False): "Registered", (True, False): "Updated", (False, True): "Would register",
             (True, True): "Would update"}[(current is not None, dry_run)]
     if current is None:
-        servers[NAME] = doc.entry(program, servers)
+        servers[NAME] = doc.entry(program, servers, workspace)
     else:  # the person's own keys of the entry (env, cwd, timeouts) are kept; only what memtui owns changes
         for key, value in wanted.items():
             current[key] = value
     after = doc.text()
-    message = f"{verb} the memtui MCP server with {spec.name} in {shown(given)}: {program} {' '.join(ARGS)}"
+    message = f"{verb} the memtui MCP server with {spec.name} in {shown(given)}: {' '.join([program, *wanted['args']])}"
     change = Change(given, True, message, before=doc.before(), after=after)
     if dry_run:
         return change

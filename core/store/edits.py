@@ -260,6 +260,7 @@ class ChangeLog:
         root, container = self.paths.root(layer), self.paths.container(layer)
         if data is None:
             gate.remove(path, root=root, container=container)
+            _remove_empty_folders(path.parent, root, container)
         else:
             gate.write(path, data, root=root, container=container, kind=gate.Kind.MEMORY, expected=expected)
 
@@ -670,6 +671,18 @@ class ChangeLog:
                                 gate.remove(Path(folder) / name, root=root, container=container)
                             except OSError:
                                 pass
+
+
+def _remove_empty_folders(folder: Path, root: Path, container: Path) -> None:
+    """After a memory file is removed (an undone import or `remember`, say), the folders below
+    the memory root it leaves empty (`imported/agents-md/`) go too; the root itself stays, and
+    a folder holding anything (a file, a hidden one, another folder) stays as it is."""
+    while folder != root and root in folder.parents:
+        try:
+            gate.remove_dir(folder, root=root, container=container)
+        except OSError:  # not empty, or no longer there: leave it and everything above it
+            return
+        folder = folder.parent
 
 
 _TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{6,}\.tmp$")  # fileio's temporary names

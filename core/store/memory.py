@@ -455,10 +455,12 @@ class MemoryStore:
                 and all(self.conversations.row(change.id) == change.before for change in plan.rows))
 
     def create_entry(self, layer: str, text: str, category: str = "", tags: Iterable[str] = (),
-                     conversation_id: str | None = None, source: str = "manual") -> Entry | None:
+                     conversation_id: str | None = None, source: str = "manual",
+                     section: str | None = None) -> Entry | None:
         """Add one entry. `source="auto"` (a model wrote it): a conversation row says so, and a
         Markdown entry goes to the layer's learned.md, whose frontmatter says `source: auto`
-        (a person's file never holds it, so review applies to it alone)."""
+        (a person's file never holds it, so review applies to it alone). `section`: under that
+        heading of the file (made at the end when missing)."""
         text = gate.clean_text(text)
         if not text:
             raise ValueError("a memory cannot be empty")
@@ -502,8 +504,11 @@ class MemoryStore:
                 raise ValueError(f"{path} is not marked `source: {source}`, so what a model writes cannot go "
                                     "there (it would pass as a person's memory); nothing was written")
             with _naming(path):
-                if parsed is None:
-                    data = md.append_item(None, text, today, md.new_file_header(category, tags, today, source))
+                header = md.new_file_header(category, tags, today, source) if parsed is None else ""
+                if section:  # under that heading (made at the end when missing)
+                    data = md.append_in_section(parsed, text, today, section, header)
+                elif parsed is None:
+                    data = md.append_item(None, text, today, header)
                 else:
                     data = md.append_item(parsed, text, today)
             return {path: (layer, data.encode("utf-8"))}, {path: current}
@@ -512,6 +517,10 @@ class MemoryStore:
         self.reload(changed=[path], conversation=False, reason="write")
         with self._lock:
             new = self.scan.files.get(path)
+        if new and section:
+            wanted = " ".join(text.split())
+            return next((e for e in reversed(new.entries) if e.section == section and " ".join(e.text.split()) == wanted),
+                        None)
         return new.entries[-1] if new and new.entries else None
 
     def accept_entries(self, entries: list[Entry], keys: list[str]) -> Change:

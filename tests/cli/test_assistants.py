@@ -24,6 +24,7 @@ from memtui.core.assistants.delivery import protocol
 from memtui.core.assistants.protocol import fit
 from memtui.core.injection import InjectionResult
 from memtui.core.serve import build_injection
+from tests.cli.run import run_cli
 from tests.helpers import enable, write
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -69,16 +70,17 @@ def run_hook(home: Path, target: Target, stdin: bytes) -> subprocess.CompletedPr
                           timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
 
 
-def memtui(paths, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([MEMTUI, "--home", str(paths.home), "-w", str(paths.workspace), *args], capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=cwd)
+def memtui(paths, *args: str) -> subprocess.CompletedProcess:
+    """An installer, the doctor, history: `memtui` as its own process, forked from the test run
+    (tests/cli/run.py; MEMTUI_TEST_SUBPROCESS=1 spawns the console script). The hooks
+    themselves (`run_hook`, `hook_shell`) always run as the assistant runs them: a new process."""
+    return run_cli(["--home", str(paths.home), "-w", str(paths.workspace), *args])
 
 
 def preview_text(paths, target: Target, prompt: str = PROMPT) -> str:
-    r = subprocess.run([MEMTUI, "--home", str(paths.home), "-w", str(paths.workspace), "preview", prompt,
-                        "--target", str(target)], capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    r = run_cli(["--home", str(paths.home), "-w", str(paths.workspace), "preview", prompt, "--target", str(target)])
     assert r.returncode == 0, r.stderr
-    return r.stdout.decode("utf-8")
+    return r.stdout
 
 
 def context_of(target: Target, out: bytes) -> str:
@@ -355,7 +357,12 @@ def test_mcp_install_round_trips_every_other_key(ws, monkeypatch, client, args, 
     assert r.returncode == 0, r.stderr
     data = json.loads(path.read_text(encoding="utf-8"))
     entry = data[key]["memtui"]
-    assert entry["command"] == MEMTUI and os.path.isabs(entry["command"]) and entry["args"] == ["mcp"]
+    if args:  # a project's file is committed: plain `memtui`, found on each person's PATH
+        assert entry["command"] == "memtui"
+    else:  # the person's own file: this installation, by its absolute path
+        assert entry["command"] == MEMTUI and os.path.isabs(entry["command"])
+    # Claude Desktop starts the server in no particular folder: it is told the workspace
+    assert entry["args"] == (["-w", str(ws.workspace), "mcp"] if client == "claude-desktop" else ["mcp"])
     if client in ("vscode", "claude-code"):
         assert entry["type"] == "stdio"
     assert {k: v for k, v in data.items() if k != key} == {k: v for k, v in other.items() if k != key}
@@ -385,11 +392,12 @@ def test_mcp_install_codex_keeps_the_toml_byte_for_byte(ws, args, where):
     path = where(ws)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(CODEX_TOML, encoding="utf-8")
+    program = "memtui" if args else MEMTUI  # a project's file is committed: plain `memtui`
     assert memtui(ws, "mcp", "install", "codex", *args).returncode == 0
     text = path.read_text(encoding="utf-8")
-    assert text == CODEX_TOML.replace('[projects', f'[mcp_servers.memtui]\ncommand = "{MEMTUI}"\nargs = ["mcp"]\n\n[projects')
+    assert text == CODEX_TOML.replace('[projects', f'[mcp_servers.memtui]\ncommand = "{program}"\nargs = ["mcp"]\n\n[projects')
     doc = tomlkit.parse(text).unwrap()
-    assert doc["mcp_servers"]["memtui"] == {"command": MEMTUI, "args": ["mcp"]}
+    assert doc["mcp_servers"]["memtui"] == {"command": program, "args": ["mcp"]}
     assert doc["mcp_servers"]["git"] == {"command": "uvx", "args": ["mcp-server-git"]}
     assert "already" in memtui(ws, "mcp", "install", "codex", *args).stdout
     assert memtui(ws, "mcp", "uninstall", "codex", *args).returncode == 0
@@ -397,7 +405,7 @@ def test_mcp_install_codex_keeps_the_toml_byte_for_byte(ws, args, where):
     appended = 'model = "x"\n'  # a file without mcp_servers: the table is added at the end, and taken out again
     path.write_text(appended, encoding="utf-8")
     assert memtui(ws, "mcp", "install", "codex", *args).returncode == 0
-    assert path.read_text(encoding="utf-8") == f'model = "x"\n\n[mcp_servers.memtui]\ncommand = "{MEMTUI}"\nargs = ["mcp"]\n'
+    assert path.read_text(encoding="utf-8") == f'model = "x"\n\n[mcp_servers.memtui]\ncommand = "{program}"\nargs = ["mcp"]\n'
     assert memtui(ws, "mcp", "uninstall", "codex", *args).returncode == 0
     assert path.read_text(encoding="utf-8") == appended
 

@@ -47,6 +47,8 @@ async def test_tools_are_listed_with_descriptions_and_schemas(paths):
     assert set(tools) == {"search_memories", "list_memories", "preview_injection", "remember", "forget"}
     for tool in tools.values():
         assert len(tool.description or "") > 60
+        # as a client shows it: the docstring without the source's indentation
+        assert "\n " not in tool.description and tool.description == tool.description.strip()
         assert tool.input_schema["type"] == "object"
     assert tools["remember"].input_schema["properties"]["layer"]["enum"] == ["user", "project"]
     assert tools["forget"].input_schema["required"] == ["id"]
