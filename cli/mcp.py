@@ -186,13 +186,16 @@ def _text_only_stdin() -> None:
         return
 
     def pump() -> None:
-        with os.fdopen(source, "rb") as lines, os.fdopen(write_end, "wb") as out:
-            try:
+        try:
+            with os.fdopen(source, "rb") as lines:
                 for line in lines:
-                    out.write(replace_lone_surrogates(line))
-                    out.flush()
-            except OSError:  # the server is gone
-                pass
+                    data = memoryview(replace_lone_surrogates(line))
+                    while data:  # into the pipe (no file is written)
+                        data = data[os.write(write_end, data):]
+        except OSError:  # the server is gone
+            pass
+        finally:
+            os.close(write_end)  # the SDK reads the end of the requests
 
     threading.Thread(target=pump, name="mcp-stdin", daemon=True).start()
 

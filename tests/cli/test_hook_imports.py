@@ -29,6 +29,7 @@ WARM_HOOK_MODULES = {
     "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
     "memtui.core.store.rows",
     "memtui.core.scope",  # the rule's scope step (SPEC §16): the standard library alone until a scoped file is matched
+    "memtui.core.jsondata",  # settings.json read with a depth limit (json and re only)
 }
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
