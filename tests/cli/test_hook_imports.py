@@ -26,9 +26,9 @@ WARM_HOOK_MODULES = {
     "memtui.core", "memtui.core.serve", "memtui.core.injection", "memtui.core.relevance", "memtui.core.model",
     "memtui.core.paths", "memtui.core.display", "memtui.core.fileio", "memtui.core.settings",
     "memtui.core.outbound", "memtui.core.gate", "memtui.core.history",
+    "memtui.core.forgetting",  # SPEC §18: the expired entries left out (standard library and the model alone)
     "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
     "memtui.core.store.rows",
-    "memtui.core.forgetting",  # SPEC §18: the expired entries left out (standard library and the model alone)
 }
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
