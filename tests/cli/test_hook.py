@@ -190,6 +190,7 @@ def our_handlers(data) -> list[dict]:
 def test_install_keeps_every_other_key_is_idempotent_and_uninstall_restores(tmp_path):
     path = tmp_path / "proj" / ".claude" / "settings.json"
     write_settings(path, FOREIGN)
+    (tmp_path / "original.json").write_bytes(path.read_bytes())
     receipts = tmp_path / "muse" / "receipts.json"
     cmd = hook_command("/opt/my tools/bin/memtui")
     assert cmd == "'/opt/my tools/bin/memtui' hook claude-code"
@@ -201,12 +202,15 @@ def test_install_keeps_every_other_key_is_idempotent_and_uninstall_restores(tmp_
     expected["hooks"]["UserPromptSubmit"].append(data["hooks"]["UserPromptSubmit"][-1])
     assert data == expected
     text = path.read_text(encoding="utf-8")
-    assert text.startswith('{\n  "model": "opus",\n') and text.endswith("}\n") and "数据 ✓" in text
+    original = (tmp_path / "original.json")
+    # the file's own layout kept: its indent, its `\uXXXX` escapes
+    assert text.startswith('{\n    "model": "opus",\n') and '"\\u6570\\u636e \\u2713"' in text
     once = path.read_bytes()
     assert not install(path, cmd, receipts).changed
     assert path.read_bytes() == once
     assert uninstall(path, receipts).changed
     assert json.loads(path.read_text(encoding="utf-8")) == FOREIGN
+    assert path.read_bytes() == original.read_bytes()  # byte for byte (SPEC §8)
     assert not uninstall(path, receipts).changed
 
 
