@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .fileio import read_regular_if_exists
+
 LIMIT = 20_000  # files listed at most
 GITIGNORE_BYTES = 256 * 1024
 SKIPPED = frozenset({".git", "node_modules", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
@@ -32,10 +34,11 @@ def _ignored(workspace: Path) -> Any:
     """The workspace's top `.gitignore` as a pathspec matcher, or None."""
     path = workspace / ".gitignore"
     try:
-        if not path.is_file() or path.is_symlink():
+        if path.is_symlink():
             return None
-        with open(path, "rb") as fh:
-            data = fh.read(GITIGNORE_BYTES)
+        data = read_regular_if_exists(path, GITIGNORE_BYTES)  # a FIFO, device or larger file: refused
+        if data is None:
+            return None
         lines = data.decode("utf-8", errors="replace").splitlines()
     except OSError:
         return None
