@@ -901,7 +901,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
            errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None,
            unreviewed: frozenset[str] = frozenset(), files: Files = (),
-           expired: frozenset[str] = frozenset()) -> InjectionResult:
+           expired: frozenset[str] = frozenset(), pinned: frozenset[str] = frozenset()) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
     `LayerCandidates` (the prepared index's, the store's). `extra`: the §13 semantic scores
     and decay factors of a layer, computed by the caller (without it, §5 exactly).
@@ -909,7 +909,8 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     `files`: the files in context (SPEC §16), workspace-relative, or a function giving them
     (called only when a layer has scoped entries). `expired`: ids left out with status
     `expired` (SPEC §18). The three are held back at step 2 and listed after the layer's
-    other candidates."""
+    other candidates. `pinned`: ids pinned with `memtui pin` (§18), always present in focused
+    mode like a file's `pinned: true` (§5 has no pins)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -927,7 +928,8 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     if settings.injection == "focused":  # SPEC §15: steps F2-F12 (docs/injection.md)
         views: dict[str, LayerCandidates] = {layer: _candidates(layer, layers.get(layer, ())) for layer in LAYERS}
         result = inject_focused(result, views, settings, query, failed_layers, extra,
-                                {layer: held_back(view, unreviewed, expired, context) for layer, view in views.items()})
+                                {layer: held_back(view, unreviewed, expired, context) for layer, view in views.items()},
+                                pinned)
         if context.asked or (not callable(files) and files):
             result.files = context.files
         return _finish(result, started)
@@ -1015,12 +1017,13 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
 # ---------------------------------------------------------------------- SPEC §15: focused
 def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates], settings: Settings, query: str,
                    failed_layers: frozenset[str] = frozenset(), extra: Mapping[str, ExtraScores] | None = None,
-                   held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]] | None = None
-                   ) -> InjectionResult:
+                   held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]] | None = None,
+                   pinned_ids: frozenset[str] = frozenset()) -> InjectionResult:
     """`memory.injection: "focused"`: the rule of docs/injection.md, steps F2-F12, over the
     layers' candidates (the switch is the caller's). Every candidate is scored (`core.focused`);
     the steps it shares with §5 (lines, cost, budget, render, flags) are §5's own. `held_back`:
-    each layer's active positions held back at step 2 (`held_back`), with their statuses."""
+    each layer's active positions held back at step 2 (`held_back`), with their statuses;
+    `pinned_ids`: entries pinned by `memtui pin`, pinned like a file's `pinned: true`."""
     # F2. Candidates: the active entries of each layer, less those held back (unreviewed, out of scope, expired)
     in_play: dict[str, list[int]] = {}
     held: dict[str, list[int]] = {}
@@ -1032,6 +1035,7 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
     # F3. Terms
     q = focused.content_terms(query)
     entries = {layer: [view.entry(p) for p in range(view.size)] for layer, view in views.items()}
+    pinned = {layer: [e.pinned or e.id in pinned_ids for e in es] for layer, es in entries.items()}
     memory_terms = {layer: [_focused_terms(e) for e in es] for layer, es in entries.items()}
     # F4. Keyword: each query term weighed by how rare it is among the candidates in play
     n = sum(map(len, in_play.values()))
@@ -1053,15 +1057,16 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
         lift = focused.semantic_lift(sem, base) if sem is not None else 0.0
         rel = focused.relevance(kw, lift)
         dec = decays[pos] if decays is not None else None
-        return kw, sem, lift, rel, dec, focused.adjusted(rel, e.importance, dec, e.pinned)
+        return kw, sem, lift, rel, dec, focused.adjusted(rel, e.importance, dec, pinned[layer][pos])
 
     scored = {layer: [parts(layer, p) for p in range(views[layer].size)] for layer in views}
     # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
-    best = max((scored[layer][p][5] for layer, ps in in_play.items() for p in ps if not entries[layer][p].pinned),
+    best = max((scored[layer][p][5] for layer, ps in in_play.items() for p in ps if not pinned[layer][p]),
                default=0.0)
     cut = focused.cut_off(best)
-    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, e.pinned, score, cut)
-                    for p, ((kw, sem, lift, rel, dec, score), e) in enumerate(zip(scored[layer], entries[layer]))}
+    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, pin, score, cut)
+                    for p, ((kw, sem, lift, rel, dec, score), e, pin)
+                    in enumerate(zip(scored[layer], entries[layer], pinned[layer], strict=True))}
             for layer in views}
 
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)

@@ -32,15 +32,17 @@ def _inject(paths: Paths, layers: Mapping[str, LayerCandidates], settings: Setti
     """`inject`, with the §13 scores when a §13 setting is on (their module, and numpy with
     it, is imported only then), and the expired entries (SPEC §18) left out."""
     expired, flags = _expired(paths, settings, layers, now, errors)
+    pinned = frozenset(entry_id for entry_id, flag in flags.items() if flag.pinned)  # `memtui pin` (SPEC §18)
     if not (settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None)):
         return inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
-                      errors=errors, unreviewed=unreviewed, files=files, expired=expired)
+                      errors=errors, unreviewed=unreviewed, files=files, expired=expired, pinned=pinned)
     from .retrieval import compute
 
     extra = compute(paths, settings, layers, query, now=now, session=session, prepared_stamp=prepared_stamp,
                     flags=flags)
     result = inject(layers, settings, query, workspace=str(paths.workspace), failed_layers=failed_layers,
-                    errors=errors + extra.problems, extra=extra.extra, unreviewed=unreviewed, files=files, expired=expired)
+                    errors=errors + extra.problems, extra=extra.extra, unreviewed=unreviewed, files=files, expired=expired,
+                    pinned=pinned)
     result.retrieval = extra.shown
     result.now = extra.now
     result.strengths = extra.strengths

@@ -147,3 +147,21 @@ async def test_mcp_answers_private_and_learns_nothing(ws, anyio_backend):
             result = await session.call_tool(name, arguments)
             assert result.is_error and result.content[0].text.startswith("memory is private until"), name
     assert "a new fact" not in (ws.user_root / "notes.md").read_text()
+
+
+def test_a_memtui_pin_keeps_a_memory_present_in_focused_mode_and_unpin_lets_it_go(paths: Paths):
+    """SPEC §15/§18: focused mode injects what the message needs, and always a pinned memory,
+    whether the pin is the file's `pinned: true` or `memtui pin` on one entry."""
+    write(paths.user_root / "notes.md", NOTES)
+    enable(paths, {"memory": {"injection": "focused"}})
+
+    def injected() -> list[str]:
+        r = memtui(paths, "preview", "should I use vitest or jest", "--json")
+        assert r.returncode == 0, r.stderr
+        return [c["source"] for c in json.loads(r.stdout)["candidates"] if c["status"] == "included"]
+
+    assert injected() == ["notes.md:5"]  # the message needs the vitest memory alone
+    assert memtui(paths, "pin", "notes.md:6").returncode == 0
+    assert injected() == ["notes.md:6", "notes.md:5"]  # the pinned one first, the needed one still there
+    assert memtui(paths, "unpin", "notes.md:6").returncode == 0
+    assert injected() == ["notes.md:5"]
