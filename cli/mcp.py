@@ -115,13 +115,17 @@ def build_server(paths: Paths) -> Any:
         return {"memories": [_entry(e) for e in page], "total": len(entries), "offset": max(0, offset)}
 
     @tool
-    def preview_injection(message: str) -> dict[str, Any]:
+    def preview_injection(message: str, files: list[str] | None = None) -> dict[str, Any]:
         """Show exactly what memory would be added to the system prompt before MESSAGE: the
         `text` (empty when nothing is injected), how many memories, the token estimate, whether
         it was truncated, why nothing was injected (`disabled_reason`, e.g. low_relevance) and
-        the source of each injected memory."""
+        the source of each injected memory. `files`: the workspace files being worked on
+        (relative to the workspace root); memories scoped to files (`paths:`) need one of theirs."""
+        from memtui.core.scope import relative_to
+
         s = fresh()
-        result = inject_from_store(s, load_settings(paths), message)
+        in_context = tuple(rel for f in files or () if (rel := relative_to(paths.workspace, f)) is not None)
+        result = inject_from_store(s, load_settings(paths), message, files=in_context)
         included = [c.entry.source_ref for c in result.iter_candidates() if c.status == "included"]
         return {"text": result.text, "count": result.count, "tokens": result.tokens,
                 "budget": result.budget.get("total"),

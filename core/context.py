@@ -17,12 +17,15 @@ function): a workspace without scoped memories never reads its transcript or lis
 from __future__ import annotations
 
 import json
+import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .scope import relative_to
+
+log = logging.getLogger("memtui.injection")
 
 MAX_NAMES = 200  # path-looking words of a prompt considered at most
 TAIL_BYTES = 512 * 1024  # of a transcript, read from its end
@@ -151,8 +154,15 @@ def _is_prompt(entry: dict[str, Any], content: Any) -> bool:
 
 
 def hook_files(workspace: Path, prompt: str, transcript: str | None) -> list[str]:
-    """Every file in context for a hook run: the prompt's, then the transcript's."""
-    found = dict.fromkeys(named_in_prompt(prompt, workspace))
+    """Every file in context for a hook run: the prompt's, then the transcript's. A failure
+    to find them costs the scoped memories only, never the injection (it is logged)."""
+    found: dict[str, None] = {}
+    sources: list[Callable[[], list[str]]] = [lambda: named_in_prompt(prompt, workspace)]
     if transcript:
-        found.update(dict.fromkeys(transcript_files(transcript, workspace)))
+        sources.append(lambda: transcript_files(transcript, workspace))
+    for source in sources:
+        try:
+            found.update(dict.fromkeys(source()))
+        except Exception as exc:  # noqa: BLE001  (the hook must inject whatever happens here)
+            log.warning("files in context not found: %s", exc)
     return list(found)

@@ -161,7 +161,10 @@ def relative_to(workspace: Path, path: str | os.PathLike[str], cwd: Path | None 
     raw = os.fspath(path)
     if not raw.strip():
         return None
-    p = Path(raw).expanduser()
+    try:
+        p = Path(raw).expanduser()
+    except RuntimeError:  # `~someone` without a home folder
+        return None
     if not p.is_absolute():
         base = cwd if cwd is not None and _inside(cwd, workspace) else workspace
         p = base / p

@@ -75,3 +75,21 @@ def test_the_claude_code_hook_takes_the_files_its_transcript_shows(ws, tmp_path)
     assert SCOPED_LINE in hook(ws, "claude-code", "fix the errors", transcript).stdout
     write_transcript(transcript, ws.workspace, [["src/api/users.py"], [], [], []])  # turns ago
     assert SCOPED_LINE not in hook(ws, "claude-code", "fix the errors", transcript).stdout
+
+
+def test_a_transcript_that_is_a_fifo_or_a_folder_costs_nothing_but_its_files(ws, tmp_path):
+    fifo = tmp_path / "transcript.jsonl"
+    os.mkfifo(fifo)  # never opened for reading: the hook must not block on it
+    for transcript in (fifo, tmp_path):
+        r = hook(ws, "claude-code", "fix the errors in @src/api/users.py", transcript)
+        assert r.returncode == 0 and SCOPED_LINE in r.stdout and "ruff" in r.stdout
+
+
+async def test_the_mcp_preview_takes_the_files_in_context(ws):
+    from tests.cli.test_mcp import payload, session_for
+
+    async with session_for(ws) as session:
+        without = payload(await session.call_tool("preview_injection", {"message": "errors"}))
+        within = payload(await session.call_tool("preview_injection", {"message": "errors",
+                                                                        "files": ["src/api/users.py"]}))
+    assert SCOPED_LINE not in without["text"] and SCOPED_LINE in within["text"]
