@@ -45,10 +45,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import groupby
 from operator import itemgetter
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from . import focused
-from .focused import Why
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer, RetrievalStatus
 from .outbound import redact_line as redact
 from .outbound import redact_lines
@@ -56,6 +54,9 @@ from .paths import Problem
 from .relevance import score as relevance_score
 from .relevance import share, terms, terms_of
 from .settings import Settings
+
+if TYPE_CHECKING:  # focused injection's module is imported when that mode is on (the §5 hook never loads it)
+    from .focused import Why
 
 log = logging.getLogger("memtui.injection")
 
@@ -925,6 +926,8 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
     """`memory.injection: "focused"`: the rule of docs/injection.md, steps F2-F12, over the
     layers' candidates (the switch is the caller's). Every candidate is scored (`core.focused`);
     the steps it shares with §5 (lines, cost, budget, render, flags) are §5's own."""
+    from . import focused
+    from .focused import Why
     # F2. Candidates: the active entries of each layer, less the unreviewed (SPEC §12)
     in_play: dict[str, list[int]] = {}
     held: dict[str, list[int]] = {}
@@ -1029,4 +1032,6 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
 
 
 def _focused_terms(e: Entry) -> frozenset[str]:
-    return focused.entry_content_terms(e.text, e.section, e.name, e.description, e.tags)
+    from .focused import entry_content_terms
+
+    return entry_content_terms(e.text, e.section, e.name, e.description, e.tags)
