@@ -50,10 +50,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import groupby
 from operator import itemgetter
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from . import focused
-from .focused import Why
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer, RetrievalStatus
 from .outbound import redact_line as redact
 from .outbound import redact_lines
@@ -64,6 +62,9 @@ from .scope import Context, Files
 from .scope import left_out as out_of_scope
 from .scope import reason as scope_reason
 from .settings import Settings
+
+if TYPE_CHECKING:  # focused injection's module is imported when that mode is on (the §5 hook never loads it)
+    from .focused import Why
 
 log = logging.getLogger("memtui.injection")
 
@@ -1024,6 +1025,9 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
     the steps it shares with §5 (lines, cost, budget, render, flags) are §5's own. `held_back`:
     each layer's active positions held back at step 2 (`held_back`), with their statuses;
     `pinned_ids`: entries pinned by `memtui pin`, pinned like a file's `pinned: true`."""
+    from . import focused
+    from .focused import Why
+
     # F2. Candidates: the active entries of each layer, less those held back (unreviewed, out of scope, expired)
     in_play: dict[str, list[int]] = {}
     held: dict[str, list[int]] = {}
@@ -1132,4 +1136,6 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
 
 
 def _focused_terms(e: Entry) -> frozenset[str]:
-    return focused.entry_content_terms(e.text, e.section, e.name, e.description, e.tags)
+    from .focused import entry_content_terms
+
+    return entry_content_terms(e.text, e.section, e.name, e.description, e.tags)
