@@ -31,7 +31,6 @@ WARM_HOOK_MODULES = {
     "memtui.core.store.rows",
     "memtui.core.scope",  # the rule's scope step (SPEC §16): the standard library alone until a scoped file is matched
     "memtui.core.jsondata",  # settings.json read with a depth limit (json and re only)
-    "memtui.core.focused",  # the focused rule's scores (SPEC §15): the standard library alone
 }
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 NEVER = ("click", "textual", "rich", "sqlite_utils", "rapidfuzz", "numpy", "markdown_it", "yaml", "watchdog", "mcp",
