@@ -1068,7 +1068,13 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
     best = max((scored[layer][p][5] for layer, ps in in_play.items() for p in ps if not pinned[layer][p]),
                default=0.0)
     cut = focused.cut_off(best)
-    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, pin, score, cut)
+    scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
+
+    def scope_of(layer: str, pos: int) -> str:
+        globs = scopes[layer].get(pos)
+        return f"paths: {', '.join(globs)}" if globs else "workspace"
+
+    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, pin, score, cut, scope_of(layer, p))
                     for p, ((kw, sem, lift, rel, dec, score), e, pin)
                     in enumerate(zip(scored[layer], entries[layer], pinned[layer], strict=True))}
             for layer in views}

@@ -93,3 +93,21 @@ async def test_the_mcp_preview_takes_the_files_in_context(ws):
         within = payload(await session.call_tool("preview_injection", {"message": "errors",
                                                                         "files": ["src/api/users.py"]}))
     assert SCOPED_LINE not in without["text"] and SCOPED_LINE in within["text"]
+
+
+def test_focused_mode_leaves_a_scoped_memory_out_without_its_file_and_its_why_names_the_scope(ws):
+    """SPEC §15 with §16: focused injection holds back an out-of-scope memory as §5 does, and
+    the `why` of a scoped memory in play names its globs."""
+    enable(ws, {"memory": {"injection": "focused"}})
+
+    def candidates(*args: str) -> dict[str, dict]:
+        r = preview(ws, "--json", *args)
+        assert r.returncode == 0, r.stderr
+        return {c["source"]: c for c in json.loads(r.stdout)["candidates"]}
+
+    without = candidates()["api.md:8"]
+    assert without["status"] == "out_of_scope" and "src/api/**" in without["reason"]
+    scoped = candidates("--file", "src/api/users.py")["api.md:8"]
+    assert scoped["status"] == "included"
+    assert scoped["why"]["scope"] == "paths: src/api/**, **/*.sql"
+    assert candidates("--file", "src/api/users.py")["context.md:1"]["why"]["scope"] == "workspace"
