@@ -16,7 +16,8 @@ from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
+from textual.notifications import Notify
+from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 from textual.worker import Worker, WorkerState
 
@@ -65,7 +66,7 @@ from .messages import (
     WriteRefused,
 )
 from .startup import open_prepared, prepared_entries
-from .text import LAYER_TITLES, describe, sentence, snippet, where
+from .text import LAYER_TITLES, describe, sentence, skipped_summary, snippet, where
 
 if TYPE_CHECKING:
     from memtui.core.watch import StoreWatcher
@@ -77,6 +78,9 @@ DOCTOR_IN_PROCESS = 5000  # entries up to which the doctor runs in a thread (mil
 FIRST_PAINT_WAIT = 2.0  # seconds the store's load waits for the first preview to be on screen, at most
 TYPING_PAUSE = 0.4  # the store loads once no key was typed into an input for this long…
 TYPING_WAIT = 10.0  # …or after this many seconds of typing, whichever comes first
+
+
+TOASTS = 2  # shown at once over the main screen (over a dialog: one)
 
 
 class MemtuiApp(App[None]):
@@ -311,11 +315,8 @@ class MemtuiApp(App[None]):
             self.refresh_insights()  # (a running early doctor is checked when its findings come in)
         self.refresh_inbox()
         problems = self.store.problems
-        if problems:
-            first = problems[0]
-            more = f" (+{len(problems) - 1} more; see `memtui status`)" if len(problems) > 1 else ""
-            self.say(f"{escape_name(str(first.source))}: {escape_name(first.message)}{more}", title="Skipped",
-                     severity="warning", timeout=8)
+        if problems:  # one short line; the doctor's screen (D) lists each file with its reason
+            self.say(skipped_summary(problems), title="Skipped", severity="warning", timeout=5)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed says so instead of leaving the panes loading forever."""
@@ -485,6 +486,14 @@ class MemtuiApp(App[None]):
         entry = message.entry
         self.say(f"Rejected and deleted {describe(entry)}: {sentence(snippet(entry.text))} Press u to undo.",
                  title="Inbox")
+
+    def on_notify(self, _event: Notify) -> None:
+        """(Before Textual adds the new toast.) Over a dialog it replaces the one shown;
+        elsewhere at most TOASTS are shown, the oldest going first: never a stack of them."""
+        shown = list(self._notifications)
+        keep = 0 if isinstance(self.screen, ModalScreen) else TOASTS - 1
+        for old in shown[:max(0, len(shown) - keep)]:
+            self._unnotify(old, refresh=False)
 
     def say(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None:
         """A notification whose text is shown literally (it names entries and files)."""

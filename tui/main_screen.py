@@ -396,7 +396,8 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         self.order = orders[(orders.index(self.order) + 1) % len(orders)]
         if self._last_results:
             self._show_panes(self._last_results)
-        self.memtui.say(f"Sorted by {actions.ORDER_TITLES[self.order]} (o changes it)", title="Order", timeout=3)
+        unchanged = ": no injection history yet, order unchanged" if self.order != "file" and not self.memtui.history else ""
+        self.memtui.say(f"Sorted by {actions.ORDER_TITLES[self.order]}{unchanged} (o changes it)", title="Order", timeout=3)
 
     def jump_to(self, entry: Entry) -> None:
         """Show `entry` in its pane (clearing a filter that hides it)."""

@@ -8,12 +8,14 @@ such as `\\x1b` (memtui.core.display).
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Sequence
+from pathlib import Path, PurePath
 
 from rich.text import Text
 
 from memtui.core.display import display_path, escape_name, escape_text
 from memtui.core.model import Entry, Layer
+from memtui.core.paths import Problem
 
 LAYER_TITLES: dict[str, str] = {Layer.USER: "User", Layer.PROJECT: "Project", Layer.CONVERSATION: "Conversation"}
 
@@ -26,6 +28,14 @@ def fit_path(path: str, width: int) -> str:
     tail = path[-max(1, width - 1):]
     cut = tail.find("/")
     return "…" + (tail[cut:] if 0 <= cut < len(tail) - 1 else tail)
+
+
+def skipped_summary(problems: Sequence[Problem]) -> str:
+    """The files that could not be read, in one short line (the doctor's screen, D, lists
+    each with its reason): `4 files skipped — D shows them`, or the one file's name."""
+    if len(problems) == 1:
+        return f"1 file skipped: {escape_name(PurePath(problems[0].source).name)} — D shows why"
+    return f"{len(problems)} files skipped — D shows them"
 
 
 def text(value: str, style: str = "") -> Text:

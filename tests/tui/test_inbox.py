@@ -87,7 +87,7 @@ async def test_u_after_accept_undoes_the_accept_not_an_earlier_change(demo_paths
         await pilot.press("u")
         await wait_until(pilot, lambda: listed(screen) == [DESTRUCTIVE, TIMERS, CACHE], message="back in the inbox")
         assert notes.read_bytes() == edited  # the earlier edit stays
-        await pilot.press("A")
+        await pilot.press("A", "y")  # more than one: asked first
         await wait_until(pilot, lambda: listed(screen) == [], message="all accepted")
         await pilot.press("u")
         await wait_until(pilot, lambda: len(listed(screen)) == 3, message="accept all undone")
@@ -136,7 +136,7 @@ async def test_an_outside_change_to_an_accepted_row_puts_it_back(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_inbox(pilot)
-        await pilot.press("A")
+        await pilot.press("A", "y")  # more than one: asked first
         await wait_until(pilot, lambda: listed(screen) == [], message="all accepted")
         assert "to review" not in app.sub_title
         conn = sqlite3.connect(demo_paths.db_path)  # Muse's extractor merges an update into a row

@@ -18,11 +18,15 @@ from textual.widgets import Footer, Header, Static
 
 from memtui.core.review import Pending
 
-from ..text import LAYER_TITLES, name, one_line, text
+from ..text import LAYER_TITLES, fit_path, name, one_line, text
 from ..widgets.row_list import RowList
+from .confirm import ConfirmScreen
 
 if TYPE_CHECKING:
     from ..app import MemtuiApp
+
+
+ORIGIN_WIDTH = 32  # an import's origin path in a row, shortened from the left past this
 
 
 def inbox_title(count: int) -> str:
@@ -35,7 +39,12 @@ def pending_line(item: Pending, line: int) -> Text:
     if line == 0:
         return Text(one_line(item.entry.text))
     out = Text(f"  {LAYER_TITLES[item.entry.layer]} · ", style="dim")
-    out.append(name(item.provenance.label).plain, style="dim")
+    p = item.provenance
+    label = p.label
+    if p.kind == "import" and p.origin and label.startswith(f"imported from {p.origin}"):
+        # a long absolute path would lead the row: shortened from the left, its file name kept
+        label = f"imported from {fit_path(p.origin, ORIGIN_WIDTH)}{label[len('imported from ' + p.origin):]}"
+    out.append(name(label).plain, style="dim")
     return out
 
 
@@ -179,8 +188,20 @@ class InboxScreen(Screen[None]):
             self.memtui.accept_memories([item.entry])
 
     def action_accept_all(self) -> None:
-        if self.items:
-            self.memtui.accept_memories([item.entry for item in self.items])
+        """Accept every listed entry; more than one only after asking (u undoes it too)."""
+        entries = [item.entry for item in self.items]
+        if len(entries) < 2:
+            if entries:
+                self.memtui.accept_memories(entries)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.memtui.accept_memories(entries)
+
+        body = Text(f"Accept all {len(entries)} memories awaiting review? They become memories like any other "
+                    "(injected when relevant). u undoes it.")
+        self.app.push_screen(ConfirmScreen(f"Accept {len(entries)} memories", body, yes="Accept all"), answered)
 
     def action_edit(self) -> None:
         item = self._chosen()

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import islice
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -26,7 +27,7 @@ from memtui.core.display import escape_name, escape_text
 from memtui.core.injection import Candidate, InjectionResult
 from memtui.core.model import LAYERS, Layer
 
-from ..text import LAYER_TITLES, one_line
+from ..text import LAYER_TITLES, one_line, skipped_summary
 from .line_input import LineInput
 
 REASONS = {
@@ -100,6 +101,20 @@ def fold_title(result: InjectionResult, summary: LeftOut) -> str:
     if result.count == 0 and result.disabled_reason:
         parts.append(result.disabled_reason.replace("_", " "))
     return " · ".join(parts)
+
+
+TITLE_CUTS = (("memories injected", "injected"), ("memory injected", "injected"), (" tokens", " tok"), (" tok", ""),
+              ("truncated", "trunc."))
+
+
+def fit_title(title: str, width: int) -> str:
+    """A fold's title in `width` cells, shortened word by word (`33 injected · 834/2000 ·
+    truncated · 1 clipped`) so what ends it (truncated, N clipped) stays in view."""
+    for old, new in TITLE_CUTS:
+        if cell_len(title) <= width:
+            break
+        title = title.replace(old, new)
+    return title
 
 
 def near_miss_key(c: Candidate) -> tuple[float, int]:
@@ -201,7 +216,11 @@ class PreviewPane(Vertical):
     then as Muse injects it again; the title says which."""
 
     BINDINGS = [Binding("ctrl+t", "cycle_target", "Assistant", id="preview.target"),  # in the footer while in the preview
-                Binding("ctrl+o", "scope", "Scope", show=False, id="preview.scope")]
+                Binding("ctrl+o", "scope", "Scope", show=False, id="preview.scope"),
+                # from the fold to each "N more …" list and back (only while a fold's title is focused)
+                # (priority: before the scroll around them takes ↑/↓ to scroll)
+                Binding("down", "step_fold(1)", "Next list", show=False, priority=True, id="preview.next_fold"),
+                Binding("up", "step_fold(-1)", "Previous list", show=False, priority=True, id="preview.previous_fold")]
     files_wanted = False  # the files field asked for (ctrl+o); else shown while scoped memories are in play
 
     class ScopeAsked(Message):
@@ -230,16 +249,44 @@ class PreviewPane(Vertical):
     @staticmethod
     def _title(fold: Collapsible, title: str) -> None:
         """A fold's new title, shown without laying the screen out again: its title row is one
-        line across the pane (app.tcss), whatever it says. (Setting `fold.title` would: the
-        title's label updates with a layout, once per keystroke.)"""
-        if str(fold.title) == title:
-            return
-        content = Content(title)
-        fold.set_reactive(Collapsible.title, title)
+        line across the pane (app.tcss), whatever it says, so it is shortened to fit
+        (`fit_title`). (Setting `fold.title` would: the title's label updates with a layout,
+        once per keystroke.)"""
         head = fold.query_one(CollapsibleTitle)
+        room = head.content_region.width - 2  # after "▸ "
+        shown = fit_title(title, room) if room > 0 else title
+        if str(fold.title) == title and str(head.label) == shown:
+            return
+        content = Content(shown)
+        fold.set_reactive(Collapsible.title, title)
         head.set_reactive(CollapsibleTitle.label, content)
         head.update(Content.assemble(head.collapsed_symbol if head.collapsed else head.expanded_symbol, " ", content),
                     layout=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "step_fold":  # else ↑/↓ go on to what they do elsewhere (scrolling)
+            return isinstance(self.screen.focused, CollapsibleTitle) and self.screen.focused in self.query(
+                CollapsibleTitle)
+        return True
+
+    def action_step_fold(self, step: int) -> None:
+        """↓/↑ on a fold's title: the next (previous) fold shown, the fold to "N more below
+        the gate" and on."""
+        titles = [t for t in self.query(CollapsibleTitle) if t.parent is not None and t.parent.display]
+        focused = self.screen.focused
+        if focused not in titles:
+            return
+        i = titles.index(focused) + step
+        if 0 <= i < len(titles):
+            titles[i].focus()
+
+    def on_resize(self) -> None:
+        """The titles shortened for the new width (or shown whole again), once laid out."""
+        self.call_after_refresh(self._refit_titles)
+
+    def _refit_titles(self) -> None:
+        for fold in self.query(Collapsible):
+            self._title(fold, str(fold.title))
 
     def action_cycle_target(self) -> None:
         self.target = self.TARGET_CYCLE[(self.TARGET_CYCLE.index(self.target) + 1) % len(self.TARGET_CYCLE)]
@@ -292,9 +339,9 @@ class PreviewPane(Vertical):
         left = self.query_one("#left-out", Static)
         gauges = self.query_one("#gauges", Static)
         notes = Text()
-        for problem in result.errors:
+        if result.errors:  # one line: the injection below stays in view (D lists each with its reason)
             notes.append("⚠ ", style="bold red")
-            notes.append(f"{escape_name(str(problem.source))}: {escape_text(problem.message)}\n", style="red")
+            notes.append(f"{skipped_summary(result.errors)}\n", style="red")
         if result.disabled_reason == "switch_off":
             fold.title = Content("memory is off for this workspace · nothing injected")  # type: ignore[assignment]  # literal, never markup
             injected.update(Text.assemble(

@@ -177,8 +177,9 @@ class RowList(ScrollView, can_focus=True):
         row = int(self.scroll_offset.y) + y
         index, line = divmod(row, self.ITEM_HEIGHT)
         if not self.item_count():
-            text = self.empty_text() if row == 0 else Text("")
-            text.no_wrap, text.overflow = True, "ellipsis"
+            # the hint wraps over the first lines (never cut at the pane's edge)
+            lines = self.empty_text().wrap(self.app.console, max(1, width), overflow="ellipsis")
+            text = lines[row] if row < len(lines) else Text("")
             text.truncate(width, overflow="ellipsis")
         elif index >= self.item_count():
             return Strip.blank(width, base)
