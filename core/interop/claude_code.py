@@ -367,6 +367,9 @@ def _topic_text(group: list[Memory], rel: str) -> str:
     head = first.extra.get("head")
     meta = _head_meta(head)
     name = one_line(first.name) or Path(rel).stem
+    if head is None and first.extra.get("file") == rel and kept_body(group) is not None \
+            and name == Path(rel).stem and not one_line(first.description):
+        return body  # a topic file that had no frontmatter gets none (issue 40): its text as it was
     description = one_line(first.description) or first_line(first.text)
     if meta is not None and isinstance(head, str):
         if (one_line(md.text_field(meta, "name")) or Path(rel).stem) == name and one_line(

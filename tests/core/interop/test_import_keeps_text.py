@@ -65,3 +65,27 @@ def test_an_entry_already_stored_is_skipped_and_the_rest_of_its_file_kept_as_it_
     assert [m.text for m, _ in report.duplicates] == ["*May 27, 2025*"]
     [progress] = [f.path for f in report.files if f.path.name == "progress.md"]
     assert body_of(progress) == (bank / "progress.md").read_text().replace("- *May 27, 2025*\n", "")
+
+
+def _round_trip(tmp_path: Path, fmt: str, source: Path, dest_name: str) -> tuple[Path, Path]:
+    src = tmp_path / "src" / source.name
+    shutil.copytree(source, src)
+    paths = fresh(tmp_path, "r")
+    report = actions.import_memories(actions.open_store(paths), fmt, src, user_home=tmp_path)
+    assert report.invalid == [] and report.added
+    dest = tmp_path / "out" / dest_name
+    plan = actions.export_memories(actions.open_store(paths), fmt, dest, layers=("user", "project"),
+                                   user_home=tmp_path)
+    assert plan.sync.blocked == []
+    return src, dest
+
+
+def test_a_topic_file_without_frontmatter_and_an_index_without_a_final_newline_come_back_as_they_were(tmp_path):
+    src, dest = _round_trip(tmp_path, "claude-code", FIXTURES / "bare" / "memory", "memory")
+    assert (dest / "deploys.md").read_bytes() == (src / "deploys.md").read_bytes()
+    assert (dest / "MEMORY.md").read_bytes() == (src / "MEMORY.md").read_bytes()
+
+
+def test_a_cursor_rule_without_frontmatter_gets_none_on_export(tmp_path):
+    src, dest = _round_trip(tmp_path, "cursor", FIXTURES / "bare" / "rules", "rules")
+    assert (dest / "lint.mdc").read_bytes() == (src / "lint.mdc").read_bytes()
