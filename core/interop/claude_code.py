@@ -413,8 +413,9 @@ def _index(topics: list[tuple[Memory, str]], notes: list[Memory], raw: str | Non
         for line in raw.splitlines(keepends=True):
             target = _line_target(line)
             linked = os.path.normpath(unquote(target.split("#", 1)[0])).replace(os.sep, "/") if target else None
-            if linked is None or re.match(r"[a-z][a-z0-9+.-]*:", target or "", re.IGNORECASE):
-                out.append(line)
+            if linked is None or re.match(r"[a-z][a-z0-9+.-]*:", target or "", re.IGNORECASE) \
+                    or linked == ".." or linked.startswith("../") or os.path.isabs(linked):
+                out.append(line)  # a web link, or a file outside this folder: memtui holds neither, kept as it is
             elif linked in lines and linked not in seen:
                 seen.add(linked)
                 out.append(lines[linked] + line[len(line.rstrip("\r\n")):])

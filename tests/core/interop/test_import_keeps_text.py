@@ -89,3 +89,15 @@ def test_a_topic_file_without_frontmatter_and_an_index_without_a_final_newline_c
 def test_a_cursor_rule_without_frontmatter_gets_none_on_export(tmp_path):
     src, dest = _round_trip(tmp_path, "cursor", FIXTURES / "bare" / "rules", "rules")
     assert (dest / "lint.mdc").read_bytes() == (src / "lint.mdc").read_bytes()
+
+
+def test_an_index_keeps_its_lines_for_topic_files_outside_its_folder(tmp_path):
+    src = tmp_path / "src" / "memory"
+    shutil.copytree(FIXTURES / "outside" / "memory", src)
+    paths = fresh(tmp_path, "o")
+    report = actions.import_memories(actions.open_store(paths), "claude-code", src, user_home=tmp_path)
+    assert report.added and all("outside the memory folder" in why for _, why in report.invalid)
+    dest = tmp_path / "out" / "memory"
+    actions.export_memories(actions.open_store(paths), "claude-code", dest, layers=("user", "project"),
+                            user_home=tmp_path)
+    assert (dest / "MEMORY.md").read_bytes() == (src / "MEMORY.md").read_bytes()
