@@ -415,3 +415,10 @@ def test_export_to_a_fresh_claude_code_folder_then_a_new_memory(paths, tmp_path)
     assert set(_index_links(made["MEMORY.md"].decode())) < set(_index_links(grown["MEMORY.md"].decode()))
     third = cli(paths, "export", "claude-code", str(out))
     assert third.returncode == 0 and "0 added, 0 replaced" in third.stdout and tree(out) == grown
+
+
+def test_export_to_a_file_that_is_no_folder_says_so(paths):
+    assert cli(paths, "import", "agents-md", str(FIXTURES / "agents" / "AGENTS.md")).returncode == 0
+    r = cli(paths, "export", "cursor", "/etc/passwd")
+    assert r.returncode == 1 and "/etc/passwd: not a directory" in r.stderr and "left" not in r.stdout
+
