@@ -101,3 +101,15 @@ def test_an_index_keeps_its_lines_for_topic_files_outside_its_folder(tmp_path):
     actions.export_memories(actions.open_store(paths), "claude-code", dest, layers=("user", "project"),
                             user_home=tmp_path)
     assert (dest / "MEMORY.md").read_bytes() == (src / "MEMORY.md").read_bytes()
+
+
+def test_agents_md_export_of_memories_from_several_files_is_one_tight_list(tmp_path):
+    paths = fresh(tmp_path, "a")
+    (paths.project_root / "style.md").write_text("---\nname: style\n---\n\n- Answer in British English.\n")
+    (paths.project_root / "tools.md").write_text("## Tools\n\n- Use pytest\n- Use ruff\n\nA paragraph.\n")
+    dest = tmp_path / "out"
+    dest.mkdir()
+    actions.export_memories(actions.open_store(paths), "agents-md", dest, user_home=tmp_path)
+    text = (dest / "AGENTS.md").read_text()
+    # (a memory whose text is itself a list item stays one: `- - Answer ...` reads back as that text)
+    assert "- Use pytest\n- Use ruff\n" in text
