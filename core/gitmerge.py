@@ -390,6 +390,41 @@ def _moved_away(base: Version, o: Changes, t: Changes) -> Counter[tuple[str, str
     return Counter({key: n for key, n in gone.items() if (o_added[key] > 0) != (t_added[key] > 0)})
 
 
+def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]) -> list[str] | None:
+    """Both sides' line changes applied to `base` where they touch different lines, as git's
+    line merge does (changes that overlap or meet: None)."""
+    base = list(base)
+
+    def edits(side: Sequence[str]) -> list[tuple[int, int, list[str]]]:
+        matcher = difflib.SequenceMatcher(None, base, list(side), autojunk=False)
+        return [(i1, i2, list(side[j1:j2])) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
+
+    o, t = edits(ours), edits(theirs)
+    for i1, i2, _ in o:
+        for j1, j2, _ in t:
+            if i1 <= j2 and j1 <= i2:  # overlapping or adjacent: a conflict, as in git
+                return None
+    out: list[str] = []
+    at = 0
+    for i1, i2, new in sorted(o + t, key=lambda e: (e[0], e[1])):
+        out += base[at:i1] + new
+        at = i2
+    return out + base[at:]
+
+
+def _whole_entry_merged(b: Token, ot: Token | None, tt: Token | None) -> Token | None:
+    """A file that is one entry (SPEC §2), changed on both sides on different lines: one entry
+    with both changes, as git would merge it (the result is checked like any other)."""
+    if b.entry is None or b.entry.kind != "whole" or ot is None or tt is None or ot.entry is None:
+        return None
+    lines = merge_lines(b.lines, ot.lines, tt.lines)
+    if lines is None or not lines or not lines[-1].endswith(("\n", "\r")) and lines[-1] != ot.lines[-1] \
+            and lines[-1] != tt.lines[-1]:
+        return None
+    text = "\n".join(strip_eol(line) for line in lines).strip()
+    return replace(ot, key=("E", text), lines=tuple(lines))
+
+
 def merge_tokens(base: Version, ours: Version, theirs: Version) -> Merged:
     o, t = changes(base, ours), changes(base, theirs)
     out = Merged()
@@ -440,6 +475,9 @@ def merge_tokens(base: Version, ours: Version, theirs: Version) -> Merged:
         elif of is Fate.CHANGED and tf is Fate.CHANGED and ot is not None and tt is not None and ot.key == tt.key:
             out.pieces.append(ot)
             out.add(ot, origin, ot, tt)
+        elif (both := _whole_entry_merged(b, ot, tt)) is not None:
+            out.pieces.append(both)
+            out.add(both, origin, ot, tt)
         else:
             conflict = Conflict([ot] if ot is not None else [], [tt] if tt is not None else [])
             out.pieces.append(conflict)

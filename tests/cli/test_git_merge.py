@@ -288,3 +288,12 @@ def test_ours_a_symlink_is_a_clear_error_and_nothing_is_written(tmp_path):
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "is a symlink" in done.stderr, done.stderr
     assert (tmp_path / "real").read_text() == "- a\n- b\n" and (tmp_path / "ours").is_symlink()
+
+
+def test_a_single_entry_file_edited_on_different_lines_merges_cleanly(repo):
+    base = "---\nname: Testing\n---\n\n# Testing\n\nUse vitest.\n\nMock the network.\n\nRun it in CI.\n"
+    ours = base.replace("Use vitest.", "Use vitest, not jest.")
+    theirs = base.replace("Run it in CI.", "Run it in CI on every push.")
+    result = repo.diverge({"testing.md": base}, {"testing.md": ours}, {"testing.md": theirs})
+    assert_merged_cleanly(repo, result, "testing.md")
+    assert repo.read("testing.md").decode() == ours.replace("Run it in CI.", "Run it in CI on every push.")

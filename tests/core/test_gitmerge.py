@@ -353,3 +353,12 @@ def test_an_entry_added_after_a_neighbour_the_other_side_rewrote_into_another_se
     for side in (0, 1):
         sections = {e.text: e.section for e in parse_text(resolve(out, side)).entries}
         assert sections.get("cache goes stale", "Known Issues") == "Known Issues", out
+
+
+def test_a_single_entry_file_edited_on_different_lines_merges_as_git_would():
+    base = "---\nname: Testing\n---\n\n# Testing\n\nUse vitest.\n\nMock the network.\n\nRun it in CI.\n"
+    ours = base.replace("Use vitest.", "Use vitest, not jest.")
+    theirs = base.replace("Run it in CI.", "Run it in CI on every push.")
+    out, conflicts = merge(base, ours, theirs)
+    assert (out, conflicts) == (base.replace("Use vitest.", "Use vitest, not jest.")
+                                .replace("Run it in CI.", "Run it in CI on every push."), 0)
