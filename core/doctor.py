@@ -209,6 +209,22 @@ class _Workspace:
             return None
         return not (self.root / rel).exists()
 
+    def in_a_subproject(self, word: str, entry: Entry, words: set[str]) -> bool:
+        """Is `word` a path relative to a sub-project the entry is about (`src/lib.rs` of
+        `crates/foo`)? The folders it could be relative to: the entry's own folder under its
+        memory root (`.muse/memory/crates/foo/notes.md` -> `crates/foo`) and each folder on
+        the way to another path the entry names that exists (`crates/foo/Cargo.toml`)."""
+        rel = (word[2:] if word.startswith("./") else word).rstrip("/")
+        bases: set[str] = set()
+        own = Path(entry.rel_path).parent.as_posix() if entry.rel_path else "."
+        if own not in ("", "."):
+            bases.add(own)
+        for other in words:
+            parts = (other[2:] if other.startswith("./") else other).rstrip("/").split("/")[:-1]
+            for n in range(1, len(parts) + 1):
+                bases.add("/".join(parts[:n]))
+        return any(base and (self.root / base / rel).exists() for base in bases)
+
 
 def stale_references(entries: list[Entry], workspace: Path) -> list[Finding]:
     """Project and conversation memories that name a workspace path that no longer exists.
@@ -218,7 +234,8 @@ def stale_references(entries: list[Entry], workspace: Path) -> list[Finding]:
     for e in entries:
         if e.layer == Layer.USER or e.archived or "/" not in e.text:  # only a word with a `/` is judged
             continue
-        missing = sorted(w for w in _path_candidates(e.text) if ws.is_stale(w))
+        words = _path_candidates(e.text)
+        missing = sorted(w for w in words if ws.is_stale(w) and not ws.in_a_subproject(w, e, words))
         if missing:
             shown = ", ".join(f"`{w}`" for w in missing[:3]) + (" …" if len(missing) > 3 else "")
             out.append(Finding("stale_reference", e.source_ref, f"names {shown}, not found in the workspace",

@@ -36,7 +36,9 @@ driver to the repository-local git config.
 from __future__ import annotations
 
 import difflib
+import re
 import subprocess
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
@@ -60,6 +62,8 @@ class Side(StrEnum):
     OURS = "ours"
     THEIRS = "theirs"
 
+    __hash__ = str.__hash__  # a plain string's hash: Enum's own is a Python call, paid per token
+
 
 class CannotMergeByEntry(Exception):
     """The entry-wise merge cannot be done safely; the message says why (git merges the file instead)."""
@@ -81,6 +85,7 @@ class Token:
     key: tuple[str, str]  # ("E", entry text) or ("G", the line; "" for a blank line)
     lines: tuple[str, ...]  # source lines with their line ends (no BOM)
     entry: RawEntry | None
+    heading: bool = False  # a line between entries that opens a section (an ATX heading, a setext heading's text)
 
     @property
     def blank(self) -> bool:
@@ -99,6 +104,15 @@ class Version:
     meta: dict[str, Any]
     header: tuple[str, ...]  # the frontmatter block's lines, fences included (empty without one)
     tokens: list[Token]
+    governing: list[int | None] = field(default_factory=list)  # per token: the heading token above it, if any
+
+    def __post_init__(self) -> None:
+        if not self.governing:
+            above: int | None = None
+            for token in self.tokens:
+                self.governing.append(above)
+                if token.heading:
+                    above = token.index
 
 
 def _file_eol(lines: Sequence[str]) -> str:
@@ -108,6 +122,10 @@ def _file_eol(lines: Sequence[str]) -> str:
         if line.endswith(("\n", "\r")):
             return line[-1]
     return "\n"
+
+
+_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 
 
 def read_version(data: bytes, side: Side) -> Version:
@@ -132,7 +150,10 @@ def read_version(data: bytes, side: Side) -> Version:
             i = entry.line_end
         else:
             glue = strip_eol(lines[i])
-            tokens.append(Token(side, len(tokens), ("G", glue if glue.strip() else ""), (lines[i],), None))
+            heading = bool(_ATX.match(glue)) or (
+                bool(glue.strip()) and i + 1 < len(lines) and i + 1 not in starts and _SETEXT.match(strip_eol(lines[i + 1]))
+                is not None and (not tokens or tokens[-1].blank or tokens[-1].entry is not None))
+            tokens.append(Token(side, len(tokens), ("G", glue if glue.strip() else ""), (lines[i],), None, heading))
             i += 1
     return Version(side, bom, _file_eol(lines), dict(parsed.meta), tuple(lines[:parsed.body_line]), tokens)
 
@@ -155,9 +176,11 @@ class Changes:
 
 
 def _pairable(a: Token, b: Token) -> bool:
+    """An entry pairs with an entry, a blank line with a blank line, another line between
+    entries (a heading) with another such line."""
     if a.entry is not None and b.entry is not None:
         return True
-    return a.entry is None and b.entry is None and not a.blank and not b.blank
+    return a.entry is None and b.entry is None and a.blank == b.blank
 
 
 def _similarity(a: Token, b: Token) -> float:
@@ -167,25 +190,32 @@ def _similarity(a: Token, b: Token) -> float:
 MAX_PAIRING_CELLS = 2500
 
 
-def pair_up(old: Sequence[Token], new: Sequence[Token]) -> list[tuple[int | None, int | None]]:
+def pair_up(old: Sequence[Token], new: Sequence[Token], elsewhere: frozenset[tuple[str, str]] = frozenset(),
+            known: frozenset[tuple[str, str]] = frozenset()) -> list[tuple[int | None, int | None]]:
     """Align a replaced run of base tokens with the side's tokens in order: as many pairs as
     possible (an entry with an entry, a non-blank line with a non-blank line), the most similar
     first. Unpaired old tokens were deleted, unpaired new ones added. A pairing can only make a
-    conflict finer or coarser, never hide one: a base token is touched either way."""
+    conflict finer or coarser, never hide one: a base token is touched either way. An old entry
+    whose text the side still holds elsewhere (`elsewhere`: it moved) pairs with no other text,
+    nor does a new entry whose text BASE holds elsewhere (`known`: it moved here)."""
     k, m = len(old), len(new)
+
+    def _pair(a: Token, b: Token) -> bool:
+        return _pairable(a, b) and (a.key == b.key or (a.key not in elsewhere and b.key not in known))
+
     if k * m > MAX_PAIRING_CELLS:  # a rewritten file: no pairing (every old token deleted, every new one added)
         return [(x, None) for x in range(k)] + [(None, y) for y in range(m)]
     best = [[0.0] * (m + 1) for _ in range(k + 1)]
     for x in range(1, k + 1):
         for y in range(1, m + 1):
             score = max(best[x - 1][y], best[x][y - 1])
-            if _pairable(old[x - 1], new[y - 1]):
+            if _pair(old[x - 1], new[y - 1]):
                 score = max(score, best[x - 1][y - 1] + 2 + _similarity(old[x - 1], new[y - 1]))
             best[x][y] = score
     steps: list[tuple[int | None, int | None]] = []
     x, y = k, m
     while x or y:
-        if x and y and _pairable(old[x - 1], new[y - 1]) and \
+        if x and y and _pair(old[x - 1], new[y - 1]) and \
                 best[x][y] == best[x - 1][y - 1] + 2 + _similarity(old[x - 1], new[y - 1]):
             steps.append((x - 1, y - 1))
             x, y = x - 1, y - 1
@@ -199,18 +229,79 @@ def pair_up(old: Sequence[Token], new: Sequence[Token]) -> list[tuple[int | None
     return steps
 
 
+def _diff_keys(tokens: Sequence[Token]) -> list[tuple[Any, ...]]:
+    """Keys that are unique within one version, so the diff below is linear: an entry is its
+    text and which occurrence of that text it is; a line between entries (a blank line, a
+    heading) is that line, the entry before it and how far after that entry it comes. Two
+    versions share a key where they share the token in the same place."""
+    seen: dict[tuple[str, str], int] = {}
+    keys: list[tuple[Any, ...]] = []
+    anchor: tuple[Any, ...] = ()
+    offset = 0
+    for token in tokens:
+        n = seen[token.key] = seen.get(token.key, -1) + 1
+        if token.entry is not None:
+            anchor, offset = (token.key, n), 0
+            keys.append(anchor)
+        else:
+            offset += 1
+            keys.append((token.key, anchor, offset, n))
+    return keys
+
+
+def opcodes(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[str, int, int, int, int]]:
+    """`difflib.SequenceMatcher.get_opcodes()` for two sequences of keys each unique within its
+    own sequence, in O(n log n): the longest common subsequence of unique keys is the longest
+    increasing run of their positions in `b` (patience sorting), so many equal lines (blank
+    lines between thousands of paragraphs) never make the diff quadratic."""
+    import bisect
+
+    where = {key: j for j, key in enumerate(b)}
+    pairs = [(i, where[key]) for i, key in enumerate(a) if key in where]
+    tails: list[int] = []  # tails[k]: the smallest b position ending an increasing run of length k+1
+    tail_at: list[int] = []  # ... and the index in `pairs` of that pair
+    back: list[int] = [-1] * len(pairs)
+    for p, (_, j) in enumerate(pairs):
+        k = bisect.bisect_left(tails, j)
+        back[p] = tail_at[k - 1] if k else -1
+        if k == len(tails):
+            tails.append(j)
+            tail_at.append(p)
+        else:
+            tails[k], tail_at[k] = j, p
+    chain: list[tuple[int, int]] = []
+    p = tail_at[-1] if tail_at else -1
+    while p != -1:
+        chain.append(pairs[p])
+        p = back[p]
+    chain.reverse()
+    out: list[tuple[str, int, int, int, int]] = []
+    i = j = 0
+    for x, y in [*chain, (len(a), len(b))]:
+        if i < x or j < y:
+            out.append(("replace" if i < x and j < y else "delete" if i < x else "insert", i, x, j, y))
+        if x < len(a):
+            if out and out[-1][0] == "equal" and out[-1][2] == x and out[-1][4] == y:
+                out[-1] = ("equal", out[-1][1], x + 1, out[-1][3], y + 1)
+            else:
+                out.append(("equal", x, x + 1, y, y + 1))
+        i, j = x + 1, y + 1
+    return out
+
+
 def changes(base: Version, side: Version) -> Changes:
     n = len(base.tokens)
     fates: list[tuple[Fate, Token | None]] = [(Fate.DELETED, None)] * n
     inserts: list[list[Token]] = [[] for _ in range(n + 1)]
-    matcher = difflib.SequenceMatcher(None, [t.key for t in base.tokens], [t.key for t in side.tokens], autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    texts = frozenset(t.key for t in side.tokens if t.entry is not None)
+    known = frozenset(t.key for t in base.tokens if t.entry is not None)
+    for op, i1, i2, j1, j2 in opcodes(_diff_keys(base.tokens), _diff_keys(side.tokens)):
         if op == "equal":
             for d in range(i2 - i1):
                 fates[i1 + d] = (Fate.KEPT, side.tokens[j1 + d])
             continue
         gap = i1
-        for x, y in pair_up(base.tokens[i1:i2], side.tokens[j1:j2]):
+        for x, y in pair_up(base.tokens[i1:i2], side.tokens[j1:j2], texts, known):
             if x is not None:
                 gap = i1 + x + 1
                 if y is None:
@@ -252,6 +343,10 @@ class Merged:
     aliases: dict[tuple[Side, int], Token] = field(default_factory=dict)  # a side's token → the merged token
 
     sources: dict[int, list[tuple[Side, int]]] = field(default_factory=dict)  # id(merged token) → what it stands for
+    disputed: set[int] = field(default_factory=set)  # base headings deleted on one side, added under on the other
+    contested: set[int] = field(default_factory=set)  # id() of the entries added under such a heading
+    moved_away: Counter[tuple[str, str]] = field(default_factory=Counter)  # deleted by one side, moved by the other
+    twice: dict[int, Token] = field(default_factory=dict)  # id(theirs' addition) → ours' same addition elsewhere
 
     def add(self, token: Token, origin: Origin, *sources: Token | None) -> None:
         self.origins[id(token)] = origin
@@ -268,9 +363,88 @@ class Merged:
         return any(self.aliases.get((side, index + 1)) is b for side, index in self.sources.get(id(a), ()))
 
 
+def _disputed(base: Version, mine: Version, own: Changes, other: Changes) -> tuple[set[int], set[int]]:
+    """Headings of BASE the other side deleted while `mine` added entries under them: (those
+    headings' base indexes, the ids of the entries added under them). Merged cleanly, such an
+    entry would land under the heading before (a silent move), so both become conflicts."""
+    to_base = {token.index: g for g, (_, token) in enumerate(own.fates) if token is not None}
+    headings: set[int] = set()
+    added: set[int] = set()
+    for gap in own.inserts:
+        for token in gap:
+            above = mine.governing[token.index] if token.entry is not None else None
+            g = to_base.get(above) if above is not None else None
+            if g is not None and base.tokens[g].heading and other.fates[g][0] is Fate.DELETED:
+                headings.add(g)
+                added.add(id(token))
+    return headings, added
+
+
+def _moved_away(base: Version, o: Changes, t: Changes) -> Counter[tuple[str, str]]:
+    """Entries deleted where they were on both sides that only one side added back elsewhere
+    (moved): one side deleted them, the other merely moved them, so they stay deleted."""
+    gone = Counter(base.tokens[g].key for g in range(len(base.tokens))
+                   if base.tokens[g].entry is not None and o.fates[g][0] is Fate.DELETED and t.fates[g][0] is Fate.DELETED)
+    o_added = Counter(x.key for gap in o.inserts for x in gap if x.entry is not None)
+    t_added = Counter(x.key for gap in t.inserts for x in gap if x.entry is not None)
+    return Counter({key: n for key, n in gone.items() if (o_added[key] > 0) != (t_added[key] > 0)})
+
+
+def merge_lines(base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]) -> list[str] | None:
+    """Both sides' line changes applied to `base` where they touch different lines, as git's
+    line merge does (changes that overlap or meet: None)."""
+    base = list(base)
+
+    def edits(side: Sequence[str]) -> list[tuple[int, int, list[str]]]:
+        matcher = difflib.SequenceMatcher(None, base, list(side), autojunk=False)
+        return [(i1, i2, list(side[j1:j2])) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
+
+    o, t = edits(ours), edits(theirs)
+    for i1, i2, _ in o:
+        for j1, j2, _ in t:
+            if i1 <= j2 and j1 <= i2:  # overlapping or adjacent: a conflict, as in git
+                return None
+    out: list[str] = []
+    at = 0
+    for i1, i2, new in sorted(o + t, key=lambda e: (e[0], e[1])):
+        out += base[at:i1] + new
+        at = i2
+    return out + base[at:]
+
+
+def _whole_entry_merged(b: Token, ot: Token | None, tt: Token | None) -> Token | None:
+    """A file that is one entry (SPEC §2), changed on both sides on different lines: one entry
+    with both changes, as git would merge it (the result is checked like any other)."""
+    if b.entry is None or b.entry.kind != "whole" or ot is None or tt is None or ot.entry is None:
+        return None
+    lines = merge_lines(b.lines, ot.lines, tt.lines)
+    if lines is None or not lines or not lines[-1].endswith(("\n", "\r")) and lines[-1] != ot.lines[-1] \
+            and lines[-1] != tt.lines[-1]:
+        return None
+    text = "\n".join(strip_eol(line) for line in lines).strip()
+    return replace(ot, key=("E", text), lines=tuple(lines))
+
+
 def merge_tokens(base: Version, ours: Version, theirs: Version) -> Merged:
     o, t = changes(base, ours), changes(base, theirs)
     out = Merged()
+    o_heads, o_added = _disputed(base, ours, o, t)
+    t_heads, t_added = _disputed(base, theirs, t, o)
+    out.disputed = o_heads | t_heads
+    out.contested = o_added | t_added
+    out.moved_away = _moved_away(base, o, t)
+    # an entry both sides added, in different places: kept once, where ours put it
+    ours_added: dict[tuple[str, str], list[Token]] = {}
+    for gap in o.inserts:
+        for x in gap:
+            if x.entry is not None:
+                ours_added.setdefault(x.key, []).append(x)
+    for g, gap in enumerate(t.inserts):
+        here = {x.key for x in o.inserts[g]}
+        for x in gap:
+            twins = ours_added.get(x.key) if x.entry is not None and x.key not in here else None
+            if twins:
+                out.twice[id(x)] = twins.pop(0)
     for g in range(len(base.tokens) + 1):
         _merge_gap(out, o.inserts[g], t.inserts[g])
         if g == len(base.tokens):
@@ -278,7 +452,14 @@ def merge_tokens(base: Version, ours: Version, theirs: Version) -> Merged:
         b = base.tokens[g]
         (of, ot), (tf, tt) = o.fates[g], t.fates[g]
         origin = Origin(base=b, ours=ot, theirs=tt)
-        if of is Fate.KEPT and tf is Fate.KEPT:
+        if g in out.disputed and (of is Fate.DELETED) != (tf is Fate.DELETED):
+            # a heading one side deleted while the other added under it: a conflict, not a move
+            conflict = Conflict([ot] if ot is not None else [], [tt] if tt is not None else [])
+            out.pieces.append(conflict)
+            for token in (ot, tt):
+                if token is not None:
+                    out.add(token, origin, token)
+        elif of is Fate.KEPT and tf is Fate.KEPT:
             assert ot is not None and tt is not None
             # same text on both sides; a formatting change made on one side only is kept
             chosen = tt if ot.lines == b.lines and tt.lines != b.lines else ot
@@ -294,6 +475,9 @@ def merge_tokens(base: Version, ours: Version, theirs: Version) -> Merged:
         elif of is Fate.CHANGED and tf is Fate.CHANGED and ot is not None and tt is not None and ot.key == tt.key:
             out.pieces.append(ot)
             out.add(ot, origin, ot, tt)
+        elif (both := _whole_entry_merged(b, ot, tt)) is not None:
+            out.pieces.append(both)
+            out.add(both, origin, ot, tt)
         else:
             conflict = Conflict([ot] if ot is not None else [], [tt] if tt is not None else [])
             out.pieces.append(conflict)
@@ -328,6 +512,7 @@ def _merge_gap(out: Merged, ours: list[Token], theirs: list[Token]) -> None:
         def after(mine: list[Token], other: list[Token]) -> list[Token]:
             common = 0  # lines both start with (a blank line, a heading) are written once
             while common < min(len(mine), len(other)) and mine[common].entry is None and mine[common].key == other[common].key:
+                out.alias(other[common], mine[common])  # written once: it stands for both
                 common += 1
             rest = [x for x in other[common:] if not (x.entry is not None and x.key in ours_entries)]
             return mine + rest if not all(x.blank for x in rest) else mine
@@ -338,6 +523,16 @@ def _merge_gap(out: Merged, ours: list[Token], theirs: list[Token]) -> None:
             if x.entry is not None and x.key in ours_entries:
                 out.alias(x, ours_entries[x.key])
     for token in chosen:
+        if id(token) in out.twice:
+            out.alias(token, out.twice[id(token)])  # added by ours too, elsewhere: once, there
+            continue
+        if token.entry is not None and out.moved_away[token.key] > 0:
+            out.moved_away[token.key] -= 1  # moved by one side, deleted by the other: stays deleted
+            continue
+        if id(token) in out.contested:
+            out.pieces.append(Conflict([token], []) if token.side is Side.OURS else Conflict([], [token]))
+            out.add(token, Origin(inserted=token), token)
+            continue
         out.pieces.append(token)
         out.add(token, Origin(inserted=token), token, twins.get(id(token)))
 
@@ -653,22 +848,47 @@ def check(text: str, header: Header, mode: Mode, pieces: Sequence[Piece], merged
     meta = header.meta_ours if mode is Mode.OURS else header.meta_theirs
     if parsed.meta != meta or parsed.body_line != len(header.ours if mode is Mode.OURS else header.theirs):
         raise CannotMergeByEntry("the merged frontmatter would not read back as merged")
-    tokens = [t for t in flatten(pieces, mode) if t.entry is not None]
+    flat = flatten(pieces, mode)
+    tokens = [t for t in flat if t.entry is not None]
     if [t.key[1] for t in tokens] != [e.text for e in parsed.entries]:
         raise CannotMergeByEntry("the merged entries would not read back as merged (two pieces would join)")
     actual = {id(t): e.section for t, e in zip(tokens, parsed.entries)}
+    heading_above: dict[int, Token | None] = {}  # id(entry) -> the heading above it in the result
+    above: Token | None = None
+    for token in flat:
+        if token.heading:
+            above = token
+        elif token.entry is not None:
+            heading_above[id(token)] = above
+    previous: dict[Side, list[int | None]] = {}  # per version: the entry before each token, if any
+    for side, version in sides.items():
+        last: int | None = None
+        previous[side] = []
+        for t in version.tokens:
+            previous[side].append(last)
+            if t.entry is not None:
+                last = t.index
     for token in tokens:
         origin = merged.origins[id(token)]
-        allowed = _expected_section(origin, mode)
         inserted = origin.inserted
         if inserted is not None and inserted.entry is not None:
-            # an addition made under the same heading as the entry before it (in its own version)
-            # follows that entry, whose heading the other side may have renamed
-            before = next((t for t in reversed(sides[inserted.side].tokens[: inserted.index]) if t.entry is not None), None)
-            if before is not None and before.entry is not None and before.entry.section == inserted.entry.section:
-                twin = merged.aliases.get((before.side, before.index))
-                if twin is not None and id(twin) in actual:
-                    allowed.add(actual[id(twin)])
+            heading = sides[inserted.side].governing[inserted.index]
+            if heading is not None:
+                # an addition stays under the heading it was added under (renamed by the other
+                # side or not): never under another one
+                if heading_above[id(token)] is not merged.aliases.get((inserted.side, heading)):
+                    raise CannotMergeByEntry("an entry would end up under another heading")
+                continue
+        allowed = _expected_section(origin, mode)
+        if origin.base is not None and origin.base.entry is not None and \
+                sides[Side.BASE].governing[origin.base.index] in merged.disputed:
+            allowed.add(origin.base.entry.section)  # under a heading in conflict: either side's way
+        if inserted is not None and inserted.entry is not None:
+            # an addition made at the top, before any heading, follows the entry before it
+            before = previous[inserted.side][inserted.index]
+            twin = merged.aliases.get((inserted.side, before)) if before is not None else None
+            if twin is not None and id(twin) in actual:
+                allowed.add(actual[id(twin)])
         if actual[id(token)] not in allowed:
             raise CannotMergeByEntry("an entry would end up under another heading")
 
@@ -736,6 +956,16 @@ def merge_with_git(base: Path, ours: Path, theirs: Path) -> tuple[int, bytes | N
 
 def run_driver(base: Path, ours: Path, theirs: Path) -> DriverResult:
     """What `memtui merge-driver` does: merge into `ours` (git's %A) by entry, else by line."""
+    import os
+    import stat
+
+    try:
+        kind = os.lstat(ours).st_mode
+    except OSError as exc:
+        return DriverResult(1, False, error=f"cannot read {ours}: {exc.strerror}")
+    if not stat.S_ISREG(kind):
+        what = "a symlink" if stat.S_ISLNK(kind) else "not a regular file"
+        return DriverResult(1, False, error=f"{ours} (OURS) is {what}; the result is never written through it")
     try:
         data = [p.read_bytes() for p in (base, ours, theirs)]
     except OSError as exc:
@@ -748,20 +978,60 @@ def run_driver(base: Path, ours: Path, theirs: Path) -> DriverResult:
         reason = f"the entry-wise merge failed ({type(exc).__name__}: {exc})"
     else:
         if result.data != data[1]:
-            _write_ours(ours, result.data)
+            failed = _write_ours(ours, result.data)
+            if failed:
+                return DriverResult(1, True, error=failed)
         return DriverResult(result.conflicts, True)
     conflicts, merged, error = merge_with_git(base, ours, theirs)
     if merged is None:
         return DriverResult(1, False, reason, error)
-    _write_ours(ours, merged)
-    return DriverResult(conflicts, False, reason)
+    if conflicts == 0 and not _lines_merged_whole(merged, data):
+        # git's clean line merge joined two entries into one, or moved one under another heading:
+        # the two sides as one conflict instead, for a person to settle
+        merged, conflicts = whole_file_conflict(data[1], data[2]), 1
+        reason += "; git's line merge would have joined or moved entries, so the file is marked as one conflict"
+    failed = _write_ours(ours, merged)
+    return DriverResult(conflicts, False, reason, failed)
 
 
-def _write_ours(ours: Path, data: bytes) -> None:
+def _lines_merged_whole(merged: bytes, versions: Sequence[bytes]) -> bool:
+    """Does git's clean merge read back as entries some version has, each under a heading of
+    the same name as there (no two entries joined, none moved to another section)?"""
+    try:
+        got = parse_text(markdown.decode(merged)).entries
+    except (MemoryFileError, UnicodeDecodeError):
+        return True  # a file memtui skips anyway: git's merge as it is
+    known: set[tuple[str, str]] = set()
+    for data in versions:
+        try:
+            known.update((e.text, e.section) for e in parse_text(markdown.decode(data)).entries)
+        except (MemoryFileError, UnicodeDecodeError):
+            return True
+    return all((e.text, e.section) in known for e in got)
+
+
+def whole_file_conflict(ours: bytes, theirs: bytes) -> bytes:
+    """OURS and THEIRS whole inside one pair of standard conflict markers."""
+    eol = b"\r\n" if b"\r\n" in ours else b"\n"
+
+    def ended(data: bytes) -> bytes:
+        return data if not data or data.endswith((b"\n", b"\r")) else data + eol
+
+    return (b"<" * MARKER_SIZE + b" ours" + eol + ended(ours) + b"=" * MARKER_SIZE + eol + ended(theirs)
+            + b">" * MARKER_SIZE + b" theirs" + eol)
+
+
+def _write_ours(ours: Path, data: bytes) -> str:
     """The result goes where git asked for it (%A, the file git made for `ours`), through the write
-    gate like every write: never through a link put in its place."""
+    gate like every write: never through a link put in its place. Returns why it could not, or ""."""
     ours = Path(ours).absolute()
-    gate.write(ours, data, root=ours.parent, kind=gate.Kind.DATA)
+    try:
+        gate.write(ours, data, root=ours.parent, kind=gate.Kind.DATA)
+    except gate.Refused as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot write {ours}: {exc.strerror or exc}"
+    return ""
 
 
 # ----------------------------------------------------------------------------- install

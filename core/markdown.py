@@ -298,6 +298,7 @@ def item_text(lines: Sequence[str]) -> str:
 def _split_body(parsed: ParsedFile, tokens: list[Token]) -> list[RawEntry]:
     entries: list[RawEntry] = []
     section = ""
+    plain = _plain_lines(parsed.lines)  # once: a copy per entry made a long file quadratic
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.level == 0:
             section = tokens[i + 1].content
@@ -313,7 +314,7 @@ def _split_body(parsed: ParsedFile, tokens: list[Token]) -> list[RawEntry]:
         span = _span(parsed, tok.map[0], tok.map[1])
         if span is None:
             continue
-        lines = [strip_eol(line) for line in _plain_lines(parsed.lines)[span[0] : span[1]]]
+        lines = [strip_eol(line) for line in plain[span[0] : span[1]]]
         text = item_text(lines) if kind == "item" else "\n".join(lines).strip()
         if text:
             entries.append(RawEntry(text, section, span[0], span[1], kind))

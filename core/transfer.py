@@ -194,9 +194,16 @@ def render_forms(group: list[Memory], origin: str, fmt: str, source: interop.Sou
     as it was (when the whole file comes in); a single memory as the whole body (how a named
     memory or a file of prose reads); then as list items under headings for their sections."""
     forms = []
-    if source is not None and whole:
-        meta = _common_fields(group, origin, fmt, source, verbatim=True)
-        forms.append("---\n" + _yaml(meta) + "---\n" + source.body)
+    # the source's body as it was; when some of its entries do not come in (a generator's line,
+    # an entry already stored), the same body with only those entries taken out (issue 40)
+    if source is not None:
+        bodies = [source.body] if whole else []
+        spliced = _body_without_the_rest(group, source)
+        if spliced is not None and spliced not in bodies:
+            bodies.append(spliced)
+        for kept in bodies:
+            meta = _common_fields(group, origin, fmt, source, verbatim=True)
+            forms.append("---\n" + _yaml(meta) + "---\n" + kept)
     head = _frontmatter(_common_fields(group, origin, fmt, source))
     if len(group) == 1:
         forms.append(head + group[0].text.strip() + "\n")
@@ -209,6 +216,39 @@ def render_forms(group: list[Memory], origin: str, fmt: str, source: interop.Sou
         body.append(_item(m.text.strip()))
     forms.append(head + "".join(body))
     return forms
+
+
+def _same_text(text: str) -> str:
+    """A text as import compares it with what is stored: its words, whatever the spacing."""
+    return " ".join(text.split())
+
+
+def _body_without_the_rest(group: list[Memory], source: interop.SourceText | None) -> str | None:
+    """The source's body as it was, with only the entries that are not in `group` taken out
+    (a generator's "This file provides guidance to ..." line, an entry already stored), each
+    the way memtui deletes an entry (SPEC §2: every other byte stays); None when the body's
+    entries are not `group`'s, in order, with others between."""
+    if source is None:
+        return None
+    try:
+        parsed = md.parse_text(source.body)  # the body alone: a line of it that reads as frontmatter does not count
+    except md.MemoryFileError:
+        return None
+    wanted = [m.text.strip() for m in group]
+    rest, k = [], 0
+    for entry in parsed.entries:
+        if k < len(wanted) and entry.text == wanted[k]:
+            k += 1
+        else:
+            rest.append(entry)
+    if k != len(wanted) or parsed.meta:
+        return None
+    if not rest:
+        return source.body
+    try:
+        return md.delete_entries(parsed, rest, datetime.now(UTC).date())
+    except md.MemoryFileError:
+        return None
 
 
 def _reads_back(data: str, group: list[Memory]) -> str | None:
@@ -292,6 +332,9 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
     elif fmt == "jsonl" and (result.files or result.rows):
         memories = _plan_backup(store, result, layer, report, pool, others, taken)
     accepted: list[Memory] = []
+    # what each layer already holds, by text: only the same text is a duplicate
+    stored = {str(name): {_same_text(e.text): e for e in store.entries(name)} for name in Layer}
+    brought: dict[str, dict[str, str]] = {str(name): {} for name in Layer}  # text -> the origin that brings it
     for memory in memories:
         try:
             gate.check_text(memory.text, "the memory text")
@@ -304,11 +347,15 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
         memory = replace(memory, layer=target)
         if not memory.text.strip():
             continue
-        existing = pool[target].match(memory.text) or others[target].match(memory.text, skip_origin=memory.origin)
-        if existing is not None:
-            report.duplicates.append((memory, existing.source_ref if existing.id else "this import"))
+        # skipped only when the same text is stored already (or another file of this import
+        # brings it): a near-duplicate is other text, and an import never drops text a source holds
+        same = _same_text(memory.text)
+        existing = stored[target].get(same)
+        elsewhere = brought[target].get(same)
+        if existing is not None or (elsewhere is not None and elsewhere != memory.origin):
+            report.duplicates.append((memory, existing.source_ref if existing is not None else "this import"))
             continue
-        others[target].add(Entry(id="", layer=target, text=memory.text), memory.origin)
+        brought[target].setdefault(same, memory.origin)
         accepted.append(memory)
         note = (memory.origin or str(where_from), imported_scope(fmt, memory)[1])
         if note[1] and note not in report.scope_notes:  # one per file, not per entry

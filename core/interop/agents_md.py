@@ -92,6 +92,19 @@ def _item(text: str) -> str:
     return "\n".join(out)
 
 
+def _joined(pieces: list[str]) -> str:
+    """Items one per line (a tight list, as people write them); a blank line only around a
+    piece of several paragraphs or one that is a list of its own."""
+    out = ""
+    for i, piece in enumerate(pieces):
+        if i:
+            loose = "\n\n" in piece or "\n\n" in pieces[i - 1] or not piece.startswith("- ") \
+                or not pieces[i - 1].startswith("- ")
+            out += "\n\n" if loose else "\n"
+        out += piece
+    return out
+
+
 def render(memories: list[Memory]) -> str:
     groups: dict[str, list[str]] = {"": []}
     for memory in memories:
@@ -99,10 +112,10 @@ def render(memories: list[Memory]) -> str:
             groups.setdefault(one_line(memory.section), []).append(_item(memory.text))
     parts: list[str] = []
     if groups[""]:
-        parts.append("\n\n".join(groups[""]))
+        parts.append(_joined(groups[""]))
     for section, items in groups.items():
         if section and items:
-            parts.append(f"## {section}\n\n" + "\n\n".join(items))
+            parts.append(f"## {section}\n\n" + _joined(items))
     return "\n\n".join(parts) + "\n"
 
 

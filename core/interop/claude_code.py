@@ -367,6 +367,9 @@ def _topic_text(group: list[Memory], rel: str) -> str:
     head = first.extra.get("head")
     meta = _head_meta(head)
     name = one_line(first.name) or Path(rel).stem
+    if head is None and first.extra.get("file") == rel and kept_body(group) is not None \
+            and name == Path(rel).stem and not one_line(first.description):
+        return body  # a topic file that had no frontmatter gets none (issue 40): its text as it was
     description = one_line(first.description) or first_line(first.text)
     if meta is not None and isinstance(head, str):
         if (one_line(md.text_field(meta, "name")) or Path(rel).stem) == name and one_line(
@@ -410,8 +413,9 @@ def _index(topics: list[tuple[Memory, str]], notes: list[Memory], raw: str | Non
         for line in raw.splitlines(keepends=True):
             target = _line_target(line)
             linked = os.path.normpath(unquote(target.split("#", 1)[0])).replace(os.sep, "/") if target else None
-            if linked is None or re.match(r"[a-z][a-z0-9+.-]*:", target or "", re.IGNORECASE):
-                out.append(line)
+            if linked is None or re.match(r"[a-z][a-z0-9+.-]*:", target or "", re.IGNORECASE) \
+                    or linked == ".." or linked.startswith("../") or os.path.isabs(linked):
+                out.append(line)  # a web link, or a file outside this folder: memtui holds neither, kept as it is
             elif linked in lines and linked not in seen:
                 seen.add(linked)
                 out.append(lines[linked] + line[len(line.rstrip("\r\n")):])

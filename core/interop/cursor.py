@@ -220,6 +220,9 @@ def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str)
         head = first.extra.get("head")
         if body is not None and isinstance(head, str) and _head_agrees(head, first):
             text = head + body
+        elif body is not None and head is None and original == rel and kept_body(group) is not None \
+                and not one_line(first.description):
+            text = body  # a rule that had no frontmatter gets none (issue 40): its text as it was
         else:
             text = render(first, body)
         files[dest.joinpath(*clean_rel(rel, name, used).split("/"))] = text

@@ -170,6 +170,11 @@ def check_base(base: Path, root: Path) -> None:
     own check, made before anything is planned."""
     from . import InteropError
 
+    for folder in (base, *base.parents):  # the destination folder, or the first of its folders that is there
+        if os.path.lexists(folder):
+            if not folder.is_dir():
+                raise InteropError(f"{folder}: not a directory; nothing was written")
+            break
     if base != root and root not in base.parents:
         return
     try:

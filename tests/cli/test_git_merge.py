@@ -12,7 +12,7 @@ import pytest
 from memtui.core.markdown import parse_text
 from memtui.core.paths import Paths
 
-from .run import entries, memtui, ok
+from .run import entries, memtui, ok, run_cli
 
 FM = "---\ntype: knowledge\ntags: [team]\nupdatedAt: 2026-01-01\n---\n\n"
 BASE = FM + "## Conventions\n\n- Use pytest\n- Run ruff before committing\n- Deploy on Fridays never\n"
@@ -265,3 +265,35 @@ def test_without_the_driver_config_git_merges_as_before(tmp_path):
     result = r.diverge({"context.md": BASE}, {"context.md": BASE + "- a\n"}, {"context.md": BASE + "- b\n"})
     assert result.returncode == 1
     assert "<<<<<<< HEAD" in r.read().decode()
+
+
+def test_gits_clean_line_merge_that_would_join_entries_is_one_conflict_instead(repo):
+    # ours opens a code fence it never closes; git's clean line merge would put theirs' new
+    # entry inside it (one entry, not two): the driver marks the file as one conflict instead
+    base = "- a\n- m\n- z\n"
+    ours = "- a\n\n```\ncode\n- m\n- z\n"
+    theirs = base + "- y\n"
+    result = repo.diverge({"context.md": base}, {"context.md": ours}, {"context.md": theirs})
+    assert result.returncode == 1
+    assert "marked as one conflict" in result.stdout + result.stderr
+    assert conflict_blocks(repo.read()) == [(ours.splitlines(), theirs.splitlines())]
+
+
+def test_ours_a_symlink_is_a_clear_error_and_nothing_is_written(tmp_path):
+    for name, text in (("base", "- a\n"), ("real", "- a\n- b\n"), ("theirs", "- a\n- c\n")):
+        (tmp_path / name).write_text(text)
+    (tmp_path / "ours").symlink_to(tmp_path / "real")
+    done = run_cli(["merge-driver", str(tmp_path / "base"), str(tmp_path / "ours"), str(tmp_path / "theirs"),
+                    ".muse/memory/context.md"], real=True)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "is a symlink" in done.stderr, done.stderr
+    assert (tmp_path / "real").read_text() == "- a\n- b\n" and (tmp_path / "ours").is_symlink()
+
+
+def test_a_single_entry_file_edited_on_different_lines_merges_cleanly(repo):
+    base = "---\nname: Testing\n---\n\n# Testing\n\nUse vitest.\n\nMock the network.\n\nRun it in CI.\n"
+    ours = base.replace("Use vitest.", "Use vitest, not jest.")
+    theirs = base.replace("Run it in CI.", "Run it in CI on every push.")
+    result = repo.diverge({"testing.md": base}, {"testing.md": ours}, {"testing.md": theirs})
+    assert_merged_cleanly(repo, result, "testing.md")
+    assert repo.read("testing.md").decode() == ours.replace("Run it in CI.", "Run it in CI on every push.")

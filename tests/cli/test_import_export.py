@@ -438,3 +438,10 @@ def test_a_tampered_export_record_never_names_files_outside_the_destination(path
         assert "outside.md" not in r.stdout and "/etc/hostname" not in r.stdout, r.stdout
         assert "outside the destination" in r.stdout + r.stderr, (r.stdout, r.stderr)
     assert outside.read_text() == "a person's file beside the destination\n"
+
+
+def test_export_to_a_file_that_is_no_folder_says_so(paths):
+    assert cli(paths, "import", "agents-md", str(FIXTURES / "agents" / "AGENTS.md")).returncode == 0
+    r = cli(paths, "export", "cursor", "/etc/passwd")
+    assert r.returncode == 1 and "/etc/passwd: not a directory" in r.stderr and "left" not in r.stdout
+

@@ -303,3 +303,17 @@ def test_duplicates_do_not_depend_on_the_order_the_entries_come_in(paths):
     conversation = [by_id[f.entry_id] for f in found if f.layer == "conversation"]
     assert sorted(e.id for e in conversation) == ["row-0", "row-2"]  # reported against row-1, the oldest
     assert ("b.md:1", "near-duplicate of a.md:1") in [(f.source, f.reason) for f in found]
+
+
+def test_a_path_relative_to_a_sub_crate_is_not_stale_while_a_root_folder_of_that_name_exists(paths):
+    """Issue 40: `src/lib.rs` of `crates/foo`, in a workspace that also has a root `src/`."""
+    enable(paths)
+    write(paths.workspace / "src" / "main.rs", "fn main() {}\n")
+    write(paths.workspace / "crates" / "foo" / "Cargo.toml", "[package]\n")
+    write(paths.workspace / "crates" / "foo" / "src" / "lib.rs", "pub fn f() {}\n")
+    write(paths.project_root / "crates" / "foo" / "notes.md", "- The public API is in `src/lib.rs`\n")
+    write(paths.project_root / "crate.md", "- `crates/foo/Cargo.toml` pins serde; its API is in `src/lib.rs`\n")
+    assert doctor.findings(paths) == []
+    write(paths.project_root / "gone.md", "- The parser lives in `src/parser.rs`\n")  # no crate has it: stale
+    [finding] = doctor.findings(paths)
+    assert finding.kind == "stale_reference" and "`src/parser.rs`" in finding.reason

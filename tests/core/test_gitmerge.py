@@ -274,3 +274,91 @@ def test_a_key_removed_on_one_side_and_untouched_on_the_other_is_removed():
     theirs = base.replace("updatedAt: 2026-01-01", "updatedAt: 2026-05-06") + "- b\n"
     out, conflicts = merge(base, ours, theirs)
     assert (out, conflicts) == ("---\ntype: knowledge\nupdatedAt: 2026-05-06\n---\n- a\n- b\n", 0)
+
+
+# --------------------------------------------------------------------------- moves and headings (issue 40)
+
+
+@st.composite
+def reworked(draw, base: list[str]) -> list[str]:
+    """`base` with items changed (`b` -> `b1`), then deleted or added (not both on one side: a
+    new item where one was deleted reads as that item changed) and some kept items moved."""
+    out = [x + draw(st.sampled_from(["", "", "1"])) for x in base]
+    if draw(st.booleans()):
+        out = [x for x in out if draw(st.booleans())]
+    else:
+        for new in draw(st.lists(st.sampled_from("klmnopqrst"), unique=True, max_size=3)):
+            out.insert(draw(st.integers(0, len(out))), new)
+    for _ in range(draw(st.integers(0, 2))):
+        kept = [x for x in out if x in base]
+        if not kept:
+            break
+        x = draw(st.sampled_from(kept))
+        out.remove(x)
+        out.insert(draw(st.integers(0, len(out))), x)
+    return out
+
+
+@given(st.data())
+def test_an_entry_one_side_deleted_and_the_other_moved_never_comes_back(data):
+    base = data.draw(ITEMS)
+    ours, theirs = data.draw(reworked(base)), data.draw(reworked(base))
+    render = lambda items: FM + "## S\n\n- always\n" + "".join(f"- {x}\n" for x in items)  # noqa: E731
+    try:
+        out, conflicts = merge(render(base), render(ours), render(theirs))
+    except CannotMergeByEntry:
+        return  # git merges the lines instead
+    def deleted(x: str, side: list[str]) -> bool:
+        return not any(y.startswith(x) for y in side)  # neither there nor changed (`b` -> `b1`)
+
+    # deleted on one side, kept as it was (maybe moved) on the other
+    gone = {x for x in base if (deleted(x, ours) and x in theirs) or (deleted(x, theirs) and x in ours)}
+    for side in (0, 1):
+        got = texts(resolve(out, side))
+        assert not gone & set(got), (out, gone)
+    if not conflicts:
+        assert set(texts(out)) == (set(base) & set(ours) & set(theirs) | {"always"}
+                                   | (set(ours) - set(base)) | (set(theirs) - set(base)))
+
+
+def test_a_moved_entry_the_other_side_deleted_stays_deleted():
+    base = FM + "- a\n- b\n- c\n- d\n"
+    out, conflicts = merge(base, FM + "- a\n- c\n- d\n", FM + "- a\n- c\n- d\n- b\n")
+    assert (out, conflicts) == (FM + "- a\n- c\n- d\n", 0)
+    # the smallest case the fuzz found: ours moves c to the top, theirs deletes it
+    out, conflicts = merge(FM + "- a\n- b\n- c\n", FM + "- c\n- a\n- b\n", FM + "- a\n- b\n")
+    assert (out, conflicts) == (FM + "- a\n- b\n", 0)
+
+
+def test_an_entry_added_under_a_heading_the_other_side_deleted_is_a_conflict():
+    base = FM + "## Known Issues\n\n- a\n\n## Recent Fixes\n\n- b\n"
+    ours = FM + "## Known Issues\n\n- a\n- b\n"  # "Recent Fixes" removed, its entry kept
+    theirs = FM + "## Known Issues\n\n- a\n\n## Recent Fixes\n\n- b\n- fixed the login loop\n"
+    out, conflicts = merge(base, ours, theirs)
+    assert conflicts >= 1
+    assert parse_text(resolve(out, 0)).entries == parse_text(ours).entries  # the deletion, whole
+    resolved = [(e.text, e.section) for e in parse_text(resolve(out, 1)).entries]
+    assert ("fixed the login loop", "Recent Fixes") in resolved and ("b", "Recent Fixes") in resolved
+
+
+def test_an_entry_added_after_a_neighbour_the_other_side_rewrote_into_another_section_keeps_its_section():
+    base = FM + "## Known Issues\n\n- login loops\n- slow search\n\n## Recent Fixes\n\n- fixed a crash\n"
+    ours = FM + "## Known Issues\n\n- slow search\n\n## Recent Fixes\n\n- fixed a crash\n- login loops, fixed\n"
+    theirs = FM + ("## Known Issues\n\n- login loops\n- cache goes stale\n- slow search\n\n## Recent Fixes\n\n"
+                   "- fixed a crash\n")
+    try:
+        out, conflicts = merge(base, ours, theirs)
+    except CannotMergeByEntry:
+        return  # left to git: never a silent move
+    for side in (0, 1):
+        sections = {e.text: e.section for e in parse_text(resolve(out, side)).entries}
+        assert sections.get("cache goes stale", "Known Issues") == "Known Issues", out
+
+
+def test_a_single_entry_file_edited_on_different_lines_merges_as_git_would():
+    base = "---\nname: Testing\n---\n\n# Testing\n\nUse vitest.\n\nMock the network.\n\nRun it in CI.\n"
+    ours = base.replace("Use vitest.", "Use vitest, not jest.")
+    theirs = base.replace("Run it in CI.", "Run it in CI on every push.")
+    out, conflicts = merge(base, ours, theirs)
+    assert (out, conflicts) == (base.replace("Use vitest.", "Use vitest, not jest.")
+                                .replace("Run it in CI.", "Run it in CI on every push."), 0)

@@ -1,0 +1,115 @@
+"""Issue 40: an import never loses text a source holds, and keeps each source's body as it
+was. Fixtures of the real shapes (tests/core/interop/fixtures/issue40): a CLAUDE.md opened by
+a generator's line (a title, `###`, paragraphs, a fence, two-space line breaks), a Cline bank
+whose files hold journal dates and done/to-do pairs that resemble each other across files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from memtui.core import actions
+from memtui.core.markdown import parse_text
+from memtui.core.paths import Paths
+
+FIXTURES = Path(__file__).parent / "fixtures" / "issue40"
+
+
+def fresh(root: Path, name: str) -> Paths:
+    home, ws = root / name / "home", root / name / "ws"
+    (home / "memory").mkdir(parents=True)
+    (ws / ".muse" / "memory").mkdir(parents=True)
+    return Paths(home.resolve(), ws.resolve())
+
+
+def body_of(path: Path) -> str:
+    parsed = parse_text(path.read_text())
+    return parsed.text[parsed.body_offset:]
+
+
+def test_a_file_opened_by_a_generator_line_keeps_its_body_but_that_line(tmp_path):
+    source = FIXTURES / "generator" / "CLAUDE.md"
+    paths = fresh(tmp_path, "g")
+    report = actions.import_memories(actions.open_store(paths), "agents-md", source, user_home=tmp_path)
+    assert report.invalid == [] and len(report.boilerplate) == 1
+    [written] = [f.path for f in report.files]
+    original = source.read_text()
+    generator = "This file provides guidance to Claude Code (claude.ai/code) when working with code in this repository.\n"
+    # the title, `###`, the paragraphs, the fence and the two-space line breaks, byte for byte:
+    # only the generator's line is gone (deleted the way memtui deletes an entry)
+    assert body_of(written) == original.replace(generator, "")
+    assert "This file provides guidance" not in written.read_text()
+
+
+def test_entries_like_those_of_another_file_of_the_bank_all_come_in(tmp_path):
+    bank = tmp_path / "memory-bank"
+    shutil.copytree(FIXTURES / "journal" / "memory-bank", bank)
+    paths = fresh(tmp_path, "c")
+    report = actions.import_memories(actions.open_store(paths), "cline", bank, user_home=tmp_path)
+    assert report.duplicates == [] and report.invalid == []
+    stored = {e.text for e in actions.open_store(paths).entries()}
+    for name in ("progress.md", "activeContext.md"):  # every text of every file is stored somewhere
+        for entry in parse_text((bank / name).read_text()).entries:
+            assert entry.text in stored, entry.text
+    # ... and the same bank again adds nothing
+    again = actions.import_memories(actions.open_store(paths), "cline", bank, user_home=tmp_path)
+    assert again.added == [] and len(again.duplicates) == len(report.added)
+
+
+def test_an_entry_already_stored_is_skipped_and_the_rest_of_its_file_kept_as_it_was(tmp_path):
+    paths = fresh(tmp_path, "s")
+    (paths.project_root / "notes.md").write_text("- *May 27, 2025*\n")
+    bank = tmp_path / "memory-bank"
+    shutil.copytree(FIXTURES / "journal" / "memory-bank", bank)
+    report = actions.import_memories(actions.open_store(paths), "cline", bank, user_home=tmp_path)
+    assert [m.text for m, _ in report.duplicates] == ["*May 27, 2025*"]
+    [progress] = [f.path for f in report.files if f.path.name == "progress.md"]
+    assert body_of(progress) == (bank / "progress.md").read_text().replace("- *May 27, 2025*\n", "")
+
+
+def _round_trip(tmp_path: Path, fmt: str, source: Path, dest_name: str) -> tuple[Path, Path]:
+    src = tmp_path / "src" / source.name
+    shutil.copytree(source, src)
+    paths = fresh(tmp_path, "r")
+    report = actions.import_memories(actions.open_store(paths), fmt, src, user_home=tmp_path)
+    assert report.invalid == [] and report.added
+    dest = tmp_path / "out" / dest_name
+    plan = actions.export_memories(actions.open_store(paths), fmt, dest, layers=("user", "project"),
+                                   user_home=tmp_path)
+    assert plan.sync.blocked == []
+    return src, dest
+
+
+def test_a_topic_file_without_frontmatter_and_an_index_without_a_final_newline_come_back_as_they_were(tmp_path):
+    src, dest = _round_trip(tmp_path, "claude-code", FIXTURES / "bare" / "memory", "memory")
+    assert (dest / "deploys.md").read_bytes() == (src / "deploys.md").read_bytes()
+    assert (dest / "MEMORY.md").read_bytes() == (src / "MEMORY.md").read_bytes()
+
+
+def test_a_cursor_rule_without_frontmatter_gets_none_on_export(tmp_path):
+    src, dest = _round_trip(tmp_path, "cursor", FIXTURES / "bare" / "rules", "rules")
+    assert (dest / "lint.mdc").read_bytes() == (src / "lint.mdc").read_bytes()
+
+
+def test_an_index_keeps_its_lines_for_topic_files_outside_its_folder(tmp_path):
+    src = tmp_path / "src" / "memory"
+    shutil.copytree(FIXTURES / "outside" / "memory", src)
+    paths = fresh(tmp_path, "o")
+    report = actions.import_memories(actions.open_store(paths), "claude-code", src, user_home=tmp_path)
+    assert report.added and all("outside the memory folder" in why for _, why in report.invalid)
+    dest = tmp_path / "out" / "memory"
+    actions.export_memories(actions.open_store(paths), "claude-code", dest, layers=("user", "project"),
+                            user_home=tmp_path)
+    assert (dest / "MEMORY.md").read_bytes() == (src / "MEMORY.md").read_bytes()
+
+
+def test_agents_md_export_of_memories_from_several_files_is_one_tight_list(tmp_path):
+    paths = fresh(tmp_path, "a")
+    (paths.project_root / "style.md").write_text("---\nname: style\n---\n\n- Answer in British English.\n")
+    (paths.project_root / "tools.md").write_text("## Tools\n\n- Use pytest\n- Use ruff\n\nA paragraph.\n")
+    dest = tmp_path / "out"
+    dest.mkdir()
+    actions.export_memories(actions.open_store(paths), "agents-md", dest, user_home=tmp_path)
+    text = (dest / "AGENTS.md").read_text()
+    # (a memory whose text is itself a list item stays one: `- - Answer ...` reads back as that text)
+    assert "- Use pytest\n- Use ruff\n" in text
