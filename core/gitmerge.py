@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -45,8 +44,8 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
-from . import gate, markdown
-from .fileio import read_if_exists
+from . import gate, markdown, process_gate
+from .fileio import MAX_REWRITTEN_BYTES, read_if_exists, read_regular
 from .markdown import BOM, MemoryFileError, RawEntry, frontmatter_updated_at, parse_text, strip_eol, tags_of
 from .paths import MAX_FILE_BYTES
 
@@ -943,11 +942,12 @@ class DriverResult:
 
 def merge_with_git(base: Path, ours: Path, theirs: Path) -> tuple[int, bytes | None, str]:
     """git's own three-way line merge of the three files: (conflicts, merged bytes, error)."""
-    try:
-        run = subprocess.run(
-            ["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", "--", str(ours), str(base), str(theirs)],
-            capture_output=True, check=False, timeout=120)
-    except (OSError, subprocess.SubprocessError) as exc:
+    try:  # the process gate: git in the folder of the files git handed over (SPEC §8)
+        run = process_gate.run_tool(
+            ["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", "--",
+             *(str(p.absolute()) for p in (ours, base, theirs))],
+            cwd=ours.absolute().parent, timeout=120)
+    except (OSError, process_gate.SubprocessError) as exc:
         return 0, None, f"git merge-file could not run ({exc})"
     if not 0 <= run.returncode <= 127:
         return 0, None, run.stderr.decode("utf-8", "replace").strip() or f"git merge-file failed (exit {run.returncode})"
@@ -967,9 +967,9 @@ def run_driver(base: Path, ours: Path, theirs: Path) -> DriverResult:
         what = "a symlink" if stat.S_ISLNK(kind) else "not a regular file"
         return DriverResult(1, False, error=f"{ours} (OURS) is {what}; the result is never written through it")
     try:
-        data = [p.read_bytes() for p in (base, ours, theirs)]
+        data = [read_regular(p, MAX_REWRITTEN_BYTES) for p in (base, ours, theirs)]  # the bounded reader
     except OSError as exc:
-        return DriverResult(1, False, error=f"cannot read {exc.filename}: {exc.strerror}")
+        return DriverResult(1, False, error=f"cannot read {exc.filename or 'a version'}: {exc.strerror or exc}")
     try:
         result = merge_entries(*data)
     except CannotMergeByEntry as exc:
@@ -1042,10 +1042,10 @@ class SetupReport:
     lines: list[str]
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, timeout=60)
-    except (OSError, subprocess.SubprocessError) as exc:
+def _git(repo: Path, *args: str) -> process_gate.CompletedProcess[str]:
+    try:  # the process gate: git in the repository it is asked about
+        return process_gate.run_tool(["git", "-C", str(repo), *args], cwd=repo, text=True, timeout=60)
+    except (OSError, process_gate.SubprocessError) as exc:
         raise GitSetupError(f"git could not run ({exc})") from None
 
 

@@ -31,8 +31,6 @@ READ_NAMES = {"open", "safe_open"}
 # Named exceptions: (file, what) -> why it does not pass the bounded reader.
 ALLOWED = {
     ("core/store/scan.py", "read_bytes"): "memtui's own installed source files, hashed for the parse cache's key",
-    ("core/gitmerge.py", "read_bytes"): "the three files git hands its merge driver (its own temporary copies); "
-                                        "this module belongs to another change: to be routed through read_regular",
     ("core/semantic.py", "safe_open"): "the embedding model's weights inside the installed wordllama package",
     ("core/store/edits.py", "os.open"): "the writer lock: an empty lock file in <home>/trash, opened O_NOFOLLOW",
     ("cli/hook.py", "open"): "/dev/null opened for writing, to stand in for a closed stdout",
