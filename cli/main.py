@@ -262,9 +262,9 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
         click.echo(_name(line), err=True)
 
 
-def _files_in_context(obj: Ctx, files: tuple[str, ...]) -> tuple[str, ...]:
-    """`--file` paths as the workspace-relative paths scopes match (SPEC §16); a path outside
-    the workspace is a usage error."""
+def _files_in_context(obj: Ctx, files: tuple[str, ...], hint: str = "--file") -> tuple[str, ...]:
+    """`--file` paths (or `hint`'s) as the workspace-relative paths scopes match (SPEC §16); a
+    path outside the workspace is a usage error."""
     from memtui.core.scope import relative_to
 
     out = []
@@ -272,7 +272,7 @@ def _files_in_context(obj: Ctx, files: tuple[str, ...]) -> tuple[str, ...]:
         rel = relative_to(obj.paths.workspace, given, cwd=Path.cwd())
         if rel is None:
             raise click.BadParameter(f"{_name(given)} is not a file of the workspace {_name(obj.paths.workspace)}",
-                                     param_hint="--file")
+                                     param_hint=hint)
         out.append(rel)
     return tuple(dict.fromkeys(out))
 
@@ -285,7 +285,7 @@ def scope_(obj: Ctx, path: str, as_json: bool) -> None:
     """For PATH (a file of the workspace), which memory and rule files each assistant would
     load (muse, claude-code, cursor, copilot, windsurf, cline, codex, gemini) and why, and
     the rules that can never fire."""
-    (rel,) = _files_in_context(obj, (path,))
+    (rel,) = _files_in_context(obj, (path,), hint="PATH")
     store = actions.open_store(obj.paths)
     try:
         answer = actions.scope_report(store, rel)
@@ -334,9 +334,9 @@ def list_(obj: Ctx, layer: str | None, as_json: bool, now: str | None) -> None:
             extra = f", {c['archived']} archived" if c["archived"] else ""
             click.echo(click.style(f"{current.capitalize()} ({c['active']}{extra})", bold=True))
         tags = f"  [{', '.join(_name(t) for t in e.tags)}]" if e.tags else ""
-        flag = "  (archived)" if e.archived else ""
+        flag = ("  (superseded)" if e.superseded_by else "  (archived)") if e.archived else ""
         v = vitals.get(e.id)
-        if v is not None:  # SPEC §18: the level (decay on), a pin, an expiry
+        if v is not None and not e.archived:  # SPEC §18: the level (decay on), a pin, an expiry
             flag += "".join(f"  ({word})" for word in (v.level and v.level.replace("_", " "),
                                                        "pinned" if v.pinned else "", "expired" if v.expired else "") if word)
         click.echo(f"  {_name(e.id)}  {_ref(e)}  {_one_line(e)}{tags}{flag}")
@@ -408,7 +408,7 @@ def remember(obj: Ctx, text: str, project: bool, category: str, tags: tuple[str,
             set_expiry(store, [done.entry], expires_at)
         except ActionError as exc:
             _fail_on(exc)
-        click.echo(f"It expires {iso(expires_at)}.")
+        click.echo(f"It expires {iso(expires_at)}. (Two changes: `memtui undo` takes back the expiry, then the memory.)")
 
 
 def _vitals(store: MemoryStore, entries: list[Entry], now: float | None) -> dict[str, Any]:

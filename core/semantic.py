@@ -32,7 +32,7 @@ _WEIGHTS = f"weights/{MODEL_CONFIG}_{MODEL_DIM}.safetensors"
 _TOKENIZER = f"tokenizers/{MODEL_CONFIG}_tokenizer_config.json"
 _TENSOR = "embedding.weight"
 _BLOCK = 1024  # rows compared at once
-EXTRA_HINT = "install the optional extra: pip install 'memtui[semantic]'"
+EXTRA_HINT = "install the optional extra: pip install -e '.[semantic]' in memtui's clone"
 
 
 @dataclass(frozen=True)
