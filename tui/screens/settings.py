@@ -193,13 +193,14 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
                     yield Select([("keyword", "keyword"), ("hybrid", "hybrid")],
                                  value=s.retrieval if s.retrieval in ("keyword", "hybrid") else "keyword",
                                  allow_blank=False, id="retrieval", compact=True)
+                    # §15 beside §13, on the same line: the form keeps a spare line at 80×24
+                    yield Label("Injection", id="injection-label")
+                    injection = Select([("muse", "muse"), ("focused", "focused")],
+                                       value=s.injection if s.injection in ("muse", "focused") else "muse",
+                                       allow_blank=False, id="injection", compact=True)
+                    injection.tooltip = injection_note(s)
+                    yield injection
                     yield Static(retrieval_note(s), id="retrieval-model", markup=False)
-                with Horizontal(classes="field-row", id="injection-row"):
-                    yield Label("Injection", classes="section-title")
-                    yield Select([("muse (§5)", "muse"), ("focused (§15)", "focused")],
-                                 value=s.injection if s.injection in ("muse", "focused") else "muse",
-                                 allow_blank=False, id="injection", compact=True)
-                    yield Static(injection_note(s), id="injection-note", markup=False)
                 with Horizontal(classes="field-row", id="theme-row"):
                     yield Label("Theme", classes="section-title")
                     yield Select([(t, t) for t in self.themes],
@@ -216,10 +217,8 @@ class SettingsScreen(ModalScreen[SettingsChoice | None]):
             saved = self.settings.invalid.get(key)
             if saved is None:
                 continue
-            if widget_id == "retrieval":
+            if widget_id in ("retrieval", "injection"):
                 self.query_one("#retrieval-model", Static).update(invalid_note(*saved))
-            elif widget_id == "injection":
-                self.query_one("#injection-note", Static).update(invalid_note(*saved))
             elif widget_id in ("redact", "require-review", "ws-enabled", "global-enabled"):
                 self.query_one(f"#{widget_id}-label", SwitchLabel).invalid = invalid_note(*saved)
             else:
