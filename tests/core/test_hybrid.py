@@ -187,7 +187,7 @@ def test_without_the_model_hybrid_falls_back_to_keyword_and_says_why(tmp_path, m
     from memtui.core.doctor import status
 
     data = status(paths)
-    assert data["retrieval"]["mode"] == "keyword" and "memtui[semantic]" in data["retrieval"]["reason"]
+    assert data["retrieval"]["mode"] == "keyword" and "'.[semantic]'" in data["retrieval"]["reason"]
     assert any(e["source"] == str(paths.global_settings) and "memory.retrieval" in e["message"] for e in data["errors"])
 
 
@@ -438,9 +438,9 @@ def test_without_the_model_the_cli_says_why(tmp_path):
     status = subprocess.run([*base, "status"], capture_output=True, text=True, timeout=120)
     assert status.returncode == 0, status.stderr
     assert "Retrieval: keyword (hybrid is set but the semantic model is not installed" in status.stdout
-    assert "memtui[semantic]" in status.stdout
+    assert "pip install -e '.[semantic]'" in status.stdout  # from the clone: memtui is on no package index
     shown = subprocess.run([*base, "preview", "--json", POSTGRES], capture_output=True, text=True, timeout=120)
     data = json.loads(shown.stdout)
-    assert data["retrieval"]["mode"] == "keyword" and "memtui[semantic]" in data["retrieval"]["reason"]
+    assert data["retrieval"]["mode"] == "keyword" and "'.[semantic]'" in data["retrieval"]["reason"]
     assert all("semantic" not in c for c in data["candidates"])
     assert any("memory.retrieval" in e["message"] for e in data["errors"])
