@@ -181,9 +181,9 @@ def test_without_the_model_hybrid_falls_back_to_keyword_and_says_why(tmp_path, m
     assert result.text == keyword.text
     assert [c.as_dict() for c in result.iter_candidates()] == [c.as_dict() for c in keyword.iter_candidates()]
     assert result.retrieval is not None and result.retrieval["mode"] == "keyword"
-    assert "memtui[semantic]" in result.retrieval["reason"]
+    assert "'.[semantic]'" in result.retrieval["reason"]
     assert any(p.source == str(paths.global_settings) and "memory.retrieval" in p.message
-               and "memtui[semantic]" in p.message for p in result.errors)
+               and "'.[semantic]'" in p.message for p in result.errors)
     from memtui.core.doctor import status
 
     data = status(paths)
