@@ -190,10 +190,14 @@ def test_a_surrogate_pair_is_text():
 def test_folder_walk_goes_deeper_than_the_recursion_limit(tmp_path):
     import sys
 
-    deep = nest(tmp_path / "top", sys.getrecursionlimit() + 100)
+    depth = sys.getrecursionlimit() + 100
+    deep = nest(tmp_path / "top", depth)
     (deep / "f.txt").write_text("x")
-    seen = [folder for folder, _, files in fileio.walk(tmp_path / "top") if files]
-    assert seen == [str(deep)]
+    try:
+        seen = [folder for folder, _, files in fileio.walk(tmp_path / "top") if files]
+        assert seen == [str(deep)]
+    finally:  # pytest's own clean-up of old temporary folders recurses, and would fail on it later
+        unnest(tmp_path / "top", depth)
 
 
 def nest(top: Path, depth: int, name: str = "d") -> Path:
