@@ -80,7 +80,7 @@ def test_a_damaged_vector_cache_is_rebuilt(tmp_path, embedder):
 def test_a_missing_model_is_a_reason(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wordllama" else real(name, *a))
-    with pytest.raises(semantic.ModelUnavailable, match=r"memtui\[semantic\]"):
+    with pytest.raises(semantic.ModelUnavailable, match=r"pip install -e '\.\[semantic\]'"):
         semantic.locate()
 
 
