@@ -129,6 +129,19 @@ def _unreviewed_of(paths: Paths, indexes: Mapping[str, LayerCandidates]) -> froz
     return held_back(paths.db_path, (index.review_fields(p) for index in indexes.values() for p in range(index.n_active)))
 
 
+def inject_prepared(paths: Paths, prepared: Prepared, settings: Settings, query: str, *, now: float | None = None,
+                    session: Any = None, files: Files = ()) -> InjectionResult:
+    """The injection over a prepared index's layers, as `memtui preview`, the hooks and the
+    TUI's preview compute it. `session`: §13's model and vector cache, kept by the caller
+    between queries (hybrid retrieval); `files`: the files in context (SPEC §16)."""
+    # layers that are exactly a saved state (`stamp`): §13 keeps their vectors beside it
+    stamp = prepared.stamp if settings.retrieval == "hybrid" else None
+    unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review and settings.enabled else frozenset()
+    return _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
+                   list(settings.problems) + prepared.problems, now=now, session=session,
+                   prepared_stamp=(cache_name(paths), stamp) if stamp else None, unreviewed=unreviewed, files=files)
+
+
 def build_injection(workspace: str | Path | None, query: str, home: str | Path | None = None,
                     record: bool = False, now: float | None = None, files: Files = ()) -> InjectionResult:
     """What Muse appends to its system prompt for `query` in `workspace` (SPEC §5).
@@ -144,13 +157,7 @@ def build_injection(workspace: str | Path | None, query: str, home: str | Path |
         return inject({}, settings, query, workspace=str(paths.workspace), errors=settings.problems)
 
     def answer(prepared: Prepared) -> InjectionResult:
-        # layers that are exactly a saved state (`stamp`): §13 keeps their vectors beside it
-        stamp = prepared.stamp if settings.retrieval == "hybrid" else None
-        unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review else frozenset()
-        result = _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
-                         list(settings.problems) + prepared.problems, now=now,
-                         prepared_stamp=(cache_name(paths), stamp) if stamp else None,
-                         unreviewed=unreviewed, files=files)
+        result = inject_prepared(paths, prepared, settings, query, now=now, files=files)
         for c in result.included:  # read here what every caller uses, so a damaged section shows now
             c.id  # noqa: B018  (the entry's id and source: the history records them)
         return result

@@ -32,7 +32,7 @@ from memtui.core.fileio import read_regular
 from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import MAX_FILE_BYTES
-from memtui.core.serve import inject_from_store
+from memtui.core.serve import inject_from_store, inject_prepared
 from memtui.core.settings import load_settings
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared
 
@@ -49,7 +49,7 @@ from .messages import (
     SwitchRefused,
     UndoLogRead,
 )
-from .startup import inject_prepared, pane_order
+from .startup import pane_order
 from .text import LAYER_TITLES, describe
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
@@ -494,7 +494,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         the calling thread, whatever else runs) decides where the next one is made."""
         app = self.memtui
         began = time.thread_time()
-        result = inject_prepared(app.paths, prepared, app.settings, query, session, files=self.context_files)
+        result = inject_prepared(app.paths, prepared, app.settings, query, session=session, files=self.context_files)
         summary = self._summary(result)
         self._preview_cost = time.thread_time() - began
         return result, summary

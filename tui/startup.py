@@ -8,16 +8,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from operator import attrgetter
-from typing import Any, overload
+from typing import overload
 
-from memtui.core.injection import InjectionResult, LayerCandidates
+from memtui.core.injection import LayerCandidates
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
-from memtui.core.serve import _inject, _unreviewed_of
 from memtui.core.settings import Settings
 from memtui.core.store import prepared as prepared_index
 from memtui.core.store.layer_index import LayerIndex, PatchedLayer, conversation_keys
-from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_name, cache_path, check_rows, prepare
+from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, check_rows, prepare
 
 log = logging.getLogger("memtui.tui")
 
@@ -33,18 +32,6 @@ def open_prepared(paths: Paths, settings: Settings, building: Callable[[list[str
     except DamagedPreparedIndex as exc:
         log.warning("%s", exc)
         return prepare(paths, settings)
-
-
-def inject_prepared(paths: Paths, prepared: Prepared, settings: Settings, query: str,
-                    session: Any = None, files: tuple[str, ...] = ()) -> InjectionResult:
-    """The injection over the prepared layers, as `memtui preview` computes it; `session`:
-    §13's model and vector cache, kept by the caller between queries (hybrid retrieval)."""
-    unreviewed = _unreviewed_of(paths, prepared.indexes) if settings.require_review and settings.enabled else frozenset()
-    stamp = prepared.stamp if settings.retrieval == "hybrid" else None
-    return _inject(paths, prepared.indexes, settings, query, prepared.failed_layers,
-                   list(settings.problems) + prepared.problems, session=session,
-                   prepared_stamp=(cache_name(paths), stamp) if stamp else None, unreviewed=unreviewed,
-                   files=files)  # SPEC §16: the files in the preview's files field
 
 
 def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:
