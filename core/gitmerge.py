@@ -708,7 +708,6 @@ def merge_header(base: Version, ours: Version, theirs: Version, eol: str) -> Hea
 
 
 class Mode(Enum):
-    MARKED = "marked"
     OURS = "ours"
     THEIRS = "theirs"
 

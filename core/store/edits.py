@@ -110,10 +110,6 @@ class Change:
     folder: Path | None = None
 
     @property
-    def undone(self) -> bool:
-        return self.state == UNDONE
-
-    @property
     def conflicting(self) -> bool:
         return self.state == DONE and bool(self.conflict)
 
