@@ -161,6 +161,17 @@ def load_frontmatter_yaml(fm_text: str) -> dict[str, Any]:
     return meta
 
 
+def frontmatter_span(text: str, lines: Sequence[str]) -> tuple[int, int] | None:
+    """SPEC §2 (exact), the one splitter of memtui's files and other tools' files: the lines
+    [1, close) are the frontmatter's YAML when the first line (after an optional BOM) is `---`
+    (trailing spaces or tabs allowed) and a later line `close` is too; else None."""
+    bom = len(BOM) if text.startswith(BOM) else 0
+    if not lines or not _FENCE_LINE.match(lines[0], bom):
+        return None
+    close = next((i for i in range(1, len(lines)) if _FENCE_LINE.match(lines[i])), None)
+    return None if close is None else (1, close)  # an opening line alone is Markdown
+
+
 def parse_frontmatter(text: str, lines: list[str]) -> tuple[dict[str, Any], tuple[int, int] | None, int, int]:
     """Return (meta, frontmatter line range, body start line, body start offset).
 
@@ -168,12 +179,10 @@ def parse_frontmatter(text: str, lines: list[str]) -> tuple[dict[str, Any], tupl
     (trailing spaces or tabs allowed) and a later line is too; the lines between are YAML.
     Raises MemoryFileError for YAML that cannot load or is not a mapping.
     """
-    bom = len(BOM) if text.startswith(BOM) else 0
-    if not lines or not _FENCE_LINE.match(lines[0], bom):
-        return {}, None, 0, bom
-    close = next((i for i in range(1, len(lines)) if _FENCE_LINE.match(lines[i])), None)
-    if close is None:
-        return {}, None, 0, bom  # an opening line with no closing one is Markdown, not frontmatter
+    span = frontmatter_span(text, lines)
+    if span is None:
+        return {}, None, 0, len(BOM) if text.startswith(BOM) else 0
+    close = span[1]
     meta = load_frontmatter_yaml("".join(lines[1:close]))
     body_offset = sum(len(line) for line in lines[: close + 1])
     return meta, (1, close), close + 1, body_offset

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 T = TypeVar("T")
-_FENCE = re.compile(r"---[ \t]*")
 
 
 class SourceError(ValueError):
@@ -201,14 +200,13 @@ class Split:
 
 
 def split_frontmatter(text: str) -> Split:
-    """SPEC §2: frontmatter only when the first line is `---` and a later line is `---` too."""
+    """SPEC §2: the memory files' own rule (`markdown.frontmatter_span`: a BOM, then `---`, and
+    a later `---`), so another tool's file reads its frontmatter as memtui's files do."""
     lines = md.split_lines(text)
-    if not lines or not _FENCE.fullmatch(md.strip_eol(lines[0])):
+    span = md.frontmatter_span(text, lines)
+    if span is None:
         return Split(None, text)
-    for i in range(1, len(lines)):
-        if _FENCE.fullmatch(md.strip_eol(lines[i])):
-            return Split("".join(lines[1:i]), "".join(lines[i + 1:]))
-    return Split(None, text)
+    return Split("".join(lines[1:span[1]]), "".join(lines[span[1] + 1:]))
 
 
 def source_text(text: str, rel: str) -> SourceText:
