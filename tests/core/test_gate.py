@@ -21,6 +21,7 @@ import pytest
 from memtui.core import gate
 from memtui.core.paths import Paths
 from tests.cli.run import memtui as run_memtui
+from tests.helpers import gate_bypasses
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMTUI = shutil.which("memtui", path=str(Path(sys.executable).parent)) or "memtui"
@@ -100,21 +101,9 @@ def _flags_write(call: ast.Call) -> bool:
 def test_every_write_primitive_is_called_only_by_the_gate():
     """Lists every call of a low-level write in core/, cli/ and tui/: only the gate (and the
     primitives' own module) may make one, apart from the named exceptions above."""
-    bypass = []
-    seen_exceptions = set()
-    for path in SOURCES:
-        rel = path.relative_to(ROOT).as_posix()
-        if rel in GATE:
-            continue
-        for line, what in _write_calls(path):
-            for key in ((rel, what), (rel, "*")):
-                if key in ALLOWED:
-                    seen_exceptions.add(key)
-                    break
-            else:
-                bypass.append(f"{rel}:{line}: {what}")
+    bypass, stale = gate_bypasses(ROOT, SOURCES, GATE, _write_calls, ALLOWED)
     assert bypass == [], "writes that bypass core/gate.py:\n" + "\n".join(bypass)
-    assert seen_exceptions == set(ALLOWED), f"stale exceptions: {set(ALLOWED) - seen_exceptions}"
+    assert not stale, f"stale exceptions: {stale}"
 
 
 def test_the_scan_finds_each_kind_of_write(tmp_path):

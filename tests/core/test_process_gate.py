@@ -18,7 +18,7 @@ from memtui.core import process_gate
 from memtui.core.paths import Paths
 from memtui.core.store import prepared
 from memtui.tui.insights import DoctorProcess
-from tests.helpers import write
+from tests.helpers import gate_bypasses, write
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [p for folder in ("core", "cli", "tui") for p in sorted((ROOT / folder).rglob("*.py"))]
@@ -56,19 +56,9 @@ def _process_uses(path: Path) -> list[tuple[int, str]]:
 
 
 def test_every_child_process_is_started_only_by_the_gate():
-    bypass = []
-    seen_exceptions = set()
-    for path in SOURCES:
-        rel = path.relative_to(ROOT).as_posix()
-        if rel in GATE:
-            continue
-        for line, what in _process_uses(path):
-            if (rel, what) in ALLOWED:
-                seen_exceptions.add((rel, what))
-            else:
-                bypass.append(f"{rel}:{line}: {what}")
+    bypass, stale = gate_bypasses(ROOT, SOURCES, GATE, _process_uses, ALLOWED)
     assert bypass == [], "child processes that bypass core/process_gate.py:\n" + "\n".join(bypass)
-    assert seen_exceptions == set(ALLOWED), f"stale exceptions: {set(ALLOWED) - seen_exceptions}"
+    assert not stale, f"stale exceptions: {stale}"
 
 
 def test_the_scan_finds_each_way_to_start_a_process(tmp_path):
