@@ -216,6 +216,47 @@ def source_text(text: str, rel: str) -> SourceText:
     return SourceText(head, text[len(head):], rel)
 
 
+def without_lines(source: SourceText, texts: list[str]) -> SourceText:
+    """`source` with the entries whose text is in `texts` (the line a generator opens an
+    instructions file with) taken out of its body the way memtui deletes an entry (SPEC §2:
+    every other byte stays), and each piece taken out kept in `keep["generator"]` with the
+    body's text before it, so an export can put it back where it was (`with_lines`). The
+    source as it was when its body does not parse on its own or a piece cannot be put back."""
+    from datetime import UTC, datetime
+
+    body, pieces = source.body, []
+    for text in texts:
+        try:
+            parsed = md.parse_text(body)
+            entry = next(e for e in parsed.entries if e.text == text)
+            if parsed.meta:
+                return source
+            after = md.delete_entry(parsed, entry, datetime.now(UTC).date())
+        except (md.MemoryFileError, StopIteration):
+            return source
+        at = len(os.path.commonprefix([body, after]))
+        gone = len(body) - len(after)
+        if gone <= 0 or body[at + gone:] != after[at:]:
+            return source
+        pieces.append({"before": body[:at], "line": body[at:at + gone]})
+        body = after
+    if not pieces or with_lines(body, pieces) != source.body:
+        return source
+    return SourceText(source.head, body, source.rel, {**source.keep, "generator": pieces})
+
+
+def with_lines(body: str, pieces: object) -> str:
+    """`body` with the pieces `without_lines` took out put back, each after the text it stood
+    after; a piece whose text before it is no longer the body's beginning stays out."""
+    if not isinstance(pieces, list):
+        return body
+    for piece in reversed(pieces):
+        before, line = (piece.get("before"), piece.get("line")) if isinstance(piece, dict) else (None, None)
+        if isinstance(before, str) and isinstance(line, str) and body.startswith(before):
+            body = before + line + body[len(before):]
+    return body
+
+
 def frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """(meta, body) of a Markdown file; raises SourceError for bad frontmatter."""
     split = split_frontmatter(text)
@@ -365,13 +406,16 @@ def join_texts(texts: list[str]) -> str:
     return "\n\n".join(t.strip("\r\n") for t in texts if t.strip()) + "\n"
 
 
-def same_entries(text: str, memories: list[Any]) -> bool:
-    """Does `text` read back (SPEC §2) as exactly the texts of `memories`, in order?"""
+def same_entries(text: str, memories: list[Any], skip: Callable[[str], bool] | None = None) -> bool:
+    """Does `text` read back (SPEC §2) as exactly the texts of `memories`, in order? Texts
+    `skip` says are no memory (a generator's opening line, which import leaves out) aside."""
     try:
         _, entries = markdown_entries(text)
     except SourceError:
         return False
-    return [e.text for e in entries] == [m.text.strip() for m in memories]
+    kept = [e.text for e in entries if skip is None or not skip(e.text)]
+    wanted = [m.text.strip() for m in memories]
+    return kept == [t for t in wanted if skip is None or not skip(t)]
 
 
 @lru_cache(maxsize=1)

@@ -5,10 +5,11 @@ Given a file, that file; given a folder (by default the workspace), every one of
 holds. Each file's entries follow SPEC §2 (a top-level list item or block is one entry,
 its section the nearest heading above it) and become project memories; the line
 "This file provides guidance to Claude Code ..." that generators open such a file with is
-not knowledge and is left out. Export writes one AGENTS.md: each memtui file's body as it
-is (a file imported from an instructions file: that file's text again), one after the
-other; where that would not read back as the same entries, or a file goes out only in
-part, its entries as list items under `## section` headings.
+not knowledge and is left out of the memories: the imported file keeps it aside, with its
+place. Export writes one AGENTS.md: each memtui file's body as it is (a file imported from
+an instructions file: that file's text again, its generator's line included when it goes
+out alone), one after the other; where that would not read back as the same entries, or a
+file goes out only in part, its entries as list items under `## section` headings.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from ._files import (
     reader,
     same_entries,
     source_text,
+    with_lines,
+    without_lines,
 )
 from .scoping import foreign_scope
 
@@ -63,8 +66,10 @@ def _read_file(path: Path, root: Path | None, label: str, result: ReadResult) ->
     memories = [Memory(text=e.text, layer=Layer.PROJECT, section=e.section, updated_at=when, origin=str(path),
                        extra={"file": label, **carried})
                 for e in entries]
-    result.boilerplate += [m for m in memories if is_boilerplate(m.text)]
-    result.sources[str(path)] = source_text(text, label)
+    opening = [m for m in memories if is_boilerplate(m.text)]
+    result.boilerplate += opening
+    # the body less the generator's line, which the file keeps aside so an export gives it back
+    result.sources[str(path)] = without_lines(source_text(text, label), [m.text for m in opening])
     return [m for m in memories if not is_boilerplate(m.text)]
 
 
@@ -119,16 +124,19 @@ def render(memories: list[Memory]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def file_text(group: list[Memory], fmt_file: bool) -> str:
+def file_text(group: list[Memory], fmt_file: bool, alone: bool = False) -> str:
     """One memtui file's memories as instructions: the file's body as it is when it goes out
-    whole (with the source's own frontmatter when it came from such a file), else its
-    entries as list items under their sections."""
+    whole (with the source's own frontmatter when it came from such a file, and, when it is
+    the only file written, the generator's line it opened with), else its entries as list
+    items under their sections."""
     body = kept_body(group)
     if body is None:
         return render(group)
     first = group[0]
     if fmt_file and isinstance(first.extra.get("file"), str):
         head = first.extra.get("head")
+        if alone:
+            body = with_lines(body, first.extra.get("generator"))
         return (head if isinstance(head, str) else "") + body
     return body.lstrip("\r\n")
 
@@ -137,7 +145,8 @@ def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str)
     target = dest if dest.suffix.lower() == ".md" else dest / "AGENTS.md"
     target = target.with_name(name(target.name))
     memories = [m for m in memories if m.text.strip()]
-    text = join_texts([file_text(group, True) for group in by_file(memories, together=True)]) if memories else "\n"
-    if memories and not same_entries(text, memories):
+    groups = by_file(memories, together=True)
+    text = join_texts([file_text(group, True, alone=len(groups) == 1) for group in groups]) if memories else "\n"
+    if memories and not same_entries(text, memories, skip=is_boilerplate):
         text = render(memories)  # the files' bodies do not join cleanly: one list, by section
     return {target: text}

@@ -38,7 +38,66 @@ def test_a_file_opened_by_a_generator_line_keeps_its_body_but_that_line(tmp_path
     # the title, `###`, the paragraphs, the fence and the two-space line breaks, byte for byte:
     # only the generator's line is gone (deleted the way memtui deletes an entry)
     assert body_of(written) == original.replace(generator, "")
-    assert "This file provides guidance" not in written.read_text()
+    # not a memory: the file keeps it aside (its frontmatter), out of the body and the entries
+    assert "This file provides guidance" not in body_of(written)
+    assert not any("provides guidance" in e.text for e in actions.open_store(paths).entries())
+
+
+GENERATOR = "This file provides guidance to Claude Code (claude.ai/code) when working with code in this repository.\n"
+
+
+def _export_agents(paths: Paths, dest: Path, tmp_path: Path) -> bytes:
+    plan = actions.export_memories(actions.open_store(paths), "agents-md", dest, user_home=tmp_path)
+    assert plan.sync.blocked == []
+    return dest.read_bytes()
+
+
+def test_a_file_opened_by_a_generator_line_comes_back_byte_for_byte(tmp_path):
+    """As Claude Code's /init writes CLAUDE.md: the title, the generator's line, `##` and `###`
+    headings, paragraphs, fences right under a heading, two-space line breaks, a numbered list."""
+    original = (FIXTURES / "generator" / "CLAUDE.md").read_bytes()
+    assert original.startswith(b"# CLAUDE.md\n\n" + GENERATOR.encode()) and b"  \n" in original
+    source = tmp_path / "repo" / "CLAUDE.md"
+    source.parent.mkdir()
+    source.write_bytes(original)
+    paths = fresh(tmp_path, "g")
+    report = actions.import_memories(actions.open_store(paths), "agents-md", source, user_home=tmp_path)
+    assert report.invalid == [] and len(report.boilerplate) == 1
+    # import -> export: the file as it was, the generator's line in its place
+    assert _export_agents(paths, tmp_path / "out" / "CLAUDE.md", tmp_path) == original
+    # export -> import (into an empty home) -> export: the same bytes again, the same entries
+    empty = fresh(tmp_path, "e")
+    again = actions.import_memories(actions.open_store(empty), "agents-md", tmp_path / "out" / "CLAUDE.md",
+                                    user_home=tmp_path)
+    assert again.invalid == [] and len(again.boilerplate) == 1
+    assert _export_agents(empty, tmp_path / "out2" / "CLAUDE.md", tmp_path) == original
+    texts = [sorted(e.text for e in actions.open_store(p).entries()) for p in (paths, empty)]
+    assert texts[0] == texts[1] and not any("provides guidance" in t for t in texts[0])
+
+
+def test_the_generator_line_comes_back_around_an_entry_already_stored(tmp_path):
+    paths = fresh(tmp_path, "s")
+    (paths.project_root / "notes.md").write_text("- Never commit `.env`.\n")
+    source = FIXTURES / "generator" / "CLAUDE.md"
+    report = actions.import_memories(actions.open_store(paths), "agents-md", source, user_home=tmp_path)
+    assert [m.text for m, _ in report.duplicates] == ["Never commit `.env`."]
+    [written] = [f.path for f in report.files]
+    # the stored entry taken out, the generator's line given back where it stood
+    assert body_of(written) == source.read_text().replace(GENERATOR, "").replace("- Never commit `.env`.\n", "")
+    (paths.project_root / "notes.md").unlink()
+    exported = _export_agents(paths, tmp_path / "out" / "CLAUDE.md", tmp_path).decode()
+    assert exported == source.read_text().replace("- Never commit `.env`.\n", "")
+
+
+def test_joined_with_other_files_the_generator_line_stays_out(tmp_path):
+    """Several memtui files go out as one AGENTS.md: a line saying "This file provides
+    guidance ..." in its middle would be untrue, so it is given back only to a file alone."""
+    paths = fresh(tmp_path, "j")
+    actions.import_memories(actions.open_store(paths), "agents-md", FIXTURES / "generator" / "CLAUDE.md",
+                            user_home=tmp_path)
+    (paths.project_root / "style.md").write_text("- Answer in British English.\n")
+    text = _export_agents(paths, tmp_path / "out" / "AGENTS.md", tmp_path).decode()
+    assert "provides guidance" not in text and "# CLAUDE.md\n" in text and "Answer in British English." in text
 
 
 def test_entries_like_those_of_another_file_of_the_bank_all_come_in(tmp_path):
