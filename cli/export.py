@@ -36,7 +36,9 @@ def export_command(obj: object, fmt: str, dest: str | None, layers: tuple[str, .
     every conversation row; to stdout without DEST), claude-code, agents-md, cursor or cline
     (to DEST, default where that tool reads them). Re-runnable: files memtui wrote there
     before and nobody changed are replaced; files changed since, or not written by memtui,
-    are left alone and reported."""
+    are left alone and reported. Exit 0 when the destination is in step (with --dry-run:
+    would be), 1 when a file is (would be) left alone or the export is refused, 2 on a
+    usage error."""
     paths = obj.paths  # type: ignore[attr-defined]
     chosen = tuple(str(layer) for layer in LAYERS) if "all" in layers else tuple(dict.fromkeys(layers))
     if no_redact:
@@ -83,7 +85,10 @@ def export_command(obj: object, fmt: str, dest: str | None, layers: tuple[str, .
     blocked = [s for s in sync.steps if str(s.action) in ("conflict", "left")]
     if sync.problem:
         click.echo(f"warning: {escape_name(sync.problem)}", err=True)
-    if blocked and not dry_run:
-        click.echo(f"memtui: left alone {len(blocked)} file{'s' if len(blocked) != 1 else ''} changed since memtui "
-                   "wrote it or not written by memtui (listed above); everything else is in step.", err=True)
+    # the same exit code with or without --dry-run: a file left alone is the failure either way
+    if blocked:
+        files = f"{len(blocked)} file{'s' if len(blocked) != 1 else ''}"
+        click.echo(f"memtui: {'would leave' if dry_run else 'left'} alone {files} changed since memtui wrote it or "
+                   f"not written by memtui (listed above); everything else {'would be' if dry_run else 'is'} in step.",
+                   err=True)
         sys.exit(1)

@@ -195,6 +195,37 @@ def test_export_never_touches_files_memtui_did_not_write(paths, tmp_path):
     assert r.returncode == 1 and "symlink" in r.stderr and list(elsewhere.iterdir()) == []
 
 
+def test_a_dry_run_exits_as_the_export_would(paths, tmp_path):
+    """Issue 40: `export agents-md` exited 1 (a file left alone) where its `--dry-run` exited 0.
+    The exit code says whether the destination is (would be) in step: 0 in step, 1 when a
+    file is (would be) left alone or conflicts; the same with --dry-run and --json."""
+    assert cli(paths, "import", "agents-md", str(FIXTURES / "agents" / "AGENTS.md")).returncode == 0
+    out = tmp_path / "repo"
+    out.mkdir()
+
+    def codes() -> list[int]:
+        return [cli(paths, "export", "agents-md", str(out), *extra).returncode
+                for extra in (("--dry-run",), ("--dry-run", "--json"))]
+
+    assert codes() == [0, 0]  # nothing there yet: would be added
+    assert cli(paths, "export", "agents-md", str(out)).returncode == 0
+    assert codes() == [0, 0]  # in step: unchanged
+    (out / "AGENTS.md").write_text("# Mine now\n")  # changed by hand since memtui wrote it
+    r = cli(paths, "export", "agents-md", str(out), "--dry-run")
+    assert r.returncode == 1 and "conflict: " in r.stdout and "would leave alone 1 file" in r.stderr, r.stderr
+    assert codes() == [1, 1]
+    r = cli(paths, "export", "agents-md", str(out))
+    assert r.returncode == 1 and "left alone 1 file" in r.stderr
+    assert (out / "AGENTS.md").read_text() == "# Mine now\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "AGENTS.md").write_text("# A person's file\n")  # never written by memtui: left
+    for extra in (("--dry-run",), ("--dry-run", "--json"), ("--json",), ()):
+        r = cli(paths, "export", "agents-md", str(other), *extra)
+        assert r.returncode == 1, (extra, r.stdout, r.stderr)
+    assert (other / "AGENTS.md").read_text() == "# A person's file\n"
+
+
 def test_export_records_stay_in_the_muse_home(paths, tmp_path):
     """The write gate: `<home>/exports` that is a link elsewhere refuses the export before any
     file is written (dry run included), and nothing lands where the link points."""
@@ -390,9 +421,9 @@ def test_a_memory_md_changed_after_the_import_is_still_left_alone(paths, tmp_pat
     index.write_text("".join(lines), encoding="utf-8")
     before = index.read_bytes()
 
-    for extra, code in ((("--dry-run",), 0), ((), 1)):  # a dry run only lists what would be left
+    for extra in (("--dry-run",), ()):  # a dry run exits as the export does: 1, a file is left alone
         r = run("export", "claude-code", *extra)
-        assert r.returncode == code, r.stdout + r.stderr
+        assert r.returncode == 1, r.stdout + r.stderr
         assert "MEMORY.md (not written by memtui; never touched)" in r.stdout
     assert index.read_bytes() == before
     again = run("export", "claude-code")  # not adopted by the refused run either
