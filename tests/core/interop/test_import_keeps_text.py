@@ -1,7 +1,9 @@
 """Issue 40: an import never loses text a source holds, and keeps each source's body as it
-was. Fixtures of the real shapes (tests/core/interop/fixtures/issue40): a CLAUDE.md opened by
-a generator's line (a title, `###`, paragraphs, a fence, two-space line breaks), a Cline bank
-whose files hold journal dates and done/to-do pairs that resemble each other across files."""
+was, so a same-format round trip gives it back byte for byte. Fixtures of the real shapes
+(tests/core/interop/fixtures/issue40): a CLAUDE.md as Claude Code's /init writes it (a title,
+the generator's line, `##`/`###`, paragraphs, fences, two-space line breaks), a Cline bank of
+the six core files whose journal dates and done/to-do pairs resemble each other across files,
+files without frontmatter or a final newline, a MEMORY.md indexing files outside its folder."""
 
 from __future__ import annotations
 
@@ -115,6 +117,36 @@ def test_entries_like_those_of_another_file_of_the_bank_all_come_in(tmp_path):
     assert again.added == [] and len(again.duplicates) == len(report.added)
 
 
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_cline_bank_comes_back_byte_for_byte_under_its_own_names(tmp_path):
+    """The six core files as Cline writes them (titles, `##` sections, a journal under dates,
+    done and to-do lines that resemble each other, `- [ ]` items, a fence, a rule and a
+    footer): import, then export cline, gives every file back at its name, byte for byte, and
+    nothing else (no memtui folder such as `imported/cline/` leaks into the bank)."""
+    paths = fresh(tmp_path, "b")
+    bank = paths.workspace / "memory-bank"
+    shutil.copytree(FIXTURES / "journal" / "memory-bank", bank)
+    original = tree(bank)
+    assert sorted(original) == sorted(f"{n}.md" for n in ("projectbrief", "productContext", "activeContext",
+                                                          "systemPatterns", "techContext", "progress"))
+    report = actions.import_memories(actions.open_store(paths), "cline", None, user_home=tmp_path)
+    assert report.invalid == [] and report.duplicates == []
+    out = tmp_path / "out"
+    plan = actions.export_memories(actions.open_store(paths), "cline", out / "memory-bank", user_home=tmp_path)
+    assert plan.sync.blocked == [] and tree(out) == {f"memory-bank/{n}": b for n, b in original.items()}
+    # to its own place (the workspace's bank, which memtui did not write): every file is in step already
+    plan = actions.export_memories(actions.open_store(paths), "cline", None, user_home=tmp_path)
+    assert {str(s.action) for s in plan.sync.steps} == {"unchanged"} and tree(bank) == original
+    # export -> import (into an empty home) -> export: the same files again
+    empty = fresh(tmp_path, "e")
+    actions.import_memories(actions.open_store(empty), "cline", out / "memory-bank", user_home=tmp_path)
+    actions.export_memories(actions.open_store(empty), "cline", tmp_path / "out2", user_home=tmp_path)
+    assert tree(tmp_path / "out2") == original
+
+
 def test_an_entry_already_stored_is_skipped_and_the_rest_of_its_file_kept_as_it_was(tmp_path):
     paths = fresh(tmp_path, "s")
     (paths.project_root / "notes.md").write_text("- *May 27, 2025*\n")
@@ -122,8 +154,9 @@ def test_an_entry_already_stored_is_skipped_and_the_rest_of_its_file_kept_as_it_
     shutil.copytree(FIXTURES / "journal" / "memory-bank", bank)
     report = actions.import_memories(actions.open_store(paths), "cline", bank, user_home=tmp_path)
     assert [m.text for m, _ in report.duplicates] == ["*May 27, 2025*"]
-    [progress] = [f.path for f in report.files if f.path.name == "progress.md"]
-    assert body_of(progress) == (bank / "progress.md").read_text().replace("- *May 27, 2025*\n", "")
+    [active] = [f.path for f in report.files if f.path.name == "activeContext.md"]
+    assert body_of(active) == (bank / "activeContext.md").read_text().replace("*May 27, 2025*\n", "")
+    assert len(report.files) == 6 and report.invalid == []
 
 
 def _round_trip(tmp_path: Path, fmt: str, source: Path, dest_name: str) -> tuple[Path, Path]:
