@@ -66,6 +66,11 @@ def export_command(obj: object, fmt: str, dest: str | None, layers: tuple[str, .
             return
         click.echo(json_for_terminal(text) if sys.stdout.isatty() else text, nl=False, color=True)
         return
+    if plan.layerless:  # agents-md, cursor, cline live in the repository: they have no user layer
+        n = plan.layerless
+        click.echo(f"note: {fmt} has no user layer: the {n} user memor{'ies' if n != 1 else 'y'} written here come"
+                   f" back as project memories on import (`memtui import {fmt} --user` brings them to your user"
+                   " layer).", err=True)
     for where, note in plan.scope_notes:  # SPEC §16: what of a scope this format cannot hold
         click.echo(f"note: {escape_name(where)}: {escape_name(note)}", err=True)
     sync = plan.sync

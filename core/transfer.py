@@ -618,6 +618,7 @@ class ExportPlan:
     sync: export_sync.SyncPlan | None = None
     text: str | None = None  # jsonl to stdout
     scope_notes: list[tuple[str, str]] = field(default_factory=list)  # (memtui file, what of its scope was not carried)
+    layerless: int = 0  # user memories written to a format with no user layer (they come back as project memories)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"format": self.format, "destination": str(self.dest), "layers": list(self.layers),
@@ -626,6 +627,8 @@ class ExportPlan:
             out.update(self.sync.as_dict())
         if self.scope_notes:
             out["scope_notes"] = [{"path": p, "note": n} for p, n in self.scope_notes]
+        if self.layerless:
+            out["user_memories_as_project"] = self.layerless
         return out
 
 
@@ -644,8 +647,9 @@ def _file_memories(store: MemoryStore, layers: tuple[str, ...], fmt: str,
         parsed = rec.parsed
         own = parsed.meta.get(fmt)
         extra: dict[str, Any] = {**own} if isinstance(own, dict) else {}
-        extra["memtui_body"] = parsed.text[parsed.body_offset:]
-        extra["memtui_whole"] = len(active) == len(rec.entries)
+        body = _body_of_the_active(parsed, rec.entries)
+        extra["memtui_body"] = body if body is not None else parsed.text[parsed.body_offset:]
+        extra["memtui_whole"] = body is not None
         extra["memtui_file"] = rec.rel
         carried, note = exported_scope(fmt, active[0].paths, extra)  # SPEC §16: the file's scope, in fmt's terms
         extra.update(carried)
@@ -655,6 +659,23 @@ def _file_memories(store: MemoryStore, layers: tuple[str, ...], fmt: str,
             memory = interop.memory_from_entry(e, origin=str(e.path or ""))
             out.append(replace(memory, extra={**memory.extra, **extra}))
     return out
+
+
+def _body_of_the_active(parsed: md.ParsedFile, entries: tuple[Entry, ...]) -> str | None:
+    """The file's body as it is, less the lines of its archived entries (a superseded one), taken
+    out the way memtui deletes an entry (SPEC §2: every other byte stays), so the file still goes
+    out whole; None when that would not read back as exactly its active entries."""
+    gone = {e.line_start for e in entries if e.archived}
+    if not gone:
+        return parsed.text[parsed.body_offset:]
+    try:
+        after = md.parse_text(md.delete_entries(parsed, [r for r in parsed.entries if r.line_start in gone],
+                                                datetime.now(UTC).date()))
+    except md.MemoryFileError:
+        return None
+    if [r.text for r in after.entries] != [e.text for e in entries if not e.archived]:
+        return None
+    return after.text[after.body_offset:]
 
 
 def _backup(store: MemoryStore, layers: tuple[str, ...], redact: bool) -> tuple[str, int, int]:
@@ -752,6 +773,8 @@ def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path
     else:
         memories = [m for m in _file_memories(store, chosen, fmt, plan.scope_notes) if m.layer in chosen]
         plan.memories = len(memories)
+        if fmt in REPOSITORY_FORMATS:  # files of the repository: no user layer to carry
+            plan.layerless = sum(1 for m in memories if m.layer != Layer.PROJECT)
         rendered = {}
         names = 0
 

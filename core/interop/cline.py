@@ -100,6 +100,8 @@ def layout(memories: list[Memory], dest: Path, name: Callable[[str], str] = str)
             same[-1] = same[-1] + group  # memories out of no whole file: one list by section
         else:
             same.append(group)
+    for rel, gs in groups.items():  # the bank file's own text first, memories born elsewhere after it
+        gs.sort(key=lambda g: g[0].extra.get("file") != rel)
     parts = {rel: [file_text(g, safe_rel(g[0].extra.get("file"), ".md")) for g in gs] for rel, gs in groups.items()}
     members = {rel: [m for g in gs for m in g] for rel, gs in groups.items()}
     used: set[str] = set()

@@ -226,6 +226,32 @@ def test_a_dry_run_exits_as_the_export_would(paths, tmp_path):
     assert (other / "AGENTS.md").read_text() == "# A person's file\n"
 
 
+@pytest.mark.parametrize("fmt", ["agents-md", "cline"])
+def test_user_memories_through_a_format_without_a_user_layer_come_back_as_project_memories(fmt, paths, tmp_path):
+    """Issue 40: Claude Code's `feedback` memories (the user layer) exported to agents-md or
+    cline and imported again land in the project layer. Those files live in the repository,
+    which may never write into a person's user layer (SPEC §8), so no marker carries the
+    layer: the export says so, and `import --user` brings them back to the user layer."""
+    assert cli(paths, "import", "claude-code", str(FIXTURES / "claude-code" / "memory")).returncode == 0
+    mine = sorted(e["text"] for e in listed(paths) if e["layer"] == "user")
+    assert mine
+    out = tmp_path / "out" / ("AGENTS.md" if fmt == "agents-md" else "memory-bank")
+    r = cli(paths, "export", fmt, str(out), "--layer", "user", "--layer", "project")
+    assert r.returncode == 0, r.stderr
+    assert f"note: {fmt} has no user layer: the {len(mine)} user memories" in r.stderr
+    assert "--user" in r.stderr
+    # without --layer user nothing of the user layer leaves, and nothing is said
+    plain = cli(paths, "export", fmt, str(tmp_path / "plain" / out.name))
+    assert plain.returncode == 0 and "no user layer" not in plain.stderr
+    back = fresh(tmp_path, "back")
+    assert cli(back, "import", fmt, str(out)).returncode == 0
+    came = listed(back)
+    assert {e["layer"] for e in came} == {"project"} and set(mine) <= {e["text"] for e in came}
+    chosen = fresh(tmp_path, "chosen")
+    assert cli(chosen, "import", fmt, str(out), "--user").returncode == 0
+    assert {e["layer"] for e in listed(chosen)} == {"user"}
+
+
 def test_export_records_stay_in_the_muse_home(paths, tmp_path):
     """The write gate: `<home>/exports` that is a link elsewhere refuses the export before any
     file is written (dry run included), and nothing lands where the link points."""

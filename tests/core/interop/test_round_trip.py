@@ -242,3 +242,61 @@ def test_the_import_index_finds_what_the_one_rule_finds(pool, pick, where, char,
     edited = base[:at] + char + base[at + (1 if char == "" else 0):]
     for query in (base, edited, other):
         assert (index.match(query) is None) == (near_duplicate(entries, query) is None), query
+
+
+ISSUE40 = Path(__file__).parent / "fixtures" / "issue40"
+
+
+def test_what_a_cline_round_trip_changes_is_what_changed_in_memtui(tmp_path):
+    """The README's table, for cline: an edited entry changes its own line, a superseded one
+    leaves its lines (the file still goes out whole, its title and fences as they were), a
+    memory born in memtui is added to the core file its tag names, else `systemPatterns.md`
+    (a pattern or decision) or `activeContext.md`, after that file's own text; a line another
+    file of the bank holds word for word comes in once, and the other file comes back without it."""
+    bank = tmp_path / "memory-bank"
+    shutil.copytree(ISSUE40 / "journal" / "memory-bank", bank)
+    tech = (bank / "techContext.md").read_text()
+    (bank / "techContext.md").write_text(tech + "\n## Also\n- Recipe import from URLs\n")
+    paths = fresh(tmp_path, "c")
+    report = actions.import_memories(actions.open_store(paths), "cline", bank, user_home=tmp_path)
+    assert [(m.text, Path(m.origin).name) for m, _ in report.duplicates] == [("Recipe import from URLs",
+                                                                             "techContext.md")]
+    store = actions.open_store(paths)
+    moved = next(e for e in store.entries() if e.text == "Moved the recipe cache to SQLite")
+    actions.edit(store, moved, "Moved the recipe cache to SQLite (WAL mode)")
+    store = actions.open_store(paths)
+    old, new = (next(e for e in store.entries() if e.text.startswith(f"**UUID {w}**")) for w in ("Primary Keys", "Strategy"))
+    actions.supersede(store, old, new)
+    (paths.project_root / "ocr.md").write_text("---\ntags: [progress]\n---\n\n- Photo import uses the phone's OCR\n")
+    (paths.project_root / "handlers.md").write_text("---\ntype: pattern\n---\n\n- Every handler is a plain function\n")
+    (paths.project_root / "misc.md").write_text("- Ask before renaming a table\n")
+    out = tmp_path / "out"
+    plan = actions.export_memories(actions.open_store(paths), "cline", out, user_home=tmp_path)
+    assert plan.sync.blocked == []
+    source = {p.name: p.read_text() for p in bank.iterdir()}
+    got = {p.name: p.read_text() for p in out.iterdir()}
+    assert got["activeContext.md"] == source["activeContext.md"].replace(
+        "SQLite\n", "SQLite (WAL mode)\n") + "\n- Ask before renaming a table\n"
+    assert got["systemPatterns.md"] == source["systemPatterns.md"].replace(
+        "- **UUID Primary Keys**: every table keys on a UUID, never on a serial\n", "") + \
+        "\n- Every handler is a plain function\n"
+    assert got["progress.md"] == source["progress.md"] + "\n- Photo import uses the phone's OCR\n"
+    assert got["techContext.md"] == tech + "\n## Also\n"
+    for name in ("projectbrief.md", "productContext.md"):
+        assert got[name] == source[name]
+
+
+def test_an_instructions_folder_comes_back_as_one_agents_md(tmp_path):
+    """The README's table, for agents-md: one file comes back byte for byte (its generator's
+    line too); the files of a folder come back joined, by one blank line, into one AGENTS.md."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy2(ISSUE40 / "generator" / "CLAUDE.md", repo / "CLAUDE.md")
+    (repo / "AGENTS.md").write_text("# AGENTS.md\n\n- Run `make check` before a push.\n")
+    paths = fresh(tmp_path, "f")
+    actions.import_memories(actions.open_store(paths), "agents-md", repo, user_home=tmp_path)
+    out = tmp_path / "out"
+    actions.export_memories(actions.open_store(paths), "agents-md", out, user_home=tmp_path)
+    claude = (repo / "CLAUDE.md").read_text().replace(
+        "This file provides guidance to Claude Code (claude.ai/code) when working with code in this repository.\n", "")
+    assert (out / "AGENTS.md").read_text() == (repo / "AGENTS.md").read_text() + "\n" + claude.rstrip("\n") + "\n"
