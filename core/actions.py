@@ -485,15 +485,19 @@ def import_memories(store: MemoryStore, fmt: str, source: Path | None = None, la
                     dry_run: bool = False, user_home: Path | None = None) -> Any:
     """Import another tool's memories: near-duplicates and invalid files skipped and counted,
     the rest written as one undoable change (nothing with `dry_run`). Returns the report."""
-    from . import interop, transfer
+    from . import backup, interop, transfer
 
+    restore = fmt == backup.FORMAT  # the backup restores memtui's own files (core/backup.py)
     try:
-        report = transfer.plan_import(store, fmt, source, layer, user_home or Path.home(), dry_run)
+        if restore:
+            report = backup.plan_import(store, source, layer, user_home or Path.home(), dry_run)
+        else:
+            report = transfer.plan_import(store, fmt, source, layer, user_home or Path.home(), dry_run)
     except interop.InteropError as exc:
         raise Refused(str(exc)) from None
     except gate.Refused as exc:  # a planned file would be written through a link or out of its root
         raise Refused(f"import refused: {exc}") from None
-    return _guard(transfer.apply_import, store, report)
+    return _guard(backup.apply_import if restore else transfer.apply_import, store, report)
 
 
 def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, layers: tuple[str, ...] | None = None,
@@ -503,10 +507,13 @@ def export_memories(store: MemoryStore, fmt: str, dest: Path | None = None, laye
     nobody changed are replaced, changed ones are conflicts, others are never touched; every
     text and name through the outbound redaction. Returns the plan (carried out unless
     `dry_run`; with `to_stdout`, the jsonl backup text in `plan.text`)."""
-    from . import interop, transfer
+    from . import backup, interop, transfer
 
     try:
-        plan = transfer.plan_export(store, fmt, dest, user_home or Path.home(), layers, redact, to_stdout)
+        if fmt == backup.FORMAT:  # the backup writes memtui's own files whole (core/backup.py)
+            plan = backup.plan_export(store, dest, user_home or Path.home(), layers, redact, to_stdout)
+        else:
+            plan = transfer.plan_export(store, fmt, dest, user_home or Path.home(), layers, redact)
         return plan if dry_run or to_stdout else transfer.apply_export(plan)
     except interop.InteropError as exc:
         raise Refused(str(exc)) from None

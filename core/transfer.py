@@ -2,16 +2,15 @@
 added where, what is skipped and why), written as one logged, undoable change; and exports
 through the format writers of `core/interop`.
 
-An import never overwrites and never duplicates: each memory is checked against what the
-target layer already holds (and what other source files of the same import bring) with the
-near-duplicate rule of `remember`, so running the same import twice adds nothing; entries of
-one source file that resemble each other all come in (the file's own structure is kept
-whole). Each imported file says where it came from (`source: import`, `origin: <path>`) and
-keeps the source's body as it was, with the source's own frontmatter under the format's key
-(so an export gives the file back byte for byte); every file is re-parsed before it is
-written: a memory that would not read back as exactly itself is skipped as invalid, with
-the reason. A jsonl backup restores its files whole, byte for byte, where their path is
-free and nothing in them is already there, and its conversation rows field for field.
+An import never overwrites, never duplicates and never drops text a source holds: a memory is
+skipped only when the same text (its words, whatever the spacing) is already in the target
+layer or another file of the same import brings it, so running the same import twice adds
+nothing. Each imported file says where it came from (`source: import`, `origin: <path>`) and
+keeps the source's body as it was (less the entries skipped, taken out the way memtui deletes
+an entry), with the source's own frontmatter under the format's key (so an export gives the
+file back byte for byte); every file is re-parsed before it is written: a memory that would
+not read back as exactly itself is skipped as invalid, with the reason. The jsonl backup
+(`core/backup.py`) adds what only a restore does through `plan_import`'s `restore`.
 
 Exports go through `interop.sync` (re-runnable; only files memtui wrote are replaced) and
 every exported text and file name through `interop._files.outbound_text`/`outbound_name`.
@@ -23,6 +22,7 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -32,13 +32,12 @@ import yaml
 
 from . import gate, interop
 from . import markdown as md
-from .fileio import read_regular, sha256
-from .interop import BackupFile, Memory, ReadResult
+from .interop import Memory, ReadResult
 from .interop import sync as export_sync
 from .interop._files import outbound_name, outbound_text
 from .interop.scoping import exported_scope, imported_scope
 from .model import FILE_LAYERS, Entry, Layer
-from .paths import MAX_FILE_BYTES, escapes
+from .paths import escapes
 from .store import MemoryStore
 from .store.conversations import Conversations
 from .store.database import now_ms
@@ -154,9 +153,9 @@ def _common_fields(group: list[Memory], origin: str, fmt: str, source: interop.S
     if stamps:
         fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=UTC).date()
     sources = {m.source for m in group}
-    # SPEC §9: an imported file says where it came from; a JSON Lines restore keeps the
-    # memory's own `source` (it is the lossless backup) and still names its origin
-    fields["source"] = sources.pop() if fmt == "jsonl" and len(sources) == 1 and first.source else "import"
+    # SPEC §9: an imported file says where it came from; a memory that says who wrote it (only
+    # the lossless backup's do) keeps its own `source` and still names its origin
+    fields["source"] = sources.pop() if len(sources) == 1 and first.source else "import"
     fields["origin"] = origin
     scopes = {imported_scope(fmt, m)[0] for m in group}
     if len(scopes) == 1 and (carried := scopes.pop()):
@@ -277,33 +276,14 @@ def _first_form(group: list[Memory], origin: str, fmt: str, source: interop.Sour
     return None, why
 
 
-class _Pool:
-    """The entries of one layer as the near-duplicate rule sees them, each with the source
-    file it came from ("" for what the layer already holds). `similarity.NearDuplicates` finds
-    exactly what `near_duplicate` (the rule of `remember`) finds, without comparing a text
-    with every entry (SPEC §9): blocked by the length window and a bound on the characters in
-    common, only the pairs left judged by the ratio."""
-
-    def __init__(self, entries: list[Entry]):
-        from .similarity import NearDuplicates
-
-        self._near: NearDuplicates[tuple[Entry, str]] = NearDuplicates()
-        for entry in entries:
-            self.add(entry)
-
-    def add(self, entry: Entry, origin: str = "") -> None:
-        self._near.add((entry, origin), entry.text)
-
-    def match(self, text: str, skip_origin: str | None = None) -> Entry | None:
-        """The closest near-duplicate of `text`, leaving out entries from `skip_origin`; None
-        when there is none."""
-        skip = None if skip_origin is None else (lambda item: item[1] == skip_origin)
-        hit = self._near.best(text, skip)
-        return hit[0] if hit is not None else None
+# what a format that restores memtui's own files does first with what was read (the jsonl
+# backup, core/backup.py): (store, result, --user/--project, the report, paths taken, the source is
+# inside the workspace) -> the memories still to plan the ordinary way
+Restore = Callable[[MemoryStore, ReadResult, str | None, ImportReport, set[Path], bool], list[Memory]]
 
 
 def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | None, user_home: Path,
-                dry_run: bool = False) -> ImportReport:
+                dry_run: bool = False, restore: Restore | None = None) -> ImportReport:
     """What importing `fmt` from `source` would add (a plan; nothing is written)."""
     paths = store.paths
     where_from = Path(os.path.abspath(source if source is not None
@@ -319,27 +299,18 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
     result = interop.read(fmt, source, paths.workspace, user_home)
     report.invalid += [(p.path, p.reason) for p in result.problems]
     report.boilerplate = list(result.boilerplate)
-    pool = {str(name): _Pool(list(store.entries(name))) for name in Layer}
     taken: set[Path] = set()
-    memories = result.memories
-    # Only what the target layer holds, and what OTHER files of this import bring, counts as a
-    # duplicate: a source file's own entries all come in, even where they resemble each other.
-    others = {str(name): _Pool([]) for name in Layer}
-    if in_workspace and fmt == "jsonl":
-        # a file that came with the repository is no backup of the person's: no file comes
-        # back whole, no row or conversation as it was; its project memories come in one by one
-        memories = _from_a_repository(memories, layer, report)
-    elif fmt == "jsonl" and (result.files or result.rows):
-        memories = _plan_backup(store, result, layer, report, pool, others, taken)
+    memories = result.memories if restore is None else restore(store, result, layer, report, taken, in_workspace)
     accepted: list[Memory] = []
-    # what each layer already holds, by text: only the same text is a duplicate
+    # Only what the target layer holds, and what OTHER files of this import bring, counts as a
+    # duplicate, and only the same text: a source file's own entries all come in.
     stored = {str(name): {_same_text(e.text): e for e in store.entries(name)} for name in Layer}
     brought: dict[str, dict[str, str]] = {str(name): {} for name in Layer}  # text -> the origin that brings it
     for memory in memories:
         try:
             gate.check_text(memory.text, "the memory text")
         except gate.TextRefused as exc:
-            report.invalid.append((memory.origin or str(where_from), f"{_where(memory)}: {exc}"))
+            report.invalid.append((memory.origin or str(where_from), f"{where_in_file(memory)}: {exc}"))
             continue
         target = layer or memory.layer
         if target not in {str(name) for name in Layer}:
@@ -367,7 +338,7 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
             report.rows.append(_row(memory))
             report.added.append(memory)
             continue
-        key = (memory.layer, memory.path if fmt == "jsonl" and memory.path else memory.origin or fmt)
+        key = (memory.layer, memory.path or memory.origin or fmt)  # a backup's memory names its memtui file
         groups.setdefault(key, []).append(memory)
     read_per_origin: dict[str, int] = {}
     for m in result.memories:
@@ -378,12 +349,12 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
         data, why = _first_form(group, origin, fmt, found, whole=len(group) == read_per_origin.get(origin))
         if data is not None:
             _add_file(report, paths.root(target), fmt, target, group, data, taken,
-                      preferred=where if fmt == "jsonl" else None, source=found)
+                      preferred=group[0].path or None, source=found)
             continue
         for m in group:  # one file per memory before giving up on any
             one, why = _first_form([m], m.origin or origin, fmt, found)
             if one is None:
-                report.invalid.append((m.origin or origin, f"{_where(m)}: {why}"))
+                report.invalid.append((m.origin or origin, f"{where_in_file(m)}: {why}"))
             else:
                 _add_file(report, paths.root(target), fmt, target, [m], one, taken)
     for f in report.files:  # the write gate, dry run or not: never through a link, never out of the root
@@ -391,89 +362,7 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
     return report
 
 
-def _plan_backup(store: MemoryStore, result: ReadResult, layer: str | None, report: ImportReport,
-                 pool: dict[str, _Pool], others: dict[str, _Pool], taken: set[Path]) -> list[Memory]:
-    """A jsonl backup: each file comes back whole at its own path when that path is free and
-    none of its entries is already in its layer; a file already there byte for byte is skipped;
-    otherwise its new entries are imported one by one (the other memories of the result).
-    Conversation rows come back field for field unless their id or text is already there.
-    Returns the memories still to plan the ordinary way."""
-    from .store.edits import UndoError, safe_target
-
-    rest: list[Memory] = [m for m in result.memories if "backup" not in m.extra]
-    report.reviewed = list(result.reviewed)
-    by_file: dict[tuple[str, str], list[Memory]] = {}
-    for m in result.memories:
-        if m.extra.get("backup") == "file":
-            by_file.setdefault((m.layer, m.path), []).append(m)
-    for backup in result.files:
-        target = layer if layer in (Layer.USER, Layer.PROJECT) else backup.layer
-        members = [replace(m, layer=target) for m in by_file.get((backup.layer, backup.path), [])]
-        where = f"{report.source}: {target}/{backup.path}"
-        try:
-            path = safe_target(store.paths, target, backup.path)
-        except UndoError as exc:
-            report.invalid.append((where, str(exc).replace("undo log names", "names")))
-            continue
-        data = backup.text.encode("utf-8")
-        try:
-            gate.check_data(path, data, gate.Kind.MEMORY)
-        except gate.Refused as exc:
-            report.invalid.append((where, exc.reason))
-            continue
-        try:
-            current = read_regular(path, MAX_FILE_BYTES, follow_symlinks=False)
-        except OSError:
-            current = None
-        if current == data:
-            report.duplicates += [(m, f"{backup.path} (the same file)") for m in members]
-            continue
-        dupes = [(m, hit.source_ref) for m in members if (hit := pool[target].match(m.text)) is not None]
-        if not os.path.lexists(path) and path not in taken and not dupes:
-            taken.add(path)
-            report.files.append(PlannedFile(path, target, data, members, backup=(backup.layer, backup.path)))
-            report.added += members
-            for m in members:  # the backup's own files never count against each other
-                others[target].add(Entry(id="", layer=target, text=m.text), f"backup:{target}/{backup.path}")
-            continue
-        rest += [replace(m, extra={}) for m in members]  # entry by entry, into imported/jsonl/
-    known_rows = store.conversations.existing_ids("memories", [r["id"] for r in result.rows]) if result.rows else set()
-    known_convs = (store.conversations.existing_ids("conversations", [c["id"] for c in result.conversations])
-                   if result.conversations else set())
-    report.conversations = [c for c in result.conversations if c["id"] not in known_convs]
-    rows = {r["id"]: r for r in result.rows}
-    for m in result.memories:
-        if m.extra.get("backup") != "row":
-            continue
-        hit = pool[Layer.CONVERSATION].match(m.text)
-        if m.id in known_rows or hit is not None:
-            report.duplicates.append((m, hit.source_ref if hit is not None and hit.id else f"row {m.id}"))
-            continue
-        known_rows.add(m.id)
-        others[Layer.CONVERSATION].add(Entry(id="", layer=Layer.CONVERSATION, text=m.text), "backup:rows")
-        report.rows.append(dict(rows[m.id]))
-        report.added.append(m)
-    return rest
-
-
-def _from_a_repository(memories: list[Memory], layer: str | None, report: ImportReport) -> list[Memory]:
-    """A JSON Lines file inside the workspace came with the repository, not from the person:
-    it may add project memories only (unless `--user`/`--project` chooses the layer), never a
-    user memory or a conversation row (another workspace's included), and it cannot say who
-    wrote a memory (`source` becomes `import`)."""
-    kept: list[Memory] = []
-    for m in memories:
-        if layer is None and m.layer != Layer.PROJECT:
-            report.invalid.append((m.origin, f"{_where(m)}: a {m.layer} memory from a file inside the workspace is "
-                                             "not imported (a repository must not add to your user memory or to "
-                                             "conversations); pass --user or --project to choose its layer"))
-            continue
-        kept.append(replace(m, source="", conversation_id=None, extra={k: v for k, v in m.extra.items()
-                                                                       if k not in ("conversation", "backup")}))
-    return kept
-
-
-def _where(memory: Memory) -> str:
+def where_in_file(memory: Memory) -> str:
     """Which memory of its file, without quoting its text."""
     place = memory.path or Path(memory.origin).name or "memory"
     return f"{place}, section {memory.section!r}" if memory.section else str(place)
@@ -541,45 +430,7 @@ def apply_import(store: MemoryStore, report: ImportReport) -> ImportReport:
                              rows)
     report.change_id = change.id
     store.reload(changed=list(writes), conversation=bool(rows), reason="write")
-    if report.reviewed:
-        _restore_review_state(store, report)
     return report
-
-
-def _restore_review_state(store: MemoryStore, report: ImportReport) -> None:
-    """Mark reviewed the restored entries the backup says the person had accepted: an entry
-    found again at its place (its file and which entry of that text it is, or its row) with
-    the same text. An entry imported one by one, or whose text changed, stays unreviewed.
-    The import is written already: a review state that cannot be saved only leaves entries
-    in the inbox (and says so)."""
-    from . import review
-    from .store.database import DatabaseError
-
-    wanted = set(report.reviewed)
-    found: list[tuple[str, str]] = []
-    for f in report.files:
-        rec = store.file_record(f.path) if f.backup is not None else None
-        if rec is None or f.backup is None:
-            continue
-        seen: dict[str, int] = {}
-        for e in rec.entries:
-            digest = sha256(e.text.encode("utf-8", "surrogatepass"))
-            n = seen[digest] = seen.get(digest, -1) + 1
-            if (*f.backup, digest, n) in wanted:
-                found.append((review.review_key(e), e.id))
-    row_ids = {str(r["id"]) for r in report.rows}
-    for e in store.entries(Layer.CONVERSATION) if row_ids else ():
-        if e.id in row_ids and (str(Layer.CONVERSATION), e.id, sha256(e.text.encode("utf-8", "surrogatepass")),
-                                0) in wanted:
-            found.append((review.review_key(e), e.id))
-    if not found:
-        return
-    try:
-        store.review_state.add(found)
-    except (DatabaseError, OSError) as exc:
-        report.invalid.append((report.source, f"review state not restored: {exc}"))
-        return
-    report.reviewed_restored = len(found)
 
 
 def _ensure_conversations(db: Conversations, report: ImportReport) -> None:
@@ -599,9 +450,7 @@ REPOSITORY_FORMATS = ("agents-md", "cursor", "cline")
 
 def default_layers(fmt: str) -> tuple[str, ...]:
     """SPEC §8: files that live in the repository get the project layer only; Claude Code's
-    folder (in the user's home) gets both file layers; the jsonl backup everything."""
-    if fmt == "jsonl":
-        return tuple(str(layer) for layer in Layer)
+    folder (in the user's home) gets both file layers (the jsonl backup everything: core/backup.py)."""
     if fmt in REPOSITORY_FORMATS:
         return (str(Layer.PROJECT),)
     return tuple(str(layer) for layer in FILE_LAYERS)
@@ -678,125 +527,55 @@ def _body_of_the_active(parsed: md.ParsedFile, entries: tuple[Entry, ...]) -> st
     return after.text[after.body_offset:]
 
 
-def _backup(store: MemoryStore, layers: tuple[str, ...], redact: bool) -> tuple[str, int, int]:
-    """The jsonl backup text, how many memories it holds, and how many secrets were redacted."""
-    from .interop import jsonl
-
-    redacted = 0
-
-    def clean(value: Any) -> Any:
-        nonlocal redacted
-        if not isinstance(value, str):
-            return value
-        text, n = outbound_text(value, redact)
-        redacted += n
-        return text
-
-    def clean_path(rel: str) -> str:
-        nonlocal redacted
-        parts = []
-        for part in rel.split("/"):
-            out, n = outbound_name(part, redact)
-            redacted += n
-            parts.append(out)
-        return "/".join(parts)
-
-    where: dict[tuple[str, str], str] = {}
-    files: list[BackupFile] = []
-    for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)):
-        if rec.layer in layers:
-            where[(rec.layer, rec.rel)] = clean_path(rec.rel)
-            files.append(BackupFile(rec.layer, where[(rec.layer, rec.rel)], clean(rec.data.decode("utf-8"))))
-    count = sum(len(rec.entries) for rec in store.file_records() if rec.layer in layers)
-    conversations: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
-    if Layer.CONVERSATION in layers:
-        conversations, rows = store.conversations.backup_rows()
-        conversations = [{k: clean(v) if k in ("title", "workspace_path") else v for k, v in c.items()}
-                         for c in conversations]
-        rows = [{k: clean(v) if k == "content" else v for k, v in r.items()} for r in rows]
-        count += len(rows)
-    return jsonl.render_backup(files, conversations, rows, _review_state(store, layers, redact, where)), count, redacted
-
-
-def _review_state(store: MemoryStore, layers: tuple[str, ...], redact: bool,
-                  where: dict[tuple[str, str], str]) -> list[tuple[str, str, str, int]]:
-    """Where each exported entry the person accepted is (SPEC §12; `where`: a file's (layer,
-    rel) -> its path in the backup), so a restore brings it back reviewed. An entry whose
-    text the redaction changes is left out: it comes back changed, no longer what was accepted."""
-    from . import review
-
-    reviewed = store.review_state.accepted()
-    if not reviewed:
-        return []
-
-    def accepted(e: Entry) -> bool:
-        return (review.needs_review(e) and review.review_key(e) in reviewed
-                and (not redact or outbound_text(e.text, True)[0] == e.text))
-
-    out: list[tuple[str, str, str, int]] = []
-    for rec in sorted(store.file_records(), key=lambda r: (r.layer, r.rel)):
-        if rec.layer not in layers:
-            continue
-        seen: dict[str, int] = {}
-        for e in rec.entries:
-            digest = sha256(e.text.encode("utf-8", "surrogatepass"))
-            n = seen[digest] = seen.get(digest, -1) + 1
-            if accepted(e):
-                out.append((rec.layer, where[(rec.layer, rec.rel)], digest, n))
-    if Layer.CONVERSATION in layers:
-        out += [(str(Layer.CONVERSATION), e.id, sha256(e.text.encode("utf-8", "surrogatepass")), 0)
-                for e in store.entries(Layer.CONVERSATION) if accepted(e)]
-    return out
-
-
 def plan_export(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path,
-                layers: tuple[str, ...] | None = None, redact: bool | None = None,
-                to_stdout: bool = False) -> ExportPlan:
+                layers: tuple[str, ...] | None = None, redact: bool | None = None) -> ExportPlan:
     """What exporting `fmt` to `dest` (default: where that tool reads them) would write: the
     rendered files, redacted, and the sync plan against what memtui wrote there before."""
-    from .interop import jsonl
+    plan = new_export_plan(store, fmt, dest, user_home, layers or default_layers(fmt), redact)
+    memories = [m for m in _file_memories(store, plan.layers, fmt, plan.scope_notes) if m.layer in plan.layers]
+    plan.memories = len(memories)
+    if fmt in REPOSITORY_FORMATS:  # files of the repository: no user layer to carry
+        plan.layerless = sum(1 for m in memories if m.layer != Layer.PROJECT)
+    names = 0
+
+    def clean_name(name: str) -> str:
+        nonlocal names
+        out, n = outbound_name(name, plan.redact)
+        names += n
+        return out
+
+    rendered: dict[Path, str] = {}
+    for path, text in interop.layout(fmt, memories, plan.dest, clean_name).items():
+        rendered[path], n = outbound_text(text, plan.redact)
+        plan.redacted += n
+    plan.redacted += names
+    return sync_export(store, plan, rendered)
+
+
+def new_export_plan(store: MemoryStore, fmt: str, dest: Path | None, user_home: Path, layers: tuple[str, ...],
+                    redact: bool | None, to_stdout: bool = False) -> ExportPlan:
+    """An export's plan before anything is rendered: the destination (default: where that tool
+    reads them; `-` for standard output), the layers, and whether secrets are redacted (default:
+    the settings)."""
     from .settings import load_settings
 
     if redact is None:
         redact = load_settings(store.paths).redact_secrets
-    chosen = tuple(layers) if layers else default_layers(fmt)
     if dest is None and not to_stdout:
         dest = interop.default_source(fmt, store.paths.workspace, user_home)
-    plan = ExportPlan(fmt, Path(os.path.abspath(dest)) if dest is not None else Path("-"), chosen, redact)
-    if fmt == "jsonl":
-        text, plan.memories, plan.redacted = _backup(store, chosen, redact)
-        if to_stdout:
-            plan.text = text
-            return plan
-        rendered = {jsonl.target(plan.dest): text}
-    else:
-        memories = [m for m in _file_memories(store, chosen, fmt, plan.scope_notes) if m.layer in chosen]
-        plan.memories = len(memories)
-        if fmt in REPOSITORY_FORMATS:  # files of the repository: no user layer to carry
-            plan.layerless = sum(1 for m in memories if m.layer != Layer.PROJECT)
-        rendered = {}
-        names = 0
+    return ExportPlan(fmt, Path(os.path.abspath(dest)) if dest is not None else Path("-"), tuple(layers), redact)
 
-        def clean_name(name: str) -> str:
-            nonlocal names
-            out, n = outbound_name(name, redact)
-            names += n
-            return out
 
-        for path, text in interop.layout(fmt, memories, plan.dest, clean_name).items():
-            out, n = outbound_text(text, redact)
-            plan.redacted += n
-            rendered[path] = out
-        plan.redacted += names
+def sync_export(store: MemoryStore, plan: ExportPlan, rendered: dict[Path, str]) -> ExportPlan:
+    """The sync plan of writing `rendered` (path -> text) at the plan's destination."""
     base = plan.dest.parent if plan.dest.suffix.lower() in (".md", ".jsonl", ".ndjson", ".json") else plan.dest
     files = {path: text.encode("utf-8") for path, text in rendered.items()}
     workspace = store.paths.workspace
     inside = base == workspace or workspace in base.parents
     export_sync.check_base(base, workspace)
-    single = next(iter(rendered)) if fmt in ("jsonl", "agents-md") and len(rendered) == 1 else None
-    plan.sync = export_sync.plan(files, base, store.paths.home, fmt, target=single,
-                                 container=workspace if inside else None, adopt=interop.adopt(fmt))
+    single = next(iter(rendered)) if interop.one_file(plan.format) and len(rendered) == 1 else None
+    plan.sync = export_sync.plan(files, base, store.paths.home, plan.format, target=single,
+                                 container=workspace if inside else None, adopt=interop.adopt(plan.format))
     return plan
 
 

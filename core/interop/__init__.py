@@ -155,6 +155,11 @@ def layout(fmt: str, memories: Iterable[Memory], dest: Path, name: Callable[[str
     return _module(fmt).layout(list(memories), Path(dest), name)
 
 
+def one_file(fmt: str) -> bool:
+    """Whether `fmt` writes one file (an export's record is then about that file, not its folder)."""
+    return bool(getattr(_module(fmt), "ONE_FILE", False))
+
+
 def adopt(fmt: str) -> Callable[[str, bytes, bytes, frozenset[str]], str] | None:
     """The format's rule for a file at the destination memtui did not write but may take over
     (see `sync.plan`), or None: every such file is left alone."""

@@ -37,6 +37,7 @@ from ._files import (
 )
 from .scoping import foreign_scope
 
+ONE_FILE = True  # an export writes one file
 FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md",
          ".cursorrules")
 

@@ -43,6 +43,7 @@ from ..model import FILE_LAYERS, LAYERS, Layer
 from . import BackupFile, ImportProblem, Memory, ReadResult
 from ._files import SourceError, read_text, reader, write_all
 
+ONE_FILE = True  # an export writes one file
 FILE = "memories.jsonl"
 MAX_JSONL_BYTES = 256 * 1024 * 1024  # an export of a whole home; each memory is still capped below
 MAX_LINE_CHARS = 1024 * 1024

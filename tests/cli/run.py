@@ -99,7 +99,7 @@ def _fork_is_safe() -> bool:
 # Imported once in the test process so that no forked child pays for them again (the CLI
 # imports them lazily: sqlite_utils alone, which pulls in numpy when it is installed, is
 # ~0.3 s of every command's start-up).
-_WARM = ("memtui.cli.entry", "memtui.cli.main", "memtui.core.doctor", "memtui.core.transfer", "memtui.core.history", "memtui.core.store.prepared",
+_WARM = ("memtui.cli.entry", "memtui.cli.main", "memtui.core.doctor", "memtui.core.transfer", "memtui.core.backup", "memtui.core.history", "memtui.core.store.prepared",
          "sqlite_utils", "yaml", "markdown_it", "rapidfuzz")
 
 

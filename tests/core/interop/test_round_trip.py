@@ -231,12 +231,12 @@ _TEXT = st.lists(st.sampled_from(["deploy", "the", "pool", "关键词", "café",
 def test_the_import_index_finds_what_the_one_rule_finds(pool, pick, where, char, other):
     """The blocked lookup of import planning agrees with `similarity.near_duplicate` (the rule
     of `remember`) on one-character edits of what is there and on unrelated texts."""
+    from memtui.core.backup import Pool
     from memtui.core.model import Entry
     from memtui.core.similarity import near_duplicate
-    from memtui.core.transfer import _Pool
 
     entries = [Entry(id=str(i), layer="project", text=t) for i, t in enumerate(pool)]
-    index = _Pool(entries)
+    index = Pool(entries)
     base = pool[pick % len(pool)]
     at = where % (len(base) + 1)
     edited = base[:at] + char + base[at + (1 if char == "" else 0):]
