@@ -226,16 +226,16 @@ def test_a_dry_run_exits_as_the_export_would(paths, tmp_path):
     assert (other / "AGENTS.md").read_text() == "# A person's file\n"
 
 
-@pytest.mark.parametrize("fmt", ["agents-md", "cline"])
+@pytest.mark.parametrize("fmt", ["agents-md", "cline", "cursor"])
 def test_user_memories_through_a_format_without_a_user_layer_come_back_as_project_memories(fmt, paths, tmp_path):
-    """Issue 40: Claude Code's `feedback` memories (the user layer) exported to agents-md or
-    cline and imported again land in the project layer. Those files live in the repository,
+    """Issue 40: Claude Code's `feedback` memories (the user layer) exported to agents-md,
+    cline or cursor and imported again land in the project layer. Those files live in the repository,
     which may never write into a person's user layer (SPEC §8), so no marker carries the
     layer: the export says so, and `import --user` brings them back to the user layer."""
     assert cli(paths, "import", "claude-code", str(FIXTURES / "claude-code" / "memory")).returncode == 0
     mine = sorted(e["text"] for e in listed(paths) if e["layer"] == "user")
     assert mine
-    out = tmp_path / "out" / ("AGENTS.md" if fmt == "agents-md" else "memory-bank")
+    out = tmp_path / "out" / {"agents-md": "AGENTS.md", "cline": "memory-bank", "cursor": "rules"}[fmt]
     r = cli(paths, "export", fmt, str(out), "--layer", "user", "--layer", "project")
     assert r.returncode == 0, r.stderr
     assert f"note: {fmt} has no user layer: the {len(mine)} user memories" in r.stderr
