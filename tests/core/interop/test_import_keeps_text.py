@@ -10,6 +10,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from memtui.core import actions
 from memtui.core.markdown import parse_text
 from memtui.core.paths import Paths
@@ -54,11 +56,24 @@ def _export_agents(paths: Paths, dest: Path, tmp_path: Path) -> bytes:
     return dest.read_bytes()
 
 
-def test_a_file_opened_by_a_generator_line_comes_back_byte_for_byte(tmp_path):
+def _shaped(shape: str) -> bytes:
+    written = (FIXTURES / "generator" / "CLAUDE.md").read_bytes()
+    assert written.startswith(b"# CLAUDE.md\n\n" + GENERATOR.encode()) and b"  \n" in written
+    if shape == "crlf":
+        return written.replace(b"\n", b"\r\n")
+    if shape == "untitled":  # the generator's line first
+        return written.split(b"\n", 2)[2]
+    if shape == "frontmatter":  # a rule file's scope above it
+        return b"---\npaths:\n  - src/**\n---\n" + written
+    return written
+
+
+@pytest.mark.parametrize("shape", ["as-written", "crlf", "untitled", "frontmatter"])
+def test_a_file_opened_by_a_generator_line_comes_back_byte_for_byte(shape, tmp_path):
     """As Claude Code's /init writes CLAUDE.md: the title, the generator's line, `##` and `###`
-    headings, paragraphs, fences right under a heading, two-space line breaks, a numbered list."""
-    original = (FIXTURES / "generator" / "CLAUDE.md").read_bytes()
-    assert original.startswith(b"# CLAUDE.md\n\n" + GENERATOR.encode()) and b"  \n" in original
+    headings, paragraphs, fences right under a heading, two-space line breaks, a numbered list
+    (and the same with CRLF, without the title, under frontmatter)."""
+    original = _shaped(shape)
     source = tmp_path / "repo" / "CLAUDE.md"
     source.parent.mkdir()
     source.write_bytes(original)
