@@ -240,6 +240,8 @@ def test_user_memories_through_a_format_without_a_user_layer_come_back_as_projec
     assert r.returncode == 0, r.stderr
     assert f"note: {fmt} has no user layer: the {len(mine)} user memories" in r.stderr
     assert "--user" in r.stderr
+    rc, said = export_json(paths, fmt, str(out), "--layer", "user", "--layer", "project", "--dry-run")
+    assert rc == 0 and said["user_memories_as_project"] == len(mine)
     # without --layer user nothing of the user layer leaves, and nothing is said
     plain = cli(paths, "export", fmt, str(tmp_path / "plain" / out.name))
     assert plain.returncode == 0 and "no user layer" not in plain.stderr
