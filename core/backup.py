@@ -6,7 +6,7 @@ which this module hands what only a backup does:
 
 - a backup's file comes back whole, byte for byte, at its own path when that path is free
   and none of its entries is already in its layer (else its entries come in one by one, the
-  ordinary way), its conversation rows field for field unless their id or text is there;
+  ordinary way), its conversation rows field for field unless their id or their text (the same words) is there;
 - a backup found inside the workspace came with the repository, not from the person: it
   adds project memories only, one by one, never a user memory or a conversation;
 - after the restore is written, the entries the person had accepted are reviewed again.
@@ -122,7 +122,7 @@ def _restore_files_and_rows(store: MemoryStore, result: ReadResult, layer: str |
     for m in result.memories:
         if m.extra.get("backup") != "row":
             continue
-        hit = pool[Layer.CONVERSATION].match(m.text)
+        hit = pool[Layer.CONVERSATION].same(m.text)  # a near-duplicate row is other text: restored
         if m.id in known_rows or hit is not None:
             report.duplicates.append((m, hit.source_ref if hit is not None and hit.id else f"row {m.id}"))
             continue
@@ -196,11 +196,17 @@ class Pool:
         from .similarity import NearDuplicates
 
         self._near: NearDuplicates[tuple[Entry, str]] = NearDuplicates()
+        self._same: dict[str, Entry] = {}
         for entry in entries:
             self.add(entry)
 
     def add(self, entry: Entry, origin: str = "") -> None:
         self._near.add((entry, origin), entry.text)
+        self._same.setdefault(transfer.same_text(entry.text), entry)
+
+    def same(self, text: str) -> Entry | None:
+        """An entry with the same text as `text` (the same words, whatever the spacing)."""
+        return self._same.get(transfer.same_text(text))
 
     def match(self, text: str, skip_origin: str | None = None) -> Entry | None:
         """The closest near-duplicate of `text`, leaving out entries from `skip_origin`; None

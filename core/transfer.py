@@ -217,7 +217,7 @@ def render_forms(group: list[Memory], origin: str, fmt: str, source: interop.Sou
     return forms
 
 
-def _same_text(text: str) -> str:
+def same_text(text: str) -> str:
     """A text as import compares it with what is stored: its words, whatever the spacing."""
     return " ".join(text.split())
 
@@ -304,7 +304,7 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
     accepted: list[Memory] = []
     # Only what the target layer holds, and what OTHER files of this import bring, counts as a
     # duplicate, and only the same text: a source file's own entries all come in.
-    stored = {str(name): {_same_text(e.text): e for e in store.entries(name)} for name in Layer}
+    stored = {str(name): {same_text(e.text): e for e in store.entries(name)} for name in Layer}
     brought: dict[str, dict[str, str]] = {str(name): {} for name in Layer}  # text -> the origin that brings it
     for memory in memories:
         try:
@@ -320,7 +320,7 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
             continue
         # skipped only when the same text is stored already (or another file of this import
         # brings it): a near-duplicate is other text, and an import never drops text a source holds
-        same = _same_text(memory.text)
+        same = same_text(memory.text)
         existing = stored[target].get(same)
         elsewhere = brought[target].get(same)
         if existing is not None or (elsewhere is not None and elsewhere != memory.origin):

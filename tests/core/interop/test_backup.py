@@ -231,3 +231,28 @@ def test_a_backup_that_came_with_the_repository_is_not_restored_as_it_was(tmp_pa
     assert b"source: manual" not in f.data and list(cloned.user_root.rglob("*.md")) == []
     [entry] = actions.open_store(cloned).entries()
     assert entry.source == "import" and entry in actions.unreviewed(actions.open_store(cloned))
+
+
+def test_a_backup_row_like_a_stored_row_but_other_text_is_restored(tmp_path):
+    """Rows are skipped only for their id or the same text: a near-duplicate is other text,
+    and a restore never drops text the backup holds."""
+    src = make(tmp_path, "src")
+    db = Conversations(src.home / "muse.db")
+    db.ensure_conversation("c-1", "journal", str(src.workspace))
+    db.add("Always run the linters before pushing", conversation_id="c-1", memory_id="m-1")
+    db.add("Deploys   happen on Tuesdays", conversation_id="c-1", memory_id="m-2")
+    db.close()
+    dump = tmp_path / "b.jsonl"
+    actions.export_memories(actions.open_store(src), "jsonl", dump, user_home=tmp_path)
+    other = make(tmp_path, "other")
+    db = Conversations(other.home / "muse.db")
+    db.ensure_conversation("c-9", "journal", str(other.workspace))
+    db.add("Always run the linter before pushing", conversation_id="c-9", memory_id="m-9")
+    db.add("Deploys happen on Tuesdays", conversation_id="c-9", memory_id="m-8")
+    db.close()
+    report = actions.import_memories(actions.open_store(other), "jsonl", dump, user_home=tmp_path)
+    assert [m.text for m in report.added] == ["Always run the linters before pushing"]
+    assert [m.text for m, _ in report.duplicates] == ["Deploys   happen on Tuesdays"]
+    texts = sorted(r["content"] for r in rows(other)[1])
+    assert texts == ["Always run the linter before pushing", "Always run the linters before pushing",
+                     "Deploys happen on Tuesdays"]
