@@ -54,6 +54,8 @@ def pair_up(old: Sequence[Token], new: Sequence[Token], elsewhere: frozenset[tup
     def _pair(a: Token, b: Token) -> bool:
         return _pairable(a, b) and (a.key == b.key or (a.key not in elsewhere and b.key not in known))
 
+    if k == 1 and m == 1:  # one token for one (most replaced runs): what the table below gives for it
+        return [(0, 0)] if _pair(old[0], new[0]) else [(None, 0), (0, None)]
     if k * m > MAX_PAIRING_CELLS:  # a rewritten file: no pairing (every old token deleted, every new one added)
         return [(x, None) for x in range(k)] + [(None, y) for y in range(m)]
     best = [[0.0] * (m + 1) for _ in range(k + 1)]

@@ -109,7 +109,7 @@ def read_version(data: bytes, side: Side) -> Version:
             tokens.append(Token(side, len(tokens), ("G", glue if glue.strip() else ""), (lines[i],), None, heading, i))
             i += 1
     return Version(side, bom, _file_eol(lines), dict(parsed.meta), tuple(lines[:parsed.body_line]), tokens,
-                   units=units_of(parsed, blocks, len(lines)))
+                   units=units_of(parsed, blocks, len(lines)) if side is not Side.BASE else {})  # BASE is never written
 
 
 def _with_eol(lines: Sequence[str], eol: str) -> list[str]:

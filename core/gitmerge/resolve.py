@@ -197,6 +197,8 @@ def _merge_gap(out: Merged, ours: list[Token], theirs: list[Token]) -> None:
     """Both sides' additions in one gap: ours first, then theirs, each in the section it was
     added to (theirs' additions to the current section come before a section ours opened);
     what both added, once."""
+    if not ours and not theirs:
+        return
     ok, tk = [x.key for x in ours], [x.key for x in theirs]
     if tk[: len(ok)] == ok:  # theirs added what ours did, and maybe more
         chosen, twins = theirs, dict(zip(map(id, theirs), ours))

@@ -3,6 +3,7 @@ resolution reads back as exactly the merged entries, sections and frontmatter.""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -251,7 +252,19 @@ class EntryMerge:
 
 def merge_entries(base_data: bytes, ours_data: bytes, theirs_data: bytes) -> EntryMerge:
     """Merge three versions of one memory file by entry. CannotMergeByEntry when that cannot be
-    done safely (the caller then lets git merge the lines)."""
+    done safely (the caller then lets git merge the lines). The cycle collector is paused
+    meanwhile: a merge leaves next to nothing for it (15 objects at 30,000 entries), and its
+    passes over the millions of objects of three parsed versions cost a third of the time."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _merge_entries(base_data, ours_data, theirs_data)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _merge_entries(base_data: bytes, ours_data: bytes, theirs_data: bytes) -> EntryMerge:
     base = read_version(base_data, Side.BASE)
     ours = read_version(ours_data, Side.OURS)
     theirs = read_version(theirs_data, Side.THEIRS)
