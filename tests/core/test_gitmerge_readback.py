@@ -89,3 +89,28 @@ def test_a_join_that_makes_a_lazy_continuation_is_seen():
     assert found is not None
     assert found[0] == [("a", ""), ("b\nSecond paragraph", "")]
     assert found[0] == [(e.text, e.section) for e in markdown.parse_text("".join(body)).entries]
+
+
+def test_a_large_merge_parses_each_version_once_and_only_the_joins_again(monkeypatch):
+    """The merge driver's cost (SPEC §14, issue 32: it was quadratic, then five whole parses):
+    at 3,000 entries with edits on both sides, markdown-it reads the three versions once and
+    then only a few lines around each join, not the two merged resolutions whole. Counted in
+    characters parsed, not timed."""
+    from memtui.core.gitmerge import merge_entries
+    from tests.benchmarks.merge_driver import versions
+
+    base, ours, theirs = versions(3_000, "items")
+    md = markdown._parsers()[1]
+    parse = md.parse
+    parsed: list[int] = []
+
+    def counted(text, env=None):
+        parsed.append(len(text))
+        return parse(text, env)
+
+    monkeypatch.setattr(md, "parse", counted)
+    result = merge_entries(base, ours, theirs)
+    assert result.conflicts > 0  # both resolutions are read back
+    whole = len(base) + len(ours) + len(theirs)
+    assert parsed[:3] == [len(v) - v.index(b"\n---\n") - 5 for v in (base, ours, theirs)]  # each body once
+    assert sum(parsed[3:]) < len(ours) / 2, (sum(parsed[3:]), whole)
