@@ -24,12 +24,11 @@ both → the whole frontmatter block is one conflict.
 
 Nothing is trusted: the result (and each side of it, when it has conflicts) is read back as
 `markdown.parse_text` reads it (the joins between runs of a version's lines parsed again, the
-rest taken from the versions' own parse, readback.py) and must give exactly the merged
-entries, sections and frontmatter, in order; a blank line
-is put at a seam where two pieces that were not neighbours would join (SPEC §2). When that
-cannot be done, or when a version is a file memtui would skip (not UTF-8, over 1 MiB, invalid
-frontmatter), the driver falls back to git's own line merge (`git merge-file`): never a
-silently wrong merge.
+rest taken from the versions' own parse: readback.py) and must give exactly the merged
+entries, sections and frontmatter, in order; a blank line is put at a seam where two pieces
+that were not neighbours would join (SPEC §2). When that cannot be done, or when a version
+is a file memtui would skip (not UTF-8, over 1 MiB, invalid frontmatter), the driver falls
+back to git's own line merge (`git merge-file`): never a silently wrong merge.
 
 `install` / `uninstall` add the attribute line to the workspace's `.gitattributes` and the
 driver to the repository-local git config.
