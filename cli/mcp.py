@@ -37,6 +37,20 @@ tool answers only "memory is off"."""
 
 LayerName = Literal["user", "project", "conversation"]
 
+# What a lone surrogate (`"\ud800"`: valid JSON, not text) of a request becomes on its way in
+# (`_text_only_stdin`): U+FFFF, a noncharacter, which no text a tool is given holds either;
+# a tool refuses an argument that holds it, naming the argument, before doing anything.
+NOT_TEXT = "\uffff"
+
+
+def _not_text(kwargs: dict[str, Any]) -> str | None:
+    """The name of the first argument holding `NOT_TEXT` (in a string, or a list's string)."""
+    for name, value in kwargs.items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, str) and NOT_TEXT in v for v in values):
+            return name
+    return None
+
 
 def _entry(e: Entry, score: float | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {"id": e.id, "layer": str(e.layer), "source": e.source_ref, "text": e.text}
@@ -87,6 +101,10 @@ def build_server(paths: Paths) -> Any:
             settings = load_settings(paths)
             try:
                 gate.check(settings)
+                bad = _not_text(kwargs)
+                if bad is not None:
+                    raise ToolError(f"`{bad}` holds a lone surrogate (a \\ud800-\\udfff escape without its pair) "
+                                    "or U+FFFF, which is not text; nothing was done")
                 answer = fn(*args, **kwargs)
             except outbound.MemoryOff as exc:  # the whole answer, without the SDK's "Error executing tool"
                 return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
@@ -174,9 +192,9 @@ def serve(paths: Paths) -> None:
 
 def _text_only_stdin() -> None:
     """Put a pipe in place of stdin that passes each request line on with its lone
-    surrogates (`"\\ud800"`, valid JSON but not text) written as U+FFFD, as the SDK already
-    reads a byte that is not UTF-8: the SDK's parser refuses such a line and leaves the
-    request without any reply; this way it gets one (SPEC §8)."""
+    surrogates (`"\\ud800"`, valid JSON but not text) written as `NOT_TEXT`: the SDK's parser
+    refuses such a line and leaves the request without any reply; this way it gets one, and
+    the tool refuses the argument by name (SPEC §8)."""
     import os
 
     from memtui.core.jsondata import replace_lone_surrogates
@@ -193,7 +211,7 @@ def _text_only_stdin() -> None:
         try:
             with os.fdopen(source, "rb") as lines:
                 for line in lines:
-                    data = memoryview(replace_lone_surrogates(line))
+                    data = memoryview(replace_lone_surrogates(line, b"\\uffff"))
                     while data:  # into the pipe (no file is written)
                         data = data[os.write(write_end, data):]
         except OSError:  # the server is gone

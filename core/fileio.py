@@ -13,7 +13,6 @@ import errno
 import hashlib
 import os
 import secrets
-import shutil
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -259,9 +258,76 @@ def remove_tree_below(path: Path, root: Path) -> None:
             except FileNotFoundError:
                 return
             if stat.S_ISDIR(st.st_mode):
-                shutil.rmtree(path.name, dir_fd=folder, ignore_errors=True)
+                remove_tree_at(folder, path.name)
     except (FileNotFoundError, LinkRace):
         return
+
+
+def remove_tree_at(parent: int, name: str) -> None:
+    """Remove the folder `name` of the folder open as `parent`, and what is in it, as far as it
+    can (what cannot be removed stays, silently). A link inside is removed, never followed.
+    Iterative, with one descriptor open at a time: down into a child folder with O_NOFOLLOW,
+    back up through `..` (checked to be the folder it came from), so no nesting is too deep
+    (`shutil.rmtree` recurses: 1,100 nested folders raise RecursionError; SPEC §8)."""
+    try:
+        fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=parent)
+    except OSError:
+        return
+    top = os.fstat(parent)
+    trail: list[tuple[str, tuple[int, int]]] = [(name, (top.st_dev, top.st_ino))]  # each folder's name, its parent's id
+    stuck: set[tuple[int, int]] = set()  # folders that could not be emptied: not entered again
+    while True:
+        child: tuple[str, tuple[int, int]] | None = None
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    try:
+                        if not entry.is_dir(follow_symlinks=False):
+                            os.unlink(entry.name, dir_fd=fd)
+                            continue
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if (info.st_dev, info.st_ino) not in stuck:
+                        child = entry.name, (info.st_dev, info.st_ino)
+                        break
+        except OSError:
+            pass
+        if child is not None:
+            try:
+                below = os.open(child[0], _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                stuck.add(child[1])
+                continue
+            here = os.fstat(fd)
+            os.close(fd)
+            fd = below
+            trail.append((child[0], (here.st_dev, here.st_ino)))
+            continue
+        done, parent_id = trail.pop()
+        here = os.fstat(fd)
+        if not trail:
+            os.close(fd)
+            try:
+                os.rmdir(done, dir_fd=parent)
+            except OSError:
+                pass
+            return
+        try:
+            up = os.open("..", _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+        above = os.fstat(up)
+        if (above.st_dev, above.st_ino) != parent_id:  # moved away meanwhile: stop here
+            os.close(up)
+            return
+        fd = up
+        try:
+            os.rmdir(done, dir_fd=fd)
+        except OSError:
+            stuck.add((here.st_dev, here.st_ino))
 
 
 def walk(top: str | os.PathLike[str],

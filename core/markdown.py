@@ -216,10 +216,16 @@ def line_ranges(regions: Iterable[tuple[int, int]]) -> str:
 
 
 def parse_text(text: str) -> ParsedFile:
+    return parse_blocks(text)[0]
+
+
+def parse_blocks(text: str) -> tuple[ParsedFile, list[Token]]:
+    """`parse_text`, with markdown-it's block tokens of the body (none for a half-merged file),
+    for a caller that reuses the parse (the merge driver checks its result against them)."""
     lines = split_lines(text)
     conflicts = conflict_regions(lines) if "<<<<<<<" in text else ()
     if conflicts:
-        return _parse_half_merged(text, lines, conflicts)
+        return _parse_half_merged(text, lines, conflicts), []
     meta, fm_lines, body_line, body_offset = parse_frontmatter(text, lines)
     parsed = ParsedFile(text=text, meta=meta, lines=lines, frontmatter_lines=fm_lines, body_line=body_line,
                         body_offset=body_offset, parsed_from=text)
@@ -229,7 +235,7 @@ def parse_text(text: str) -> ParsedFile:
         parsed.entries = _whole_body(parsed, tokens)
     else:
         parsed.entries = _split_body(parsed, tokens)
-    return parsed
+    return parsed, tokens
 
 
 def _parse_half_merged(text: str, lines: list[str], conflicts: tuple[tuple[int, int], ...]) -> ParsedFile:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in the stubs
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import jsondata
 from . import Target
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -109,10 +110,12 @@ def parse_hook_input(raw: bytes, event: str, cut: bool = False) -> tuple[str, st
     """`parse_input` and the input's `transcript_path` (a string, or None): Claude Code's
     transcript shows which files its last turns read or edited (SPEC §16)."""
     try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=False) if cut else raw.decode("utf-8")
+        jsondata.check_depth(text)  # before a parser that recurses (SPEC §8: nested data is read with a limit)
         if cut:  # a character cut in two at the end is left out
-            data = _salvage(codecs.getincrementaldecoder("utf-8")().decode(raw, final=False))
+            data = _salvage(text)
         else:
-            data = json.loads(raw.decode("utf-8"))
+            data = json.loads(text)
     except UnicodeDecodeError:
         raise HookInputError("hook input is not UTF-8") from None
     except json.JSONDecodeError as exc:

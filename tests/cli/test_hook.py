@@ -123,6 +123,9 @@ def test_nothing_passing_prints_nothing(ws):
     ("relative-cwd", "not an absolute path"),
     ("unknown-cwd", "not a directory"),
     ("other-event", "PreToolUse"),
+    ("deep", "nested more than 256 levels deep"),
+    ("deep-member", "nested more than 256 levels deep"),
+    ("deep-cut", "nested more than 256 levels deep"),
 ])
 def test_any_error_prints_nothing_and_exits_0(ws, case, reason):
     stdin = {
@@ -134,11 +137,15 @@ def test_any_error_prints_nothing_and_exits_0(ws, case, reason):
         "relative-cwd": hook_input("some/where"),
         "unknown-cwd": hook_input(ws.workspace / "gone" / "away"),
         "other-event": hook_input(ws.workspace, hook_event_name="PreToolUse"),
+        # a 100,000-deep nest: whole, as a member beside a good prompt, and in an input over 1 MiB (cut)
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+        "deep-member": hook_input(ws.workspace)[:-1] + b', "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        "deep-cut": hook_input(ws.workspace)[:-1] + b', "x": ' + b"[" * 600_000 + b"]" * 600_000 + b"}",
     }[case]
     r = run_hook(ws.home, stdin)
     assert (r.returncode, r.stdout) == (0, b"")
     err = r.stderr.decode()
-    assert err.startswith("memtui hook: ") and err.count("\n") == 1 and reason in err, err
+    assert err.startswith("memtui hook: ") and err.count("\n") == (2 if case == "deep-cut" else 1) and reason in err, err
     assert "Traceback" not in err
 
 

@@ -143,7 +143,16 @@ def test_a_lone_surrogate_in_one_jsonl_record_is_that_records_error_alone(ws):
     assert "Prefer tabs in makefiles" in memtui(ws, "list").stdout
 
 
-def test_an_mcp_request_with_a_lone_surrogate_gets_a_reply(ws):
+def memory_files(paths: Paths) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for root in (paths.user_root, paths.project_root) for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_an_mcp_request_with_a_lone_surrogate_is_refused_by_name_and_writes_nothing(ws):
+    """A lone surrogate in a tool's argument (valid JSON, which a JavaScript client can send;
+    the Python SDK refuses to send one) gets a reply: an error naming the argument, nothing
+    remembered or forgotten; the next request is served. (It was the SDK's silence, then a
+    silent U+FFFD in the memory.)"""
     import select
     import time
 
@@ -160,16 +169,31 @@ def test_an_mcp_request_with_a_lone_surrogate_gets_a_reply(ws):
                 return json.loads(server.stdout.readline())
         raise AssertionError(f"no reply to {line}")
 
+    def call(n: int, tool: str, arguments: str) -> tuple[bool, str]:
+        reply = ask(f'{{"jsonrpc": "2.0", "id": {n}, "method": "tools/call", '
+                    f'"params": {{"name": "{tool}", "arguments": {arguments}}}}}')
+        assert reply["id"] == n, reply
+        return reply["result"].get("isError", False), json.dumps(reply["result"])
+
+    before = memory_files(ws)
     try:
         ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
         server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        reply = ask('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_memories", '
-                    '"arguments": {"query": "zebracorn \\ud800"}}}')
-        assert reply["id"] == 2 and "billing service" in json.dumps(reply["result"])
-        after = ask('{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_memories", '
-                    '"arguments": {"query": "zebracorn"}}}')
-        assert after["id"] == 3
+        for n, tool, arguments, name in [
+            (2, "search_memories", '{"query": "zebracorn \\ud800"}', "query"),
+            (3, "remember", '{"text": "Deploy on Fridays \\udfff never", "layer": "project"}', "text"),
+            (4, "remember", '{"text": "Deploy on Fridays", "category": "ops\\ud83d"}', "category"),
+            (5, "forget", '{"id": "\\udc00abcdef"}', "id"),
+            (6, "preview_injection", '{"message": "zebracorn", "files": ["a.py", "b\\ud800.py"]}', "files"),
+        ]:
+            error, text = call(n, tool, arguments)
+            assert error and f"`{name}` holds a lone surrogate" in text, text
+        assert memory_files(ws) == before  # nothing remembered, nothing forgotten
+        error, text = call(7, "search_memories", '{"query": "zebracorn"}')
+        assert not error and "billing service" in text
+        error, text = call(8, "search_memories", '{"query": "zebracorn \\ud83d\\ude00"}')  # a pair is text
+        assert not error and "billing service" in text
     finally:
         server.stdin.close()
         server.wait(timeout=60)

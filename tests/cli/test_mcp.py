@@ -77,6 +77,19 @@ async def test_preview_remember_search_forget(paths):
     assert "api/server.py" not in (paths.project_root / "learned.md").read_text()
 
 
+async def test_what_stands_for_a_lone_surrogate_is_refused_by_name_through_the_real_client(paths):
+    """The SDK's client cannot send a lone surrogate (tests/cli/test_hostile_repository.py sends
+    one as raw JSON); what the server turns it into, U+FFFF, can be sent: refused by argument
+    name, nothing written."""
+    enable(paths)
+    async with session_for(paths) as session:
+        refused = await session.call_tool("remember", {"text": "Deploy on \uffff Fridays", "layer": "project"})
+        assert refused.is_error and "`text` holds a lone surrogate" in refused.content[0].text
+        refused = await session.call_tool("search_memories", {"query": "x\uffff"})
+        assert refused.is_error and "`query` holds a lone surrogate" in refused.content[0].text
+    assert not (paths.project_root / "learned.md").exists()
+
+
 async def test_what_a_model_remembers_waits_for_review_in_every_layer(paths):
     """SPEC §8 "A model is not a person": with memory.requireReview on, a memory written
     through MCP `remember` is marked as the assistant's (`source: auto`) and is not injected,

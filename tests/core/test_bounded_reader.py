@@ -189,6 +189,56 @@ def test_folder_walk_goes_deeper_than_the_recursion_limit(tmp_path):
         unnest(tmp_path / "top", depth)
 
 
+def test_a_tree_deeper_than_the_recursion_limit_is_removed_without_following_links(tmp_path):
+    """gate.remove_tree (the undo log's and the trash's clean-up in the Muse home) removes 1,100
+    nested folders, a link loop and a link out of the tree, and never follows a link: what the
+    link points to stays. shutil.rmtree recursed here and raised RecursionError."""
+    from memtui.core import gate
+
+    home = tmp_path / "home"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.md").write_text("- kept\n")
+    tree = home / "trash" / "change-1"
+    deep = nest(tree, 1_100)
+    (deep / "f.md").write_text("- deepest\n")
+    (deep / "loop").symlink_to(deep)
+    (deep / "out").symlink_to(outside)
+    (tree / "d" / "up").symlink_to(tree, target_is_directory=True)
+    try:
+        gate.remove_tree(tree, root=home)
+        assert not tree.exists() and (home / "trash").is_dir()
+        assert (outside / "keep.md").read_text() == "- kept\n"
+    finally:
+        if tree.exists():  # pytest's own clean-up recurses too
+            for link in (deep / "loop", deep / "out", tree / "d" / "up"):
+                link.unlink(missing_ok=True)
+            unnest(tree, 1_100)
+
+
+def test_removing_a_tree_leaves_what_cannot_be_removed_and_ends(tmp_path, monkeypatch):
+    """A file that cannot be removed stays, with its folders, and the rest is removed around it
+    (no endless retry of the folder that cannot be emptied, no error)."""
+    from memtui.core import gate
+
+    home = tmp_path / "home"
+    locked = home / "tree" / "a" / "locked"
+    locked.mkdir(parents=True)
+    (locked / "f.md").write_text("x")
+    (home / "tree" / "b").mkdir()
+    (home / "tree" / "b" / "g.md").write_text("y")
+    unlink = os.unlink
+
+    def refuse(name, *args, **kwargs):
+        if name == "f.md":
+            raise PermissionError(13, "Permission denied", name)
+        return unlink(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", refuse)
+    gate.remove_tree(home / "tree", root=home)
+    assert (locked / "f.md").exists() and not (home / "tree" / "b").exists()
+
+
 def nest(top: Path, depth: int, name: str = "d") -> Path:
     """`depth` folders, one inside the other, below `top` (made without recursion: Python's
     own os.makedirs recurses); the deepest returned."""
