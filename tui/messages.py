@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +37,21 @@ class StoreChanged(Result):
 
 
 class StoreLoaded(Result):
-    """The first load finished (in a worker)."""
+    """The first load finished (or failed: the start's worker says why). `ordered`: the
+    conversation layer's snapshot and its pane order, found in the load's thread."""
+
+    def __init__(self, ordered: tuple[tuple[Entry, ...], tuple[Entry, ...]] | None = None) -> None:
+        super().__init__()
+        self.ordered = ordered
 
 
 class PreparedOpened(Result):
-    """The prepared index is open (in the load worker): the panes and the first preview
-    come from it while the store loads."""
+    """The prepared index was opened (`startup.Opened`; None: it could not be): the panes and
+    the first preview come from it while the store loads."""
 
-    def __init__(self, prepared: Any, entries: dict[str, Sequence[Entry]]) -> None:
+    def __init__(self, opened: Any) -> None:
         super().__init__()
-        self.prepared = prepared  # core.store.prepared.Prepared
-        self.entries = entries  # per layer, in pane order
+        self.opened = opened
 
 
 class IndexBuilding(Result):

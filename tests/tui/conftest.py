@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import gc
-
 import pytest
 
 from memtui.core.demo import write_demo
 from memtui.core.paths import Paths
 from memtui.tui.screenshots import demo_at
 from tests.tui.helpers import press_for, wait_until  # noqa: F401  (used by the tests)
-
-
-@pytest.fixture(autouse=True)
-def _unfreeze():
-    """The app moves what lives as long as its view out of the collector (gc.freeze): in a
-    test process that would keep every test's garbage after it, open databases included
-    (then tests/cli/run.py cannot fork and every later CLI call starts an interpreter)."""
-    yield
-    gc.unfreeze()
 
 
 @pytest.fixture
