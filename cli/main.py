@@ -646,7 +646,7 @@ def _say_already_loaded(paths: Paths, report: object) -> None:
     """An import of the workspace's own instructions files (`import agents-md`) brings in text
     the assistant loads anyway: say so first, in a dry run too, since the next `memtui doctor`
     flags each such memory `already_loaded`."""
-    from memtui.core.doctor import INSTRUCTION_FILES
+    from memtui.core.workspace_findings import INSTRUCTION_FILES
 
     loaded = {os.path.realpath(paths.workspace / name): name for name in INSTRUCTION_FILES}
     names: dict[str, int] = {}

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.core import history
 from memtui.core.display import display_path
-from memtui.core.doctor import Finding, findings, findings_by_entry
+from memtui.core.doctor import findings
+from memtui.core.finding import Finding, findings_by_entry
 from memtui.core.model import LAYERS
 
 from .insights import DoctorProcess
