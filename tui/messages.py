@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -11,6 +11,13 @@ from memtui.core.actions import ActionError
 from memtui.core.injection import InjectionResult
 from memtui.core.model import Entry
 from memtui.core.store import Change, PlannedDelete, StoreChange
+
+if TYPE_CHECKING:
+    from memtui.core.finding import Finding
+    from memtui.core.review import Pending
+
+    from .startup import Opened
+    from .widgets.preview import LeftOut
 
 
 class Result(Message):
@@ -49,7 +56,7 @@ class PreparedOpened(Result):
     """The prepared index was opened (`startup.Opened`; None: it could not be): the panes and
     the first preview come from it while the store loads."""
 
-    def __init__(self, opened: Any) -> None:
+    def __init__(self, opened: Opened | None) -> None:
         super().__init__()
         self.opened = opened
 
@@ -63,7 +70,7 @@ class IndexBuilding(Result):
 
 
 class PreviewReady(Result):
-    def __init__(self, query: str, result: InjectionResult, generation: int, left_out: Any = None) -> None:
+    def __init__(self, query: str, result: InjectionResult, generation: int, left_out: LeftOut | None = None) -> None:
         super().__init__()
         self.query = query
         self.result = result
@@ -75,7 +82,7 @@ class LeftOutReady(Result):
     """The near misses and per-reason lists of a preview already shown (a large store's are
     looked for once the typing pauses)."""
 
-    def __init__(self, result: InjectionResult, generation: int, left_out: Any) -> None:
+    def __init__(self, result: InjectionResult, generation: int, left_out: LeftOut) -> None:
         super().__init__()
         self.result = result
         self.generation = generation
@@ -254,7 +261,7 @@ class StoreReloaded(Result):
 class InsightsReady(Result):
     """The doctor's findings and the injection history, read in a worker."""
 
-    def __init__(self, findings: list[Any], stats: dict[str, tuple[int, int]], read: tuple[Any, ...] | None = None,
+    def __init__(self, findings: list[Finding], stats: dict[str, tuple[Any, ...]], read: tuple[Any, ...] | None = None,
                  ok: bool = True) -> None:
         super().__init__()
         self.findings = findings
@@ -266,6 +273,6 @@ class InsightsReady(Result):
 class InboxReady(Result):
     """The entries awaiting review (`core.review.Pending`, newest first), read in a worker."""
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(self, items: list[Pending]) -> None:
         super().__init__()
         self.items = items
