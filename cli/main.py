@@ -196,7 +196,7 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
     # The cyclic garbage collector stays off through the start-up (imports, first frames, the
     # prepared index's entries: objects that live as long as the app; its passes over them were
     # ≈15% of the time to the first preview); the app turns it back on, with what start-up made
-    # frozen, once its first preview is painted (`MemtuiApp.collector_on`).
+    # frozen, once its first preview is painted (`tui.startup.collector_on`).
     gc.disable()
     from memtui.tui.app import run  # the one place the CLI starts the TUI: Textual loads only here
 
