@@ -196,7 +196,7 @@ def main(ctx: click.Context, home: str | None, workspace: str | None, demo: bool
     # The cyclic garbage collector stays off through the start-up (imports, first frames, the
     # prepared index's entries: objects that live as long as the app; its passes over them were
     # ≈15% of the time to the first preview); the app turns it back on, with what start-up made
-    # frozen, once its first preview is painted (`MemtuiApp.collector_on`).
+    # frozen, once its first preview is painted (`tui.startup.collector_on`).
     gc.disable()
     from memtui.tui.app import run  # the one place the CLI starts the TUI: Textual loads only here
 
@@ -646,7 +646,7 @@ def _say_already_loaded(paths: Paths, report: object) -> None:
     """An import of the workspace's own instructions files (`import agents-md`) brings in text
     the assistant loads anyway: say so first, in a dry run too, since the next `memtui doctor`
     flags each such memory `already_loaded`."""
-    from memtui.core.doctor import INSTRUCTION_FILES
+    from memtui.core.workspace_findings import INSTRUCTION_FILES
 
     loaded = {os.path.realpath(paths.workspace / name): name for name in INSTRUCTION_FILES}
     names: dict[str, int] = {}

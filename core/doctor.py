@@ -7,22 +7,22 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import time
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
 from .actions import layer_counts, open_store
-from .model import LAYERS, Entry, Layer
+from .finding import KINDS, Finding
+from .injection import HEADERS, TITLE, est, make_line
+from .model import IMPORTANCE_RANK, LAYERS, Entry, Layer
 from .paths import Paths, Problem
 from .retrieval import hybrid_off_reason, model_status
 from .settings import Settings, load_settings
 from .store import MemoryStore
 from .store.conversations import Conversations
 from .store.database import busy_or_readonly
+from .workspace_findings import already_loaded, never_fires, stale_references
 
 log = logging.getLogger("memtui.doctor")
 
@@ -123,125 +123,7 @@ def repair(paths: Paths) -> RepairReport:
 
 
 # ---------------------------------------------------------------------- findings (SPEC §10)
-KINDS = ("stale_reference", "duplicate", "unreachable", "never_injected", "invalid", "index", "already_loaded",
-         "over_limit", "unreviewed", "conflict", "never_fires", "contradiction",
-         "expired", "to_evict")
 NEVER_INJECTED_DAYS = 30
-
-# Extensions of files people name in memories (source, config, docs). A dotted word with any
-# other ending (`os.path`, `e.g`, `v1.2`) is not taken for a file name.
-FILE_EXTENSIONS = frozenset("""
-py pyi ts tsx js jsx mjs cjs json jsonc yaml yml toml ini cfg conf env md mdx mdc rst txt csv sql graphql gql proto
-rs go java kt kts scala c h cc cpp cxx hpp cs fs rb php pl lua sh bash zsh fish ps1 bat swift m mm dart ex exs erl
-hs ml clj css scss sass less html htm vue svelte astro xml gradle lock tf hcl dockerfile mk cmake ipynb r jl zig nim
-""".split())
-_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
-# Path characters are any letters and digits (`docs/1.关键词策略.md`, `docs/notes-été.md` are
-# paths too); a word that runs on into glob characters (`src/main/**/*.java`) is no path.
-_PATHLIKE = re.compile(r"(?<![\w@:/.\-~])((?:\.{0,2}/)?[\w\-.@]+(?:/[\w\-.@]+)+/?)(?![\w\-.@/*?\[\]{}])")
-_URL = re.compile(r"^[a-z][a-z0-9+.\-]*://|^www\.|^[\w.\-]+\.(?:com|org|net|io|dev|ai)(?:/|$)", re.I)
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str
-    source: str  # the entry's source (path:line or conversation:…), or the file / database
-    reason: str  # one line
-    entry_id: str | None = None
-    layer: str | None = None
-    other_id: str | None = None  # a `contradiction`'s other entry (SPEC §17)
-    other_source: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"kind": self.kind, "source": self.source, "id": self.entry_id, "layer": self.layer,
-                "reason": self.reason}
-        if self.other_id is not None:
-            data["other"] = {"id": self.other_id, "source": self.other_source}
-        return data
-
-
-def _path_candidates(text: str) -> set[str]:
-    """Words in a memory that name a file or folder: anything in backticks that looks like a
-    path, and bare words with a `/` — minus URLs, globs, package specs and home paths."""
-    found: set[str] = set()
-    for span in _BACKTICKED.findall(text):
-        span = span.strip()
-        if " " not in span:
-            found.add(span)
-    # a backticked span is judged whole above (a glob there is not a path), never in pieces
-    found.update(m.group(1) for m in _PATHLIKE.finditer(_BACKTICKED.sub(" ", text)))
-    out = set()
-    for word in found:
-        word = word.rstrip(".,;:)")
-        if (not word or _URL.search(word) or any(ch in word for ch in "*?[]{}<>$%=|\\")
-                or word.startswith(("~", "@", "-")) or "@" in word.split("/")[-1][1:]
-                or word.startswith("/") or ".." in word.split("/")):
-            continue
-        last = word.rstrip("/").rsplit("/", 1)[-1]
-        ext = last.rsplit(".", 1)[-1].lower() if "." in last[1:] else ""
-        if ext in FILE_EXTENSIONS or last.lower() in ("dockerfile", "makefile") or (word.endswith("/") and "/" in word[:-1]):
-            out.add(word)
-        elif "/" in word and ext == "":
-            out.add(word)  # a folder path (`src/db`): judged below by whether its first part exists
-    return out
-
-
-class _Workspace:
-    """Judges path-looking words against the workspace."""
-
-    def __init__(self, root: Path):
-        self.root = root
-
-    def is_stale(self, word: str) -> bool | None:
-        """True: names a path of this workspace that is not there; False: it is there; None:
-        not recognisably a path of this workspace, so not judged.
-
-        Only paths with a folder part are judged, and only when their first folder exists in
-        the workspace: a bare `settings.json` or `context.md` could be any file anywhere, and
-        `src/db/pool.ts` in a workspace with no `src/` names another project (or is an
-        example). memtui's own `.muse/` folder is not judged either."""
-        rel = word[2:] if word.startswith("./") else word
-        rel = rel.rstrip("/")
-        if "/" not in rel:
-            return None
-        first = rel.split("/", 1)[0]
-        if first in ("", ".", "..", ".muse") or not (self.root / first).is_dir():
-            return None
-        return not (self.root / rel).exists()
-
-    def in_a_subproject(self, word: str, entry: Entry, words: set[str]) -> bool:
-        """Is `word` a path relative to a sub-project the entry is about (`src/lib.rs` of
-        `crates/foo`)? The folders it could be relative to: the entry's own folder under its
-        memory root (`.muse/memory/crates/foo/notes.md` -> `crates/foo`) and each folder on
-        the way to another path the entry names that exists (`crates/foo/Cargo.toml`)."""
-        rel = (word[2:] if word.startswith("./") else word).rstrip("/")
-        bases: set[str] = set()
-        own = Path(entry.rel_path).parent.as_posix() if entry.rel_path else "."
-        if own not in ("", "."):
-            bases.add(own)
-        for other in words:
-            parts = (other[2:] if other.startswith("./") else other).rstrip("/").split("/")[:-1]
-            for n in range(1, len(parts) + 1):
-                bases.add("/".join(parts[:n]))
-        return any(base and (self.root / base / rel).exists() for base in bases)
-
-
-def stale_references(entries: list[Entry], workspace: Path) -> list[Finding]:
-    """Project and conversation memories that name a workspace path that no longer exists.
-    User memories are shared by every workspace, so their paths are not judged here."""
-    ws = _Workspace(workspace)
-    out = []
-    for e in entries:
-        if e.layer == Layer.USER or e.archived or "/" not in e.text:  # only a word with a `/` is judged
-            continue
-        words = _path_candidates(e.text)
-        missing = sorted(w for w in words if ws.is_stale(w) and not ws.in_a_subproject(w, e, words))
-        if missing:
-            shown = ", ".join(f"`{w}`" for w in missing[:3]) + (" …" if len(missing) > 3 else "")
-            out.append(Finding("stale_reference", e.source_ref, f"names {shown}, not found in the workspace",
-                               e.id, e.layer))
-    return out
-
 
 def reported_order(e: Entry) -> tuple[int, str, int, float, str]:
     """The order `duplicates` reports in: layers in their order, Markdown entries in file
@@ -287,8 +169,6 @@ class LineSizes:
     def __call__(self, text: str) -> tuple[int, ...]:
         sizes = self.known.get(text)
         if sizes is None:
-            from .injection import est, make_line
-
             line = make_line(text, *self.key)[0]
             sizes = self.known[text] = self._of(line, est(line))
         return sizes
@@ -340,9 +220,6 @@ def unreachable(layers: dict[str, list[Entry]], settings: Settings, sizes: LineS
     allowance the layer can ever get (its cap plus the most carry), or fill its max items.
     Only layers whose gate lets everything in (gate <= 0) are judged: elsewhere a query can
     drop the entries in front."""
-    from .injection import HEADERS, TITLE, est
-    from .model import IMPORTANCE_RANK
-
     sizes = sizes or LineSizes(settings)
     remaining = settings.budget["total"] - est(TITLE)
     out = []
@@ -505,29 +382,6 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
     return out
 
 
-def conflict_file(finding: Finding) -> tuple[str | None, str]:
-    """The (layer, memory-root-relative path) a `conflict` finding is about."""
-    return finding.layer, finding.source.rpartition(":")[0]
-
-
-def findings_by_entry(found: Iterable[Finding], entries: Callable[[], Iterable[Entry]]) -> dict[str, tuple[Finding, ...]]:
-    """Each entry's findings, for a face's badges: its own, and a `conflict` of its file (a
-    half-merged file is marked on every entry it still has). `entries` is called only when a
-    file-level finding needs them."""
-    by_entry: dict[str, list[Finding]] = {}
-    files: dict[tuple[str | None, str], list[Finding]] = {}
-    for finding in found:
-        if finding.entry_id:
-            by_entry.setdefault(finding.entry_id, []).append(finding)
-        elif finding.kind == "conflict":
-            files.setdefault(conflict_file(finding), []).append(finding)
-    if files:
-        for entry in entries():
-            for finding in files.get((entry.layer, entry.rel_path), ()):
-                by_entry.setdefault(entry.id, []).append(finding)
-    return {k: tuple(v) for k, v in by_entry.items()}
-
-
 def conflicts(store: MemoryStore) -> list[Finding]:
     """SPEC §8 "Unmerged files": each region of git conflict markers in a memory file, as the
     file and its lines (`context.md:8-12`); those lines are never entries, so never injected.
@@ -601,77 +455,12 @@ def forgetting(store: MemoryStore, settings: Settings, entries: list[Entry], kin
     return out
 
 
-# ---------------------------------------------------------------------- what the assistant has already, and what it keeps
-INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".github/copilot-instructions.md")
-INSTRUCTIONS_MAX_BYTES = 1024 * 1024
-MIN_REPEATED_CHARS = 12  # a shorter memory found inside an instructions file is a coincidence, not a repeat
-_LINE_MARK = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+|#{1,6}\s+|>\s*)*")
-
-
-def _instruction_lines(workspace: Path) -> list[tuple[str, str]]:
-    """(file name, normalised line) for every line of the workspace's instructions files,
-    list and heading marks taken off. A file that is missing, not a small regular file or
-    reached through a symlink out of the workspace is left out."""
-    from .fileio import read_regular_if_exists
-    from .paths import escapes
-    from .similarity import normalise_for_duplicates
-
-    out = []
-    for name in INSTRUCTION_FILES:
-        path = workspace / name
-        if escapes(path, workspace) is not None:
-            continue
-        try:
-            raw = read_regular_if_exists(path, INSTRUCTIONS_MAX_BYTES)
-        except OSError:
-            continue
-        if raw is None:
-            continue
-        for line in raw.decode("utf-8", errors="replace").splitlines():
-            text = normalise_for_duplicates(_LINE_MARK.sub("", line))
-            if text:
-                out.append((name, text))
-    return out
-
-
-def already_loaded(entries: list[Entry], workspace: Path) -> list[Finding]:
-    """Active entries that repeat a line of an instructions file the assistant loads anyway
-    in this workspace (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md`,
-    `.github/copilot-instructions.md`): a near-duplicate of one of its lines by the rule of
-    `remember`, or found whole inside one. Injecting them spends the budget twice."""
-    lines = _instruction_lines(workspace)
-    if not lines:
-        return []
-    from rapidfuzz import fuzz, process
-
-    from .similarity import DUPLICATE_SCORE, normalise_for_duplicates
-
-    texts = [text for _, text in lines]
-    out = []
-    for e in entries:
-        if e.archived:
-            continue
-        mine = normalise_for_duplicates(e.text)
-        if not mine:
-            continue
-        best = process.extractOne(mine, texts, scorer=fuzz.ratio, score_cutoff=DUPLICATE_SCORE)
-        at = best[2] if best else next((i for i, text in enumerate(texts) if len(mine) >= MIN_REPEATED_CHARS and mine in text),
-                                       None)
-        if at is not None:
-            verb = "nearly repeats" if best and best[1] < 100 else "repeats"
-            out.append(Finding("already_loaded", e.source_ref,
-                               f"{verb} {lines[at][0]}, which the assistant already loads in this workspace", e.id, e.layer))
-    return out
-
-
 def over_limit(entries: list[Entry], settings: Settings, paths: Paths, sizes: LineSizes | None = None) -> list[Finding]:
     """For each assistant that keeps a limited amount of hook context (Claude Code: 10,000
     characters; Codex: 10,000 bytes): whether the budget lets these memories render more
     than that. The bound is generous (the entries that give the most text per token, as
     many as the whole budget pays for, every layer header), so no query can exceed it; the
     hook then cuts whole entries, so the finding says which budget would fit."""
-    from .injection import HEADERS, TITLE, est
-
     sizes = sizes or LineSizes(settings)
     measured = [sizes(e.text) for e in entries if not e.archived]  # (tokens, size per limited hook)
     if not measured:
@@ -718,28 +507,3 @@ def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
             for e in entries if e.id in held]
 
 
-def never_fires(entries: list[Entry], workspace: Path) -> list[Finding]:
-    """SPEC §16: a scoped memory file, or another assistant's rule, that can never fire: no
-    file of the workspace matches its globs, or its assistant ignores it as it is written (a
-    `.md` in .cursor/rules, `alwaysApply: "true"`, frontmatter it cannot read, a `paths:` form
-    Claude Code does not read). The workspace is listed within bounds (`workspace_files`)."""
-    from . import rules
-    from .workspace_files import list_files
-
-    listing = list_files(workspace)
-    first: dict[str, Entry] = {}  # a Muse file's label -> its first entry (the finding's place)
-    for e in entries:
-        if e.layer != Layer.CONVERSATION and e.rel_path and e.paths:
-            label = f".muse/memory/{e.rel_path}" if e.layer == Layer.PROJECT else f"~muse/memory/{e.rel_path}"
-            if label not in first or e.line_start < first[label].line_start:
-                first[label] = e
-    muse = [(label, e.paths) for label, e in sorted(first.items())]
-    out = []
-    for found in rules.never_fires(rules.discover(workspace, listing, muse), listing):
-        rule = found.rule
-        if rule.assistant == "muse":
-            e = first[rule.file]
-            out.append(Finding("never_fires", e.source_ref, f"scoped memory: {found.reason}", e.id, e.layer))
-        else:
-            out.append(Finding("never_fires", rule.file, f"{rule.assistant}: {found.reason}"))
-    return out

@@ -4,6 +4,7 @@ one refresh of the layers it touched."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shlex
@@ -11,7 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on, work
@@ -20,10 +21,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.events import Resize
-from textual.screen import Screen
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Collapsible, Footer, Header, Input, Static
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from memtui.core import actions, process_gate
 from memtui.core.display import display_path, escape_name
@@ -37,41 +38,41 @@ from memtui.core.settings import load_settings
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared
 
 from . import forgetting, screens
+from .commands import help_rows
 from .messages import (
     ContradictionSettled,
     DeleteAsked,
     LeftOutReady,
     MemorySwitched,
+    PreparedOpened,
     PreviewReady,
+    Result,
     SettingsRefused,
     SettingsSaved,
+    StoreLoaded,
     StoreReloaded,
     SwitchRefused,
     UndoLogRead,
 )
-from .startup import pane_order
+from .startup import Tuning, pane_order
 from .text import LAYER_TITLES, describe
 from .widgets import DetailView, EntryPane, PreviewPane
 from .widgets.entry_pane import badge_for
 from .widgets.line_input import LineInput
 from .widgets.preview import LeftOut, left_out, left_out_counts
+from .writes import MemoryWrites
 
 if TYPE_CHECKING:
-    from .app import MemtuiApp
+    pass
 
 log = logging.getLogger("memtui.tui")
 
 FILTER_CUTOFF = 75.0  # rapidfuzz partial_ratio: a typo in a word still matches; unrelated rows score ~50
-# Left out up to this many candidates, the preview's near misses and lists are found with the
-# injection itself; past it (a large store), once the typing pauses for LEFT_OUT_PAUSE seconds:
-# finding them walks thousands of candidates, more than the injection costs per keystroke.
-LEFT_OUT_AT_ONCE = 3000
-LEFT_OUT_PAUSE = 0.12
+LEFT_OUT_PAUSE = 0.12  # a large store's near misses are found once the typing pauses this long (`Tuning.left_out_at_once`)
 # A preview whose last one cost less than this (CPU seconds: the longest query at the large
 # corpus costs 15 ms) is made on the event loop as its key comes, and painted in the key's own
 # frame; past it, in a worker, the keys echoed meanwhile (a store ten times larger).
 INLINE_COST = 0.025
-PANES_WAIT = 0.3  # seconds the first frame waits for the prepared index, at most (a first run builds it: longer)
 COMPACT_WIDTH = 100  # below this many columns: one pane at a time (tabs), detail hidden
 COMPACT_HEIGHT = 30
 # Keys that type a character: not advertised (and not run) while an input has focus.
@@ -81,7 +82,7 @@ TYPING_ACTIONS = {"focus_filter", "focus_query", "new", "edit", "edit_external",
 TYPING_ACTIONS |= {"pin", "toggle_private", "forecast"}  # SPEC §18 (tui/forgetting.py)
 
 
-class MainScreen(forgetting.ForgettingKeys, Screen[None]):
+class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
     """The three panes, the filter, the detail view and the injection preview, wired by
     messages; its length is the key bindings of the main view and their handlers (a binding
     and its action live here; a write goes to the app's worker, whose typed outcome the app
@@ -115,8 +116,9 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         Binding("q", "quit", "Quit", id="main.quit"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, tuning: Tuning = Tuning()) -> None:
         super().__init__()
+        self.tuning = tuning
         self.filter_text = ""
         self.query_text = ""
         self.last_result: InjectionResult | None = None
@@ -133,17 +135,20 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         self._left_out_timer: Timer | None = None  # a large store's near misses, once the typing pauses
         self._preview_cost = float("inf")  # the last preview's CPU seconds (unknown: the first is the worker's)
         self.context_files: tuple[str, ...] = ()  # the preview's files in context (SPEC §16)
-        self.mounted = False  # the panes exist
-
-    @property
-    def memtui(self) -> MemtuiApp:
-        return cast("MemtuiApp", self.app)
+        self.ready = asyncio.Event()  # set once the panes list memories (the prepared index's or the store's)
 
     @property
     def gone(self) -> bool:
         """The screen is being removed (the app closes; Textual removes the panes first): a
         worker's late result has nothing left to show in."""
         return not self.is_attached or self._pruning
+
+    async def _on_message(self, message: Message) -> None:
+        """A worker's result (`messages.Result`) that arrives while the app closes is dropped,
+        as the app drops its own: the panes and dialogs its handler would look for are gone."""
+        if isinstance(message, Result) and self.memtui.closing:
+            return
+        await super()._on_message(message)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -159,17 +164,19 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
                 yield PreviewPane(id="preview")
         yield Footer()
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self._layout_for(self.app.size.width, self.app.size.height)
         self.watch(self.query_one("#query", Input), "value", self.query_changed, init=False)
         self.watch(self.query_one("#context-files", Input), "value", self.context_changed, init=False)
-        self.mounted = True
         # a saved prepared index opens in a few tens of milliseconds (begun as the app started):
-        # waited for, so that the first frame lists it rather than loading indicators
-        if not self.memtui.show_prepared(wait=PANES_WAIT):
+        # awaited (not blocking the event loop), so that the first frame lists it rather than
+        # loading indicators
+        opened = await self.memtui.startup.opened(self.tuning.panes_wait)
+        if opened is not None:
+            self._list_prepared(opened.entries)
+        elif not self.memtui.loaded:
             for pane in self.query(EntryPane):
                 pane.loading = True
-        self.memtui.load_store()  # once the panes exist to show it
 
     def on_resize(self, event: Resize) -> None:
         self._layout_for(event.size.width, event.size.height)
@@ -223,8 +230,9 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """This screen's workers (preview, filter, left out) fail as the app's do: said, not
-        silent (their state messages do not bubble to the app)."""
-        self.memtui.on_worker_state_changed(event)
+        silent (their state messages do not bubble: sent up to the app's one handler)."""
+        if event.state == WorkerState.ERROR:
+            self.app.post_message(Worker.StateChanged(event.worker, event.state))
 
     # ------------------------------------------------------------------ store
     @property
@@ -232,16 +240,25 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         """The panes list memories: the store's, or the prepared index's until it loads."""
         return self.memtui.loaded or bool(self._prepared)
 
-    def prepared_opened(self, entries: dict[str, Sequence[Entry]]) -> None:
+    def on_prepared_opened(self, message: PreparedOpened) -> None:
+        """(Bubbles on to the app.) Listed unless the mount listed it, or the store has loaded."""
+        if message.opened is not None and not self._prepared and not self.memtui.loaded:
+            self._list_prepared(message.opened.entries)
+
+    def _list_prepared(self, entries: dict[str, Sequence[Entry]]) -> None:
         """The prepared index's entries, listed while the store loads behind them."""
         self._prepared = dict(entries)
         for pane in self.query(EntryPane):
             pane.loading = False
         self.refresh_panes()
         self.query_one("#pane-user", EntryPane).focus()
+        self.ready.set()
         self.schedule_preview()
 
-    def store_loaded(self) -> None:
+    def on_store_loaded(self, message: StoreLoaded) -> None:
+        """(Bubbles on to the app.) The store's entries take over from the prepared index's."""
+        if message.ordered is not None:  # the conversation pane's order, found in the load's thread
+            self._ordered = {**self._ordered, Layer.CONVERSATION: message.ordered}
         shown = bool(self._prepared)
         self._prepared = {}
         for pane in self.query(EntryPane):
@@ -249,11 +266,13 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         self.refresh_panes()
         if not shown:  # else the user may be somewhere already: the focus stays there
             self.query_one("#pane-user", EntryPane).focus()
+        self.ready.set()
         self.schedule_preview()
 
     def store_changed(self, layers: Iterable[str]) -> None:
         self.refresh_panes(layers)
         self.schedule_preview()
+        self.check_edit_conflict()
 
     def select_after_reload(self, layer: str, entry_id: str) -> None:
         """Select `entry_id` now if it is listed, else once the refresh on its way lists it."""
@@ -293,13 +312,6 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
                                score_cutoff=FILTER_CUTOFF, limit=None)
         hits.sort(key=lambda h: (-h[1], h[2]))
         return [snapshot[h[2]] for h in hits], len(snapshot)
-
-    def order_ahead(self) -> None:
-        """(In the load worker, the store just loaded) the conversation pane's order of the
-        store's entries, kept for `layer_entries`: sorting tens of thousands of entries is
-        then not done on the event loop as the store takes over."""
-        snapshot = self.memtui.store.snapshot(Layer.CONVERSATION)
-        self._ordered = {**self._ordered, Layer.CONVERSATION: (snapshot, tuple(pane_order(Layer.CONVERSATION, snapshot)))}
 
     def layer_entries(self, layer: str) -> Sequence[Entry]:
         """The layer's entries in pane order: the store's once it has loaded, the prepared
@@ -358,7 +370,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value
-        self.memtui.last_typed = time.monotonic()
+        self.memtui.startup.typed()
         if self.showing:
             self.refresh_panes()
 
@@ -430,7 +442,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         taken from its Changed message, so that a preview made at once (`schedule_preview`)
         is on screen in the same frame as the key that asked for it."""
         self.query_text = value
-        self.memtui.last_typed = time.monotonic()
+        self.memtui.startup.typed()
         self.schedule_preview()
 
     def context_changed(self, value: str) -> None:
@@ -472,14 +484,14 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         settings = app.settings
         if settings.enabled and (settings.retrieval == "hybrid" or settings.half_life_days is not None):
             return False  # §13's scores: a model to load, vectors to read
-        prepared = app.current_preview_index()
+        prepared = app.preview.current()
         if prepared is None:
             return False
         try:
             result, summary = self._preview_of(prepared, query)
         except DamagedPreparedIndex as exc:  # the worker opens it again
             log.warning("%s", exc)
-            app.prepared_damaged()
+            app.preview.damaged()
             return False
         except Exception:  # the worker makes it again, and says what failed as a failed worker does
             log.debug("preview on the event loop failed", exc_info=True)
@@ -499,12 +511,11 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         self._preview_cost = time.thread_time() - began
         return result, summary
 
-    @staticmethod
-    def _summary(result: InjectionResult) -> LeftOut | None:
+    def _summary(self, result: InjectionResult) -> LeftOut | None:
         if result.disabled_reason == "switch_off":
             return None
         summary = left_out_counts(result)
-        if summary.total <= LEFT_OUT_AT_ONCE:
+        if summary.total <= self.tuning.left_out_at_once:
             summary = left_out(result)
         return summary
 
@@ -517,7 +528,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         session = app.semantic_session() if settings.enabled and settings.retrieval == "hybrid" else None
         found = None
         for _ in range(2):
-            prepared = app.preview_index()
+            prepared = app.preview.get()
             if prepared is None:
                 break
             try:
@@ -525,7 +536,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
                 break
             except DamagedPreparedIndex as exc:  # the damaged file is removed: opened (rebuilt) again
                 log.warning("%s", exc)
-                app.prepared_damaged()
+                app.preview.damaged()
         if found is None:
             result = inject_from_store(app.store, settings, query, files=self.context_files)
             found = (result, self._summary(result))
@@ -563,8 +574,8 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
             self._left_out_timer = None
         if summary is not None and summary.pending:
             self._left_out_timer = self.set_timer(LEFT_OUT_PAUSE, lambda: self.compute_left_out(result, generation))
-        if not self.memtui.first_paint.is_set():
-            self.call_after_refresh(self.memtui.first_painted)  # the store's load waits for this
+        if not self.memtui.startup.painted:
+            self.call_after_refresh(self.memtui.startup.first_painted)  # the store's load waits for this
 
     def action_toggle_fold(self) -> None:
         fold = self.query_one("#fold", Collapsible)
@@ -597,7 +608,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
 
         def done(text: str | None) -> None:
             if text is not None and text.strip():
-                app.remember(text, layer)
+                self.remember(text, layer)
 
         off = None if app.settings.enabled else (
             "Memory is off for this workspace: this memory is saved, but Muse won't use it until you turn "
@@ -606,7 +617,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
                         done)
 
     def action_edit(self) -> None:
-        self.memtui.edit_memory(self.selected_entry())
+        self.edit_memory(self.selected_entry())
 
     def action_edit_external(self) -> None:
         """Edit the selected entry in $VISUAL/$EDITOR, the terminal handed over (suspended) meanwhile."""
@@ -630,7 +641,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
                 os.unlink(name)
             except OSError:
                 pass
-        app.save_edit(entry, text)
+        self.save_edit(entry, text)
 
     def action_delete(self) -> None:
         app, entry = self.memtui, self.selected_entry()
@@ -642,7 +653,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         app.write(lambda: DeleteAsked(entry, actions.plan_delete(app.store, [entry])), "Cannot delete")
 
     def action_undo(self) -> None:
-        self.memtui.undo_last()  # the inbox's u too
+        self.undo_last()  # the inbox's u too
 
     def action_undo_log(self) -> None:
         app = self.memtui
@@ -704,7 +715,7 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         keep both as not contradicting, or edit one."""
         app = self.memtui
         if choice in ("edit_left", "edit_right"):
-            app.edit_memory(left if choice == "edit_left" else right)
+            self.edit_memory(left if choice == "edit_left" else right)
             return
         if choice not in ("keep_left", "keep_right", "keep_both"):
             return
@@ -729,7 +740,10 @@ class MainScreen(forgetting.ForgettingKeys, Screen[None]):
         forgetting.open_forecast(self)
 
     def action_help(self) -> None:
-        self.app.push_screen(screens.HelpScreen(self.memtui.help_rows()))
+        self.app.push_screen(screens.HelpScreen(self.help_rows()))
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        return help_rows(self.BINDINGS)
 
     def action_reload(self) -> None:
         app = self.memtui

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -12,6 +11,13 @@ from memtui.core.actions import ActionError
 from memtui.core.injection import InjectionResult
 from memtui.core.model import Entry
 from memtui.core.store import Change, PlannedDelete, StoreChange
+
+if TYPE_CHECKING:
+    from memtui.core.finding import Finding
+    from memtui.core.review import Pending
+
+    from .startup import Opened
+    from .widgets.preview import LeftOut
 
 
 class Result(Message):
@@ -38,17 +44,21 @@ class StoreChanged(Result):
 
 
 class StoreLoaded(Result):
-    """The first load finished (in a worker)."""
+    """The first load finished (or failed: the start's worker says why). `ordered`: the
+    conversation layer's snapshot and its pane order, found in the load's thread."""
+
+    def __init__(self, ordered: tuple[tuple[Entry, ...], tuple[Entry, ...]] | None = None) -> None:
+        super().__init__()
+        self.ordered = ordered
 
 
 class PreparedOpened(Result):
-    """The prepared index is open (in the load worker): the panes and the first preview
-    come from it while the store loads."""
+    """The prepared index was opened (`startup.Opened`; None: it could not be): the panes and
+    the first preview come from it while the store loads."""
 
-    def __init__(self, prepared: Any, entries: dict[str, Sequence[Entry]]) -> None:
+    def __init__(self, opened: Opened | None) -> None:
         super().__init__()
-        self.prepared = prepared  # core.store.prepared.Prepared
-        self.entries = entries  # per layer, in pane order
+        self.opened = opened
 
 
 class IndexBuilding(Result):
@@ -60,7 +70,7 @@ class IndexBuilding(Result):
 
 
 class PreviewReady(Result):
-    def __init__(self, query: str, result: InjectionResult, generation: int, left_out: Any = None) -> None:
+    def __init__(self, query: str, result: InjectionResult, generation: int, left_out: LeftOut | None = None) -> None:
         super().__init__()
         self.query = query
         self.result = result
@@ -72,7 +82,7 @@ class LeftOutReady(Result):
     """The near misses and per-reason lists of a preview already shown (a large store's are
     looked for once the typing pauses)."""
 
-    def __init__(self, result: InjectionResult, generation: int, left_out: Any) -> None:
+    def __init__(self, result: InjectionResult, generation: int, left_out: LeftOut) -> None:
         super().__init__()
         self.result = result
         self.generation = generation
@@ -251,7 +261,7 @@ class StoreReloaded(Result):
 class InsightsReady(Result):
     """The doctor's findings and the injection history, read in a worker."""
 
-    def __init__(self, findings: list[Any], stats: dict[str, tuple[int, int]], read: tuple[Any, ...] | None = None,
+    def __init__(self, findings: list[Finding], stats: dict[str, tuple[Any, ...]], read: tuple[Any, ...] | None = None,
                  ok: bool = True) -> None:
         super().__init__()
         self.findings = findings
@@ -263,6 +273,6 @@ class InsightsReady(Result):
 class InboxReady(Result):
     """The entries awaiting review (`core.review.Pending`, newest first), read in a worker."""
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(self, items: list[Pending]) -> None:
         super().__init__()
         self.items = items

@@ -25,7 +25,7 @@ from .generation import GENERATION_TRIGGERS, STATE_TABLES
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from .edits import RowChange
+    from .changes import RowChange
 
 
 @dataclass(frozen=True)

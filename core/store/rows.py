@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import chain, repeat
+from itertools import repeat
 from operator import neg
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -99,8 +99,9 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     frags = json_pieces_many(layer, shown, made)
     sets = entry_terms_many(texts, tags)
     postings: defaultdict[str, list[int]] = defaultdict(list)
-    deque(map(list.append, map(postings.__getitem__, chain.from_iterable(sets)),
-              chain.from_iterable(map(repeat, range(n), map(len, sets)))), maxlen=0)
+    for i, terms in enumerate(sets):
+        for term in terms:
+            postings[term].append(i)
     rank = [IMPORTANCE_RANK.get(importance, 1)] * n
     assert _ROW_TEMPLATE[ENTRY_FIELDS.index("status")] != "archived"  # every row active: no archived terms
     core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": _groups(rank, n),

@@ -139,12 +139,6 @@ def entries_from_payload(layer: str, path: Path, rel: str, payload: str, mtime: 
     return _entries(layer, path, rel, data["fields"], data["entries"], mtime, roots)
 
 
-def parsed_entries(layer: str, path: Path, rel: str, parsed: md.ParsedFile, mtime: float) -> tuple[Entry, ...]:
-    """The entries of a parsed file: `entries_from_payload(..., make_payload(...), ...)` without
-    the JSON between them (a build that keeps no parse cache never writes it)."""
-    return _entries(layer, path, rel, *_file_entries(layer, path, parsed), mtime)
-
-
 def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[list[Any]],
              mtime: float, roots: dict[str, Path] | None = None) -> tuple[Entry, ...]:
     if f.get("superseded"):

@@ -196,7 +196,7 @@ def tui_figures(paths: Paths, changed_files: int) -> dict:
             await asyncio.wait_for(app.ready.wait(), timeout=60)  # the three panes are filled
             populated = time.perf_counter() - start
             assert all(p.rows for p in app.main.query(EntryPane))
-            while app.watcher is None or app.last_result is None:
+            while app.startup.watcher is None or app.last_result is None:
                 await pilot.pause(0.01)
             await pilot.pause(0.5)  # the first preview is drawn: measure the reload, not the start-up
             files, _ = iter_memory_files(paths.user_root)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtui.core import secrets
+from memtui.core import secret_rules, secrets
 from memtui.core.secrets import REDACTED, redact
 
 from .secrets_corpus import AWS_ID, LOOK_ALIKES, SECRETS
@@ -147,9 +147,9 @@ def test_prefilter_and_gates_never_change_the_result(parts, sep):
     assert redact(line) == secrets._scan(line, exhaustive=True)
 
 
-# Words that pass the pre-filter only beside a sign (`secrets._WORDS`, `secrets._SIGNS`), among
+# Words that pass the pre-filter only beside a sign (`secret_rules._WORDS`, `secret_rules._SIGNS`), among
 # prose, values, the signs themselves and look-alike punctuation: without a sign, no rule matches.
-_WORDING = sorted({*secrets._WORDS, "SECRET", "Token", "client_secret", "contraseña", "is", "was", "now", "the",
+_WORDING = sorted({*secret_rules._WORDS, "SECRET", "Token", "client_secret", "contraseña", "is", "was", "now", "the",
                    "hunter2", "Winter-Sky", "x9Y!", "abc", "值", "管理", "是", "为", "為", "は", "「", "<", ">", ":", "=",
                    "＝", "：", '"', "'", "`", ";", "(", ")", "[", "]", "{", "}", ",", ".", "!", "?", "/", "-", "_",
                    "$", "#", "%", "&", "*", "+", "|", "~", "，", "。"})
@@ -167,7 +167,7 @@ def test_words_that_need_a_sign_never_change_the_result(parts, sep):
                                   "密码是 hunter2", "密钥：abc123", "パスワードは abc123", "TOKEN＝abc123",
                                   "contraseña: x", '"v" == my_secret'])
 def test_a_word_with_its_sign_is_still_scanned(line):
-    assert secrets._may_hold_secret(line)
+    assert secret_rules.may_hold_secret(line)
     assert redact(line) == secrets._scan(line, exhaustive=True)
     assert redact(line)[1] >= 1
 
@@ -188,7 +188,7 @@ def test_declared_dependency_matches_the_plugins_used():
     # the redaction relies on these library objects; a detect-secrets that drops them must fail here
     from detect_secrets.plugins import keyword
 
-    rules = secrets._rules()
+    rules = secret_rules.rules()
     assert keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP and keyword.REGEX_BY_FILETYPE
     names = {r.regex.pattern for r in rules}
     assert any("ghp|gho" in p for p in names) and any("glpat" in p for p in names)
@@ -209,7 +209,7 @@ def main() -> None:  # pragma: no cover
     print(f"recall {hits}/{len(SECRETS)}; false positives {false}/{len(LOOK_ALIKES)}")
     rnd = random.Random(7)
     lines = [sentence(rnd) for _ in range(10_000)]
-    passing = [x for x in lines if secrets._may_hold_secret(x)]
+    passing = [x for x in lines if secret_rules.may_hold_secret(x)]
     print(f"{len(lines)} ordinary lines (tests/benchmarks/corpus.py sentences), {len(passing)} pass the pre-filter")
     redact("warm up: password=x")
 
@@ -226,7 +226,7 @@ def main() -> None:  # pragma: no cover
         return time.perf_counter() - t
 
     for name, fn, sample in (("redact, all lines", redact, lines), ("redact, lines past the pre-filter", redact, passing),
-                             ("pre-filter only", secrets._may_hold_secret, lines)):
+                             ("pre-filter only", secret_rules.may_hold_secret, lines)):
         med, mean = per_line(fn, sample)
         print(f"{name}: median {med:.2f} µs/line, mean {mean:.2f} µs/line ({len(sample)} lines)")
 

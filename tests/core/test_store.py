@@ -508,28 +508,26 @@ _FILES = [
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_parsed_file_makes_the_entries_its_cached_payload_makes(tmp_path, seed):
-    """A build that keeps no parse cache makes a file's entries straight from its parse:
-    field for field (terms too) what the cache's payload gives back."""
+def test_a_scanned_file_makes_the_entries_its_cached_payload_makes(tmp_path, seed):
+    """The store's scan makes a file's entries straight from its parse: field for field
+    (terms too) what the payload it caches gives back when the file is next read."""
     import random
 
     from memtui.core import markdown as md
-    from memtui.core.store.scan import Scan, entries_from_payload, make_payload, parsed_entries
+    from memtui.core.store.scan import Scan, entries_from_payload, make_payload
     from tests.benchmarks.corpus import markdown_file
 
     texts = [*_FILES, markdown_file(random.Random(seed), 12)]
     for i, text in enumerate(texts):
         path = tmp_path / f"f{i}.md"
         parsed = md.parse_text(text)
-        direct = parsed_entries("project", path, path.name, parsed, 1_700_000_000.25)
-        cached = entries_from_payload("project", path, path.name, make_payload("project", path, parsed), 1_700_000_000.25)
-        assert cached is not None and direct == cached and direct
-        assert [e.terms for e in direct] == [e.terms for e in cached]
-        path.write_text(text, encoding="utf-8")  # read by the store's scan: the payload it caches is the same
+        path.write_text(text, encoding="utf-8")
         scan = Scan({"project": tmp_path})
         (record,) = scan.read_files("project", [path])
-        assert record.entries == parsed_entries("project", path, path.name, parsed, path.stat().st_mtime)
         assert record.payload == make_payload("project", path, parsed)
+        cached = entries_from_payload("project", path, path.name, record.payload, path.stat().st_mtime)
+        assert cached is not None and record.entries == cached and cached
+        assert [e.terms for e in record.entries] == [e.terms for e in cached]
 
 
 def test_a_load_that_finds_the_schema_complete_does_not_import_sqlite_utils(paths):

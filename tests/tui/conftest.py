@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import gc
+import tomllib
+from pathlib import Path
 
 import pytest
 
+from memtui.core import semantic
 from memtui.core.demo import write_demo
 from memtui.core.paths import Paths
 from memtui.tui.screenshots import demo_at
 from tests.tui.helpers import press_for, wait_until  # noqa: F401  (used by the tests)
-
-
-@pytest.fixture(autouse=True)
-def _unfreeze():
-    """The app moves what lives as long as its view out of the collector (gc.freeze): in a
-    test process that would keep every test's garbage after it, open databases included
-    (then tests/cli/run.py cannot fork and every later CLI call starts an interpreter)."""
-    yield
-    gc.unfreeze()
 
 
 @pytest.fixture
@@ -29,10 +22,23 @@ def demo_paths(tmp_path) -> Paths:
     return write_demo(home, ws)
 
 
+def pinned_model() -> semantic.ModelFiles:
+    """The semantic model as the optional extra pins it (pyproject), found or not."""
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    pin = next(spec for spec in project["project"]["optional-dependencies"]["semantic"]
+               if spec.startswith(f"{semantic.MODEL_PACKAGE}=="))
+    info = semantic.ModelInfo(f"{semantic.MODEL_PACKAGE}/{semantic.MODEL_CONFIG}_{semantic.MODEL_DIM}", pin.split("==")[1])
+    return semantic.ModelFiles(info, Path(), Path())
+
+
 @pytest.fixture
 def snapshot_paths(tmp_path, monkeypatch) -> Paths:
-    """The demo under a HOME of its own: the screen shows `~/home/…`, the same every run."""
+    """The demo under a HOME of its own: the screen shows `~/home/…`, the same every run; the
+    settings scene names the pinned semantic model whether the extra is installed or not (the
+    scenes show memtui, not the machine's packages; tests/tui/test_hybrid_settings.py covers
+    the model itself)."""
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(semantic, "locate", pinned_model)
     return demo_at(tmp_path)
 
 

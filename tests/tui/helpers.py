@@ -4,6 +4,7 @@ counter the tests read (the shipped App keeps none)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,19 @@ async def press_for(pilot: Pilot[Any], key: str, screen: type) -> Any:
     await pilot.press(key)
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, screen), message=f"the {screen.__name__}")
     return pilot.app.screen
+
+
+def held_store(app: MemtuiApp) -> threading.Event:
+    """The app's store loads only once the returned event is set."""
+    release = threading.Event()
+    load = app.store.load
+
+    def held() -> None:
+        assert release.wait(30), "the test never released the store"
+        return load()
+
+    app.store.load = held  # type: ignore[method-assign]
+    return release
 
 
 class CountingApp(MemtuiApp):

@@ -179,7 +179,7 @@ async def test_file_written_from_outside_appears_in_its_pane(demo_paths):
     app = MemtuiApp(demo_paths)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await wait_until(pilot, lambda: app.watcher is not None)
+        await wait_until(pilot, lambda: app.startup.watcher is not None)
         (demo_paths.project_root / "outside.md").write_text("- Added from another shell\n")
         pane = app.query_one("#pane-project", EntryPane)
         await wait_until(pilot, lambda: any(e.text == "Added from another shell" for e in pane.entries),
@@ -191,7 +191,7 @@ async def test_selection_stays_on_the_same_entry_after_reload(demo_paths):
     app = MemtuiApp(demo_paths)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await wait_until(pilot, lambda: app.watcher is not None)
+        await wait_until(pilot, lambda: app.startup.watcher is not None)
         select(app, "user", lambda e: e.text.startswith("Editor is Neovim"))
         target = app.selected_entry().id
         path = demo_paths.user_root / "aaa-first.md"
@@ -206,7 +206,7 @@ async def test_conflict_while_editing_is_resolved_by_the_user(demo_paths):
     app = MemtuiApp(demo_paths)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await wait_until(pilot, lambda: app.watcher is not None)
+        await wait_until(pilot, lambda: app.startup.watcher is not None)
         await open_editor(pilot, "user", lambda e: e.text.startswith("Shell is fish"))
         theirs = path.read_text().replace("Shell is fish", "Shell is zsh")
         path.write_text(theirs)
@@ -282,7 +282,7 @@ async def test_changes_elsewhere_in_the_file_are_no_conflict(demo_paths):
     app = MemtuiApp(demo_paths)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await wait_until(pilot, lambda: app.watcher is not None)
+        await wait_until(pilot, lambda: app.startup.watcher is not None)
         await open_editor(pilot, "user", lambda e: e.text.startswith("Shell is fish"))
         outside = path.read_text().replace("## Tools\n", "## Tools\n\n- Added above it from another shell\n")
         path.write_text(outside)
@@ -323,7 +323,7 @@ def test_help_names_every_key_of_the_inbox(demo_paths):
 
     from memtui.tui.screens.inbox import InboxScreen
 
-    row = dict(MemtuiApp(demo_paths, watch=False).help_rows())["i"]
+    row = dict(MemtuiApp(demo_paths, watch=False).main.help_rows())["i"]
     keys = [b.key for b in InboxScreen.BINDINGS if isinstance(b, Binding) and b.action != "close"]
     assert keys and all(f"({key}" in row or f"; {key} " in row or f" {key}:" in row for key in keys), (keys, row)
 
@@ -336,7 +336,7 @@ async def test_insights_that_arrive_while_the_app_closes_are_dropped(demo_paths)
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await wait_until(pilot, lambda: app.findings is not None and not app._insights_running,
+        await wait_until(pilot, lambda: app.findings is not None and not app.insights.running,
                          message="first insights")
         for pane in app.query(EntryPane):
             await pane.remove()
@@ -351,16 +351,17 @@ async def test_worker_results_that_arrive_while_the_app_closes_are_dropped(demo_
     from memtui.core.store import StoreChange
     from memtui.core.store.edits import Change
     from memtui.tui import messages as m
+    from memtui.tui.startup import Opened
 
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await wait_until(pilot, lambda: app.findings is not None and not app._insights_running,
+        await wait_until(pilot, lambda: app.findings is not None and not app.insights.running,
                          message="first insights")
         entry = app.selected_entry()
         assert entry is not None
         change = Change("c1", 0.0, "edit", "edited", str(demo_paths.workspace))
-        late = [m.StoreLoaded(), m.PreparedOpened(app.prepared, {}), m.IndexBuilding(["user"]),
+        late = [m.StoreLoaded(), m.PreparedOpened(Opened(app.prepared, {})), m.IndexBuilding(["user"]),
                 m.StoreChanged(StoreChange(frozenset({"user"}))), m.InsightsReady([], {}), m.InboxReady([]),
                 m.EntryAdded(entry), m.AlreadyRemembered(entry, entry.layer), m.EntryEdited(entry),
                 m.EditConflict(entry, "mine", entry), m.DeleteAsked(entry, None), m.EntryDeleted(entry, change),
@@ -371,6 +372,8 @@ async def test_worker_results_that_arrive_while_the_app_closes_are_dropped(demo_
         def unmounting(pane) -> None:  # the first pane to go posts every result
             if not posted:
                 posted.extend(app.post_message(message) for message in late)
+                for message in late:  # the write outcomes' first stop too (refused there, or dropped)
+                    app.main.post_message(message)
 
         monkeypatch.setattr(EntryPane, "on_unmount", unmounting, raising=False)
     assert posted and all(posted)  # they were queued while the app closed, and handled without raising
@@ -388,7 +391,7 @@ async def test_a_store_change_that_arrives_before_the_editor_is_composed_still_m
         path.write_text(path.read_text().replace("Shell is fish", "Shell is zsh"))
         from memtui.tui.messages import StoreChanged
 
-        app.edit_memory(entry)  # pushed, not composed until its task runs…
+        app.main.edit_memory(entry)  # pushed, not composed until its task runs…
         change = app.store.reload(changed=[path])
         app.on_store_changed(StoreChanged(change))  # …and the watcher's change handled first
         await wait_until(pilot, lambda: isinstance(app.screen, EditScreen) and app.screen.is_mounted,

@@ -111,7 +111,7 @@ async def test_help_lists_each_key_once_and_r_says_what_it_reloaded(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        keys = [key for key, _ in app.help_rows()]
+        keys = [key for key, _ in app.main.help_rows()]
         assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
         await pilot.press("r")
         await wait_until(pilot, lambda: any(m.startswith("Reloaded:") for m in messages(app)), message="reload toast")
@@ -161,5 +161,5 @@ def test_no_key_is_bound_twice_on_a_screen_nor_listed_twice_in_help(demo_paths):
     for cls in classes:
         keys = [key.strip() for b in cls.BINDINGS if isinstance(b, Binding) for key in b.key.split(",")]
         assert len(keys) == len(set(keys)), (cls.__name__, keys)
-    listed = [key for key, _ in MemtuiApp(demo_paths, watch=False).help_rows()]
+    listed = [key for key, _ in MemtuiApp(demo_paths, watch=False).main.help_rows()]
     assert len(listed) == len(set(listed)), listed

@@ -66,7 +66,7 @@ async def test_conflict_dialog_shows_both_versions_and_can_go_back_to_editing(de
     app = MemtuiApp(demo_paths)
     async with app.run_test(size=(140, 45)) as pilot:
         await started(pilot)
-        await wait_until(pilot, lambda: app.watcher is not None)
+        await wait_until(pilot, lambda: app.startup.watcher is not None)
         await open_editor(pilot, "user", lambda e: e.text.startswith("Shell is fish"))
         theirs = path.read_text().replace("Shell is fish", "Shell is zsh")
         path.write_text(theirs)

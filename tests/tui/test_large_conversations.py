@@ -16,7 +16,7 @@ from memtui.core.store.conversations import Conversations
 from memtui.tui.app import MemtuiApp
 from memtui.tui.main_screen import FILTER_CUTOFF
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import wait_until
+from tests.tui.helpers import held_store, wait_until
 
 ROWS = 1500
 TOPICS = ["deploy", "cache", "billing", "search", "auth"]
@@ -122,10 +122,9 @@ def eager_rows(entries) -> list:
     return rows
 
 
-async def test_the_pane_makes_only_the_entries_it_shows_until_the_store_loads(demo_paths, monkeypatch):
+async def test_the_pane_makes_only_the_entries_it_shows_until_the_store_loads(demo_paths):
     """The conversation pane lists the prepared index's saved order and groups, making an entry
     for the rows on screen alone; the rows, headers and highlight are those of the whole list."""
-    from memtui.tui import app as app_module
     from memtui.tui.startup import PaneListing, pane_order
 
     many_rows(demo_paths)
@@ -134,8 +133,8 @@ async def test_the_pane_makes_only_the_entries_it_shows_until_the_store_loads(de
     own.load()
     ordered = pane_order("conversation", own.snapshot("conversation"))
     own.close()
-    monkeypatch.setattr(app_module, "TYPING_PAUSE", 3600.0)  # the store waits for a pause in the typing
     app = MemtuiApp(demo_paths, watch=False)
+    release = held_store(app)  # the store loads once the test lets it
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: app.ready.is_set() and app.last_result is not None, message="first preview")
         listing = pane(app).entries
@@ -156,7 +155,7 @@ async def test_the_pane_makes_only_the_entries_it_shows_until_the_store_loads(de
         assert pane(app).highlighted_entry == ordered[-1] and pane(app).cursor == len(want) - 1
         assert pane(app).select_id(ordered[700].id) and pane(app).highlighted_entry == ordered[700]
         assert rows[pane(app).cursor] == ordered[700]
-        monkeypatch.setattr(app_module, "TYPING_PAUSE", 0.0)
+        release.set()
         await wait_until(pilot, lambda: app.loaded, timeout=30, message="the store loaded")
         await pilot.pause()
         assert list(pane(app).entries) == ordered and pane(app).highlighted_entry == ordered[700]

@@ -90,7 +90,7 @@ async def test_o_without_injection_history_says_the_order_did_not_change(demo_pa
         await pilot.press("o")
         await wait_until(pilot, lambda: any("Sorted by most injected" in t for t in toasts(app)), message="the toast")
         assert any("no injection history yet, order unchanged" in t for t in toasts(app)), toasts(app)
-        app.history = {"some-id": (1, 1, ())}
+        app.insights.history = {"some-id": (1, 1, ())}
         await pilot.press("o")
         await wait_until(pilot, lambda: any("Sorted by last injected" in t for t in toasts(app)), message="the toast")
         assert not any("last injected: no injection history" in t for t in toasts(app))

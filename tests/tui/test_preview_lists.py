@@ -34,11 +34,10 @@ async def test_a_reason_list_is_shown_when_opened_and_follows_the_query(demo_pat
         assert any(text[:30] in now for text in below_gate_texts(demo_paths, "slow query pnpm")[:5])
 
 
-async def test_a_large_stores_near_misses_follow_once_the_typing_pauses(demo_paths, monkeypatch):
-    from memtui.tui import main_screen
+async def test_a_large_stores_near_misses_follow_once_the_typing_pauses(demo_paths):
+    from memtui.tui.startup import Tuning
 
-    monkeypatch.setattr(main_screen, "LEFT_OUT_AT_ONCE", 0)  # the demo as if it were large
-    app = MemtuiApp(demo_paths, watch=False)
+    app = MemtuiApp(demo_paths, watch=False, tuning=Tuning(left_out_at_once=0))  # the demo as if it were large
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: app.loaded and app.last_result is not None, message="app loaded")
         await pilot.press("p", *"slow query")

@@ -138,7 +138,7 @@ async def open_help(pilot) -> None:
 async def open_conflict(pilot) -> None:
     app = pilot.app
     entry = app.query_one("#pane-user", EntryPane).entries[0]
-    app.resolve_conflict(entry, "my version", entry)
+    app.main.resolve_conflict(entry, "my version", entry)
     await wait_until(pilot, lambda: isinstance(app.screen, ConflictScreen), message="the conflict dialog")
 
 

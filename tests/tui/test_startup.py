@@ -11,21 +11,10 @@ from memtui.core.serve import build_injection
 from memtui.core.store import MemoryStore
 from memtui.tui import startup
 from memtui.tui.app import MemtuiApp
+from memtui.tui.startup import Tuning
 from memtui.tui.widgets import EntryPane
-from tests.tui.conftest import screen_text, wait_until
-
-
-def held_store(app: MemtuiApp) -> threading.Event:
-    """The app's store loads only once the returned event is set."""
-    release = threading.Event()
-    load = app.store.load
-
-    def held():
-        assert release.wait(30), "the test never released the store"
-        return load()
-
-    app.store.load = held  # type: ignore[method-assign]
-    return release
+from tests.tui.conftest import screen_text
+from tests.tui.helpers import held_store, wait_until
 
 
 def listed(app: MemtuiApp, layer: str) -> list:
@@ -60,7 +49,7 @@ async def test_a_write_asked_for_before_the_store_loads_waits_for_it(demo_paths)
     release = held_store(app)
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: app.ready.is_set(), message="panes")
-        app.remember("Deploy previews expire after 7 days", "user")
+        app.main.remember("Deploy previews expire after 7 days", "user")
         await pilot.pause(0.2)
         notes = demo_paths.default_file("user")
 
@@ -94,26 +83,28 @@ async def test_a_first_run_says_it_is_indexing_until_the_panes_fill(demo_paths, 
         assert entered.is_set() and not app.ready.is_set()  # the build is held right now
         release.set()
         await wait_until(pilot, lambda: app.ready.is_set() and app.last_result is not None, message="first preview")
-        assert "indexing" not in app.sub_title
+        await wait_until(pilot, lambda: "indexing" not in app.sub_title, message="the header cleared as the panes filled")
         assert all(listed(app, layer) for layer in LAYERS)
 
 
+LARGE = Tuning(doctor_in_process=0)  # as if the store were large
+
+
 def large_store_doctor(tmp_path, monkeypatch):
-    """The planted store, its doctor run as a large store's is (in a child process), each
-    run of it counted: (paths, runs)."""
-    from memtui.tui import app as app_module
+    """The planted store, its doctor run as a large store's is (in a child process) when the
+    app is given `LARGE`, each run of it counted: (paths, runs)."""
+    from memtui.tui import findings as findings_module
     from tests.tui.test_insights import planted
 
     paths = planted(tmp_path)
-    monkeypatch.setattr(app_module, "DOCTOR_IN_PROCESS", 0)  # as if the store were large
     runs = []
-    run = app_module.DoctorProcess.run
+    run = findings_module.DoctorProcess.run
 
     def counted(self, p):
         runs.append(p)
         return run(self, p)
 
-    monkeypatch.setattr(app_module.DoctorProcess, "run", counted)
+    monkeypatch.setattr(findings_module.DoctorProcess, "run", counted)
     return paths, runs
 
 
@@ -121,7 +112,7 @@ async def test_a_large_stores_doctor_runs_in_a_child_process_with_the_same_findi
     from memtui.core.doctor import findings
 
     paths, runs = large_store_doctor(tmp_path, monkeypatch)
-    app = MemtuiApp(paths, watch=False)
+    app = MemtuiApp(paths, watch=False, tuning=LARGE)
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_until(pilot, lambda: app.loaded and app.findings is not None, timeout=60, message="doctor run")
         assert runs == [paths]
@@ -142,7 +133,7 @@ async def test_a_large_stores_doctor_starts_before_the_store_loads_and_runs_agai
         return load(self)
 
     monkeypatch.setattr(MemoryStore, "load", held)
-    app = MemtuiApp(paths, watch=False)
+    app = MemtuiApp(paths, watch=False, tuning=LARGE)
     try:
         async with app.run_test(size=(140, 45)) as pilot:
             await wait_until(pilot, lambda: app.findings is not None, timeout=60, message="the early doctor's findings")
@@ -151,7 +142,7 @@ async def test_a_large_stores_doctor_starts_before_the_store_loads_and_runs_agai
             notes = paths.project_root / "notes.md"  # a memory changes before the store reads it
             notes.write_text(notes.read_text() + "- Prefer small pull requests\n")
             release.set()
-            await wait_until(pilot, lambda: app.loaded and len(runs) == 2 and not app._insights_running, timeout=60,
+            await wait_until(pilot, lambda: app.loaded and len(runs) == 2 and not app.insights.running, timeout=60,
                              message="the doctor run again")
             added = next(e for e in app.store.entries("project") if e.text == "Prefer small pull requests")
             assert "duplicate" in [f.kind for f in app.findings_by_entry.get(added.id, ())], app.findings
@@ -171,7 +162,7 @@ async def test_the_collector_memtui_turns_off_for_the_start_is_on_again_once_the
     gc.disable()
     try:
         async with app.run_test(size=(140, 45)) as pilot:
-            await wait_until(pilot, lambda: app.first_paint.is_set(), message="first preview painted")
+            await wait_until(pilot, lambda: app.startup.painted, message="first preview painted")
             assert gc.isenabled() and app.last_result is not None and not app.loaded
             release.set()
             await wait_until(pilot, lambda: app.loaded, message="store loaded")
@@ -209,19 +200,15 @@ async def test_the_first_frame_lists_a_saved_prepared_index(demo_paths, monkeypa
     (here without a limit), so no frame with loading indicators goes out before the panes."""
     import time
 
-    from memtui.tui import app as app_module
-    from memtui.tui import main_screen
-
     build_injection(demo_paths.workspace, "", home=demo_paths.home)
-    monkeypatch.setattr(main_screen, "PANES_WAIT", 60.0)
-    opening = app_module.open_prepared
+    opening = startup.open_prepared
 
     def slow(*args, **kwargs):
         time.sleep(0.5)  # (a large index on a busy machine)
         return opening(*args, **kwargs)
 
-    monkeypatch.setattr(app_module, "open_prepared", slow)
-    app = MemtuiApp(demo_paths, watch=False)
+    monkeypatch.setattr(startup, "open_prepared", slow)
+    app = MemtuiApp(demo_paths, watch=False, tuning=Tuning(panes_wait=60.0))
     frames: list[tuple[bool, bool]] = []
     display = app._display
 

@@ -111,7 +111,7 @@ async def test_an_outside_edit_while_typing_is_in_the_preview_that_follows(demo_
     build_injection(demo_paths.workspace, "", home=demo_paths.home)
     app = MemtuiApp(demo_paths, watch=True)
     async with app.run_test(size=(140, 45)) as pilot:
-        await wait_until(pilot, lambda: app.loaded and app.watcher is not None, timeout=20, message="store loaded")
+        await wait_until(pilot, lambda: app.loaded and app.startup.watcher is not None, timeout=20, message="store loaded")
         await settled(pilot, app)
         app.main.query_one("#query").focus()
         for key in "zanz":

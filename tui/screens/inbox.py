@@ -185,19 +185,19 @@ class InboxScreen(Screen[None]):
     def action_accept(self) -> None:
         item = self._chosen()
         if item is not None:
-            self.memtui.accept_memories([item.entry])
+            self.memtui.main.accept_memories([item.entry])
 
     def action_accept_all(self) -> None:
         """Accept every listed entry; more than one only after asking (u undoes it too)."""
         entries = [item.entry for item in self.items]
         if len(entries) < 2:
             if entries:
-                self.memtui.accept_memories(entries)
+                self.memtui.main.accept_memories(entries)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.memtui.accept_memories(entries)
+                self.memtui.main.accept_memories(entries)
 
         body = Text(f"Accept all {len(entries)} memories awaiting review? They become memories like any other "
                     "(injected when relevant). u undoes it.")
@@ -206,15 +206,15 @@ class InboxScreen(Screen[None]):
     def action_edit(self) -> None:
         item = self._chosen()
         if item is not None:
-            self.memtui.edit_memory(item.entry)
+            self.memtui.main.edit_memory(item.entry)
 
     def action_reject(self) -> None:
         item = self._chosen()
         if item is not None:
-            self.memtui.reject_memory(item.entry)
+            self.memtui.main.reject_memory(item.entry)
 
     def action_undo(self) -> None:
-        self.memtui.undo_last()
+        self.memtui.main.undo_last()
 
     def action_close(self) -> None:
         self.app.pop_screen()
