@@ -31,7 +31,10 @@ def _code_digest() -> str:
     h = hashlib.sha256(str(CACHE_VERSION).encode())
     here = Path(__file__).resolve()
     for source in (here, here.parent.parent / "markdown.py", here.parent.parent / "relevance.py",
-                   here.parent.parent / "supersession.py"):
+                   here.parent.parent / "supersession.py",
+                   # the parsing the face markdown.py gathers (SPEC §2)
+                   here.parent.parent / "markdown_lines.py", here.parent.parent / "frontmatter.py",
+                   here.parent.parent / "markdown_entries.py"):
         try:
             h.update(source.read_bytes())
         except OSError:

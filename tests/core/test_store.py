@@ -83,7 +83,7 @@ def test_a_delete_is_worked_out_once_for_its_warning_and_its_write(paths, monkey
     """The confirmation's warning and the write come from one working-out of the delete; undo
     restores the bytes."""
     from memtui.core import actions
-    from memtui.core import markdown as md
+    from memtui.core import markdown_writes as md  # where delete_entries finds delete_entry
 
     original = b"Intro paragraph.\n\n- the only item\n"
     f = paths.user_root / "notes.md"
