@@ -103,3 +103,14 @@ def test_every_installed_package_ships_its_types():
     data = tool["package-data"]
     shipped = [name for name in packages if "py.typed" not in data.get(name, data.get("*", []))]
     assert not shipped, f"packages whose build leaves py.typed out: {shipped}"
+
+
+def test_every_package_folder_is_in_the_build():
+    """A wheel holds only the packages pyproject lists: a new sub-package (a folder with an
+    `__init__.py`) left out of the list works in an editable install and is missing from a
+    built one."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = {Path(folder) for folder in tool["package-dir"].values()}
+    found = {init.parent.relative_to(ROOT) for top in ("core", "cli", "tui", "themes")
+             for init in (ROOT / top).rglob("__init__.py") if "__pycache__" not in init.parts}
+    assert not found - listed, f"package folders the build leaves out: {sorted(map(str, found - listed))}"
