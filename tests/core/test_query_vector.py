@@ -138,3 +138,13 @@ def test_the_hooks_path_with_warm_caches_imports_neither_numpy_nor_tokenizers(pa
 
     assert warm["text"] == build_injection(paths.workspace, "which sql server do we use", home=paths.home).text
     assert list((paths.home / "cache").glob("query-model-*.bin"))
+
+
+@pytest.mark.parametrize("limit", [0, qv.PY_ROWS])
+def test_rows_that_are_not_numbers_are_found_by_either_check(monkeypatch, limit):
+    monkeypatch.setattr(qv, "PY_ROWS", limit)
+    good = array("f", [0.5, -0.25, 0.0, 1.0])
+    assert qv.Rows(good, 2, 2).finite()
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        assert not qv.Rows(array("f", [0.5, bad, 0.0, 1.0]), 2, 2).finite()
+    assert qv.Rows(array("f"), 0, 2).finite()
