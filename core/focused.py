@@ -8,7 +8,7 @@ candidates, lines, cost, budget, render, flags) stay in `core.injection`, which 
   F4. Keyword ...... `idf`, `keyword_scores`
   F5. Relevance .... `semantic_lift`, `relevance`
   F6. Adjusted ..... `adjusted`
-  F7. Cut-off ...... `cut_off`, `passes`
+  F7. Cut-off ...... `cut_off`, `nearest`, `passes`
 
 Every function is plain and deterministic: sums run over sorted terms and every score is
 rounded to 4 decimals, so the same store and message give the same bytes on every machine.
@@ -40,6 +40,8 @@ DIGITS = 4  # every score is rounded to this many decimals
 IMPORTANCE_FACTOR = {"high": 1.25, "normal": 1.0, "low": 0.8}  # F6: a nudge, never an override
 RELATIVE_CUT = 0.5  # F7: a candidate passes at half the best adjusted score or more ...
 FLOOR = 0.2  # ... and with a relevance of at least this (a message about nothing stored injects nothing)
+NEAREST_LAYERS = ("user", "project")  # F7: in these layers the closest in meaning passes too ...
+NEAREST_LIFT = 0.1  # ... when its semantic lift is at least this
 
 
 def _is_letter_wide(ch: str) -> bool:
@@ -151,10 +153,23 @@ def cut_off(best: float) -> float:
     return round(RELATIVE_CUT * best, DIGITS)
 
 
-def passes(relevance_: float, adjusted_: float, cut: float, pinned: bool) -> bool:
-    """F7: pinned memories always pass; the others need some relevance of their own (the
-    floor) and an adjusted score within reach of the best."""
-    return pinned or (relevance_ >= FLOOR and adjusted_ >= cut)
+def nearest(candidates: Iterable[tuple[int, float, float]]) -> int | None:
+    """F7: of a user or project layer's (position, semantic, lift) in play and not pinned, the
+    position of the highest semantic score (on a tie the lower position, the first in §5's
+    order), when its lift is at least `NEAREST_LIFT`; else None. A paraphrase shares no word
+    with the memory it needs, so its best chance is the layer's closest memory in meaning."""
+    best: tuple[int, float, float] | None = None
+    for pos, sem, lift in candidates:
+        if best is None or sem > best[1] or (sem == best[1] and pos < best[0]):
+            best = (pos, sem, lift)
+    return best[0] if best is not None and best[2] >= NEAREST_LIFT else None
+
+
+def passes(relevance_: float, adjusted_: float, cut: float, pinned: bool, nearest_: bool = False) -> bool:
+    """F7: pinned memories always pass, and so does a layer's nearest in meaning (`nearest`);
+    the others need some relevance of their own (the floor) and an adjusted score within
+    reach of the best."""
+    return pinned or nearest_ or (relevance_ >= FLOOR and adjusted_ >= cut)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,12 +186,14 @@ class Why:
     score: float  # the adjusted score the order and the cut-off use
     cut: float
     scope: str = "workspace"  # which candidates it was one of (SPEC §16 adds file scopes)
+    nearest: bool = False  # F7: its layer's closest in meaning, passing whatever the cut
 
     def as_dict(self) -> dict[str, object]:
         return {"keyword": self.keyword, "semantic": self.semantic, "lift": self.lift,
                 "relevance": self.relevance, "importance": self.importance,
                 "importance_factor": IMPORTANCE_FACTOR.get(self.importance, 1.0), "decay": self.decay,
-                "pinned": self.pinned, "score": self.score, "cut": self.cut, "scope": self.scope}
+                "pinned": self.pinned, "score": self.score, "cut": self.cut, "scope": self.scope,
+                "nearest": self.nearest}
 
     def summary(self) -> str:
         """One line for the TUI: what made the score."""
@@ -190,4 +207,6 @@ class Why:
         if self.decay is not None:
             parts.append(f"decay {self.decay:.2f}")
         parts.append(f"score {self.score:.2f} (cut {self.cut:.2f})")
+        if self.nearest:
+            parts.append("nearest in meaning")
         return " · ".join(parts)

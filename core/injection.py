@@ -1074,7 +1074,11 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
         globs = scopes[layer].get(pos)
         return f"paths: {', '.join(globs)}" if globs else "workspace"
 
-    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, pin, score, cut, scope_of(layer, p))
+    # F7. ... and in the user and project layers, the closest in meaning (with the semantic score)
+    near = {layer: focused.nearest((p, sems[p], scored[layer][p][2]) for p in in_play[layer] if not pinned[layer][p])
+            if layer in focused.NEAREST_LAYERS and sems is not None else None
+            for layer in views for sems in (semantic[layer],)}
+    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, pin, score, cut, scope_of(layer, p), p == near[layer])
                     for p, ((kw, sem, lift, rel, dec, score), e, pin)
                     in enumerate(zip(scored[layer], entries[layer], pinned[layer], strict=True))}
             for layer in views}
@@ -1098,7 +1102,7 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
         any_candidates |= bool(ordered)
         for pos in ordered:
             w = ws[pos]
-            if not focused.passes(w.relevance, w.score, cut, w.pinned):
+            if not focused.passes(w.relevance, w.score, cut, w.pinned, w.nearest):
                 status = BELOW_GATE
             else:
                 any_passing = True

@@ -38,25 +38,94 @@ class Retrieval:
 
 
 class SemanticSession:
-    """The model and its vector cache, loaded once by whoever keeps it (a process, the TUI's
-    store), or why it could not be: then retrieval is keyword."""
+    """The model's files, found once by whoever keeps it (a process, the TUI's store), or why
+    they could not be: then retrieval is keyword. What scoring needs is loaded when it is
+    needed: the message's vector from the prebuilt query model and the weights' rows
+    (`core.query_vector`, no numpy), the memories' vectors from the files saved beside the
+    prepared index; the embedder and its vector cache (numpy, the tokenizer) only for memories
+    whose vectors are not saved yet, or a message the query model leaves to `tokenizers`."""
 
     def __init__(self, home: Path):
-        from .semantic import Embedder, ModelUnavailable
+        from .semantic import ModelUnavailable, locate
 
         self.home = home
-        self.cache: Any = None
+        self.files: Any = None
         self.reason: str | None = None
+        self._cache: Any = None
+        self._query: Any = None  # the QueryModel, False when there is none to be had
+        self._rows: Any = None
         try:
-            from .store.vectors import VectorCache
-
-            self.cache = VectorCache(home, Embedder.load())
+            self.files = locate()
         except ModelUnavailable as exc:
             self.reason = str(exc)
 
     @property
     def info(self) -> dict[str, str] | None:
-        return None if self.cache is None else self.cache.embedder.info.as_dict()
+        return None if self.files is None else self.files.info.as_dict()
+
+    @property
+    def cache(self) -> Any:
+        """The vector cache over the loaded embedder (ModelUnavailable when it cannot load)."""
+        if self._cache is None:
+            from .semantic import Embedder
+            from .store.vectors import VectorCache
+
+            self._cache = VectorCache(self.home, Embedder(self.files))
+        return self._cache
+
+    def query_vector(self, text: str) -> list[float]:
+        """The message's unit vector (float32 values): the query model's ids, or `tokenizers`'
+        for a message it leaves to them (the same ids), and the mean of their rows."""
+        from .query_vector import Unsupported, WeightRows
+        from .semantic import TENSOR, ModelUnavailable
+
+        model = self._query_model()
+        try:
+            if not model:
+                raise Unsupported("no query model")
+            ids = model.ids(text)
+        except Unsupported:
+            ids = self.cache.embedder.token_ids(text)
+        if self._rows is None:
+            try:
+                self._rows = WeightRows(self.files.weights, TENSOR)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise ModelUnavailable(f"the semantic model's weights could not be read: {exc}") from exc
+        vector: list[float] = self._rows.vector(ids)
+        return vector
+
+    def _query_model(self) -> Any:
+        """The prebuilt query model for this model version: read from the cache folder, else
+        built from the tokenizer's JSON and saved there through the write gate; False when this
+        tokenizer is not one it takes (or its file cannot be read): `tokenizers` does them all."""
+        if self._query is not None:
+            return self._query
+        from . import gate
+        from .display import path_text
+        from .fileio import read_regular
+        from .query_vector import MAX_MODEL_BYTES, QueryModel, Unsupported, build
+
+        path = self.home / "cache" / f"query-model-{self.files.info.tag}.bin"
+        try:
+            self._query = QueryModel.parse(read_regular(path, MAX_MODEL_BYTES))
+            return self._query
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # damaged: built again
+            log.warning("query model %s not used (%s); built again", path_text(str(path)), exc)
+        try:
+            data = build(read_regular(self.files.tokenizer, MAX_MODEL_BYTES))
+            self._query = QueryModel.parse(data)
+        except (Unsupported, OSError, ValueError, KeyError, TypeError) as exc:
+            log.info("no query model (%s): messages are tokenized by tokenizers", exc)
+            self._query = False
+            return self._query
+        try:
+            gate.make_dir(path.parent, root=self.home, mode=0o700)
+            gate.write(path, data, root=self.home, kind=gate.Kind.DATA)
+        except OSError as exc:  # a cache is never required (a refusal of the write gate is one too)
+            log.info("query model not saved: %s", exc)
+        return self._query
 
 
 def model_status(settings: Settings) -> RetrievalStatus:
@@ -106,12 +175,18 @@ def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidat
     if settings.retrieval == "hybrid":
         if session is None:
             session = SemanticSession(paths.home)
-        if session.cache is None:
+        if session.files is not None:
+            from .semantic import ModelUnavailable
+
+            try:
+                semantic = _semantic(session, layers, query, prepared_stamp)
+            except ModelUnavailable as exc:  # found, but damaged: said, and keyword
+                session.files, session.reason = None, str(exc)
+        if session.files is None:
             out.shown = {"mode": "keyword", "requested": "hybrid", "model": None, "reason": session.reason}
             out.problems.append(Problem(str(paths.global_settings), hybrid_off_reason(out.shown)))
         else:
             out.shown = {"mode": "hybrid", "model": session.info}
-            semantic = _semantic(session, layers, query, prepared_stamp)
     decay: dict[str, list[float]] = {}
     if settings.half_life_days is not None:
         moment = time.time() if now is None else now
@@ -126,55 +201,66 @@ def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidat
 
 def _semantic(session: SemanticSession, layers: Mapping[str, LayerCandidates], query: str,
               prepared_stamp: tuple[str, str] | None = None) -> dict[str, list[float]]:
-    """Each position's rounded clipped cosine with the query; entry vectors from the cache
-    (embedded once per text), kept on the layer's index while it lives."""
-    from .semantic import similarities
+    """Each position's rounded clipped cosine with the query (`core.query_vector.scores`):
+    in plain sums up to `PY_ROWS` memories in all, with numpy past that, whichever path asks."""
+    from .query_vector import PY_ROWS, scores
 
-    cache = session.cache
-    query_vec = cache.embedder.embed([query])[0]
+    query_vec = session.query_vector(query)
+    plain = sum(view.size for view in layers.values()) <= PY_ROWS
+    tag = session.files.info.tag
     out: dict[str, list[float]] = {}
     for layer, view in layers.items():
         aligned = None
         if prepared_stamp:
-            aligned = session.home / "cache" / f"layer-vectors-{cache.embedder.info.tag}-{prepared_stamp[0]}-{layer}.npz"
-        matrix = _layer_vectors(cache, view, aligned, f"{prepared_stamp[1]}:{layer}" if prepared_stamp else "")
-        out[layer] = similarities(query_vec, matrix) if view.size else []
+            aligned = session.home / "cache" / f"layer-vectors-{tag}-{prepared_stamp[0]}-{layer}.npz"
+        rows = _layer_vectors(session, view, aligned, f"{prepared_stamp[1]}:{layer}" if prepared_stamp else "")
+        out[layer] = scores(query_vec, rows, plain) if view.size else []
     return out
 
 
-def _layer_vectors(cache: Any, view: LayerCandidates, aligned: Path | None = None, stamp: str = "") -> Any:
-    """The layer's vectors in position order: kept on its index (the TUI's store), or saved
-    beside the prepared index for exactly that saved state (`aligned`, `stamp`: the hook reads
-    one file instead of every entry's text), or from the vector cache by text."""
-    tag = cache.embedder.info.tag
+def _layer_vectors(session: SemanticSession, view: LayerCandidates, aligned: Path | None = None,
+                   stamp: str = "") -> Any:
+    """The layer's vectors in position order (`Rows`): kept on its index (the TUI's store), or
+    saved beside the prepared index for exactly that saved state (`aligned`, `stamp`: the hook
+    reads one file instead of every entry's text, without numpy), or from the vector cache by
+    text (the embedder loaded for them)."""
+    from .query_vector import Rows
+
+    tag = session.files.info.tag
     kept = getattr(view, "semantic_vectors", None)
     if kept is not None and kept[0] == tag:
         return kept[1]
-    matrix = _read_aligned(aligned, stamp, view.size, cache.embedder.dim) if aligned is not None else None
-    if matrix is None:
+    rows = _read_aligned(aligned, stamp, view.size) if aligned is not None else None
+    if rows is None:
         from .semantic import entry_text
 
+        cache = session.cache
         texts = [entry_text(*row) for row in _fields(view, ("text", "section", "name", "description", "tags"))]
         matrix = cache.vectors(texts)
+        import numpy as np
+
+        rows = Rows(np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1), len(texts), cache.embedder.dim)
         if aligned is not None:
             _save_aligned(aligned, stamp, matrix)
     try:
-        view.semantic_vectors = (tag, matrix)  # type: ignore[attr-defined]
+        view.semantic_vectors = (tag, rows)  # type: ignore[attr-defined]
     except AttributeError:  # a view without room for them: computed again next time (from the cache)
         pass
-    return matrix
+    return rows
 
 
-def _read_aligned(path: Path, stamp: str, size: int, dim: int) -> Any:
-    """The layer's saved vectors: `size` rows of `dim` numbers, or None (computed again) when
-    the file is missing, of another state, or damaged in any way (said on stderr). Read by the
-    bounded reader: a FIFO or device in its place is refused, never waited on."""
+def _read_aligned(path: Path, stamp: str, size: int) -> Any:
+    """The layer's saved vectors (`Rows`): `size` rows of the model's width, or None (computed
+    again) when the file is missing, of another state, or damaged in any way (said on stderr).
+    Read by the bounded reader (a FIFO or device in its place is refused, never waited on) and
+    without numpy: the .npz is a zip of two .npy arrays, whose small headers are read here."""
     import io
-
-    import numpy as np
+    import zipfile
 
     from .display import path_text
     from .fileio import read_regular
+    from .query_vector import Rows, le_array
+    from .semantic import MODEL_DIM
 
     try:
         data = read_regular(path, MAX_ALIGNED_BYTES)
@@ -184,16 +270,41 @@ def _read_aligned(path: Path, stamp: str, size: int, dim: int) -> Any:
         log.warning("layer vectors %s not used (%s); computed again", path_text(str(path)), exc)
         return None
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
-            if str(saved["stamp"]) != stamp:
+        with zipfile.ZipFile(io.BytesIO(data)) as saved:
+            kind, shape, body = _npy(saved.read("stamp.npy"))
+            if not kind.startswith("<U") or shape != () or body.decode("utf-32-le").rstrip("\0") != stamp:
                 return None
-            matrix = saved["vectors"]
-        if matrix.shape != (size, dim) or matrix.dtype != np.float32 or not np.isfinite(matrix).all():
-            raise ValueError(f"{matrix.dtype} vectors of shape {matrix.shape}, not {size} whole rows of {dim}")
+            kind, shape, body = _npy(saved.read("vectors.npy"))
+        dim = MODEL_DIM
+        if kind != "<f4" or len(shape) != 2 or shape[0] != size or shape[1] != dim or len(body) != size * dim * 4:
+            raise ValueError(f"{kind} vectors of shape {shape}, not {size} whole rows of {dim}")
+        rows = Rows(le_array("f", body), size, dim)
+        if not rows.finite():
+            raise ValueError("vectors that are not numbers")
     except Exception as exc:  # noqa: BLE001 - any damage (a cut zip, another shape, NaN): a cache is never required
         log.warning("layer vectors %s not used (%s); computed again", path_text(str(path)), exc)
         return None
-    return matrix
+    return rows
+
+
+def _npy(data: bytes) -> tuple[str, tuple[int, ...], bytes]:
+    """(dtype, shape, the data's bytes) of a C-ordered .npy array; ValueError for anything else."""
+    import re
+
+    if not data.startswith(b"\x93NUMPY") or len(data) < 10:
+        raise ValueError("not a .npy array")
+    major = data[6]
+    width = 2 if major == 1 else 4
+    length = int.from_bytes(data[8:8 + width], "little")
+    start = 8 + width
+    header = data[start:start + length].decode("latin-1")
+    descr = re.search(r"'descr':\s*'([^']*)'", header)
+    fortran = re.search(r"'fortran_order':\s*(True|False)", header)
+    shape = re.search(r"'shape':\s*\(([^)]*)\)", header)
+    if descr is None or fortran is None or shape is None or fortran.group(1) != "False":
+        raise ValueError("an .npy header it does not read")
+    dims = tuple(int(n) for n in shape.group(1).replace(" ", "").split(",") if n)
+    return descr.group(1), dims, data[start + length:]
 
 
 MAX_ALIGNED_BYTES = 1 << 31  # a layer's saved vectors: far more than any layer's rows of any model

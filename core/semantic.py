@@ -8,7 +8,8 @@ as `WordLlama.embed` computes it; memtui reads the two files itself with `tokeni
 `safetensors` instead of importing `wordllama`, whose import pulls in pydantic and requests and
 costs more than the hook's whole budget. A test checks the vectors against `WordLlama.embed`.
 
-`similarities` gives the cosine of unit vectors, clipped to [0, 1] and rounded to 4 decimals, so a
+A message's vector is made without numpy by `core.query_vector` (the hook's path), equal to
+this one. `similarities` gives the cosine of unit vectors, clipped to [0, 1] and rounded to 4 decimals, so a
 score is the same on every machine: vectors are averaged in float64 from the model's float16
 table, kept in float32 (their one canonical form, cached or fresh) and compared in float64.
 """
@@ -18,7 +19,6 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,7 @@ MODEL_CONFIG = "l2_supercat"
 MODEL_DIM = 256
 _WEIGHTS = f"weights/{MODEL_CONFIG}_{MODEL_DIM}.safetensors"
 _TOKENIZER = f"tokenizers/{MODEL_CONFIG}_tokenizer_config.json"
-_TENSOR = "embedding.weight"
+TENSOR = _TENSOR = "embedding.weight"
 _BLOCK = 1024  # rows compared at once
 EXTRA_HINT = "install the optional extra: pip install -e '.[semantic]' in memtui's clone"
 
@@ -78,11 +78,28 @@ def locate() -> ModelFiles:
     for path in (weights, tokenizer):
         if not path.is_file():
             raise ModelUnavailable(f"the semantic model's file {path} is missing; reinstall it ({EXTRA_HINT})")
+    return ModelFiles(ModelInfo(f"{MODEL_PACKAGE}/{MODEL_CONFIG}_{MODEL_DIM}", _version(folder)), weights, tokenizer)
+
+
+def _version(folder: Path) -> str:
+    """The installed package's version: from the `Version:` line of its wheel's METADATA beside
+    it (the hook does not pay ≈25 ms to import `importlib.metadata`), else from that module."""
+    from .fileio import read_regular
+
+    for dist in sorted(folder.parent.glob(f"{MODEL_PACKAGE}-*.dist-info")):
+        try:
+            head = read_regular(dist / "METADATA", 1 << 22).decode("utf-8").split("\n\n", 1)[0]
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in head.splitlines():
+            if line.startswith("Version:"):
+                return line.split(":", 1)[1].strip()
+    from importlib import metadata
+
     try:
-        version = metadata.version(MODEL_PACKAGE)
+        return metadata.version(MODEL_PACKAGE)
     except metadata.PackageNotFoundError:
-        version = "unknown"
-    return ModelFiles(ModelInfo(f"{MODEL_PACKAGE}/{MODEL_CONFIG}_{MODEL_DIM}", version), weights, tokenizer)
+        return "unknown"
 
 
 def entry_text(text: str, section: str = "", name: str = "", description: str = "", tags: Iterable[str] = ()) -> str:
@@ -114,6 +131,11 @@ class Embedder:
     @classmethod
     def load(cls) -> Embedder:
         return cls(locate())
+
+    def token_ids(self, text: str) -> list[int]:
+        """The tokenizer's ids for `text`, without special tokens (what `embed` averages)."""
+        ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return ids
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors, one row per text, in the canonical float32 (an empty text: a zero row)."""

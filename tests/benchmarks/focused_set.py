@@ -276,6 +276,7 @@ class FocusedSet:
     user_files: dict[str, str] = field(default_factory=dict)  # relative path -> file text
     project_files: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # key -> entry text
+    context: dict[str, str] = field(default_factory=dict)  # key -> its section, file name, description, tags
     conversations: dict[str, tuple[str, bool]] = field(default_factory=dict)  # id -> (title, this workspace)
     rows: list[ConversationRow] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
@@ -373,7 +374,7 @@ MESSAGES: list[tuple[str, tuple[str, ...], str]] = [
     ("when is the next penetration test?", ("p-pentest",), E),
     ("when do outside hackers audit us", ("p-pentest",), P),
     ("what keybindings for Neovim?", ("u-editor",), E),
-    ("how do I jump to a definition in my editor", ("u-editor",), P),
+    ("how do I jump to where a function is defined in my text program", ("u-editor",), P),
     ("what time is standup?", ("p-standup",), E),
     ("when is the daily team sync", ("p-standup",), P),
     ("how do I center a div with flexbox?", (), N),
@@ -397,8 +398,13 @@ def build(seed: int = SEED, rows: int = 1620) -> FocusedSet:
     for files, target in ((user_files, out.user_files), (project_files, out.project_files)):
         for name, (front, entries) in files.items():
             target[name] = _file_text(front, entries)
-            for _, key, text in entries:
+            about = [line.split(":", 1)[1].strip(" []") for line in front.splitlines()
+                     if line.startswith(("name:", "description:", "tags:"))]
+            section = ""
+            for heading, key, text in entries:
+                section = heading or section
                 out.texts[key] = text
+                out.context[key] = " ".join([section, *about])
     topics = list(_TOPICS)
     for i in range(40):
         out.conversations[f"c{i + 1:02d}"] = (f"{topics[i % len(topics)]} work {i // len(topics) + 1}", True)
@@ -432,7 +438,9 @@ def build(seed: int = SEED, rows: int = 1620) -> FocusedSet:
 
 def check(data: FocusedSet) -> list[str]:
     """What is wrong with the set: a paraphrase that shares a content word with a memory it
-    needs (§15's terms: §5's less one-letter ones and the common words), a label without a memory."""
+    needs (§15's terms: §5's less one-letter ones and the common words; the memory's words are
+    all that F3's M holds: its text, section, file name, description and tags), a label
+    without a memory."""
     from memtui.core.focused import content_terms
 
     problems = []
@@ -441,7 +449,8 @@ def check(data: FocusedSet) -> list[str]:
             if key not in data.texts:
                 problems.append(f"{m.text!r}: no memory {key}")
             elif m.kind == P:
-                shared = content_terms(m.text) & content_terms(data.texts[key])
+                shared = content_terms(m.text) & (content_terms(data.texts[key])
+                                                  | content_terms(data.context.get(key, "")))
                 if shared:
                     problems.append(f"{m.text!r} shares {sorted(shared)} with {key}")
     return problems

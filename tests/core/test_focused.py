@@ -80,7 +80,7 @@ def reference_focused(layers, s: Settings, query: str, semantic=None, decay=None
         dec = decay[e.id] if decay is not None else None
         damp = 1.0 if dec is None or e.pinned else 0.5 + 0.5 * dec
         score = round(rel * {"high": 1.25, "low": 0.8}.get(e.importance, 1.0) * damp, 4)
-        return kw, rel, score
+        return kw, rel, score, lift
 
     scored = {e.id: parts(e) for layer in LAYERS for e in layers[layer]}
     best = max((scored[e.id][2] for e in live if not e.pinned), default=0.0)
@@ -89,6 +89,15 @@ def reference_focused(layers, s: Settings, query: str, semantic=None, decay=None
     def base_key(e):
         place = (e.id,) if e.layer == "conversation" else (e.rel_path, e.line_start)
         return ({"high": 0, "normal": 1, "low": 2}[e.importance], -e.updated_at, place)
+
+    # the user and project layers' closest in meaning passes too, when its lift is 0.1 or more
+    nearest = set()
+    for layer in ("user", "project") if semantic is not None else ():
+        rivals = sorted((e for e in layers[layer] if not e.archived and not e.pinned), key=base_key)
+        if rivals:
+            top = max(rivals, key=lambda e: semantic[e.id])  # max keeps the first of equals
+            if scored[top.id][3] >= 0.1:
+                nearest.add(top.id)
 
     remaining, carry, blocks, out, truncated, count = s.budget["total"] - est("## Memory"), 0, ["## Memory"], [], False, 0
     for layer in LAYERS:
@@ -100,9 +109,9 @@ def reference_focused(layers, s: Settings, query: str, semantic=None, decay=None
         allowance = min(s.budget[layer] + carry, remaining)
         used, passed, fits, lines = 0, 0, True, []
         for e in active:
-            _, rel, score = scored[e.id]
+            _, rel, score, _ = scored[e.id]
             line, clipped, _ = make_line(e.text, s.max_item_chars, s.redact_secrets)
-            if not (e.pinned or (rel >= 0.2 and score >= cut)):
+            if not (e.pinned or e.id in nearest or (rel >= 0.2 and score >= cut)):
                 status = "below_gate"
             else:
                 passed += 1
@@ -258,6 +267,34 @@ def test_an_exact_match_is_never_beaten_by_a_vague_one():
     extra = {"conversation": ExtraScores([sem[i] for i in order], None)}
     r = inject(layers, focused_settings(2000, (600, 800, 600)), "vite proxy port", extra=extra)
     assert r.included[0].entry.id == "conversation0" and r.included[0].why.relevance == 1.0
+
+
+def test_a_layers_nearest_in_meaning_passes_whatever_the_cut():
+    """A paraphrase shares no word with the memory it needs: the user and project layers'
+    closest memory in meaning passes when its lift is 0.1 or more, even below the cut that an
+    exact match elsewhere sets; never in the conversation layer, never below that lift."""
+    from memtui.core.injection import EntryLayer
+
+    user = (_entry(0, "user", "Commit messages follow Conventional Commits"), _entry(1, "user", "Use tabs"))
+    project = (_entry(0, "project", "Standup is at ten on weekdays"), _entry(1, "project", "The team sync notes"))
+    conv = (_entry(0, "conversation", "Raised the pool size"), _entry(1, "conversation", "Renamed a table"))
+    layers = {"user": user, "project": project, "conversation": conv}
+    sem = {"user0": 0.30, "user1": 0.05, "project0": 0.35, "project1": 0.10, "conversation0": 0.40,
+           "conversation1": 0.02}
+
+    def run(scores):
+        extra = {name: ExtraScores([scores[e.id] for e in EntryLayer(name, es).entries], None)
+                 for name, es in layers.items()}
+        return inject(layers, focused_settings(2000, (600, 800, 600)), "when is the team sync", extra=extra)
+
+    r = run(sem)
+    got = {c.entry.id: c for c in r.candidates}
+    assert got["project1"].status == "included"  # the exact match, relevance 1
+    assert got["project0"].status == "included" and got["project0"].why.nearest  # below the cut, nearest
+    assert got["user0"].status == "included" and got["user0"].why.nearest
+    assert got["conversation0"].status == "below_gate" and not got["conversation0"].why.nearest
+    low = run({**sem, "user0": 0.12})  # lift (0.12 - 0.10) / 0.9 < 0.1: not near enough
+    assert {c.entry.id: c.status for c in low.candidates}["user0"] == "below_gate"
 
 
 # ---------------------------------------------------------------------- settings, files, faces

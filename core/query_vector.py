@@ -1,0 +1,272 @@
+"""The message's vector for hybrid retrieval (SPEC §13) and its scores, without numpy and
+without parsing the tokenizer's JSON: what the hook pays for the semantic extra.
+
+Importing numpy (≈100 ms of CPU) and parsing the tokenizer's 1.8 MB of JSON (≈55 ms) cost more
+than the rest of the hook together, for one short message. So the message is scored here in
+plain Python, by every path (the hook, `memtui preview`, the TUI), and they cannot differ:
+
+- **Token ids.** The tokenizer (WordLlama's, a Llama BPE with byte fallback) is kept as a
+  prebuilt binary file, `<home>/cache/query-model-<model>.bin`: its single-character tokens,
+  byte tokens and merges as sorted arrays that are read, never parsed (`QueryModel`). It is
+  built from the tokenizer's own JSON by the first process that needs it (through the write
+  gate) and holds only a tokenizer whose rule it knows (`build` refuses any other). `ids` is
+  the BPE of that tokenizer: each word (a run of `▁` and what follows, no token of the
+  vocabulary spanning two) merged by the lowest-ranked pair, the leftmost first. A message it
+  cannot take (a special token's text, a `▁`, or a long one) is tokenized by `tokenizers`,
+  which gives the same ids; a test holds the two equal.
+- **The vector.** The mean of those ids' rows of the model's float16 table, read from the
+  weights file at their offsets (`WeightRows`), summed exactly (`math.fsum`), made a unit
+  vector in float64 and kept in float32, as `Embedder.embed` does for a memory.
+- **The scores.** `scores` gives the cosine with each memory's vector, clipped to [0, 1] and
+  rounded to 4 decimals: in plain Python (exact sums) when the layers hold at most `PY_ROWS`
+  memories together, with numpy past that (where its import costs less than the sums). Which
+  one depends only on the store, so the hook and the preview take the same.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+import sys
+from array import array
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from operator import mul
+from pathlib import Path
+from typing import Any
+
+MAGIC = b"memtui-query-model 1\n"
+MAX_MODEL_BYTES = 64 << 20  # the model file: a few MB; a bigger file is not one
+MAX_QUERY_CHARS = 4000  # a longer message is tokenized by `tokenizers` (the same ids, in Rust)
+PY_ROWS = 8192  # up to this many memories the scores are plain sums; past it numpy's import pays for itself
+SPACE = "▁"  # the tokenizer's word marker (U+2581)
+_NORMALIZER = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": SPACE},
+                                                   {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}]}
+
+
+class Unsupported(Exception):
+    """This tokenizer, or this message, is not one `QueryModel` takes: `tokenizers` does it."""
+
+
+def le_array(kind: str, data: bytes) -> array:
+    """A little-endian array of `kind` from bytes (the files are little-endian everywhere)."""
+    out = array(kind)
+    out.frombytes(data)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out
+
+
+def _le_bytes(values: array) -> bytes:
+    if sys.byteorder == "big":
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+# ---------------------------------------------------------------------- the tokenizer, prebuilt
+def build(tokenizer_json: bytes) -> bytes:
+    """The query model's file from the tokenizer's JSON, or Unsupported when its rule is not
+    the one `QueryModel.ids` follows (then every message goes through `tokenizers`)."""
+    config = json.loads(tokenizer_json)
+    model = config.get("model") or {}
+    if (model.get("type") != "BPE" or model.get("byte_fallback") is not True or model.get("dropout")
+            or model.get("continuing_subword_prefix") or model.get("end_of_word_suffix")
+            or model.get("ignore_merges") or config.get("pre_tokenizer") is not None
+            or config.get("normalizer") != _NORMALIZER):
+        raise Unsupported("not a byte-fallback BPE with the ▁ normalizer and no pre-tokenizer")
+    vocab: dict[str, int] = model["vocab"]
+    if any(SPACE in token.lstrip(SPACE) for token in vocab):  # a token spanning two words: words are not independent
+        raise Unsupported("a token spans two words")
+    bytes_ = [vocab.get(f"<0x{b:02X}>", -1) for b in range(256)]
+    if min(bytes_) < 0:
+        raise Unsupported("a byte has no token")
+    byte_ids = array("I", bytes_)
+    chars = sorted((token, i) for token, i in vocab.items() if len(token) == 1)
+    keyed: dict[int, tuple[int, int]] = {}
+    for rank, merge in enumerate(model["merges"]):
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        a, b, made = vocab.get(left), vocab.get(right), vocab.get(left + right)
+        if a is None or b is None or made is None:
+            raise Unsupported(f"merge {rank} names a token outside the vocabulary")
+        keyed.setdefault(a << 32 | b, (rank, made))
+    keys = sorted(keyed)
+    header = {"vocab": len(vocab), "chars": len(chars), "merges": len(keys),
+              "added": sorted(t["content"] for t in config.get("added_tokens") or [])}
+    return b"".join([MAGIC, json.dumps(header, ensure_ascii=True).encode() + b"\n",
+                     _le_bytes(array("I", [ord(c) for c, _ in chars])), _le_bytes(array("I", [i for _, i in chars])),
+                     _le_bytes(byte_ids),
+                     _le_bytes(array("Q", keys)), _le_bytes(array("I", [keyed[k][0] for k in keys])),
+                     _le_bytes(array("I", [keyed[k][1] for k in keys]))])
+
+
+@dataclass(frozen=True)
+class QueryModel:
+    """The tokenizer as sorted arrays (see `build`): ids for a message without parsing JSON."""
+
+    char_points: array  # code points of the single-character tokens, sorted
+    char_ids: array
+    byte_ids: array  # the `<0xXX>` token of each byte
+    merge_keys: array  # left id << 32 | right id, sorted
+    merge_ranks: array
+    merge_ids: array  # the token a merge makes
+    added: tuple[str, ...]  # special tokens' texts: a message holding one goes through `tokenizers`
+
+    @classmethod
+    def parse(cls, data: bytes) -> QueryModel:
+        """The model from its file's bytes; ValueError when they are not a whole one."""
+        if not data.startswith(MAGIC):
+            raise ValueError("not a query model file")
+        end = data.index(b"\n", len(MAGIC))
+        header = json.loads(data[len(MAGIC):end])
+        n_chars, n_merges = int(header["chars"]), int(header["merges"])
+        sizes = [("I", n_chars), ("I", n_chars), ("I", 256), ("Q", n_merges), ("I", n_merges), ("I", n_merges)]
+        parts, at = [], end + 1
+        for kind, n in sizes:
+            width = array(kind).itemsize * n
+            parts.append(le_array(kind, data[at:at + width]))
+            at += width
+        if at != len(data) or any(len(p) != n for p, (_, n) in zip(parts, sizes)):
+            raise ValueError("its size does not match its header")
+        vocab = int(header["vocab"])
+        if max((max(p, default=0) for p in (parts[1], parts[2], parts[5])), default=0) >= vocab:
+            raise ValueError("a token id outside the vocabulary")
+        return cls(parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], tuple(str(a) for a in header["added"]))
+
+    def _char(self, ch: str) -> list[int]:
+        point = ord(ch)
+        at = bisect_left(self.char_points, point)
+        if at < len(self.char_points) and self.char_points[at] == point:
+            return [self.char_ids[at]]
+        return [self.byte_ids[b] for b in ch.encode("utf-8", "surrogatepass")]
+
+    def _merge(self, a: int, b: int) -> tuple[int, int] | None:
+        key = a << 32 | b
+        at = bisect_left(self.merge_keys, key)
+        if at < len(self.merge_keys) and self.merge_keys[at] == key:
+            return self.merge_ranks[at], self.merge_ids[at]
+        return None
+
+    def ids(self, text: str) -> list[int]:
+        """The token ids `tokenizers` gives `text` (without special tokens); Unsupported for a
+        message it leaves to `tokenizers` (a special token's text, a `▁`, a long one)."""
+        if len(text) > MAX_QUERY_CHARS or SPACE in text or any(a in text for a in self.added):
+            raise Unsupported("left to tokenizers")
+        if not text:
+            return []
+        normal = SPACE + text.replace(" ", SPACE)
+        out: list[int] = []
+        start = 0
+        for i in range(1, len(normal) + 1):  # a word: a run of ▁ and what follows up to the next ▁
+            if i == len(normal) or (normal[i] == SPACE and normal[i - 1] != SPACE):
+                out += self._word(normal[start:i])
+                start = i
+        return out
+
+    def _word(self, word: str) -> list[int]:
+        symbols = [i for ch in word for i in self._char(ch)]
+        pairs: dict[tuple[int, int], tuple[int, int]] = {}
+        while len(symbols) > 1:
+            best: tuple[int, int, int] | None = None  # (rank, position, made)
+            for pos in range(len(symbols) - 1):
+                key = (symbols[pos], symbols[pos + 1])
+                found = pairs.get(key)
+                if found is None:
+                    found = pairs[key] = self._merge(*key) or (-1, -1)
+                if found[0] >= 0 and (best is None or found[0] < best[0]):
+                    best = (found[0], pos, found[1])
+            if best is None:
+                break
+            symbols[best[1]:best[1] + 2] = [best[2]]
+        return symbols
+
+
+# ---------------------------------------------------------------------- the table's rows
+class WeightRows:
+    """Rows of the model's float16 table, read at their offsets in the safetensors file (its
+    small JSON header parsed, the 16 MB table never loaded). Through the bounded opener: a FIFO
+    or device in the file's place is refused, never waited on."""
+
+    def __init__(self, weights: Path, tensor: str):
+        from .fileio import open_regular
+
+        self._fd = open_regular(weights, 1 << 32)
+        try:
+            size = os.fstat(self._fd).st_size
+            (length,) = struct.unpack("<Q", os.pread(self._fd, 8, 0))
+            if length > min(size, 1 << 24):
+                raise ValueError("a header longer than the file")
+            info = json.loads(os.pread(self._fd, length, 8))[tensor]
+            if info["dtype"] != "F16" or len(info["shape"]) != 2:
+                raise ValueError(f"a {info['dtype']} table of shape {info['shape']}, not float16 rows")
+            self.rows, self.dim = (int(n) for n in info["shape"])
+            begin, end = (int(n) for n in info["data_offsets"])
+            self._start = 8 + length + begin
+            if end - begin != self.rows * self.dim * 2 or 8 + length + end > size:
+                raise ValueError("the table's size does not match its shape")
+            self._row = struct.Struct(f"<{self.dim}e")
+        except Exception:
+            os.close(self._fd)
+            raise
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+    def vector(self, ids: Sequence[int]) -> list[float]:
+        """The unit vector of the ids' mean row (ids clipped to the table, as `Embedder.embed`
+        does), in float32; a zero vector for no ids."""
+        if not ids:
+            return [0.0] * self.dim
+        top = self.rows - 1
+        rows = [self._row.unpack(os.pread(self._fd, self._row.size, self._start + min(max(i, 0), top) * self._row.size))
+                for i in ids]
+        n = len(rows)
+        mean = [math.fsum(column) / n for column in zip(*rows)]
+        norm = math.sqrt(math.fsum(x * x for x in mean))
+        if not norm > 0 or not math.isfinite(norm):
+            return [0.0] * self.dim
+        return array("f", [x / norm for x in mean]).tolist()
+
+
+# ---------------------------------------------------------------------- the scores
+@dataclass(frozen=True)
+class Rows:
+    """A layer's memory vectors in position order: `n` rows of `dim` float32 numbers, flat."""
+
+    flat: Any  # array("f") or a numpy float32 array
+    n: int
+    dim: int
+
+    def finite(self) -> bool:
+        """No NaN or infinity (a damaged file): their plain sum is finite exactly then; past
+        `PY_ROWS` rows (scored with numpy anyway) numpy checks them."""
+        if self.n > PY_ROWS:
+            import numpy as np
+
+            return bool(np.isfinite(np.frombuffer(self.flat, dtype=np.float32)).all())
+        return math.isfinite(sum(self.flat)) if self.n else True
+
+
+def _rounded(x: float) -> float:
+    """Clipped to [0, 1], then numpy's rounding to 4 decimals (`rint(x * 10⁴) / 10⁴`)."""
+    return round(min(max(x, 0.0), 1.0) * 10000.0) / 10000.0
+
+
+def scores(query: Sequence[float], rows: Rows, plain: bool) -> list[float]:
+    """SPEC §13: each row's cosine with the query's unit vector, clipped to [0, 1] and rounded to
+    4 decimals; `plain`: in exact plain-Python sums (a float32 times a float32 is exact in
+    float64, and `fsum` rounds their sum once), else with numpy's float64 products."""
+    if rows.n == 0:
+        return []
+    if plain:
+        dim, view = rows.dim, memoryview(rows.flat)  # array("f") or a flat numpy float32 array: format "f"
+        return [_rounded(math.fsum(map(mul, query, view[i * dim:(i + 1) * dim]))) for i in range(rows.n)]
+    import numpy as np
+
+    from .semantic import similarities
+
+    matrix = np.frombuffer(rows.flat, dtype=np.float32).reshape(rows.n, rows.dim)
+    return similarities(np.asarray(query, dtype=np.float64), matrix)

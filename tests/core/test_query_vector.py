@@ -1,0 +1,150 @@
+"""The message's vector without numpy or the tokenizer's JSON (core/query_vector.py): the
+prebuilt query model gives `tokenizers`' own ids, the weights' rows give `Embedder.embed`'s own
+vector bit for bit, the plain scores are the exact cosines, and the hook's path with warm
+caches imports neither numpy nor `tokenizers`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from array import array
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memtui.core import query_vector as qv
+from memtui.core import semantic
+from tests.helpers import enable, write
+
+np = pytest.importorskip("numpy")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("wordllama") is None, reason="the semantic extra is not installed")
+
+TEXTS = ["Use PostgreSQL 16 + pgbouncer", "why is the dashboard query slow in postgres", "数据库连接池配置过小，高并发时超时",
+         "", " ", "  two  spaces ", "x" * 300, "tabs\tand\nnewlines", "émoji 🎉 and ünïcode", "what's the pool size?!",
+         "<s> a special token's text", "a ▁ marker", "a\u0301 combining", "\ud800 a lone surrogate"]
+
+
+@pytest.fixture(scope="module")
+def files() -> semantic.ModelFiles:
+    return semantic.locate()
+
+
+@pytest.fixture(scope="module")
+def embedder(files: semantic.ModelFiles) -> semantic.Embedder:
+    return semantic.Embedder(files)
+
+
+@pytest.fixture(scope="module")
+def model(files: semantic.ModelFiles) -> qv.QueryModel:
+    return qv.QueryModel.parse(qv.build(files.tokenizer.read_bytes()))
+
+
+def ids_or_theirs(model: qv.QueryModel, embedder: semantic.Embedder, text: str) -> list[int]:
+    try:
+        return model.ids(text)
+    except qv.Unsupported:
+        return embedder.token_ids(text)
+
+
+def test_the_query_models_ids_are_the_tokenizers(model, embedder):
+    for text in TEXTS:
+        if "\ud800" in text:
+            continue  # tokenizers takes no lone surrogate; the query model's bytes fall back
+        assert ids_or_theirs(model, embedder, text) == embedder.token_ids(text), text
+    with pytest.raises(qv.Unsupported):
+        model.ids("<s> a special token's text")
+    with pytest.raises(qv.Unsupported):
+        model.ids("x" * (qv.MAX_QUERY_CHARS + 1))
+
+
+PIECES = st.sampled_from(list("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 .,;:'\"!?-_()[]{}/\\\t\n数据库连接池éü🎉ß")
+                         + ["ing", "tion", " the ", "  ", "'s", "n't", "pgbouncer", "Postgres", "\u200b", "\u0301"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(PIECES, max_size=30).map("".join))
+def test_the_query_models_ids_are_the_tokenizers_for_any_text(model, embedder, text):
+    assert model.ids(text) == embedder.token_ids(text)
+
+
+def test_the_vector_is_embed_s_own_bit_for_bit(files, model, embedder):
+    rows = qv.WeightRows(files.weights, semantic.TENSOR)
+    try:
+        for text in TEXTS:
+            if "\ud800" in text:
+                continue
+            ours = np.array(rows.vector(ids_or_theirs(model, embedder, text)), dtype=np.float32)
+            assert np.array_equal(ours, embedder.embed([text])[0]), text
+    finally:
+        rows.close()
+
+
+def test_a_tokenizer_of_another_rule_is_refused(files):
+    config = json.loads(files.tokenizer.read_bytes())
+    for change in ({"pre_tokenizer": {"type": "Whitespace"}}, {"normalizer": None},
+                   {"model": {**config["model"], "byte_fallback": False}}):
+        with pytest.raises(qv.Unsupported):
+            qv.build(json.dumps({**config, **change}).encode())
+
+
+def test_a_damaged_query_model_file_is_refused(files):
+    data = qv.build(files.tokenizer.read_bytes())
+    for bad in (data[:-1], data + b"\0", b"x" + data[1:], data.replace(b'"vocab": 32000', b'"vocab": 3')):
+        with pytest.raises((ValueError, KeyError)):
+            qv.QueryModel.parse(bad)
+
+
+def test_plain_scores_are_the_exact_cosines_and_numpys_agree(embedder):
+    memories = embedder.embed(TEXTS[:10] + ["Kenji maintains the PostgreSQL cluster", "TypeScript strict mode"])
+    query = embedder.embed(["why is the dashboard query slow in postgres"])[0]
+    rows = qv.Rows(array("f", memories.astype(np.float32).tobytes()), len(memories), memories.shape[1])
+    plain = qv.scores(query.tolist(), rows, True)
+    exact = [round(min(max(math.fsum(float(a) * float(b) for a, b in zip(query, m)), 0.0), 1.0) * 10000) / 10000
+             for m in memories]
+    assert plain == exact
+    assert all(0.0 <= s <= 1.0 for s in plain)
+    with_numpy = qv.scores(query.tolist(), rows, False)
+    assert with_numpy == semantic.similarities(query, memories)
+    assert max(abs(a - b) for a, b in zip(plain, with_numpy)) <= 1e-4
+
+
+def test_the_hooks_path_with_warm_caches_imports_neither_numpy_nor_tokenizers(paths):
+    """Hybrid retrieval in focused mode, a second message after the first warmed the caches:
+    the message's vector and every score come without numpy and without parsing the tokenizer,
+    and the answer is the preview's."""
+    enable(paths, {"memory": {"injection": "focused", "retrieval": "hybrid"}})
+    write(paths.project_root / "db.md", "- The database is PostgreSQL 16\n- Use pnpm for packages\n- Deploys go out on Tuesdays\n")
+    script = (
+        "import sys, json\n"
+        "from memtui.core.serve import build_injection\n"
+        f"r = build_injection({str(paths.workspace)!r}, sys.argv[1], home={str(paths.home)!r})\n"
+        "print(json.dumps({'text': r.text, 'numpy': 'numpy' in sys.modules, 'tokenizers': 'tokenizers' in sys.modules}))\n"
+    )
+
+    def run(message: str) -> dict:
+        out = subprocess.run([sys.executable, "-c", script, message], capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+    cold = run("which database do we run")
+    assert cold["numpy"]  # the first one embeds the memories and builds the query model
+    run("which database do we run")  # the next one also saves the vectors beside the prepared index it finds
+    warm = run("which sql server do we use")
+    assert (warm["numpy"], warm["tokenizers"]) == (False, False)
+    from memtui.core.serve import build_injection
+
+    assert warm["text"] == build_injection(paths.workspace, "which sql server do we use", home=paths.home).text
+    assert list((paths.home / "cache").glob("query-model-*.bin"))
+
+
+@pytest.mark.parametrize("limit", [0, qv.PY_ROWS])
+def test_rows_that_are_not_numbers_are_found_by_either_check(monkeypatch, limit):
+    monkeypatch.setattr(qv, "PY_ROWS", limit)
+    good = array("f", [0.5, -0.25, 0.0, 1.0])
+    assert qv.Rows(good, 2, 2).finite()
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        assert not qv.Rows(array("f", [0.5, bad, 0.0, 1.0]), 2, 2).finite()
+    assert qv.Rows(array("f"), 0, 2).finite()
