@@ -49,7 +49,6 @@ from .markdown_writes import (
     check_neighbours,
     delete_entries,
     delete_entry,
-    delete_merges_rest,
     replace_entry,
     rest_merged,
 )
@@ -57,7 +56,7 @@ from .markdown_writes import (
 __all__ = [
     "BLOCK_TOKENS", "BOM", "LIST_TOKENS", "MAX_YAML_DEPTH", "EditRefused", "FrontmatterAliasError", "MemoryFileError",
     "ParsedFile", "RawEntry", "append_in_section", "append_item", "check_neighbours", "conflict_regions", "decode",
-    "delete_entries", "delete_entry", "delete_merges_rest", "entry_id", "find_entry", "frontmatter_span",
+    "delete_entries", "delete_entry", "entry_id", "find_entry", "frontmatter_span",
     "frontmatter_updated_at", "item_text", "line_ranges", "load_frontmatter_yaml", "new_file_header", "parse_blocks",
     "parse_frontmatter", "parse_text", "rest_merged", "replace_entry", "split_lines", "strip_eol", "tags_of",
     "text_field", "touch_updated_at",

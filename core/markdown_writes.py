@@ -151,15 +151,6 @@ def rest_merged(parsed: ParsedFile, after: str) -> bool:
     return not _fresh(parsed).single_entry and parse_text(after).single_entry
 
 
-def delete_merges_rest(parsed: ParsedFile, entry: RawEntry) -> bool:
-    """`rest_merged` for deleting `entry` alone (False when that delete is refused)."""
-    try:
-        after = delete_entry(parsed, entry, date.today())
-    except MemoryFileError:
-        return False
-    return rest_merged(parsed, after)
-
-
 def _next_marker(before: ParsedFile) -> str:
     """`- `, or the marker of the file's last list item when that is `*`, `+` or a number."""
     last = before.entries[-1] if before.entries else None

@@ -349,13 +349,13 @@ def test_append_after_an_unclosed_fence_is_refused():
 
 def test_deleting_the_last_list_item_merges_the_rest_and_says_so():
     parsed = md.parse_text("## Intro\n\n- a\n\npara\n")
-    assert md.delete_merges_rest(parsed, parsed.entries[0])
-    assert not md.delete_merges_rest(parsed, parsed.entries[1])
+    assert md.rest_merged(parsed, md.delete_entry(parsed, parsed.entries[0], TODAY))
+    assert not md.rest_merged(parsed, md.delete_entry(parsed, parsed.entries[1], TODAY))
     out = md.delete_entry(parsed, parsed.entries[0], TODAY)
     assert out == "## Intro\n\n\npara\n"
     assert [e.kind for e in md.parse_text(out).entries] == ["whole"]
     two = md.parse_text("para\n- a\n-\n")  # an empty item keeps the list: a seam, not a merge
-    assert not md.delete_merges_rest(two, two.entries[1])
+    assert not md.rest_merged(two, md.delete_entry(two, two.entries[1], TODAY))
     assert md.delete_entry(two, two.entries[1], TODAY) == "para\n\n-\n"
 
 

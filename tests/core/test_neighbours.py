@@ -146,7 +146,7 @@ def check_delete(before: md.ParsedFile, index: int) -> None:
     if got != others:
         # SPEC §2's one exception: the last top-level list item went, the rest is one entry
         assert items == [target] and after.entries and after.entries[0].kind == "whole", (got, others)
-        assert md.delete_merges_rest(before, target)
+        assert md.rest_merged(before, out)
 
 
 def check_replace(before: md.ParsedFile, index: int, new_text: str) -> None:
