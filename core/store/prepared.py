@@ -49,7 +49,7 @@ from .. import gate
 from ..fileio import open_regular, read_regular, sha256
 from ..injection import LayerCandidates, LineMaker
 from ..model import LAYERS, Layer
-from ..paths import MAX_FILE_BYTES, Paths, Problem
+from ..paths import MAX_FILE_BYTES, Paths, Problem, memory_file_names
 from ..settings import Settings
 from . import rows as row_changes
 from .generation import LOG_KEPT
@@ -440,29 +440,31 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
                read_ns: int) -> tuple[LayerCandidates, list[Problem], str | None] | None:
     """A Markdown layer with the files changed since it was saved parsed again and spliced in
     (and saved), or None when the layer's root cannot be read."""
-    files, walk_problems = paths.memory_files(layer)
+    files, walk_problems = memory_file_names(paths.root(layer), within=paths.container(layer))  # paths.memory_files
     root = str(paths.root(layer))
     if any(p.source == root for p in walk_problems):
         return None  # a failed layer: the store reports it
     info = saved.saved["info"]
     states: dict[str, Any] = info["files"]
     fresh = info["read_ns"] - FRESH_NS
-    changed: list[Path] = []
+    changed: list[str] = []
     problems: list[Problem] = []
     for path in files:
-        state = states.get(str(path))
+        state = states.get(path)
         if state is None or not _unchanged(path, state, fresh):
             changed.append(path)
         elif state[4]:
-            problems.append(Problem(str(path), state[4]))
-    current = {str(path) for path in files}
-    gone = {name for name in states if name not in current} | {str(path) for path in changed}
+            problems.append(Problem(path, state[4]))
+    gone = set(changed)
+    if len(states) != len(files) - sum(1 for name in changed if name not in states):  # a saved file is gone
+        current = set(files)
+        gone |= {name for name in states if name not in current}
     if not gone:
         return saved.index, problems + walk_problems, saved.stamp()
     from .scan import Scan
 
     scan = Scan({layer: paths.root(layer)}, within={layer: paths.container(layer)})
-    records = scan.read_files(layer, changed)
+    records = scan.read_files(layer, [Path(name) for name in changed])
     read = scan.file_states(layer)
     base = saved.index
     if not isinstance(base._rows, Chunks):
@@ -481,7 +483,7 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
     return _index(core, lists, postings), problems + walk_problems, None
 
 
-def _unchanged(path: Path, state: Sequence[Any], fresh: int) -> bool:
+def _unchanged(path: str, state: Sequence[Any], fresh: int) -> bool:
     size, mtime_ns, ino, sha, _ = state
     try:
         st = os.stat(path)

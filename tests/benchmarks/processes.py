@@ -17,7 +17,6 @@ import compileall
 import json
 import os
 import re
-import resource
 import sqlite3
 import statistics
 import subprocess
@@ -47,22 +46,39 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def spawn_one(cmd: list[str], stdin: bytes = b"") -> tuple[float, float, float]:
+    """One spawn of `cmd`: (wall s, CPU s = user + system, peak RSS in MB) of that process
+    (and the children it waited for), its output read to the end into a file."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, env=child_env())
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err.read().decode()[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
 def spawn_times(cmd: list[str], repeats: int, stdin: bytes = b"", before: Callable[[], None] | None = None) -> dict:
-    times, cpu = [], []
+    times, cpu, rss = [], [], []
     for _ in range(repeats):
         if before is not None:
             before()
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(cmd, input=stdin, capture_output=True, env=child_env())
-        times.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+        wall, used, peak = spawn_one(cmd, stdin)
+        times.append(wall)
+        cpu.append(used)
+        rss.append(peak)
     # wall time is what a person waits; CPU time (user + system) is steadier on a shared machine
     return {"median_s": statistics.median(times), "p95_s": pct(times, 0.95), "cpu_median_s": statistics.median(cpu),
-            "runs": repeats,
+            "rss_median_mb": statistics.median(rss), "rss_max_mb": max(rss), "runs": repeats,
             "command": " ".join(cmd[:1] + [a if len(a) < 60 else "…" for a in cmd[1:]])}
 
 
@@ -158,7 +174,7 @@ def table(results: dict) -> str:
     lines = [f"LARGE ×{results['scale']}: {results['corpus']}", ""]
     for name, fig in results["figures"].items():
         lines.append(f"{name:<28} {fig['median_s'] * 1000:7.0f} ms median  {fig['p95_s'] * 1000:7.0f} ms p95  "
-                     f"{fig['cpu_median_s'] * 1000:7.0f} ms CPU   {fig['command']}")
+                     f"{fig['cpu_median_s'] * 1000:7.0f} ms CPU  {fig['rss_max_mb']:6.0f} MB peak   {fig['command']}")
     return "\n".join(lines)
 
 
