@@ -168,6 +168,33 @@ def json_pieces(layer: str, shown: Shown | SavedShown, made: Made | SavedMade) -
     return whole[: at + len(', "score": ')], whole[at + len(_SPLIT_AT):]
 
 
+RECORD_SEP = b", "  # ends each saved JSON record: the separator between two candidates
+RUN_BATCH = 8192  # candidates joined into one piece of `preview --json`
+
+
+def json_record(pieces: tuple[str, str]) -> bytes:
+    """A candidate's two JSON pieces (`json_pieces`) as one UTF-8 record: joined by a NUL
+    (never in JSON text: control characters are escaped) and followed by `RECORD_SEP`;
+    UnicodeEncodeError for a lone surrogate."""
+    return pieces[0].encode() + b"\x00" + pieces[1].encode() + RECORD_SEP
+
+
+def split_record(record: bytes | memoryview) -> tuple[str, str]:
+    """`json_record`'s pieces again."""
+    before, after = bytes(record[:-len(RECORD_SEP)]).decode().split("\x00")
+    return before, after
+
+
+def json_run(records: Callable[[Sequence[int]], list[bytes | memoryview]], positions: Sequence[int],
+             middle: bytes) -> Iterator[bytes]:
+    """`", ".join(before + middle + after)` of the candidates at `positions`, UTF-8, from
+    their records (`records` gives those of some positions), in pieces of `RUN_BATCH`
+    candidates (`middle`: the score and status between a candidate's pieces)."""
+    for i in range(0, len(positions), RUN_BATCH):
+        part = b"".join(records(positions[i:i + RUN_BATCH])).replace(b"\x00", middle)
+        yield part if i + RUN_BATCH < len(positions) else part[:-len(RECORD_SEP)]
+
+
 def json_pieces_many(layer: str, shown: Sequence[Shown | SavedShown], made: Sequence[Made | SavedMade]) -> list[tuple[str, str]]:
     """`[json_pieces(layer, s, m) for s, m in zip(shown, made)]`: when every field is of the
     type the encoder writes as `json_pieces` does (checked over whole columns, in C), written
@@ -509,6 +536,14 @@ class LayerIndex:
             return map(frags.__getitem__, positions)
         return [json_pieces(self.layer, self.shown(p), self.made(p, maker)) for p in positions]
 
+    def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> Iterator[bytes] | None:
+        """`", ".join(before + middle + after)` of the positions' JSON pieces, UTF-8, in pieces
+        (`json_run`), from the saved records; None when the layer keeps none."""
+        records = getattr(self._frags.get(maker.key), "records", None)
+        if records is None:
+            return None
+        return json_run(records, positions, middle)
+
     def review_fields(self, pos: int) -> tuple[str, str, str, str]:
         """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
         e = self._entries[pos]
@@ -554,7 +589,10 @@ class LayerIndex:
         """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""
         for kept in (self._frags,) if as_json else (self._made,):
             seq = kept.get(maker.key)
-            if seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
+            whole = getattr(seq, "whole", None) if as_json else None
+            if whole is not None:
+                whole()  # the records, read (and checked) at once and kept as bytes
+            elif seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
                 kept[maker.key] = seq.materialize()
 
     # ------------------------------------------------------------------ the query
@@ -863,6 +901,25 @@ class PatchedLayer:
 
     def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> list[tuple[str, str]]:
         return [self.candidate_json(pos, maker) for pos in positions]
+
+    def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> Iterator[bytes] | None:
+        """`LayerIndex.candidate_json_bytes`: the saved layer's records where they are."""
+        records = getattr(self.base._frags.get(maker.key), "records", None)
+        if records is None:
+            return None
+        base, at = self.base, self._at
+        try:
+            theirs = {pos: json_record(index.candidate_json(i, maker))
+                      for pos in positions for index, i in (at(pos),) if index is not base}
+        except UnicodeEncodeError:  # an added row's text with a lone surrogate: as text
+            return None
+
+        def of(batch: Sequence[int]) -> list[bytes | memoryview]:
+            where = list(map(at, batch))
+            saved = iter(records([i for index, i in where if index is base]))
+            return [next(saved) if index is base else theirs[pos] for pos, (index, _) in zip(batch, where)]
+
+        return json_run(of, positions, middle)
 
     def preload(self, maker: LineMaker, as_json: bool = False) -> None:
         self.base.preload(maker, as_json)

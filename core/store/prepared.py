@@ -34,16 +34,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import marshal
+import mmap
 import os
 import sqlite3
 import sys
 import time
 import weakref
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import gate
 from ..fileio import open_regular, read_regular, sha256
@@ -53,12 +56,22 @@ from ..paths import MAX_FILE_BYTES, Paths, Problem, memory_file_names
 from ..settings import Settings
 from . import rows as row_changes
 from .generation import LOG_KEPT
-from .layer_index import ENTRY_FIELDS, LayerIndex, LineCache, PatchedLayer, read_pane, saved_pane, splice
+from .layer_index import (
+    ENTRY_FIELDS,
+    LayerIndex,
+    LineCache,
+    PatchedLayer,
+    json_record,
+    read_pane,
+    saved_pane,
+    splice,
+    split_record,
+)
 from .rows import conversation_columns, conversation_state
 
 log = logging.getLogger("memtui.prepared")
 
-FORMAT = 8  # bump when what is saved changes
+FORMAT = 9  # bump when what is saved changes
 MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
@@ -162,17 +175,40 @@ class _Sections:
         values: list[Any] = marshal.loads(self.raw(offset, length, crc))
         return values
 
-    def raw(self, offset: int, length: int, crc: int) -> bytes:
+    def span(self, chunks: Sequence[tuple[int, int, int]]) -> bytes | memoryview:
+        """The chunks, one after the other in the file, read at once, each checked."""
+        if not chunks:
+            return b""
+        first, stop = chunks[0][0], chunks[-1][0] + chunks[-1][1]
+        if any(chunks[i][0] + chunks[i][1] != chunks[i + 1][0] for i in range(len(chunks) - 1)):
+            return b"".join(self.raw(*at) for at in chunks)
+        if first < 0 or self.base + stop > self.size:
+            self.damaged()
+        try:  # mapped, not copied: the page cache's own pages, each record sliced out as it is written
+            whole: bytes | memoryview = memoryview(mmap.mmap(self.fd, 0, access=mmap.ACCESS_READ))[
+                self.base + first:self.base + stop]
+        except (OSError, ValueError):
+            whole = self.raw(first, stop - first, None)
+        view = memoryview(whole)
+        for offset, length, crc in chunks:
+            if zlib.crc32(view[offset - first:offset - first + length]) != crc:
+                self.damaged()
+        return whole
+
+    def raw(self, offset: int, length: int, crc: int | None) -> bytes:
         fits = offset >= 0 and length >= 0 and self.base + offset + length <= self.size
         piece = os.pread(self.fd, length, self.base + offset) if fits else b""
-        if not fits or len(piece) != length or zlib.crc32(piece) != crc:
-            try:
-                gate.remove(self.path, root=self.path.parent)  # rebuilt by the next run
-            except OSError:
-                pass
-            raise DamagedPreparedIndex(f"{self.path}: the prepared index is damaged (a section fails its "
-                                       "checksum); it was removed and is rebuilt on the next run")
+        if not fits or len(piece) != length or (crc is not None and zlib.crc32(piece) != crc):
+            self.damaged()
         return piece
+
+    def damaged(self) -> NoReturn:
+        try:
+            gate.remove(self.path, root=self.path.parent)  # rebuilt by the next run
+        except OSError:
+            pass
+        raise DamagedPreparedIndex(f"{self.path}: the prepared index is damaged (a section fails its "
+                                   "checksum); it was removed and is rebuilt on the next run")
 
 
 class Chunks(Sequence[Any]):
@@ -215,6 +251,61 @@ class Chunks(Sequence[Any]):
         return part[pos - i * CHUNK]
 
 
+class Records(Chunks):
+    """The saved candidates' JSON pieces as UTF-8 records (`layer_index.json_record`: each
+    candidate's JSON before its score and after its status, joined by a NUL), one after the
+    other in chunks, where each ends in `ends` (a section of its own, of 8-byte offsets over
+    the records of every chunk taken as one). Read back as the (before, after) pairs `Chunks`
+    gives, or as the records themselves (`records`), to be written as bytes (`preview --json`)."""
+
+    def __init__(self, sections: _Sections, chunks: list[tuple[int, int, int]], size: int,
+                 ends: tuple[int, int, int]):
+        super().__init__(sections, chunks, size)
+        self._ends_at = ends
+        self._ends: memoryview | None = None
+        self._whole: bytes | memoryview | None = None
+
+    def ends(self) -> memoryview:
+        """Where each record ends (and the next starts: the first at 0)."""
+        if self._ends is None:
+            ends = memoryview(self._sections.raw(*self._ends_at)).cast("Q")
+            if len(ends) != self._size + 1:
+                self._sections.damaged()
+            self._ends = ends
+        return self._ends
+
+    def whole(self) -> bytes | memoryview:
+        """Every record, every chunk read (and checked) now, kept as one bytes-like object."""
+        if self._whole is None:
+            self._whole = self._sections.span(self._chunks)
+            if len(self._whole) != self.ends()[-1]:
+                self._sections.damaged()
+        return self._whole
+
+    def records(self, positions: Iterable[int]) -> list[bytes | memoryview]:
+        """The records of `positions` (bytes-like)."""
+        whole, ends = self.whole(), self.ends()
+        return [whole[ends[p]:ends[p + 1]] for p in positions]
+
+    def _part(self, i: int) -> list[Any]:
+        part = self._loaded[i]
+        if part is None:
+            raw, ends, first = self._sections.raw(*self._chunks[i]), self.ends(), i * CHUNK
+            base = ends[first]
+            part = self._loaded[i] = [raw[ends[p] - base:ends[p + 1] - base]
+                                      for p in range(first, min(first + CHUNK, self._size))]
+        return part
+
+    def materialize(self, keep: bool = True) -> list[Any]:
+        return list(map(split_record, self.records(range(self._size))))
+
+    def __getitem__(self, pos):
+        if self._whole is not None:
+            ends = self.ends()
+            return split_record(self._whole[ends[pos]:ends[pos + 1]])
+        return split_record(self._part(pos // CHUNK)[pos % CHUNK])
+
+
 class Postings(Mapping[str, bytes]):
     """A saved layer's postings, term -> bytes of positions, each read (and checked) when a
     query asks for its term: the hook reads the lists of its prompt's terms, not every list."""
@@ -248,6 +339,19 @@ class _Writer:
         self.parts.append(piece)
         self.size += len(piece)
         return at
+
+    def records(self, pieces: Sequence[tuple[str, str]]) -> tuple[list[tuple[int, int, int]], tuple[int, int, int]] | None:
+        """The JSON pieces as `Records`: its chunks and where each record ends; None (nothing
+        written) when one is not UTF-8 (a lone surrogate): the layer saves them as
+        marshalled pairs instead."""
+        try:
+            records = list(map(json_record, pieces))
+        except UnicodeEncodeError:
+            return None
+        ends = array("Q", [0])
+        ends.extend(accumulate(map(len, records)))
+        chunks = [self.raw(b"".join(records[i:i + CHUNK])) for i in range(0, len(records), CHUNK)]
+        return chunks, self.raw(ends.tobytes())
 
     def chunked(self, values: list[Any]) -> list[tuple[int, int, int]]:
         out = []
@@ -312,7 +416,9 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
             return None
         sections = _Sections(path, fd, HEADER + length, size)
         core = data["core"]
-        lists = [Chunks(sections, chunks, core["size"]) for chunks in data["sections"]]
+        lists: list[Chunks] = [Chunks(sections, chunks, core["size"]) for chunks in data["sections"]]
+        if data.get("records"):  # the JSON pieces as UTF-8 records
+            lists[3] = Records(sections, data["sections"][3], core["size"], data["records"])
         index = _index(core, lists, Postings(sections, data["postings"]))
         pane_at = tuple(data["pane"])
         index._pane = lambda: read_pane(sections.read(*pane_at))  # the TUI's panes ask for it
@@ -723,13 +829,16 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
     writer = _Writer()
     directory = {term: writer.raw(raw) for term, raw in sorted(postings.items())}
     pane = core.get("pane")
-    data = {"stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
+    data: dict[str, Any] = {"stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
             "layer": str(layer), "info": info, "core": {name: value for name, value in core.items() if name != "pane"},
             "postings": directory, "ids": writer.raw(marshal.dumps([row[_ID_AT] for row in lists[0]])),
             # the order the TUI's pane lists the entries in (a section of its own: only the TUI reads it)
             "pane": writer.raw(marshal.dumps(saved_pane(pane) if pane is not None else
                                              saved_pane(_index(core, lists, postings).pane()))),
-            "sections": [writer.chunked(values) for values in lists]}
+            "sections": [writer.chunked(values) for values in lists[:3]]}
+    records = writer.records(lists[3])
+    data["records"] = records[1] if records is not None else None  # where each record ends
+    data["sections"].append(records[0] if records is not None else writer.chunked(lists[3]))
     target = cache_path(paths, layer)
     try:
         body = marshal.dumps(data)

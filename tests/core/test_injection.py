@@ -513,6 +513,8 @@ def _fresh(paths: Paths, query: str) -> tuple[str, str]:
 
 
 def _json(r) -> str:
+    # `preview --json` to a pipe: the same JSON as UTF-8, from the saved records where they are
+    assert b"".join(r.json_bytes()) == r.to_json().encode()
     data = json.loads(r.to_json())
     data.pop("retrieval_ms")
     return json.dumps(data, ensure_ascii=False)
@@ -666,6 +668,7 @@ def test_to_json_is_json_dumps_of_as_dict(worked):
     assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
     r = build_injection(worked.workspace, "帮我优化数据库查询 vitest \"quoted\"", home=worked.home)  # from the saved state
     assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
+    assert b"".join(r.json_bytes()) == json.dumps(r.as_dict(), ensure_ascii=False).encode()
 
 
 def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
