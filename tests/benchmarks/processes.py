@@ -3,6 +3,10 @@ LARGE corpus (≈500 Markdown files, ≈3,000 entries, 50,000 conversation rows,
 them in this workspace) or a multiple of its rows:
 
     python -m tests.benchmarks.processes [--scale 1] [--repeats 9] [--keep DIR] [--json out.json]
+    python -m tests.benchmarks.processes --doc docs/performance.md [--corpora DIR] [--repeats 5]
+
+`--doc` measures every figure at ×1 and ×10 (and the TUI's, `tui_spawn`) and writes the
+figures table of docs/performance.md between its markers: the table is never edited by hand.
 
 Each figure is the median and p95 of `--repeats` spawns of the installed `memtui` console
 script (the command is printed beside it). Bytecode is compiled first and
@@ -210,10 +214,111 @@ def report(args: argparse.Namespace, results: dict, text: str) -> None:
         args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
+# ---------------------------------------------------------------------- docs/performance.md's table
+BEGIN, END = "<!-- figures: begin (python -m tests.benchmarks.processes --doc) -->", "<!-- figures: end -->"
+SCALES = (1, 10)
+# (figure, what it is, target at ×1, target at ×10); a target is (seconds of wall time, MB of peak RSS or None)
+ROWS: list[tuple[str, str, tuple[float, float | None] | None, tuple[float, float | None] | None]] = [
+    ("cold_preview", "cold first run: no prepared index, no parse cache (`preview`)", (2.0, None), (8.0, 400)),
+    ("warm_preview_json", "warm `preview --json`", (0.25, None), (0.5, 250)),
+    ("warm_preview_text", "warm `preview`", None, None),
+    ("warm_hook", "warm hook (`hook claude-code`)", (0.10, None), (0.15, None)),
+    ("hook_after_edit", "hook after one outside edit", (0.2, None), None),
+    ("preview_json_after_edit", "`preview --json` after one outside edit", (0.4, None), None),
+    ("hook_after_new_row", "hook after one new conversation row", (0.2, None), None),
+    ("preview_json_after_new_row", "`preview --json` after one new row", (0.4, None), None),
+    ("floor_python", "floor: `python -c pass`", None, None),
+    ("floor_hook_imports", "floor: the hook's imports", None, None),
+]
+TUI_ROWS: list[tuple[str, str, str, tuple[float | None, float | None]]] = [  # (key, what, unit, targets ×1, ×10)
+    ("spawn_to_first_preview_s", "TUI: spawn → first preview painted", "s", (1.0, 1.0)),
+    ("keystroke_p50_ms", "TUI: keystroke → preview painted, p50", "ms", (None, None)),
+    ("keystroke_p95_ms", "TUI: keystroke → preview painted, p95", "ms", (50, 50)),
+    ("cpu_per_key_ms", "TUI: CPU per key (all threads)", "ms", (None, None)),
+    ("peak_rss_mb", "TUI: peak RSS of the typing run", "MB", (150, 250)),
+    ("spawn_to_insights_s", "TUI: spawn → the doctor's findings in", "s", (2, 10)),
+]
+
+
+def _met(wall: float, rss: float, target: tuple[float, float | None] | None) -> str:
+    if target is None:
+        return ""
+    seconds, mb = target
+    text = f"≤ {seconds:g} s" + (f", ≤ {mb:g} MB" if mb is not None else "")
+    return text + (" ✓" if wall <= seconds and (mb is None or rss <= mb) else " ✗")
+
+
+def doc_table(results: dict[int, dict]) -> str:
+    """The figures table of docs/performance.md, from `--doc`'s results (one per scale)."""
+    head = " | ".join(f"×{k}: wall · CPU · peak RSS" for k in results)
+    lines = [f"| figure | {head} | target ×1 | target ×10 |", "|---|" + "---|" * (len(results) + 2)]
+    for name, what, *targets in ROWS:
+        cells, marks = [], []
+        for found in results.values():
+            fig = found["figures"].get(name)
+            cells.append("—" if fig is None else
+                         f"{fig['median_s']:.2f} s · {fig['cpu_median_s']:.2f} s · {fig['rss_max_mb']:.0f} MB")
+        for scale, target in zip(SCALES, targets):
+            fig = results.get(scale, {}).get("figures", {}).get(name)
+            marks.append("" if fig is None else _met(fig["median_s"], fig["rss_max_mb"], target))
+        lines.append(f"| {what} | {' | '.join(cells)} | {' | '.join(marks)} |")
+    for key, what, unit, tui_targets in TUI_ROWS:
+        cells, marks = [], []
+        for found in results.values():
+            value = found.get("tui", {}).get(key)
+            cells.append("—" if value is None else f"{value:.2f} {unit}" if unit == "s" else f"{value:.0f} {unit}")
+        for scale, target in zip(SCALES, tui_targets):
+            value = results.get(scale, {}).get("tui", {}).get(key)
+            ok = value is not None and target is not None and value <= target
+            marks.append("" if target is None or value is None else f"≤ {target:g} {unit}" + (" ✓" if ok else " ✗"))
+        lines.append(f"| {what} | {' | '.join(cells)} | {' | '.join(marks)} |")
+    corpora = "; ".join(f"×{k}: {v['corpus']['markdown_files']:,} Markdown files, {v['corpus']['conversation_rows']:,} "
+                        f"rows ({v['corpus']['rows_in_workspace']:,} in the workspace)" for k, v in results.items())
+    runs = "; ".join(f"×{k}: {v['repeats']} spawns per figure, TUI {v.get('tui_runs', 0)} runs" for k, v in results.items())
+    return "\n".join([BEGIN, "", *lines, "", f"Corpus: {corpora}. Medians ({runs}); CPU = user + system time of "
+                      "the process; peak RSS the largest of the spawns. Load average when it ran: "
+                      f"{os.getloadavg()[0]:.1f}.", "", END])
+
+
+def regenerate(doc: Path, corpora: Path, repeats: int, tui_runs: int, tui_keys: int) -> dict[int, dict]:
+    """Every figure at ×1 and ×10 (the corpora generated into `corpora`/x1 and /x10 once, then
+    reused), written into `doc` between its markers."""
+    from . import tui_spawn
+
+    results: dict[int, dict] = {}
+    for scale in SCALES:
+        args = argparse.Namespace(scale=scale, keep=corpora / f"x{scale}")
+        with large_corpus(args, "memtui-processes-") as paths:
+            found = {"corpus": counts(paths), "figures": measure(paths, repeats), "repeats": repeats,
+                     "tui_runs": tui_runs}
+            if tui_runs:
+                found["tui"] = tui_spawn.measure(str(paths.home), str(paths.workspace), tui_runs, tui_keys)
+        results[scale] = found
+        print(table({"scale": scale, **found}), flush=True)
+    text = doc.read_text(encoding="utf-8")
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + doc_table(results) + text[text.index(END) + len(END):]
+    else:
+        text += "\n" + doc_table(results) + "\n"
+    doc.write_text(text, encoding="utf-8")
+    return results
+
+
 def main() -> None:
-    parser = arguments(__doc__, 9, "multiply the conversation rows (10: 500,000)")
+    parser = arguments(__doc__, 9, "multiply the Markdown files and the conversation rows (10: 5,000 files, 500,000 rows)")
     parser.add_argument("--only", action="append", help="just this figure (warm_hook, warm_preview_json, ...)")
+    parser.add_argument("--doc", type=Path, help="measure ×1 and ×10 (corpora in --corpora) and write the table "
+                                                 "into this file (docs/performance.md)")
+    parser.add_argument("--corpora", type=Path, default=Path(tempfile.gettempdir()) / "memtui-corpora",
+                        help="with --doc: where the ×1 and ×10 corpora are generated once and reused")
+    parser.add_argument("--tui-runs", type=int, default=3, help="with --doc: TUI spawns per scale (0: none)")
+    parser.add_argument("--tui-keys", type=int, default=40, help="with --doc: keys typed per TUI spawn")
     args = parser.parse_args()
+    if args.doc:
+        results = regenerate(args.doc, args.corpora, args.repeats, args.tui_runs, args.tui_keys)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        return
     with large_corpus(args, "memtui-processes-") as paths:
         results = {"scale": args.scale, "corpus": counts(paths), "figures": measure(paths, args.repeats, set(args.only or ()))}
     report(args, results, table(results))
