@@ -71,7 +71,7 @@ from .rows import conversation_columns, conversation_state
 
 log = logging.getLogger("memtui.prepared")
 
-FORMAT = 9  # bump when what is saved changes
+FORMAT = 10  # bump when what is saved changes
 MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
@@ -152,7 +152,35 @@ def _generation(paths: Paths, create: bool = False) -> int | str:
 
 
 # ---------------------------------------------------------------------- sections
-CHUNK = 512  # positions per saved chunk of rows or shown values
+CHUNK = 64  # positions per saved chunk of rows, shown values, lines or JSON: the hook reads a few dozen chunks
+
+
+class ChunkTable(Sequence[tuple[int, int, int]]):
+    """Where a saved list's chunks are, (offset, length, crc32) each, kept as two arrays (as
+    saved: read without a tuple per chunk; a layer of 365,000 entries has 5,700 per list)."""
+
+    def __init__(self, starts: bytes, crcs: bytes):
+        self._starts = memoryview(starts).cast("Q")  # each chunk's offset, then where the last one ends
+        self._crcs = memoryview(crcs).cast("I")
+        if len(self._starts) != len(self._crcs) + 1:
+            raise ValueError("a chunk table's arrays do not match")
+
+    @staticmethod
+    def saved(chunks: Sequence[tuple[int, int, int]]) -> tuple[bytes, bytes]:
+        """The table of `chunks` (one after the other, as `_Writer` writes them) as saved."""
+        starts = array("Q", [offset for offset, _, _ in chunks])
+        starts.append(chunks[-1][0] + chunks[-1][1] if chunks else 0)
+        return starts.tobytes(), array("I", [crc for _, _, crc in chunks]).tobytes()
+
+    def __len__(self) -> int:
+        return len(self._crcs)
+
+    def __getitem__(self, i):
+        if i < 0:
+            i += len(self._crcs)
+        if not 0 <= i < len(self._crcs):
+            raise IndexError(i)
+        return self._starts[i], self._starts[i + 1] - self._starts[i], self._crcs[i]
 
 
 class DamagedPreparedIndex(RuntimeError):
@@ -215,7 +243,7 @@ class Chunks(Sequence[Any]):
     """A saved list read back a chunk at a time, on first use: the hook reads the few entries
     it injects, `--json` all of them."""
 
-    def __init__(self, sections: _Sections, chunks: list[tuple[int, int, int]], size: int):
+    def __init__(self, sections: _Sections, chunks: Sequence[tuple[int, int, int]], size: int):
         self._sections = sections
         self._chunks = chunks
         self._loaded: list[list[Any] | None] = [None] * len(chunks)
@@ -258,7 +286,7 @@ class Records(Chunks):
     the records of every chunk taken as one). Read back as the (before, after) pairs `Chunks`
     gives, or as the records themselves (`records`), to be written as bytes (`preview --json`)."""
 
-    def __init__(self, sections: _Sections, chunks: list[tuple[int, int, int]], size: int,
+    def __init__(self, sections: _Sections, chunks: Sequence[tuple[int, int, int]], size: int,
                  ends: tuple[int, int, int]):
         super().__init__(sections, chunks, size)
         self._ends_at = ends
@@ -416,9 +444,10 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
             return None
         sections = _Sections(path, fd, HEADER + length, size)
         core = data["core"]
-        lists: list[Chunks] = [Chunks(sections, chunks, core["size"]) for chunks in data["sections"]]
+        tables = [ChunkTable(*saved) for saved in data["sections"]]
+        lists: list[Chunks] = [Chunks(sections, chunks, core["size"]) for chunks in tables]
         if data.get("records"):  # the JSON pieces as UTF-8 records
-            lists[3] = Records(sections, data["sections"][3], core["size"], data["records"])
+            lists[3] = Records(sections, tables[3], core["size"], data["records"])
         index = _index(core, lists, Postings(sections, data["postings"]))
         pane_at = tuple(data["pane"])
         index._pane = lambda: read_pane(sections.read(*pane_at))  # the TUI's panes ask for it
@@ -835,10 +864,10 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
             # the order the TUI's pane lists the entries in (a section of its own: only the TUI reads it)
             "pane": writer.raw(marshal.dumps(saved_pane(pane) if pane is not None else
                                              saved_pane(_index(core, lists, postings).pane()))),
-            "sections": [writer.chunked(values) for values in lists[:3]]}
+            "sections": [ChunkTable.saved(writer.chunked(values)) for values in lists[:3]]}
     records = writer.records(lists[3])
     data["records"] = records[1] if records is not None else None  # where each record ends
-    data["sections"].append(records[0] if records is not None else writer.chunked(lists[3]))
+    data["sections"].append(ChunkTable.saved(records[0] if records is not None else writer.chunked(lists[3])))
     target = cache_path(paths, layer)
     try:
         body = marshal.dumps(data)
