@@ -839,7 +839,9 @@ class _Plan:
                 passing = floats.passing(gate, held)
             else:
                 # per distinct number of shared terms (a few), not per candidate (tens of thousands)
-                passing = sum(k for v, k in Counter(shared.values()).items() if passes_gate(share(v, nq), gate))
+                histogram = getattr(shared, "histogram", None)  # counted from bitmaps (`LevelCounts`)
+                passing = sum(k for v, k in (histogram() if histogram is not None else Counter(shared.values())).items()
+                              if passes_gate(share(v, nq), gate))
                 if held and nq:
                     passing -= sum(1 for p in held if passes_gate(share(shared.get(p, 0), nq), gate))
             capped = passing if limit is None else min(passing, max(limit, 0))
@@ -984,7 +986,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
         floats = None
         if layer_extra is None:
             live = shared if not held else {p: n for p, n in shared.items() if p not in held}
-            any_passing |= bool(n_live) and passes_gate(share(max(live.values(), default=0), len(q)), gate)
+            any_passing |= bool(n_live) and passes_gate(share(most_shared(live), len(q)), gate)
         else:  # §13: max(keyword, semantic), the order decayed
             floats = floated[layer] = FloatScores(view, shared, q, layer_extra)
             any_passing |= bool(n_live) and passes_gate(floats.best(held), gate)
@@ -1009,6 +1011,12 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     result.chars = len(result.text)
     result.disabled_reason = disabled_reason(result.count, failed_layers >= set(LAYERS), any_candidates, any_passing)
     return _finish(result, started)
+
+
+def most_shared(shared: Mapping[int, int]) -> int:
+    """`max(shared.values(), default=0)`; kept by a mapping of bitmaps (`LevelCounts.top`)."""
+    top = getattr(shared, "top", None)
+    return int(top()) if top is not None else max(shared.values(), default=0)
 
 
 def held_back(view: LayerCandidates, unreviewed: frozenset[str], expired: frozenset[str],

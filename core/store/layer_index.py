@@ -24,6 +24,7 @@ from typing import Any, cast, overload
 from ..injection import LineMaker, Made, Shown, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
 from ..relevance import terms_of
+from .level_counts import LevelCounts, bitmap
 
 log = logging.getLogger("memtui.injection")
 
@@ -328,6 +329,8 @@ class LayerIndex:
     share a term with it. Built from entries (a store snapshot) or from a saved state (the
     prepared index of `core.store.prepared`): the rule reads both the same way."""
 
+    BITMAP_MIN = 20_000  # active entries from which a query's counts are kept as bitmaps (`LevelCounts`)
+
     def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: Mapping[str, Sequence[int] | bytes],
                  archived_terms: list[Iterable[str]], entries: list[Entry | None], rows: Sequence[tuple[Any, ...]] | None = None,
                  shown: Sequence[SavedShown] | None = None, made: dict[tuple[int, bool], Sequence[SavedMade]] | None = None,
@@ -356,6 +359,8 @@ class LayerIndex:
         self._pane: PaneState | Callable[[], PaneState] | None = None
         self._scoped: dict[int, tuple[str, ...]] | None = None  # SPEC §16: saved, or found when first asked for
         self._expiring: dict[str, float] | None = None  # §18: saved, or found when first asked for
+        # the bitmaps (`level_counts.bitmap`, little-endian bytes) of the frequent terms, saved beside the postings
+        self.bitmaps: Mapping[str, bytes] = {}
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None,
@@ -597,19 +602,32 @@ class LayerIndex:
 
     # ------------------------------------------------------------------ the query
     def shared(self, q: frozenset[str]) -> Mapping[int, int]:
-        """position -> |Q ∩ M| for every active entry sharing a term with the query."""
+        """position -> |Q ∩ M| for every active entry sharing a term with the query; for a
+        layer of `BITMAP_MIN` active entries or more, as bitmaps (`LevelCounts`)."""
         postings = self.postings
+        if self.n_active >= self.BITMAP_MIN:
+            return LevelCounts([self._bits(t) for t in q if t in postings])
         found: Iterable[Iterable[int]] = (postings[t] for t in q if t in postings)
         if self._packed:  # saved as bytes of native ints: read only the query's terms
             found = (memoryview(b).cast("i") for b in found)  # type: ignore[arg-type]
         return Counter(chain.from_iterable(found))  # counted in C
+
+    def _bits(self, term: str) -> int:
+        saved = self.bitmaps.get(term)
+        if saved is not None:
+            return int.from_bytes(saved, "little")
+        return bitmap(_as_ints(self.postings[term]), self.n_active)
 
     def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[tuple[int, Sequence[int]]]:
         """Active positions in §5 order (importance, score desc, then base order) as runs of one
         `|Q ∩ M|`: (count, positions). With `scored_only`, only the positions with a count.
         Within an importance group the positions of one count are found in C (a pass over the
         counts per count value, only as far as the walk goes), and the unscored ones are the
-        group's range less the scored: no per-position sorting key."""
+        group's range less the scored: no per-position sorting key. From bitmaps
+        (`LevelCounts`), each count's positions in a group come out of its bitmap."""
+        if isinstance(counts, LevelCounts):
+            yield from counts.in_order(self.groups, scored_only)
+            return
         levels = sorted(set(counts.values()), reverse=True)
         found: dict[int, list[int]] = {}  # count -> its positions, ascending (over the whole layer)
 

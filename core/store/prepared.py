@@ -67,11 +67,12 @@ from .layer_index import (
     splice,
     split_record,
 )
+from .level_counts import bitmap
 from .rows import conversation_columns, conversation_state
 
 log = logging.getLogger("memtui.prepared")
 
-FORMAT = 10  # bump when what is saved changes
+FORMAT = 11  # bump when what is saved changes
 MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
@@ -449,6 +450,7 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
         if data.get("records"):  # the JSON pieces as UTF-8 records
             lists[3] = Records(sections, tables[3], core["size"], data["records"])
         index = _index(core, lists, Postings(sections, data["postings"]))
+        index.bitmaps = Postings(sections, data["bitmaps"])
         pane_at = tuple(data["pane"])
         index._pane = lambda: read_pane(sections.read(*pane_at))  # the TUI's panes ask for it
         return SavedLayer(index, data, sections)
@@ -857,10 +859,17 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
             return  # a bad file just changed: nothing to hash it against later
     writer = _Writer()
     directory = {term: writer.raw(raw) for term, raw in sorted(postings.items())}
+    n_active = core["n_active"]
+    bitmaps = {}  # a frequent term's bitmap (fewer bytes than its positions): a query's counts in a few int operations
+    if n_active >= LayerIndex.BITMAP_MIN:
+        for term, raw in sorted(postings.items()):
+            if len(raw) * 8 >= n_active:  # at least one active entry in 32 has it
+                bits = bitmap(memoryview(raw).cast("i"), n_active)
+                bitmaps[term] = writer.raw(bits.to_bytes((n_active + 7) // 8, "little"))
     pane = core.get("pane")
     data: dict[str, Any] = {"stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
             "layer": str(layer), "info": info, "core": {name: value for name, value in core.items() if name != "pane"},
-            "postings": directory, "ids": writer.raw(marshal.dumps([row[_ID_AT] for row in lists[0]])),
+            "postings": directory, "bitmaps": bitmaps, "ids": writer.raw(marshal.dumps([row[_ID_AT] for row in lists[0]])),
             # the order the TUI's pane lists the entries in (a section of its own: only the TUI reads it)
             "pane": writer.raw(marshal.dumps(saved_pane(pane) if pane is not None else
                                              saved_pane(_index(core, lists, postings).pane()))),
