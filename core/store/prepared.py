@@ -31,6 +31,7 @@ What changed since it was saved is otherwise taken in, never rebuilt:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import marshal
@@ -121,8 +122,10 @@ def cache_path(paths: Paths, layer: str) -> Path:
     return paths.home / "cache" / f"{cache_name(paths)}-{layer}.bin"
 
 
+@functools.cache
 def code_stamp() -> str:
-    """Changes with any source file of memtui's core (terms, parsing, redaction, the engine)."""
+    """Changes with any source file of memtui's core (terms, parsing, redaction, the engine);
+    found once per process (the code it runs is the code it imported)."""
     h = hashlib.sha256(f"{FORMAT} {sys.version}".encode())
     for folder in (_CORE, _CORE / "store"):
         try:
