@@ -922,7 +922,7 @@ class PatchedLayer:
 
     def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> Iterator[bytes] | None:
         """`LayerIndex.candidate_json_bytes`: the saved layer's records where they are."""
-        records = getattr(self.base._frags.get(maker.key), "records", None)
+        records = getattr(self.base._frags.get(maker.key), "each", None)
         if records is None:
             return None
         base, at = self.base, self._at

@@ -45,7 +45,8 @@ import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
+from itertools import accumulate, compress, count
+from operator import add, ne
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -84,6 +85,7 @@ MAX_SAVED_BYTES = 1 << 34  # a saved layer bigger than this is not one of ours
 _CORE = Path(__file__).resolve().parent.parent
 _PATH_AT = ENTRY_FIELDS.index("path")
 _ID_AT = ENTRY_FIELDS.index("id")
+_NEXT = functools.partial(add, 1)
 
 
 @dataclass
@@ -314,10 +316,22 @@ class Records(Chunks):
                 self._sections.damaged()
         return self._whole
 
-    def records(self, positions: Iterable[int]) -> list[bytes | memoryview]:
-        """The records of `positions` (bytes-like)."""
+    def each(self, positions: Iterable[int]) -> list[bytes | memoryview]:
+        """The record of each of `positions`, bytes-like."""
         whole, ends = self.whole(), self.ends()
         return [whole[ends[p]:ends[p + 1]] for p in positions]
+
+    def records(self, positions: Sequence[int]) -> list[bytes | memoryview]:
+        """The records of `positions` (ascending), bytes-like: those of consecutive positions
+        as one slice (they are one after the other in the run)."""
+        whole, ends = self.whole(), self.ends()
+        if len(positions) < 2:
+            return [whole[ends[p]:ends[p + 1]] for p in positions]
+        # where a run of consecutive positions starts and ends, found in C
+        breaks = list(map(ne, positions[1:], map(_NEXT, positions)))
+        firsts = [positions[0], *compress(positions[1:], breaks)]
+        lasts = [*compress(positions, breaks), positions[-1]]
+        return [whole[ends[a]:ends[b + 1]] for a, b in zip(firsts, lasts)]
 
     def _part(self, i: int) -> list[Any]:
         part = self._loaded[i]
@@ -329,7 +343,7 @@ class Records(Chunks):
         return part
 
     def materialize(self, keep: bool = True) -> list[Any]:
-        return list(map(split_record, self.records(range(self._size))))
+        return list(map(split_record, self.each(range(self._size))))
 
     def __getitem__(self, pos):
         if self._whole is not None:
@@ -415,7 +429,7 @@ class SavedLayer:
     def positions(self, ids: frozenset[str]) -> list[int]:
         """The positions of the entries whose id is in `ids` (the ids are a section of their
         own, read only to take changed rows in; no map of every id is made)."""
-        return [pos for pos, entry_id in enumerate(self.sections.read(*self.saved["ids"])) if entry_id in ids]
+        return list(compress(count(), map(ids.__contains__, self.sections.read(*self.saved["ids"]))))
 
     def close(self) -> None:
         self.sections.close()
