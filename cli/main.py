@@ -232,14 +232,21 @@ def preview(obj: Ctx, query: str, as_json: bool, target: str | None, now: str | 
             raise click.BadParameter(f"{now!r} is not an ISO 8601 time ({exc})", param_hint="--now") from exc
     if as_json:
         # compact, each candidate pre-rendered: the list can hold tens of thousands of entries
-        from memtui.core.assistants.delivery import injection_json
+        from memtui.core.assistants.delivery import injection_json, injection_json_bytes
 
-        pieces = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at,
-                                files=in_context)
-        tty = sys.stdout.isatty()
-        for piece in pieces:  # written as they are: never joined into one string of tens of megabytes
-            click.echo(json_for_terminal(piece) if tty else piece, nl=False, color=True)
-        click.echo("", color=True)
+        if sys.stdout.isatty():
+            pieces = injection_json(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at,
+                                    files=in_context)
+            for piece in pieces:  # written as they are: never joined into one string of tens of megabytes
+                click.echo(json_for_terminal(piece), nl=False, color=True)
+            click.echo("", color=True)
+        else:  # to a pipe: UTF-8 bytes, made as they are written
+            out = sys.stdout.buffer
+            for raw in injection_json_bytes(obj.paths.workspace, query, home=obj.paths.home, target=target, now=at,
+                                            files=in_context):
+                out.write(raw)
+            out.write(b"\n")
+            out.flush()
     else:
         result = build_injection(obj.paths.workspace, query, home=obj.paths.home, now=at, files=in_context)
         if target is not None:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import groupby
 from operator import itemgetter
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer, RetrievalStatus
 from .outbound import redact_line as redact
@@ -255,6 +255,11 @@ class LayerCandidates(Protocol):
         """`candidate_json` of each of `positions`, when kept ready (else None)."""
         ...
 
+    def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> Iterable[bytes] | None:
+        """`", ".join(before + middle + after)` of `positions`' JSON pieces, UTF-8, in pieces,
+        when kept ready as bytes (else None)."""
+        ...
+
     def preload(self, maker: LineMaker, as_json: bool) -> None:
         """Get ready to produce every candidate's JSON (`as_json`) or line: read what is saved at once."""
         ...
@@ -319,6 +324,9 @@ class EntryLayer:
         return None
 
     def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> None:
+        return None
+
+    def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> None:
         return None
 
     def preload(self, maker: LineMaker, as_json: bool) -> None:
@@ -605,50 +613,67 @@ class InjectionResult:
         Everything is read before the list is returned (a damaged section raises here)."""
         if self.strengths is not None:  # §18: every candidate made whole (decay read every entry anyway)
             return [json.dumps(self.as_dict(), ensure_ascii=False)]
+        self._preload()
+        return cast(list[str], list(self._json_parts(utf8=False)))
+
+    def json_bytes(self) -> Iterator[bytes]:
+        """`to_json()` as UTF-8 (a lone surrogate as `surrogateescape` writes it), in pieces
+        made as they are written: a layer's candidates kept as UTF-8 records are joined as
+        bytes, never decoded, and never all held at once. What is saved is read (and checked:
+        a damaged section raises) before this returns."""
+        if self.strengths is not None:
+            return iter([json.dumps(self.as_dict(), ensure_ascii=False).encode("utf-8", "surrogateescape")])
+        self._preload()
+        return cast(Iterator[bytes], self._json_parts(utf8=True))
+
+    def _preload(self) -> None:
+        if self._candidates is None and self._plan is not None:
+            for view, _, _ in self._plan.layers:
+                view.preload(self._plan.maker, as_json=True)
+
+    def _json_parts(self, utf8: bool) -> Iterator[str | bytes]:
+        """The pieces of `to_json()`, as text or (`utf8`) as bytes."""
+        def text(piece: str) -> str | bytes:
+            return piece.encode("utf-8", "surrogateescape") if utf8 else piece
+
+        sep = text(", ")
         head = json.dumps(self.as_dict(candidates=False), ensure_ascii=False)
-        pieces: list[str] = [head[:-1] + ', "candidates": [']
-        append = pieces.append
+        yield text(head[:-1] + ', "candidates": [')
+        first = True
         if self._candidates is not None or self._plan is None:
             for c in self.iter_candidates():
-                append(json.dumps(c.as_dict(), ensure_ascii=False))
-                append(", ")
-            if len(pieces) > 1:
-                pieces.pop()
+                if not first:
+                    yield sep
+                first = False
+                yield text(json.dumps(c.as_dict(), ensure_ascii=False))
         else:
             maker = self._plan.maker
             scores: dict[float, str] = {}  # few distinct scores: format each once
-            for view, _, _ in self._plan.layers:
-                view.preload(maker, as_json=True)
             for view, run, score, status, parts in self._plan.runs():
                 if not run:
                     continue
                 shown = scores.get(score)
                 if shown is None:
                     shown = scores[score] = json.dumps(score)
+                middle = shown + ', "status": "' + status
+                if not first:
+                    yield sep
+                first = False
+                if status != OUT_OF_SCOPE and parts is None and utf8:  # each candidate's JSON around `middle`
+                    ready_bytes = view.candidate_json_bytes(run, maker, middle.encode())
+                    if ready_bytes is not None:
+                        yield from ready_bytes
+                        continue
                 ready = view.candidate_jsons(run, maker) if status != OUT_OF_SCOPE else None
                 if ready is None:  # (an out-of-scope candidate has its reason too)
-                    for pos in run:
-                        append(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(), ensure_ascii=False))
-                        append(", ")
+                    yield text(", ".join(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(),
+                                                    ensure_ascii=False) for pos in run))
                 elif parts is None:  # each candidate: its JSON before the score, score and status, its JSON after
-                    append(", ".join(map((shown + ', "status": "' + status).join, ready)))
-                    append(", ")
-                else:
-                    for before, after in ready:  # hybrid retrieval: the two scores follow (`candidate_fields`)
-                        append(before)
-                        append(shown)
-                        append(', "keyword": ')
-                        append(json.dumps(parts[0]))
-                        append(', "semantic": ')
-                        append(json.dumps(parts[1]))
-                        append(', "status": "')
-                        append(status)
-                        append(after)
-                        append(", ")
-            if len(pieces) > 1:
-                pieces.pop()
-        append("]}")
-        return pieces
+                    yield text(", ".join(map(middle.join, ready)))
+                else:  # hybrid retrieval: the two scores follow (`candidate_fields`)
+                    middle = f'{shown}, "keyword": {json.dumps(parts[0])}, "semantic": {json.dumps(parts[1])}, "status": "{status}'
+                    yield text(", ".join(map(middle.join, ready)))
+        yield text("]}")
 
 
 # ---------------------------------------------------------------------- 10. Budget
@@ -814,7 +839,9 @@ class _Plan:
                 passing = floats.passing(gate, held)
             else:
                 # per distinct number of shared terms (a few), not per candidate (tens of thousands)
-                passing = sum(k for v, k in Counter(shared.values()).items() if passes_gate(share(v, nq), gate))
+                histogram = getattr(shared, "histogram", None)  # counted from bitmaps (`LevelCounts`)
+                passing = sum(k for v, k in (histogram() if histogram is not None else Counter(shared.values())).items()
+                              if passes_gate(share(v, nq), gate))
                 if held and nq:
                     passing -= sum(1 for p in held if passes_gate(share(shared.get(p, 0), nq), gate))
             capped = passing if limit is None else min(passing, max(limit, 0))
@@ -959,7 +986,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
         floats = None
         if layer_extra is None:
             live = shared if not held else {p: n for p, n in shared.items() if p not in held}
-            any_passing |= bool(n_live) and passes_gate(share(max(live.values(), default=0), len(q)), gate)
+            any_passing |= bool(n_live) and passes_gate(share(most_shared(live), len(q)), gate)
         else:  # §13: max(keyword, semantic), the order decayed
             floats = floated[layer] = FloatScores(view, shared, q, layer_extra)
             any_passing |= bool(n_live) and passes_gate(floats.best(held), gate)
@@ -984,6 +1011,12 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     result.chars = len(result.text)
     result.disabled_reason = disabled_reason(result.count, failed_layers >= set(LAYERS), any_candidates, any_passing)
     return _finish(result, started)
+
+
+def most_shared(shared: Mapping[int, int]) -> int:
+    """`max(shared.values(), default=0)`; kept by a mapping of bitmaps (`LevelCounts.top`)."""
+    top = getattr(shared, "top", None)
+    return int(top()) if top is not None else max(shared.values(), default=0)
 
 
 def held_back(view: LayerCandidates, unreviewed: frozenset[str], expired: frozenset[str],

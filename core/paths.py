@@ -248,7 +248,15 @@ def is_inside(path: Path, root: Path) -> bool:
 
 
 def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path], list[Problem]]:
-    """Every `*.md` under `root`, recursively, sorted by root-relative path.
+    """Every `*.md` under `root`, recursively, sorted by root-relative path (`memory_file_names`,
+    as paths)."""
+    names, problems = memory_file_names(root, within)
+    return list(map(Path, names)), problems
+
+
+def memory_file_names(root: Path, within: Path | None = None) -> tuple[list[str], list[Problem]]:
+    """Every `*.md` under `root`, recursively, sorted by root-relative path, each as the
+    text of its path (`str(path)`: a check of thousands of files makes no Path of each).
 
     Skips any path with a component starting with `.`; follows a symlink (file or
     directory) only when its target resolves inside the root, reporting the others;
@@ -260,7 +268,7 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
     its source.
     Returns the files and the problems found.
     """
-    files: list[Path] = []
+    files: list[str] = []
     problems: list[Problem] = []
     if within is not None:
         reason = root_reason(root, within)
@@ -271,19 +279,19 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
     real_root = root.resolve()
     seen_dirs: set[Path] = set()
     seen_files: set[str] = set()  # real paths
-    found: list[tuple[str, Path]] = []  # (root-relative posix path, path)
+    found: list[tuple[str, str]] = []  # (root-relative posix path, path)
     linked: list[tuple[Path, str, Path, bool]] = []  # (path, relative, target, is_dir), followed after real paths
 
-    def not_a_file(path: Path, mode: int) -> None:
-        problems.append(Problem(str(path), f"is {file_kind(mode)}, not a regular file; skipped, not opened"))
+    def not_a_file(path: str, mode: int) -> None:
+        problems.append(Problem(path, f"is {file_kind(mode)}, not a regular file; skipped, not opened"))
 
-    def bad_name(path: Path, is_dir: bool) -> bool:
+    def bad_name(path: str, name: str, is_dir: bool) -> bool:
         """A name that is not UTF-8 cannot be stored, hashed or printed as text: the file
         (or folder, with what is in it) is reported, under its escaped name, and skipped."""
-        if path_text(path.name) == path.name:
+        if name.isascii() or path_text(name) == name:
             return False
         what = "folder name is not UTF-8; skipped with its contents" if is_dir else "file name is not UTF-8; skipped"
-        problems.append(Problem(str(path), f"{what} (rename it to use it)"))
+        problems.append(Problem(path, f"{what} (rename it to use it)"))
         return True
 
     def opened(directory: Path, rel: str, real: str | None = None) -> tuple[Iterator[os.DirEntry[str]], str, str] | None:
@@ -323,32 +331,33 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
     def visit(child: os.DirEntry[str], real_prefix: str, rel: str) -> tuple[Iterator[os.DirEntry[str]], str, str] | None:
         """One child of a folder being walked: recorded, reported or skipped; a folder to
         walk next is returned."""
-        if child.name.startswith("."):
+        name = child.name
+        if name.startswith("."):
             return None
-        path = Path(child.path)
-        is_md = child.name.endswith(".md")
+        path = child.path  # str(Path(child.path)): the folder's path is a Path's text, the name has no separator
+        is_md = name.endswith(".md")
         if child.is_symlink():
             try:
-                target = path.resolve(strict=True)
+                target = Path(path).resolve(strict=True)
                 mode = os.stat(target).st_mode
             except (OSError, RuntimeError):
                 if is_md:
-                    problems.append(Problem(str(path), "broken symlink or symlink loop; not followed"))
+                    problems.append(Problem(path, "broken symlink or symlink loop; not followed"))
                 return None
             if not is_inside(target, real_root):
                 if is_md or stat.S_ISDIR(mode):
                     problems.append(
-                        Problem(str(path), "symlink target is outside the memory root; not followed")
+                        Problem(path, "symlink target is outside the memory root; not followed")
                     )
                 return None
             if is_md and not stat.S_ISREG(mode):
                 not_a_file(path, mode)
-            elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
+            elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, name, stat.S_ISDIR(mode)):
                 return None
             elif stat.S_ISDIR(mode):
-                linked.append((path, rel + child.name, target, True))
+                linked.append((Path(path), rel + name, target, True))
             elif is_md:
-                linked.append((path, rel + child.name, target, False))
+                linked.append((Path(path), rel + name, target, False))
             return None
         try:
             # the directory entry's type answers without a system call for the usual
@@ -361,17 +370,17 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
                 mode = child.stat(follow_symlinks=False).st_mode
         except OSError as exc:
             if is_md:
-                problems.append(Problem(str(path), f"cannot read: {exc.strerror or exc}"))
+                problems.append(Problem(path, f"cannot read: {exc.strerror or exc}"))
             return None
         if is_md and not stat.S_ISREG(mode):
             not_a_file(path, mode)
-        elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, stat.S_ISDIR(mode)):
+        elif (is_md or stat.S_ISDIR(mode)) and bad_name(path, name, stat.S_ISDIR(mode)):
             return None
         elif stat.S_ISDIR(mode):
-            return opened(path, rel + child.name + "/", real_prefix + child.name)
+            return opened(Path(path), rel + name + "/", real_prefix + name)
         elif is_md:
-            seen_files.add(real_prefix + child.name)  # not a symlink, in a resolved folder: its real path
-            found.append((rel + child.name, path))
+            seen_files.add(real_prefix + name)  # not a symlink, in a resolved folder: its real path
+            found.append((rel + name, path))
         return None
 
     walk(root, "")
@@ -383,7 +392,7 @@ def iter_memory_files(root: Path, within: Path | None = None) -> tuple[list[Path
             walk(path, rel + "/")
         elif str(target) not in seen_files:
             seen_files.add(str(target))
-            found.append((rel, path))
+            found.append((rel, str(path)))
     # sorted by root-relative path (the names are UTF-8: the others were skipped above)
     found.sort(key=itemgetter(0))
     files += [path for _, path in found]

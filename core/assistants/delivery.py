@@ -8,7 +8,7 @@ all go through `for_target`, so what they show is what the assistant receives.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from . import Target
@@ -54,6 +54,24 @@ def files_of(target: Target | str) -> HookFiles:
 def for_target(result: InjectionResult, target: Target | str | None) -> InjectionResult:
     """`result` as `target` receives it (unchanged for None: Muse itself)."""
     return result if target is None else fit(result, protocol(target))
+
+
+def injection_json_bytes(workspace: str | Path | None, query: str, home: str | Path | None = None,
+                         target: Target | str | None = None, now: float | None = None,
+                         files: tuple[str, ...] = ()) -> Iterator[bytes]:
+    """`injection_json` as UTF-8 (`InjectionResult.json_bytes`), made as it is written: what
+    the prepared index holds is read and checked before this returns (a damaged section
+    found then is removed and the answer built again, as `injection_json` does)."""
+    import logging
+
+    from ..serve import build_injection
+    from ..store.prepared import DamagedPreparedIndex
+
+    try:
+        return for_target(build_injection(workspace, query, home=home, now=now, files=files), target).json_bytes()
+    except DamagedPreparedIndex as exc:
+        logging.getLogger("memtui.injection").warning("%s", exc)
+        return for_target(build_injection(workspace, query, home=home, now=now, files=files), target).json_bytes()
 
 
 RECORD_WAIT_MS = 200  # how long the hook's history record waits for another writer of muse.db

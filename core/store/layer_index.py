@@ -24,6 +24,7 @@ from typing import Any, cast, overload
 from ..injection import LineMaker, Made, Shown, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
 from ..relevance import terms_of
+from .level_counts import LevelCounts, bitmap
 
 log = logging.getLogger("memtui.injection")
 
@@ -168,6 +169,33 @@ def json_pieces(layer: str, shown: Shown | SavedShown, made: Made | SavedMade) -
     return whole[: at + len(', "score": ')], whole[at + len(_SPLIT_AT):]
 
 
+RECORD_SEP = b", "  # ends each saved JSON record: the separator between two candidates
+RUN_BATCH = 8192  # candidates joined into one piece of `preview --json`
+
+
+def json_record(pieces: tuple[str, str]) -> bytes:
+    """A candidate's two JSON pieces (`json_pieces`) as one UTF-8 record: joined by a NUL
+    (never in JSON text: control characters are escaped) and followed by `RECORD_SEP`;
+    UnicodeEncodeError for a lone surrogate."""
+    return pieces[0].encode() + b"\x00" + pieces[1].encode() + RECORD_SEP
+
+
+def split_record(record: bytes | memoryview) -> tuple[str, str]:
+    """`json_record`'s pieces again."""
+    before, after = bytes(record[:-len(RECORD_SEP)]).decode().split("\x00")
+    return before, after
+
+
+def json_run(records: Callable[[Sequence[int]], list[bytes | memoryview]], positions: Sequence[int],
+             middle: bytes) -> Iterator[bytes]:
+    """`", ".join(before + middle + after)` of the candidates at `positions`, UTF-8, from
+    their records (`records` gives those of some positions), in pieces of `RUN_BATCH`
+    candidates (`middle`: the score and status between a candidate's pieces)."""
+    for i in range(0, len(positions), RUN_BATCH):
+        part = b"".join(records(positions[i:i + RUN_BATCH])).replace(b"\x00", middle)
+        yield part if i + RUN_BATCH < len(positions) else part[:-len(RECORD_SEP)]
+
+
 def json_pieces_many(layer: str, shown: Sequence[Shown | SavedShown], made: Sequence[Made | SavedMade]) -> list[tuple[str, str]]:
     """`[json_pieces(layer, s, m) for s, m in zip(shown, made)]`: when every field is of the
     type the encoder writes as `json_pieces` does (checked over whole columns, in C), written
@@ -301,6 +329,8 @@ class LayerIndex:
     share a term with it. Built from entries (a store snapshot) or from a saved state (the
     prepared index of `core.store.prepared`): the rule reads both the same way."""
 
+    BITMAP_MIN = 20_000  # active entries from which a query's counts are kept as bitmaps (`LevelCounts`)
+
     def __init__(self, layer: str, n_active: int, rank: Sequence[int], postings: Mapping[str, Sequence[int] | bytes],
                  archived_terms: list[Iterable[str]], entries: list[Entry | None], rows: Sequence[tuple[Any, ...]] | None = None,
                  shown: Sequence[SavedShown] | None = None, made: dict[tuple[int, bool], Sequence[SavedMade]] | None = None,
@@ -329,6 +359,8 @@ class LayerIndex:
         self._pane: PaneState | Callable[[], PaneState] | None = None
         self._scoped: dict[int, tuple[str, ...]] | None = None  # SPEC §16: saved, or found when first asked for
         self._expiring: dict[str, float] | None = None  # §18: saved, or found when first asked for
+        # the bitmaps (`level_counts.bitmap`, little-endian bytes) of the frequent terms, saved beside the postings
+        self.bitmaps: Mapping[str, bytes] = {}
 
     @classmethod
     def from_entries(cls, layer: str, entries: Sequence[Entry], lines: LineCache | None = None,
@@ -509,6 +541,14 @@ class LayerIndex:
             return map(frags.__getitem__, positions)
         return [json_pieces(self.layer, self.shown(p), self.made(p, maker)) for p in positions]
 
+    def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> Iterator[bytes] | None:
+        """`", ".join(before + middle + after)` of the positions' JSON pieces, UTF-8, in pieces
+        (`json_run`), from the saved records; None when the layer keeps none."""
+        records = getattr(self._frags.get(maker.key), "records", None)
+        if records is None:
+            return None
+        return json_run(records, positions, middle)
+
     def review_fields(self, pos: int) -> tuple[str, str, str, str]:
         """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
         e = self._entries[pos]
@@ -554,24 +594,40 @@ class LayerIndex:
         """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""
         for kept in (self._frags,) if as_json else (self._made,):
             seq = kept.get(maker.key)
-            if seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
+            whole = getattr(seq, "whole", None) if as_json else None
+            if whole is not None:
+                whole()  # the records, read (and checked) at once and kept as bytes
+            elif seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
                 kept[maker.key] = seq.materialize()
 
     # ------------------------------------------------------------------ the query
     def shared(self, q: frozenset[str]) -> Mapping[int, int]:
-        """position -> |Q ∩ M| for every active entry sharing a term with the query."""
+        """position -> |Q ∩ M| for every active entry sharing a term with the query; for a
+        layer of `BITMAP_MIN` active entries or more, as bitmaps (`LevelCounts`)."""
         postings = self.postings
+        if self.n_active >= self.BITMAP_MIN:
+            return LevelCounts([self._bits(t) for t in q if t in postings])
         found: Iterable[Iterable[int]] = (postings[t] for t in q if t in postings)
         if self._packed:  # saved as bytes of native ints: read only the query's terms
             found = (memoryview(b).cast("i") for b in found)  # type: ignore[arg-type]
         return Counter(chain.from_iterable(found))  # counted in C
+
+    def _bits(self, term: str) -> int:
+        saved = self.bitmaps.get(term)
+        if saved is not None:
+            return int.from_bytes(saved, "little")
+        return bitmap(_as_ints(self.postings[term]), self.n_active)
 
     def in_order(self, counts: Mapping[int, int], scored_only: bool) -> Iterator[tuple[int, Sequence[int]]]:
         """Active positions in §5 order (importance, score desc, then base order) as runs of one
         `|Q ∩ M|`: (count, positions). With `scored_only`, only the positions with a count.
         Within an importance group the positions of one count are found in C (a pass over the
         counts per count value, only as far as the walk goes), and the unscored ones are the
-        group's range less the scored: no per-position sorting key."""
+        group's range less the scored: no per-position sorting key. From bitmaps
+        (`LevelCounts`), each count's positions in a group come out of its bitmap."""
+        if isinstance(counts, LevelCounts):
+            yield from counts.in_order(self.groups, scored_only)
+            return
         levels = sorted(set(counts.values()), reverse=True)
         found: dict[int, list[int]] = {}  # count -> its positions, ascending (over the whole layer)
 
@@ -863,6 +919,25 @@ class PatchedLayer:
 
     def candidate_jsons(self, positions: Sequence[int], maker: LineMaker) -> list[tuple[str, str]]:
         return [self.candidate_json(pos, maker) for pos in positions]
+
+    def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> Iterator[bytes] | None:
+        """`LayerIndex.candidate_json_bytes`: the saved layer's records where they are."""
+        records = getattr(self.base._frags.get(maker.key), "each", None)
+        if records is None:
+            return None
+        base, at = self.base, self._at
+        try:
+            theirs = {pos: json_record(index.candidate_json(i, maker))
+                      for pos in positions for index, i in (at(pos),) if index is not base}
+        except UnicodeEncodeError:  # an added row's text with a lone surrogate: as text
+            return None
+
+        def of(batch: Sequence[int]) -> list[bytes | memoryview]:
+            where = list(map(at, batch))
+            saved = iter(records([i for index, i in where if index is base]))
+            return [next(saved) if index is base else theirs[pos] for pos, (index, _) in zip(batch, where)]
+
+        return json_run(of, positions, middle)
 
     def preload(self, maker: LineMaker, as_json: bool = False) -> None:
         self.base.preload(maker, as_json)

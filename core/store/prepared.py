@@ -31,34 +31,50 @@ What changed since it was saved is otherwise taken in, never rebuilt:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import marshal
+import mmap
 import os
 import sqlite3
 import sys
 import time
 import weakref
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import accumulate, compress, count
+from operator import add, ne
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import gate
 from ..fileio import open_regular, read_regular, sha256
 from ..injection import LayerCandidates, LineMaker
 from ..model import LAYERS, Layer
-from ..paths import MAX_FILE_BYTES, Paths, Problem
+from ..paths import MAX_FILE_BYTES, Paths, Problem, memory_file_names
 from ..settings import Settings
 from . import rows as row_changes
 from .generation import LOG_KEPT
-from .layer_index import ENTRY_FIELDS, LayerIndex, LineCache, PatchedLayer, read_pane, saved_pane, splice
+from .layer_index import (
+    ENTRY_FIELDS,
+    LayerIndex,
+    LineCache,
+    PatchedLayer,
+    json_record,
+    read_pane,
+    saved_pane,
+    splice,
+    split_record,
+)
+from .level_counts import bitmap
 from .rows import conversation_columns, conversation_state
 
 log = logging.getLogger("memtui.prepared")
 
-FORMAT = 8  # bump when what is saved changes
+FORMAT = 11  # bump when what is saved changes
 MAGIC = b"MEMTUIP3"
 FRESH_NS = 3_000_000_000  # a file whose mtime is this close to its reading is hashed again
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
@@ -69,6 +85,7 @@ MAX_SAVED_BYTES = 1 << 34  # a saved layer bigger than this is not one of ours
 _CORE = Path(__file__).resolve().parent.parent
 _PATH_AT = ENTRY_FIELDS.index("path")
 _ID_AT = ENTRY_FIELDS.index("id")
+_NEXT = functools.partial(add, 1)
 
 
 @dataclass
@@ -107,8 +124,10 @@ def cache_path(paths: Paths, layer: str) -> Path:
     return paths.home / "cache" / f"{cache_name(paths)}-{layer}.bin"
 
 
+@functools.cache
 def code_stamp() -> str:
-    """Changes with any source file of memtui's core (terms, parsing, redaction, the engine)."""
+    """Changes with any source file of memtui's core (terms, parsing, redaction, the engine);
+    found once per process (the code it runs is the code it imported)."""
     h = hashlib.sha256(f"{FORMAT} {sys.version}".encode())
     for folder in (_CORE, _CORE / "store"):
         try:
@@ -139,7 +158,35 @@ def _generation(paths: Paths, create: bool = False) -> int | str:
 
 
 # ---------------------------------------------------------------------- sections
-CHUNK = 512  # positions per saved chunk of rows or shown values
+CHUNK = 64  # positions per saved chunk of rows, shown values, lines or JSON: the hook reads a few dozen chunks
+
+
+class ChunkTable(Sequence[tuple[int, int, int]]):
+    """Where a saved list's chunks are, (offset, length, crc32) each, kept as two arrays (as
+    saved: read without a tuple per chunk; a layer of 365,000 entries has 5,700 per list)."""
+
+    def __init__(self, starts: bytes, crcs: bytes):
+        self._starts = memoryview(starts).cast("Q")  # each chunk's offset, then where the last one ends
+        self._crcs = memoryview(crcs).cast("I")
+        if len(self._starts) != len(self._crcs) + 1:
+            raise ValueError("a chunk table's arrays do not match")
+
+    @staticmethod
+    def saved(chunks: Sequence[tuple[int, int, int]]) -> tuple[bytes, bytes]:
+        """The table of `chunks` (one after the other, as `_Writer` writes them) as saved."""
+        starts = array("Q", [offset for offset, _, _ in chunks])
+        starts.append(chunks[-1][0] + chunks[-1][1] if chunks else 0)
+        return starts.tobytes(), array("I", [crc for _, _, crc in chunks]).tobytes()
+
+    def __len__(self) -> int:
+        return len(self._crcs)
+
+    def __getitem__(self, i):
+        if i < 0:
+            i += len(self._crcs)
+        if not 0 <= i < len(self._crcs):
+            raise IndexError(i)
+        return self._starts[i], self._starts[i + 1] - self._starts[i], self._crcs[i]
 
 
 class DamagedPreparedIndex(RuntimeError):
@@ -162,24 +209,47 @@ class _Sections:
         values: list[Any] = marshal.loads(self.raw(offset, length, crc))
         return values
 
-    def raw(self, offset: int, length: int, crc: int) -> bytes:
+    def span(self, chunks: Sequence[tuple[int, int, int]]) -> bytes | memoryview:
+        """The chunks, one after the other in the file, read at once, each checked."""
+        if not chunks:
+            return b""
+        first, stop = chunks[0][0], chunks[-1][0] + chunks[-1][1]
+        if any(chunks[i][0] + chunks[i][1] != chunks[i + 1][0] for i in range(len(chunks) - 1)):
+            return b"".join(self.raw(*at) for at in chunks)
+        if first < 0 or self.base + stop > self.size:
+            self.damaged()
+        try:  # mapped, not copied: the page cache's own pages, each record sliced out as it is written
+            whole: bytes | memoryview = memoryview(mmap.mmap(self.fd, 0, access=mmap.ACCESS_READ))[
+                self.base + first:self.base + stop]
+        except (OSError, ValueError):
+            whole = self.raw(first, stop - first, None)
+        view = memoryview(whole)
+        for offset, length, crc in chunks:
+            if zlib.crc32(view[offset - first:offset - first + length]) != crc:
+                self.damaged()
+        return whole
+
+    def raw(self, offset: int, length: int, crc: int | None) -> bytes:
         fits = offset >= 0 and length >= 0 and self.base + offset + length <= self.size
         piece = os.pread(self.fd, length, self.base + offset) if fits else b""
-        if not fits or len(piece) != length or zlib.crc32(piece) != crc:
-            try:
-                gate.remove(self.path, root=self.path.parent)  # rebuilt by the next run
-            except OSError:
-                pass
-            raise DamagedPreparedIndex(f"{self.path}: the prepared index is damaged (a section fails its "
-                                       "checksum); it was removed and is rebuilt on the next run")
+        if not fits or len(piece) != length or (crc is not None and zlib.crc32(piece) != crc):
+            self.damaged()
         return piece
+
+    def damaged(self) -> NoReturn:
+        try:
+            gate.remove(self.path, root=self.path.parent)  # rebuilt by the next run
+        except OSError:
+            pass
+        raise DamagedPreparedIndex(f"{self.path}: the prepared index is damaged (a section fails its "
+                                   "checksum); it was removed and is rebuilt on the next run")
 
 
 class Chunks(Sequence[Any]):
     """A saved list read back a chunk at a time, on first use: the hook reads the few entries
     it injects, `--json` all of them."""
 
-    def __init__(self, sections: _Sections, chunks: list[tuple[int, int, int]], size: int):
+    def __init__(self, sections: _Sections, chunks: Sequence[tuple[int, int, int]], size: int):
         self._sections = sections
         self._chunks = chunks
         self._loaded: list[list[Any] | None] = [None] * len(chunks)
@@ -213,6 +283,73 @@ class Chunks(Sequence[Any]):
         if part is None:
             part = self._loaded[i] = self._sections.read(*self._chunks[i])
         return part[pos - i * CHUNK]
+
+
+class Records(Chunks):
+    """The saved candidates' JSON pieces as UTF-8 records (`layer_index.json_record`: each
+    candidate's JSON before its score and after its status, joined by a NUL), one after the
+    other in chunks, where each ends in `ends` (a section of its own, of 8-byte offsets over
+    the records of every chunk taken as one). Read back as the (before, after) pairs `Chunks`
+    gives, or as the records themselves (`records`), to be written as bytes (`preview --json`)."""
+
+    def __init__(self, sections: _Sections, chunks: Sequence[tuple[int, int, int]], size: int,
+                 ends: tuple[int, int, int]):
+        super().__init__(sections, chunks, size)
+        self._ends_at = ends
+        self._ends: memoryview | None = None
+        self._whole: bytes | memoryview | None = None
+
+    def ends(self) -> memoryview:
+        """Where each record ends (and the next starts: the first at 0)."""
+        if self._ends is None:
+            ends = memoryview(self._sections.raw(*self._ends_at)).cast("Q")
+            if len(ends) != self._size + 1:
+                self._sections.damaged()
+            self._ends = ends
+        return self._ends
+
+    def whole(self) -> bytes | memoryview:
+        """Every record, every chunk read (and checked) now, kept as one bytes-like object."""
+        if self._whole is None:
+            self._whole = self._sections.span(self._chunks)
+            if len(self._whole) != self.ends()[-1]:
+                self._sections.damaged()
+        return self._whole
+
+    def each(self, positions: Iterable[int]) -> list[bytes | memoryview]:
+        """The record of each of `positions`, bytes-like."""
+        whole, ends = self.whole(), self.ends()
+        return [whole[ends[p]:ends[p + 1]] for p in positions]
+
+    def records(self, positions: Sequence[int]) -> list[bytes | memoryview]:
+        """The records of `positions` (ascending), bytes-like: those of consecutive positions
+        as one slice (they are one after the other in the run)."""
+        whole, ends = self.whole(), self.ends()
+        if len(positions) < 2:
+            return [whole[ends[p]:ends[p + 1]] for p in positions]
+        # where a run of consecutive positions starts and ends, found in C
+        breaks = list(map(ne, positions[1:], map(_NEXT, positions)))
+        firsts = [positions[0], *compress(positions[1:], breaks)]
+        lasts = [*compress(positions, breaks), positions[-1]]
+        return [whole[ends[a]:ends[b + 1]] for a, b in zip(firsts, lasts)]
+
+    def _part(self, i: int) -> list[Any]:
+        part = self._loaded[i]
+        if part is None:
+            raw, ends, first = self._sections.raw(*self._chunks[i]), self.ends(), i * CHUNK
+            base = ends[first]
+            part = self._loaded[i] = [raw[ends[p] - base:ends[p + 1] - base]
+                                      for p in range(first, min(first + CHUNK, self._size))]
+        return part
+
+    def materialize(self, keep: bool = True) -> list[Any]:
+        return list(map(split_record, self.each(range(self._size))))
+
+    def __getitem__(self, pos):
+        if self._whole is not None:
+            ends = self.ends()
+            return split_record(self._whole[ends[pos]:ends[pos + 1]])
+        return split_record(self._part(pos // CHUNK)[pos % CHUNK])
 
 
 class Postings(Mapping[str, bytes]):
@@ -249,6 +386,19 @@ class _Writer:
         self.size += len(piece)
         return at
 
+    def records(self, pieces: Sequence[tuple[str, str]]) -> tuple[list[tuple[int, int, int]], tuple[int, int, int]] | None:
+        """The JSON pieces as `Records`: its chunks and where each record ends; None (nothing
+        written) when one is not UTF-8 (a lone surrogate): the layer saves them as
+        marshalled pairs instead."""
+        try:
+            records = list(map(json_record, pieces))
+        except UnicodeEncodeError:
+            return None
+        ends = array("Q", [0])
+        ends.extend(accumulate(map(len, records)))
+        chunks = [self.raw(b"".join(records[i:i + CHUNK])) for i in range(0, len(records), CHUNK)]
+        return chunks, self.raw(ends.tobytes())
+
     def chunked(self, values: list[Any]) -> list[tuple[int, int, int]]:
         out = []
         for i in range(0, len(values), CHUNK):
@@ -279,7 +429,7 @@ class SavedLayer:
     def positions(self, ids: frozenset[str]) -> list[int]:
         """The positions of the entries whose id is in `ids` (the ids are a section of their
         own, read only to take changed rows in; no map of every id is made)."""
-        return [pos for pos, entry_id in enumerate(self.sections.read(*self.saved["ids"])) if entry_id in ids]
+        return list(compress(count(), map(ids.__contains__, self.sections.read(*self.saved["ids"]))))
 
     def close(self) -> None:
         self.sections.close()
@@ -312,8 +462,12 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
             return None
         sections = _Sections(path, fd, HEADER + length, size)
         core = data["core"]
-        lists = [Chunks(sections, chunks, core["size"]) for chunks in data["sections"]]
+        tables = [ChunkTable(*saved) for saved in data["sections"]]
+        lists: list[Chunks] = [Chunks(sections, chunks, core["size"]) for chunks in tables]
+        if data.get("records"):  # the JSON pieces as UTF-8 records
+            lists[3] = Records(sections, tables[3], core["size"], data["records"])
         index = _index(core, lists, Postings(sections, data["postings"]))
+        index.bitmaps = Postings(sections, data["bitmaps"])
         pane_at = tuple(data["pane"])
         index._pane = lambda: read_pane(sections.read(*pane_at))  # the TUI's panes ask for it
         return SavedLayer(index, data, sections)
@@ -440,29 +594,31 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
                read_ns: int) -> tuple[LayerCandidates, list[Problem], str | None] | None:
     """A Markdown layer with the files changed since it was saved parsed again and spliced in
     (and saved), or None when the layer's root cannot be read."""
-    files, walk_problems = paths.memory_files(layer)
+    files, walk_problems = memory_file_names(paths.root(layer), within=paths.container(layer))  # paths.memory_files
     root = str(paths.root(layer))
     if any(p.source == root for p in walk_problems):
         return None  # a failed layer: the store reports it
     info = saved.saved["info"]
     states: dict[str, Any] = info["files"]
     fresh = info["read_ns"] - FRESH_NS
-    changed: list[Path] = []
+    changed: list[str] = []
     problems: list[Problem] = []
     for path in files:
-        state = states.get(str(path))
+        state = states.get(path)
         if state is None or not _unchanged(path, state, fresh):
             changed.append(path)
         elif state[4]:
-            problems.append(Problem(str(path), state[4]))
-    current = {str(path) for path in files}
-    gone = {name for name in states if name not in current} | {str(path) for path in changed}
+            problems.append(Problem(path, state[4]))
+    gone = set(changed)
+    if len(states) != len(files) - sum(1 for name in changed if name not in states):  # a saved file is gone
+        current = set(files)
+        gone |= {name for name in states if name not in current}
     if not gone:
         return saved.index, problems + walk_problems, saved.stamp()
     from .scan import Scan
 
     scan = Scan({layer: paths.root(layer)}, within={layer: paths.container(layer)})
-    records = scan.read_files(layer, changed)
+    records = scan.read_files(layer, [Path(name) for name in changed])
     read = scan.file_states(layer)
     base = saved.index
     if not isinstance(base._rows, Chunks):
@@ -481,7 +637,7 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
     return _index(core, lists, postings), problems + walk_problems, None
 
 
-def _unchanged(path: Path, state: Sequence[Any], fresh: int) -> bool:
+def _unchanged(path: str, state: Sequence[Any], fresh: int) -> bool:
     size, mtime_ns, ino, sha, _ = state
     try:
         st = os.stat(path)
@@ -720,14 +876,24 @@ def _save_layer(paths: Paths, settings: Settings, layer: str, core: dict[str, An
             return  # a bad file just changed: nothing to hash it against later
     writer = _Writer()
     directory = {term: writer.raw(raw) for term, raw in sorted(postings.items())}
+    n_active = core["n_active"]
+    bitmaps = {}  # a frequent term's bitmap (fewer bytes than its positions): a query's counts in a few int operations
+    if n_active >= LayerIndex.BITMAP_MIN:
+        for term, raw in sorted(postings.items()):
+            if len(raw) * 8 >= n_active:  # at least one active entry in 32 has it
+                bits = bitmap(memoryview(raw).cast("i"), n_active)
+                bitmaps[term] = writer.raw(bits.to_bytes((n_active + 7) // 8, "little"))
     pane = core.get("pane")
-    data = {"stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
+    data: dict[str, Any] = {"stamp": code_stamp(), "workspace": str(paths.workspace), "settings": _settings_key(settings),
             "layer": str(layer), "info": info, "core": {name: value for name, value in core.items() if name != "pane"},
-            "postings": directory, "ids": writer.raw(marshal.dumps([row[_ID_AT] for row in lists[0]])),
+            "postings": directory, "bitmaps": bitmaps, "ids": writer.raw(marshal.dumps([row[_ID_AT] for row in lists[0]])),
             # the order the TUI's pane lists the entries in (a section of its own: only the TUI reads it)
             "pane": writer.raw(marshal.dumps(saved_pane(pane) if pane is not None else
                                              saved_pane(_index(core, lists, postings).pane()))),
-            "sections": [writer.chunked(values) for values in lists]}
+            "sections": [ChunkTable.saved(writer.chunked(values)) for values in lists[:3]]}
+    records = writer.records(lists[3])
+    data["records"] = records[1] if records is not None else None  # where each record ends
+    data["sections"].append(ChunkTable.saved(records[0] if records is not None else writer.chunked(lists[3])))
     target = cache_path(paths, layer)
     try:
         body = marshal.dumps(data)

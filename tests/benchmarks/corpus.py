@@ -6,7 +6,8 @@ included) and a few with no workspace, as Muse's shared database holds them.
 
 LARGE has the shape of a real heavy user's store: ≈500 Markdown files with ≈3,100 entries,
 and 50,000 conversation memories of which ≈37,000 belong to this workspace (the others to
-nine other workspaces, a few to none). `scale` multiplies the conversation rows (×10: 500,000).
+nine other workspaces, a few to none). `scale` multiplies the Markdown files and the
+conversation rows (×10: ≈5,000 files, ≈31,000 entries, 500,000 rows).
 """
 
 from __future__ import annotations
@@ -84,11 +85,11 @@ def markdown_file(rnd: random.Random, n: int) -> str:
 
 def generate(base: Path, size: str = "S", seed: int = 1, scale: int = 1) -> Paths:
     """Write the corpus under `base` (home/ and workspace/) and return its paths; `scale`
-    multiplies the conversations."""
+    multiplies the Markdown files and the conversations."""
     spec = SIZES[size]
     rnd = random.Random(seed)
     paths = Paths(base.resolve() / "home", base.resolve() / "workspace")
-    for i in range(spec.files):
+    for i in range(spec.files * scale):
         root = paths.user_root if i % 2 == 0 else paths.project_root
         sub = f"topic-{i % 7}/" if i % 3 == 0 else ""
         path = root / f"{sub}notes-{i:04d}.md"

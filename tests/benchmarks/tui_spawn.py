@@ -165,9 +165,16 @@ def main() -> None:
         print(json.dumps(asyncio.run(child(args.home, args.workspace, args.child, args.keys, args.gap,
                                            args.start_only, args.insights))))
         return
-    runs = spawn_children("tests.benchmarks.tui_spawn", args.runs, lambda _: [
-        "--home", args.home, "-w", args.workspace, "--keys", str(args.keys), "--gap", str(args.gap),
-        *(["--start-only"] if args.start_only else []), *(["--insights"] if args.insights else []),
+    print(json.dumps(measure(args.home, args.workspace, args.runs, args.keys, args.gap, args.start_only, args.insights),
+                     indent=2))
+
+
+def measure(home: str, workspace: str, runs_wanted: int, keys_wanted: int = 40, gap: float = 0.05,
+            start_only: bool = False, insights: bool = False) -> dict[str, Any]:
+    """The figures (medians over `runs_wanted` spawned children) as `main` prints them."""
+    runs = spawn_children("tests.benchmarks.tui_spawn", runs_wanted, lambda _: [
+        "--home", home, "-w", workspace, "--keys", str(keys_wanted), "--gap", str(gap),
+        *(["--start-only"] if start_only else []), *(["--insights"] if insights else []),
         "--child", repr(time.time())])
     summary = {
         "spawn_to_panes_s": statistics.median(r["panes_s"] for r in runs),
@@ -176,9 +183,9 @@ def main() -> None:
         "cpu_to_first_preview_s": statistics.median(r["first_preview_cpu_s"] for r in runs),
         "rss_after_first_preview_mb": statistics.median(r["rss_after_first_preview_mb"] for r in runs),
         "runs": len(runs)}
-    if args.start_only and args.insights:
+    if start_only and insights:
         summary["spawn_to_insights_s"] = statistics.median(r["insights_s"] for r in runs)
-    if not args.start_only:
+    if not start_only:
         keys = [k for r in runs for k in r["keystroke_ms"]]
         summary.update({
             "keystroke_p50_ms": pct(keys, 0.5), "keystroke_p95_ms": pct(keys, 0.95),
@@ -186,7 +193,7 @@ def main() -> None:
             "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in runs),
             "spawn_to_insights_s": statistics.median(r["insights_s"] for r in runs),
             "child_cpu_s": statistics.median(r["cpu_s"] for r in runs), "keys": len(keys)})
-    print(json.dumps(summary, indent=2))
+    return summary
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ WARM_HOOK_MODULES = {
     "memtui.core.outbound", "memtui.core.gate", "memtui.core.history",
     "memtui.core.forgetting",  # SPEC §18: the expired entries left out (standard library and the model alone)
     "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
-    "memtui.core.store.rows",
+    "memtui.core.store.rows", "memtui.core.store.level_counts",
     "memtui.core.scope",  # the rule's scope step (SPEC §16): the standard library alone until a scoped file is matched
     "memtui.core.jsondata",  # settings.json read with a depth limit (json and re only)
 }

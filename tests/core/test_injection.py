@@ -457,6 +457,12 @@ def test_the_inverted_index_answers_as_the_plain_layer(seed, sizes, total, caps,
     assert indexed.text == plain.text and indexed.status_counts() == plain.status_counts()
     assert _json(indexed) == _json(plain)
     assert indexed.to_json() == json.dumps(indexed.as_dict(), ensure_ascii=False)
+    with mock.patch.object(LayerIndex, "BITMAP_MIN", 0):  # every layer counted as a large one is: bitmaps
+        bits = inject({name: LayerIndex.from_entries(name, entries) for name, entries in layers.items()}, s, query)
+        assert bits.text == plain.text and bits.status_counts() == plain.status_counts()
+        assert _json(bits) == _json(plain)
+        assert [(c.id, c.score, c.status) for c in bits.iter_candidates()] == \
+            [(c.id, c.score, c.status) for c in plain.iter_candidates()]
 
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -513,6 +519,8 @@ def _fresh(paths: Paths, query: str) -> tuple[str, str]:
 
 
 def _json(r) -> str:
+    # `preview --json` to a pipe: the same JSON as UTF-8, from the saved records where they are
+    assert b"".join(r.json_bytes()) == r.to_json().encode()
     data = json.loads(r.to_json())
     data.pop("retrieval_ms")
     return json.dumps(data, ensure_ascii=False)
@@ -610,21 +618,30 @@ OPS = ["edit", "same_size_same_mtime", "add", "delete", "bad_file", "touch", "ro
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(seed=st.integers(0, 10_000), ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=6),
-       query=st.sampled_from(PHRASES + ["", "zzz"]), rebase=st.sampled_from([1, 3, prep.REBASE_ROWS]))
-def test_prepared_index_answers_as_a_fresh_load(seed, ops, query, rebase):
+       query=st.sampled_from(PHRASES + ["", "zzz"]), rebase=st.sampled_from([1, 3, prep.REBASE_ROWS]),
+       bitmaps=st.booleans())
+def test_prepared_index_answers_as_a_fresh_load(seed, ops, query, rebase, bitmaps):
     """Every change (files edited, touched, added, removed, bad; rows added, changed, deleted,
     moved by another writer; settings) is taken in by the next run as a fresh load would see
     it: a file parsed again alone, rows laid over the saved layer or, past `rebase` of them,
-    spliced in and saved."""
+    spliced in and saved. With `bitmaps`, every layer is counted (and saved) as a large one
+    is: its frequent terms' bitmaps saved, a query's counts kept as bitmaps (`LevelCounts`)."""
+    from memtui.core.store.layer_index import LayerIndex
+
     rnd = random.Random(seed)
+
+    def built() -> tuple[str, str]:
+        with mock.patch.object(LayerIndex, "BITMAP_MIN", 0 if bitmaps else LayerIndex.BITMAP_MIN):
+            return _built(paths, query)
+
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(prep, "REBASE_ROWS", rebase):
         paths = _corpus_on_disk(Path(tmp), rnd)
-        assert _built(paths, query) == _fresh(paths, query)  # the first run builds and saves it
+        assert built() == _fresh(paths, query)  # the first run builds and saves it
         used = 0
         for op in ops:
             _change(paths, rnd, op)
             used += prep.load_prepared(paths, load_settings(paths)) is not None
-            assert _built(paths, query) == _fresh(paths, query), op
+            assert built() == _fresh(paths, query), op
         if "bad_file" not in ops:  # (a bad file that just changed cannot be checked later: never saved)
             assert prep.load_prepared(paths, load_settings(paths)) is not None  # unchanged since: it is used
 
@@ -666,6 +683,7 @@ def test_to_json_is_json_dumps_of_as_dict(worked):
     assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
     r = build_injection(worked.workspace, "帮我优化数据库查询 vitest \"quoted\"", home=worked.home)  # from the saved state
     assert r.to_json() == json.dumps(r.as_dict(), ensure_ascii=False)
+    assert b"".join(r.json_bytes()) == json.dumps(r.as_dict(), ensure_ascii=False).encode()
 
 
 def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):

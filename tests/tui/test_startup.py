@@ -235,7 +235,7 @@ async def test_a_damaged_prepared_index_is_found_at_the_start_and_the_store_fill
     build_injection(demo_paths.workspace, "", home=demo_paths.home)
     saved = prepared._open_layer(demo_paths, load_settings(demo_paths), "conversation")
     assert saved is not None and saved.index.size > 0
-    offset, _, _ = saved.saved["sections"][0][0]  # the first chunk of rows: the rows on screen
+    offset, _, _ = prepared.ChunkTable(*saved.saved["sections"][0])[0]  # the first chunk of rows: the rows on screen
     where = saved.sections.base + offset + 3
     saved.close()
     path = prepared.cache_path(demo_paths, "conversation")
