@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,26 @@ def test_a_deep_json_nest_is_a_clear_decode_error_not_a_recursion_error():
 
 def test_brackets_inside_strings_do_not_count_as_depth():
     assert jsondata.loads('{"a": "' + "[" * 1000 + '"}') == {"a": "[" * 1000}
+
+
+def test_a_string_left_open_by_a_cut_is_skipped_to_the_end_in_one_pass():
+    """A hook's input cut at its size limit ends inside the prompt: the brackets of that
+    open string are text, and the check stays linear however many quotes it holds (a
+    string that could not close made every later quote a new attempt: quadratic)."""
+    jsondata.check_depth('{"prompt": "fix this: ' + "[" * 1000)
+    with pytest.raises(ValueError, match="nested more than 256"):
+        jsondata.check_depth('{"prompt": "ok", "x": ' + "[" * 300 + ' "open')
+
+    def cpu(n: int) -> float:
+        text = '{"prompt": "' + 'a \\"quoted\\" b ' * n
+        start = time.process_time()
+        for _ in range(3):
+            jsondata.check_depth(text)
+        return time.process_time() - start
+
+    cpu(1_000)  # warm
+    small, large = cpu(5_000), cpu(40_000)  # 8 times the text: 8 times the work, not 64
+    assert large < 24 * max(small, 1e-3), (small, large)
 
 
 @pytest.mark.parametrize("text", ['{"a": "\\ud800"}', '{"\\udfff": 1}', '[["x\\udc00y"]]'])
