@@ -38,6 +38,8 @@ from operator import mul
 from pathlib import Path
 from typing import Any
 
+from . import jsondata
+
 MAGIC = b"memtui-query-model 1\n"
 MAX_MODEL_BYTES = 64 << 20  # the model file: a few MB; a bigger file is not one
 MAX_QUERY_CHARS = 4000  # a longer message is tokenized by `tokenizers` (the same ids, in Rust)
@@ -121,7 +123,7 @@ class QueryModel:
         if not data.startswith(MAGIC):
             raise ValueError("not a query model file")
         end = data.index(b"\n", len(MAGIC))
-        header = json.loads(data[len(MAGIC):end])
+        header = jsondata.loads(data[len(MAGIC):end].decode("utf-8"))  # a JSONDecodeError or UnicodeDecodeError: ValueErrors
         n_chars, n_merges = int(header["chars"]), int(header["merges"])
         sizes = [("I", n_chars), ("I", n_chars), ("I", 256), ("Q", n_merges), ("I", n_merges), ("I", n_merges)]
         parts, at = [], end + 1
@@ -196,10 +198,13 @@ class WeightRows:
         self._fd = open_regular(weights, 1 << 32)
         try:
             size = os.fstat(self._fd).st_size
-            (length,) = struct.unpack("<Q", os.pread(self._fd, 8, 0))
+            head = os.pread(self._fd, 8, 0)
+            if len(head) != 8:
+                raise ValueError("shorter than its header")
+            (length,) = struct.unpack("<Q", head)
             if length > min(size, 1 << 24):
                 raise ValueError("a header longer than the file")
-            info = json.loads(os.pread(self._fd, length, 8))[tensor]
+            info = jsondata.loads(os.pread(self._fd, length, 8).decode("utf-8"))[tensor]
             if info["dtype"] != "F16" or len(info["shape"]) != 2:
                 raise ValueError(f"a {info['dtype']} table of shape {info['shape']}, not float16 rows")
             self.rows, self.dim = (int(n) for n in info["shape"])

@@ -8,6 +8,7 @@ Imported only when a §13 setting is on, so keyword retrieval never loads numpy 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from .injection import ExtraScores, LayerCandidates
 from .model import RetrievalStatus
 from .paths import Paths, Problem
 from .settings import Settings
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 log = logging.getLogger("memtui.retrieval")
 
@@ -80,6 +83,7 @@ class SemanticSession:
         from .semantic import TENSOR, ModelUnavailable
 
         model = self._query_model()
+        text = _LONE_SURROGATE.sub("\ufffd", text)  # not text (a prompt's `\ud800`): `tokenizers` refuses it
         try:
             if not model:
                 raise Unsupported("no query model")

@@ -86,7 +86,8 @@ def _version(folder: Path) -> str:
     it (the hook does not pay ≈25 ms to import `importlib.metadata`), else from that module."""
     from .fileio import read_regular
 
-    for dist in sorted(folder.parent.glob(f"{MODEL_PACKAGE}-*.dist-info")):
+    found = list(folder.parent.glob(f"{MODEL_PACKAGE}-*.dist-info"))
+    for dist in found if len(found) == 1 else []:  # two (one left by an upgrade): the installer knows which
         try:
             head = read_regular(dist / "METADATA", 1 << 22).decode("utf-8").split("\n\n", 1)[0]
         except (OSError, UnicodeDecodeError):

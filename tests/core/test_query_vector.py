@@ -148,3 +148,23 @@ def test_rows_that_are_not_numbers_are_found_by_either_check(monkeypatch, limit)
     for bad in (float("nan"), float("inf"), float("-inf")):
         assert not qv.Rows(array("f", [0.5, bad, 0.0, 1.0]), 2, 2).finite()
     assert qv.Rows(array("f"), 0, 2).finite()
+
+
+def test_a_lone_surrogate_in_a_message_is_read_as_a_replacement_character(tmp_path):
+    """A prompt can carry a `\\ud800` escape, which is not text: `tokenizers` refuses it, so the
+    message is read with U+FFFD in its place, by both paths (short: the query model's; long or
+    holding a special token's text: `tokenizers`')."""
+    from memtui.core.retrieval import SemanticSession
+
+    session = SemanticSession(tmp_path)
+    for tail in (" pool size", " pool " * 1000, " <s> pool"):
+        assert session.query_vector("\ud800" + tail) == session.query_vector("\ufffd" + tail)
+
+
+def test_a_query_model_file_with_a_deep_header_or_weights_without_one_are_refused(tmp_path, files):
+    with pytest.raises(ValueError):
+        qv.QueryModel.parse(qv.MAGIC + b"[" * 100_000 + b"\n")
+    short = tmp_path / "weights.safetensors"
+    short.write_bytes(b"\x01\x02")
+    with pytest.raises(ValueError):
+        qv.WeightRows(short, semantic.TENSOR)
