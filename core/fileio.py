@@ -268,43 +268,40 @@ def remove_tree_at(parent: int, name: str) -> None:
     can (what cannot be removed stays, silently). A link inside is removed, never followed.
     Iterative, with one descriptor open at a time: down into a child folder with O_NOFOLLOW,
     back up through `..` (checked to be the folder it came from), so no nesting is too deep
-    (`shutil.rmtree` recurses: 1,100 nested folders raise RecursionError; SPEC §8)."""
+    (`shutil.rmtree` recurses: 1,100 nested folders raise RecursionError; SPEC §8). Each
+    folder is read once for its child folders (kept by name, not open) and once more when
+    they are done, for what appeared meanwhile: linear in a folder's width too."""
     try:
         fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=parent)
     except OSError:
         return
     top = os.fstat(parent)
-    trail: list[tuple[str, tuple[int, int]]] = [(name, (top.st_dev, top.st_ino))]  # each folder's name, its parent's id
-    stuck: set[tuple[int, int]] = set()  # folders that could not be emptied: not entered again
+    Id = tuple[int, int]
+    # each folder entered: its name, its parent's id, the child folders its parent has left
+    trail: list[tuple[str, Id, list[tuple[str, Id]]]] = [(name, (top.st_dev, top.st_ino), [])]
+    stuck: set[Id] = set()  # folders that could not be emptied: not entered again
+    todo, fresh = _child_folders(fd, stuck), True
     while True:
-        child: tuple[str, tuple[int, int]] | None = None
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    try:
-                        if not entry.is_dir(follow_symlinks=False):
-                            os.unlink(entry.name, dir_fd=fd)
-                            continue
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if (info.st_dev, info.st_ino) not in stuck:
-                        child = entry.name, (info.st_dev, info.st_ino)
-                        break
-        except OSError:
-            pass
-        if child is not None:
+        if not todo and not fresh:  # the children read before are done: anything new?
+            todo, fresh = _child_folders(fd, stuck), True
+            continue
+        if todo:
+            child, ident = todo.pop()
+            if ident in stuck:
+                continue
             try:
-                below = os.open(child[0], _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                below = os.open(child, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
             except OSError:
-                stuck.add(child[1])
+                stuck.add(ident)
                 continue
             here = os.fstat(fd)
             os.close(fd)
             fd = below
-            trail.append((child[0], (here.st_dev, here.st_ino)))
+            trail.append((child, (here.st_dev, here.st_ino), todo))
+            todo, fresh = _child_folders(fd, stuck), True
             continue
-        done, parent_id = trail.pop()
+        done, parent_id, todo = trail.pop()
+        fresh = False
         here = os.fstat(fd)
         if not trail:
             os.close(fd)
@@ -328,6 +325,28 @@ def remove_tree_at(parent: int, name: str) -> None:
             os.rmdir(done, dir_fd=fd)
         except OSError:
             stuck.add((here.st_dev, here.st_ino))
+
+
+def _child_folders(fd: int, stuck: set[tuple[int, int]]) -> list[tuple[str, tuple[int, int]]]:
+    """The folder open as `fd` read once: every file and link in it removed, its child
+    folders (not in `stuck`) returned by name and id, last first (they are popped)."""
+    folders: list[tuple[str, tuple[int, int]]] = []
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                try:
+                    if not entry.is_dir(follow_symlinks=False):
+                        os.unlink(entry.name, dir_fd=fd)
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if (info.st_dev, info.st_ino) not in stuck:
+                    folders.append((entry.name, (info.st_dev, info.st_ino)))
+    except OSError:
+        pass
+    folders.reverse()
+    return folders
 
 
 def walk(top: str | os.PathLike[str],

@@ -260,6 +260,38 @@ def test_removing_a_tree_leaves_what_cannot_be_removed_and_ends(tmp_path, monkey
     assert (locked / "f.md").exists() and not (home / "tree" / "b").exists()
 
 
+def test_removing_a_wide_tree_reads_each_folder_a_bounded_number_of_times(tmp_path, monkeypatch):
+    """A folder of 2,000 child folders is read once for them and once when they are done,
+    not again after each one (which was quadratic: 8,000 folders took 11 s)."""
+    from memtui.core import gate
+
+    home = tmp_path / "home"
+    for k in range(2000):
+        (home / "tree" / str(k) / "x").mkdir(parents=True)
+    seen = 0
+    scandir = os.scandir
+
+    class Counting:
+        def __init__(self, fd):
+            nonlocal seen
+            seen += len(os.listdir(fd))  # what a read of the folder costs: all of it
+            self._it = scandir(fd)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._it.close()
+
+        def __iter__(self):
+            return iter(self._it)
+
+    monkeypatch.setattr(os, "scandir", Counting)
+    gate.remove_tree(home / "tree", root=home)
+    assert not (home / "tree").exists()
+    assert seen <= 3 * 4000, seen  # each of the 4,000 folders read about twice, from its parent (not 2,000 times)
+
+
 def nest(top: Path, depth: int, name: str = "d") -> Path:
     """`depth` folders, one inside the other, below `top` (made without recursion: Python's
     own os.makedirs recurses); the deepest returned."""
