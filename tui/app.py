@@ -196,8 +196,11 @@ class MemtuiApp(App[None]):
         if message.opened is not None and prepared is not None and not self.loaded:
             self.insights.early(sum(index.size for index in prepared.indexes.values()))
 
-    def on_store_loaded(self, _: StoreLoaded) -> None:
-        """(After the main screen listed the store) the doctor, the inbox, the files skipped."""
+    def on_store_loaded(self, message: StoreLoaded) -> None:
+        """(After the main screen listed the store) the doctor, the inbox, the files skipped;
+        after a failed load none of them (they would read an empty store as a healthy one)."""
+        if not message.ok:
+            return
         self.insights.loaded()
         self.refresh_inbox()
         problems = self.store.problems

@@ -44,12 +44,13 @@ class StoreChanged(Result):
 
 
 class StoreLoaded(Result):
-    """The first load finished (or failed: the start's worker says why). `ordered`: the
-    conversation layer's snapshot and its pane order, found in the load's thread."""
+    """The first load finished (`ok`), or failed (the start's worker says why). `ordered`:
+    the conversation layer's snapshot and its pane order, found in the load's thread."""
 
-    def __init__(self, ordered: tuple[tuple[Entry, ...], tuple[Entry, ...]] | None = None) -> None:
+    def __init__(self, ordered: tuple[tuple[Entry, ...], tuple[Entry, ...]] | None = None, ok: bool = True) -> None:
         super().__init__()
         self.ordered = ordered
+        self.ok = ok
 
 
 class PreparedOpened(Result):

@@ -156,6 +156,8 @@ class StartUp:
         self.painted = False  # the first preview is on screen
         self.last_typed = 0.0  # time.monotonic() of the last key typed into the query or the filter
         self.watcher: StoreWatcher | None = None
+        self._stopped = False  # the app closed: a load that ends after starts no watcher
+        self._lock = threading.Lock()
         self._opening: asyncio.Future[Opened | None] | None = None
         self._building = asyncio.Event()  # a first run: the index takes a while
         self._painted = asyncio.Event()
@@ -215,6 +217,7 @@ class StartUp:
         worker's failure says why), so that the panes stop waiting for it."""
         assert self._opening is not None
         ordered: tuple[tuple[Entry, ...], tuple[Entry, ...]] | None = None
+        ok = False
         try:
             opened = await self._opening
             self.app.main.post_message(PreparedOpened(opened))
@@ -228,11 +231,12 @@ class StartUp:
                     offer = (conversation, prepared.row_gen)  # (made now, those not shown yet)
                 del prepared, conversation
             ordered = await asyncio.to_thread(self._load, offer, listed)
+            ok = True
         finally:
             self.loaded = True
             collector_on()  # (on already, unless no preview could be painted)
             self._loaded.set()
-            self.app.main.post_message(StoreLoaded(ordered))
+            self.app.main.post_message(StoreLoaded(ordered, ok=ok))
 
     async def _quiet(self) -> None:
         """Until the first preview is painted (`first_paint_wait` at most), then until no key
@@ -264,16 +268,22 @@ class StartUp:
         # Tens of thousands of entries live as long as the app: keep them out of the cyclic
         # collector's full passes, which otherwise stall keystrokes for 100+ ms (they are still
         # freed by reference counting when a reload replaces them; the app unfreezes as it closes).
-        gc.freeze()
-        if self.watch:
-            from memtui.core.watch import StoreWatcher  # (watchdog: once the store is loaded)
+        with self._lock:  # the app may have closed while the store loaded: then nothing is left running
+            if self._stopped:
+                return ordered
+            gc.freeze()
+            if self.watch:
+                from memtui.core.watch import StoreWatcher  # (watchdog: once the store is loaded)
 
-            self.watcher = StoreWatcher(store).start()
+                self.watcher = StoreWatcher(store).start()
         return ordered
 
     def stop(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
+        """(The app closes) the watcher stops, and a load still running starts none."""
+        with self._lock:
+            self._stopped = True
+            if self.watcher is not None:
+                self.watcher.stop()
 
 
 class PreviewIndex:

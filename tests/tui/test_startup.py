@@ -251,3 +251,53 @@ async def test_a_damaged_prepared_index_is_found_at_the_start_and_the_store_fill
         assert listed(app, "conversation") == startup.pane_order("conversation", own.snapshot("conversation"))
         own.close()
     assert app.return_code in (None, 0)
+
+
+async def test_an_app_closed_while_its_store_loads_leaves_no_watcher_running(demo_paths):
+    """The load's thread outlives the app that closed meanwhile: it starts no watcher and
+    freezes nothing once the app has unfrozen what it froze."""
+    import gc
+
+    app = MemtuiApp(demo_paths, watch=True)
+    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+    store_load = app.store.load
+
+    def held() -> None:
+        entered.set()
+        assert release.wait(30), "the test never released the store"
+        store_load()
+
+    app.store.load = held  # type: ignore[method-assign]
+    load = app.startup._load
+
+    def load_then_say(*args):
+        try:
+            return load(*args)
+        finally:
+            finished.set()
+
+    app.startup._load = load_then_say  # type: ignore[method-assign]
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, entered.is_set, message="the store loading")
+    release.set()
+    assert finished.wait(30), "the load never ended"
+    assert app.startup.watcher is None
+    assert gc.get_freeze_count() == 0
+
+
+async def test_a_failed_load_runs_neither_the_doctor_nor_the_inbox(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    ran: list[str] = []
+    app.insights.loaded = lambda: ran.append("doctor")  # type: ignore[method-assign]
+    app.refresh_inbox = lambda: ran.append("inbox")  # type: ignore[method-assign]
+
+    def broken() -> None:
+        raise OSError("the disk went away")
+
+    app.store.load = broken  # type: ignore[method-assign]
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.startup.loaded, message="the load said")
+        await wait_until(pilot, lambda: "the disk went away" in str([n.message for n in app._notifications]),
+                         message="the failure said")
+        await pilot.pause()
+        assert ran == []
