@@ -14,6 +14,7 @@ file goes out only in part, its entries as list items under `## section` heading
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -67,11 +68,14 @@ def _read_file(path: Path, root: Path | None, label: str, result: ReadResult) ->
     memories = [Memory(text=e.text, layer=Layer.PROJECT, section=e.section, updated_at=when, origin=str(path),
                        extra={"file": label, **carried})
                 for e in entries]
-    opening = [m for m in memories if is_boilerplate(m.text)]
+    # a generator's line opens the file (under its title at most): the same words further down
+    # are the file's own text, imported like the rest (and the text before the line, kept
+    # aside with it, stays a title, not the body)
+    opening = list(itertools.takewhile(lambda m: is_boilerplate(m.text), memories))
     result.boilerplate += opening
     # the body less the generator's line, which the file keeps aside so an export gives it back
     result.sources[str(path)] = without_lines(source_text(text, label), [m.text for m in opening])
-    return [m for m in memories if not is_boilerplate(m.text)]
+    return memories[len(opening):]
 
 
 @reader

@@ -92,6 +92,23 @@ def test_a_file_opened_by_a_generator_line_comes_back_byte_for_byte(shape, tmp_p
     assert texts[0] == texts[1] and not any("provides guidance" in t for t in texts[0])
 
 
+def test_a_generator_line_further_down_is_the_files_own_text(tmp_path):
+    """Only the line that opens the file (under its title at most) is the generator's: the same
+    words after the file's own text are imported like the rest, and nothing of the body is
+    copied aside into the frontmatter."""
+    body = "# Notes\n\n" + "".join(f"- Rule {k}: keep the build green on branch {k}\n" for k in range(200))
+    source = tmp_path / "repo" / "CLAUDE.md"
+    source.parent.mkdir()
+    source.write_text(body + "\n" + GENERATOR)
+    paths = fresh(tmp_path, "late")
+    report = actions.import_memories(actions.open_store(paths), "agents-md", source, user_home=tmp_path)
+    assert report.invalid == [] and report.boilerplate == []
+    [written] = [f.path for f in report.files]
+    assert body_of(written) == source.read_text()
+    assert written.stat().st_size < len(body) + 1000  # no second copy of the body
+    assert any(e.text == GENERATOR.strip() for e in actions.open_store(paths).entries())
+
+
 def test_the_generator_line_comes_back_around_an_entry_already_stored(tmp_path):
     paths = fresh(tmp_path, "s")
     (paths.project_root / "notes.md").write_text("- Never commit `.env`.\n")
