@@ -1,6 +1,6 @@
 """The message's vector without numpy or the tokenizer's JSON (core/query_vector.py): the
 prebuilt query model gives `tokenizers`' own ids, the weights' rows give `Embedder.embed`'s own
-vector bit for bit, the plain scores are the exact cosines, and the hook's path with warm
+vector bit for bit on these texts (they sum in another order: a last bit may differ elsewhere), the plain scores are the exact cosines, and the hook's path with warm
 caches imports neither numpy nor `tokenizers`."""
 
 from __future__ import annotations
