@@ -48,7 +48,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import groupby
+from itertools import chain, groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
@@ -1061,7 +1061,7 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
 
 
 # ---------------------------------------------------------------------- SPEC §15: focused
-FOCUSED_NARROW_MIN = 2_000  # a layer of this many entries or more is narrowed (`_Narrowed`) when it can be
+FOCUSED_NARROW_MIN = 256  # a layer of this many entries or more is narrowed (`_Narrowed`) when it can be
 
 
 class _Narrowed:
@@ -1173,14 +1173,20 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
     known = [sem[p] for layer, ps in in_play.items() for sem in (semantic[layer],) if sem is not None for p in ps]
     base = focused.lower_median(known)
 
-    def parts(layer: str, pos: int) -> tuple[float, float | None, float, float, float | None, float]:
-        kw = focused.keyword_score(q, terms_at(layer, pos), weight)
+    kw_of: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
+
+    def parts(layer: str, pos: int) -> tuple[float, float | None, float, float, float | None, float, str]:
+        shared = q & terms_at(layer, pos)
+        kw = kw_of.get(shared)
+        if kw is None:
+            kw = kw_of[shared] = focused.keyword_score(q, shared, weight)
         sems, decays = semantic[layer], decay[layer]
         sem = sems[pos] if sems is not None else None
         lift = focused.semantic_lift(sem, base) if sem is not None else 0.0
         rel = focused.relevance(kw, lift)
         dec = decays[pos] if decays is not None else None
-        return kw, sem, lift, rel, dec, focused.adjusted(rel, importance(layer, pos), dec, is_pinned(layer, pos))
+        imp = importance(layer, pos)
+        return kw, sem, lift, rel, dec, focused.adjusted(rel, imp, dec, is_pinned(layer, pos)), imp
 
     scored = {layer: {p: parts(layer, p) for p in scored_at[layer]} for layer in views}
     # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside; 0 for those not scored)
@@ -1205,77 +1211,91 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
             decays = decay[layer]
             dec = decays[p] if decays is not None else None
             imp = importance(layer, p)
-            found = (0.0, None, 0.0, 0.0, dec, focused.adjusted(0.0, imp, dec, False))
-        kw, sem, lift, rel, dec, score = found
-        return Why(kw, sem, lift, rel, importance(layer, p), dec, is_pinned(layer, p), score, cut, scope_of(layer, p),
-                   p == near[layer])
+            found = (0.0, None, 0.0, 0.0, dec, focused.adjusted(0.0, imp, dec, False), imp)
+        kw, sem, lift, rel, dec, score, imp = found
+        return Why(kw, sem, lift, rel, imp, dec, is_pinned(layer, p), score, cut, scope_of(layer, p), p == near[layer])
 
-    whys = {layer: {p: why(layer, p) for p in scored_at[layer]} for layer in views}
+    def listed(layer: str, ranked: list[int], statuses: dict[int, Candidate]) -> list[Candidate]:
+        """The layer's candidates: in play in F8's order (`ranked`, then in a narrowed layer
+        those scoring 0 and not pinned, in base order), `below_gate` unless passing
+        (`statuses`); then the held back and the archived, by score."""
+        view, sc = views[layer], scored[layer]
+        order: Iterable[int] = ranked
+        if layer in narrow:
+            head = set(ranked)
+            order = chain(ranked, (p for p in in_play[layer] if p not in head))
+        out = []
+        for p in order:
+            c = statuses.get(p)
+            if c is None:
+                w = why(layer, p)
+                c = Candidate(view, p, w.score, BELOW_GATE, maker, None, w)
+            out.append(c)
+        for pos in sorted(held[layer], key=lambda p: (-sc[p][5], p)):
+            w = why(layer, pos)
+            out.append(Candidate(view, pos, w.score, held_as[layer].get(pos, UNREVIEWED), maker, None, w))
+        for pos in sorted(range(view.n_active, view.size), key=lambda p: (-sc[p][5], p)):
+            w = why(layer, pos)
+            out.append(Candidate(view, pos, w.score, inactive_status(view, pos), maker, None, w))
+        return out
 
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     budget = Budget(settings)
     blocks: list[tuple[str, list[str]]] = []
-    pieces: list[list[Candidate] | Callable[[], list[Candidate]]] = []
+    pieces: list[Callable[[], list[Candidate]]] = []
     any_candidates = any_passing = False
     for layer in LAYERS:
         view = views[layer]
-        ws = whys[layer]
+        sc = scored[layer]
+
+        def rank_key(p: int, sc: dict[int, tuple[float, float | None, float, float, float | None, float, str]] = sc,
+                     layer: str = layer) -> tuple[bool, float, float, int]:
+            return not is_pinned(layer, p), -sc[p][5], -sc[p][3], p
+
         # F8. Order: pinned first, then the adjusted score, the relevance, the base order
-        ordered = sorted((p for p in in_play[layer] if p in ws),
-                         key=lambda p: (not ws[p].pinned, -ws[p].score, -ws[p].relevance, p))
-        if layer in narrow:  # its in play scored 0 and not pinned are listed last, in base order (`_scored_none`)
-            ordered = [p for p in ordered if ws[p].pinned or ws[p].score or ws[p].relevance]
+        ranked = sorted((p for p in in_play[layer] if p in sc), key=rank_key)
+        if layer in narrow:  # its in play scored 0 and not pinned are listed last, in base order (`listed`)
+            ranked = [p for p in ranked if is_pinned(layer, p) or sc[p][5] or sc[p][3]]
         allowance = budget.allowance(layer)  # F10. Budget, as §5 step 10
         limit = settings.max_items.get(layer)
         header = est(HEADERS[layer])
         used = passed = 0
         fits = True
         included: list[Candidate] = []
-        candidates: list[Candidate] = []
+        statuses: dict[int, Candidate] = {}  # the candidates passing F7, with their status
         any_candidates |= bool(in_play[layer])
-        for pos in ordered:
-            w = ws[pos]
-            if not focused.passes(w.relevance, w.score, cut, w.pinned, w.nearest):
-                status = BELOW_GATE
+        for pos in ranked:
+            if not focused.passes(sc[pos][3], sc[pos][5], cut, is_pinned(layer, pos), pos == near[layer]):
+                continue  # below_gate
+            any_passing = True
+            passed += 1
+            if over_max_items(passed, limit):  # F9. Max items, as §5 step 7
+                status = MAX_ITEMS
+            elif not fits:
+                status = BUDGET
             else:
-                any_passing = True
-                passed += 1
-                if over_max_items(passed, limit):  # F9. Max items, as §5 step 7
-                    status = MAX_ITEMS
-                elif not fits:
-                    status = BUDGET
+                extra_cost = view.made(pos, maker).tokens + (0 if included else header)
+                if used + extra_cost <= allowance:
+                    used += extra_cost
+                    status = INCLUDED
                 else:
-                    extra_cost = view.made(pos, maker).tokens + (0 if included else header)
-                    if used + extra_cost <= allowance:
-                        used += extra_cost
-                        status = INCLUDED
-                    else:
-                        fits = False
-                        status = BUDGET
-            c = Candidate(view, pos, w.score, status, maker, None, w)
-            candidates.append(c)
+                    fits = False
+                    status = BUDGET
+            w = why(layer, pos)
+            c = statuses[pos] = Candidate(view, pos, w.score, status, maker, None, w)
             if status == INCLUDED:
                 included.append(c)
             result.truncated |= status == BUDGET
-        pieces.append(candidates)
-        if layer in narrow:
-            pieces.append(partial(_scored_none, layer, view, set(ordered), in_play[layer], why, maker))
-        after: list[Candidate] = []
-        for pos in sorted(held[layer], key=lambda p: (-ws[p].score, p)):
-            after.append(Candidate(view, pos, ws[pos].score, held_as[layer].get(pos, UNREVIEWED), maker, None,
-                                   ws[pos]))
-        for pos in sorted(range(view.n_active, view.size), key=lambda p: (-ws[p].score, p)):
-            after.append(Candidate(view, pos, ws[pos].score, inactive_status(view, pos), maker, None, ws[pos]))
-        pieces.append(after)
+        pieces.append(partial(listed, layer, ranked, statuses))
         if included:
             blocks.append((HEADERS[layer], [c.line for c in included]))
             result.included += included
         result.layer_budget[layer] = (used, allowance, budget.carry)
         budget.spend(allowance, used)
-    if narrow:
+    if narrow:  # the candidates are made when listed
         result._lazy = partial(_joined, pieces)
     else:
-        result._candidates = [c for piece in pieces if isinstance(piece, list) for c in piece]
+        result._candidates = _joined(pieces)
     result.text = render(blocks)  # F11. Render, as §5 step 11
     result.count = len(result.included)  # F12. Flags, as §5 step 12
     result.redacted = sum(c.redacted for c in result.included)
@@ -1286,20 +1306,8 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
     return result
 
 
-def _scored_none(layer: str, view: LayerCandidates, head: set[int], in_play: list[int],
-                 why: Callable[[str, int], Why], maker: LineMaker) -> list[Candidate]:
-    """A narrowed layer's candidates in play after `head`: scoring 0 and not pinned, in base
-    order (F8's last tie-break), those scored to 0 and those never scored, all `below_gate`."""
-    out = []
-    for p in in_play:
-        if p not in head:
-            w = why(layer, p)
-            out.append(Candidate(view, p, w.score, BELOW_GATE, maker, None, w))
-    return out
-
-
-def _joined(pieces: Sequence[list[Candidate] | Callable[[], list[Candidate]]]) -> list[Candidate]:
-    return [c for piece in pieces for c in (piece if isinstance(piece, list) else piece())]
+def _joined(pieces: Sequence[Callable[[], list[Candidate]]]) -> list[Candidate]:
+    return [c for piece in pieces for c in piece()]
 
 
 def _focused_terms(e: Entry) -> frozenset[str]:
