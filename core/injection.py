@@ -1110,7 +1110,7 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
                    held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]] | None = None,
                    pinned_ids: frozenset[str] = frozenset(), narrow_min: int | None = None) -> InjectionResult:
     """`memory.injection: "focused"`: the rule of docs/injection.md, steps F2-F12, over the
-    layers' candidates (the switch is the caller's). Every candidate is scored (`core.focused`);
+    layers' candidates (the switch is the caller's). Candidates are scored by `core.focused`;
     the steps it shares with §5 (lines, cost, budget, render, flags) are §5's own. `held_back`:
     each layer's active positions held back at step 2 (`held_back`), with their statuses;
     `pinned_ids`: entries pinned by `memtui pin`, pinned like a file's `pinned: true`.

@@ -251,6 +251,23 @@ def _json(r) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
+@settings(max_examples=300, deadline=None)
+@given(word=st.one_of(st.sampled_from(WORDS + ["policies", "classes", "buses", "ways", "news", "gas", "status"]),
+                      st.text(alphabet="abcdefghijklmnopqrsuy", min_size=1, max_size=9)),
+       plural=st.sampled_from(["", "s", "es", "ies", "sses"]))
+def test_the_stored_forms_of_a_content_term_are_exactly_the_terms_it_comes_from(word, plural):
+    """`stored_forms(t)`: the §5 terms whose content term is `t`, all of them (the narrowed
+    read finds an entry's focused M through them)."""
+    from memtui.core.focused import content_term, stored_forms
+
+    x = word + plural
+    t = content_term(x)
+    if t:
+        assert x in stored_forms(t)
+    for form in stored_forms(t or x):
+        assert content_term(form) == (t or x)
+
+
 # ---------------------------------------------------------------------- the cases of the issue
 def _entry(i: int, layer: str, text: str, **kw) -> Entry:
     return Entry(id=f"{layer}{i}", layer=layer, text=text, rel_path="a.md", line_start=i,
