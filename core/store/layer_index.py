@@ -896,8 +896,14 @@ class PatchedLayer:
         return self._pane
 
     def focus(self) -> Focus | None:
-        """Unknown for a patched layer: focused injection scores every entry of it."""
-        return None
+        """`Focus` of the whole layer: the saved layer's and the added entries' (covered when
+        both are), the pinned at their new positions; None when either is unknown."""
+        base, added = self.base.focus(), self.added.focus()
+        if base is None or added is None:
+            return None
+        pinned = {new for p in base.pinned if (new := self.merge.of_base(p)) is not None}
+        pinned.update(self.merge.added_at[p] for p in added.pinned)
+        return Focus(frozenset(pinned), base.covers and added.covers)
 
     def expiring(self) -> dict[str, float]:
         """`LayerIndex.expiring` of the whole layer: the saved layer's, less the entries taken out."""

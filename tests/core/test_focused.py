@@ -215,7 +215,7 @@ def test_focused_over_the_prepared_index_layers_answers_as_over_entries(seed, si
     """The prepared index's layers (`LayerIndex`, what the hook reads) give the plain answer,
     read through their postings (narrowed) or entry by entry, saved and read again or not."""
     from memtui.core.injection import LineMaker
-    from memtui.core.store.layer_index import LayerIndex
+    from memtui.core.store.layer_index import LayerIndex, PatchedLayer
 
     rnd = random.Random(seed)
     layers = {name: tuple(corpus(rnd, n, name, whole_terms)) for name, n in zip(LAYERS, sizes)}
@@ -230,6 +230,18 @@ def test_focused_over_the_prepared_index_layers_answers_as_over_entries(seed, si
     saved = {name: _saved_and_read(index, LineMaker(s.max_item_chars, s.redact_secrets))
              for name, index in indexes.items()}
     assert _json(inject(saved, s, query, pinned=pinned, narrow_min=0)) == _json(plain)
+    # a saved layer with entries taken out and others taken in since (what the hook reads after an edit)
+    patched, now = {}, {}
+    for name, es in layers.items():
+        kept, late = es[: len(es) // 2], es[len(es) // 2:]
+        base = _saved_and_read(LayerIndex.from_entries(name, kept), LineMaker(s.max_item_chars, s.redact_secrets))
+        removed = [p for p in range(base.size) if rnd.random() < 0.2]
+        gone = {base.entry(p).id for p in removed}
+        patched[name] = PatchedLayer(base, removed, LayerIndex.from_entries(name, late))
+        now[name] = tuple(e for e in es if e.id not in gone)
+        if whole_terms:
+            assert patched[name].focus() is not None
+    assert _json(inject(patched, s, query, pinned=pinned, narrow_min=0)) == _json(inject(now, s, query, pinned=pinned))
 
 
 def _saved_and_read(index, maker):
