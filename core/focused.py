@@ -75,6 +75,14 @@ def content_term(t: str) -> str:
     return fold(t)
 
 
+def stored_forms(t: str) -> frozenset[str]:
+    """The §5 terms whose content term (`content_term`) is `t`: `t` itself and the plurals
+    `fold` takes to it (`t`+s, `t`+es, `t` less its y + ies). An index of §5 terms finds the
+    entries whose M holds `t` by these (F4's df from postings, without reading each entry)."""
+    forms = (t, t + "s", t + "es", t[:-1] + "ies" if t.endswith("y") else t)
+    return frozenset(x for x in forms if content_term(x) == t)
+
+
 def content_terms(s: str) -> frozenset[str]:
     """F3: §5's `terms(s)` less the common words and the one-character terms that are not a
     wide letter (the `s` of "what's", the `x` of "x-axis"): they match nothing on their own;

@@ -48,7 +48,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import groupby
+from itertools import chain, groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
@@ -65,6 +65,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:  # focused injection's module is imported when that mode is on (the §5 hook never loads it)
     from .focused import Why
+    from .store.layer_index import Focus
 
 log = logging.getLogger("memtui.injection")
 
@@ -297,6 +298,12 @@ class EntryLayer:
     def archived_terms(self, pos: int) -> frozenset[str]:
         return self.terms[pos]
 
+    def focus(self) -> Focus:
+        """What focused injection needs to narrow to the entries sharing a term (`Focus`)."""
+        from .store.layer_index import focus_of
+
+        return focus_of(self.entries)
+
     def scoped(self) -> dict[int, tuple[str, ...]]:
         return {p: e.paths for p, e in enumerate(self.entries[: self.n_active]) if e.paths}
 
@@ -522,6 +529,7 @@ class InjectionResult:
     strengths: dict[str, tuple[float, str]] | None = None
     _plan: _Plan | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
+    _lazy: Callable[[], list[Candidate]] | None = field(default=None, repr=False)  # makes `_candidates` when asked
     _status_counts: dict[str, int] | None = field(default=None, repr=False)
 
     @property
@@ -531,6 +539,8 @@ class InjectionResult:
     def iter_candidates(self) -> Iterator[Candidate]:
         """Every candidate in layer order then sort order (archived last in their layer),
         produced as needed: the first few cost little even when there are tens of thousands."""
+        if self._candidates is None and self._lazy is not None:
+            self._candidates, self._lazy = self._lazy(), None
         if self._candidates is not None:
             yield from self._candidates
         elif self._plan is not None:
@@ -929,7 +939,8 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
            workspace: str = "", failed_layers: frozenset[str] = frozenset(),
            errors: list[Problem] | None = None, extra: Mapping[str, ExtraScores] | None = None,
            unreviewed: frozenset[str] = frozenset(), files: Files = (),
-           expired: frozenset[str] = frozenset(), pinned: frozenset[str] = frozenset()) -> InjectionResult:
+           expired: frozenset[str] = frozenset(), pinned: frozenset[str] = frozenset(),
+           narrow_min: int | None = None) -> InjectionResult:
     """SPEC §5 steps 1–12 over already-loaded layers: each a sequence of entries or a
     `LayerCandidates` (the prepared index's, the store's). `extra`: the §13 semantic scores
     and decay factors of a layer, computed by the caller (without it, §5 exactly).
@@ -938,7 +949,8 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
     (called only when a layer has scoped entries). `expired`: ids left out with status
     `expired` (SPEC §18). The three are held back at step 2 and listed after the layer's
     other candidates. `pinned`: ids pinned with `memtui pin` (§18), always present in focused
-    mode like a file's `pinned: true` (§5 has no pins)."""
+    mode like a file's `pinned: true` (§5 has no pins). `narrow_min`: focused mode's
+    `FOCUSED_NARROW_MIN` (tests lower it)."""
     started = time.perf_counter()
     result = InjectionResult(workspace=workspace, query=query, enabled=settings.enabled,
                              budget=dict(settings.budget), errors=list(errors or []),
@@ -957,7 +969,7 @@ def inject(layers: Mapping[str, Sequence[Entry] | LayerCandidates], settings: Se
         views: dict[str, LayerCandidates] = {layer: _candidates(layer, layers.get(layer, ())) for layer in LAYERS}
         result = inject_focused(result, views, settings, query, failed_layers, extra,
                                 {layer: held_back(view, unreviewed, expired, context) for layer, view in views.items()},
-                                pinned)
+                                pinned, narrow_min)
         if context.asked or (not callable(files) and files):
             result.files = context.files
         return _finish(result, started)
@@ -1049,15 +1061,63 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
 
 
 # ---------------------------------------------------------------------- SPEC §15: focused
+FOCUSED_NARROW_MIN = 256  # a layer of this many entries or more is narrowed (`_Narrowed`) when it can be
+
+
+class _Narrowed:
+    """One layer of focused injection read through its inverted index, not entry by entry.
+    An entry sharing no term of Q has keyword 0 (F4), so without the semantic score (F5)
+    relevance and score 0: it is `below_gate` unless pinned (F7) and sorts after every
+    other in play (F8). So only the entries holding a term of Q (found by the postings of
+    the §5 terms whose content term it is, `focused.stored_forms`), the pinned, the held
+    back and the archived are scored; F4's df(t) is the number of postings in play. Valid
+    when the layer's indexed terms cover what M reads (`Focus.covers`)."""
+
+    def __init__(self, view: LayerCandidates, q: frozenset[str], focus: Focus, pinned_ids: frozenset[str]):
+        from . import focused
+
+        self.n_active = view.n_active
+        self.q = q
+        self.holds = {t: frozenset(view.shared(focused.stored_forms(t))) for t in sorted(q)}
+        self.archived = {p: frozenset(map(focused.content_term, view.archived_terms(p))).difference(("",))
+                         for p in range(view.n_active, view.size)}
+        pinned = set(focus.pinned)
+        if pinned_ids:
+            pinned |= view.positions_of(pinned_ids)
+            pinned.update(p for p in self.archived if view.shown(p).id in pinned_ids)
+        self.pinned = frozenset(pinned)
+        self.sharing = frozenset().union(*self.holds.values())
+
+    def terms(self, pos: int) -> frozenset[str]:
+        """Q ∩ M of a position (all that F4's keyword score reads of M)."""
+        if pos >= self.n_active:
+            return self.archived[pos] & self.q
+        return frozenset(t for t, ps in self.holds.items() if pos in ps)
+
+    def df(self, t: str, held: Sequence[int]) -> int:
+        ps = self.holds[t]
+        return len(ps) - sum(1 for p in held if p in ps)
+
+
+def _narrowed(view: LayerCandidates, q: frozenset[str], pinned_ids: frozenset[str]) -> _Narrowed | None:
+    focus = getattr(view, "focus", None)
+    found = focus() if focus is not None else None
+    return _Narrowed(view, q, found, pinned_ids) if found is not None and found.covers else None
+
+
 def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates], settings: Settings, query: str,
                    failed_layers: frozenset[str] = frozenset(), extra: Mapping[str, ExtraScores] | None = None,
                    held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]] | None = None,
-                   pinned_ids: frozenset[str] = frozenset()) -> InjectionResult:
+                   pinned_ids: frozenset[str] = frozenset(), narrow_min: int | None = None) -> InjectionResult:
     """`memory.injection: "focused"`: the rule of docs/injection.md, steps F2-F12, over the
-    layers' candidates (the switch is the caller's). Every candidate is scored (`core.focused`);
+    layers' candidates (the switch is the caller's). Candidates are scored by `core.focused`;
     the steps it shares with §5 (lines, cost, budget, render, flags) are §5's own. `held_back`:
     each layer's active positions held back at step 2 (`held_back`), with their statuses;
-    `pinned_ids`: entries pinned by `memtui pin`, pinned like a file's `pinned: true`."""
+    `pinned_ids`: entries pinned by `memtui pin`, pinned like a file's `pinned: true`.
+    Without the semantic score, a layer of `narrow_min` entries or more (`FOCUSED_NARROW_MIN`)
+    whose index allows it is read through its postings (`_Narrowed`): the entries sharing no
+    term get the score they would (0, below the gate) without being made, their candidates
+    made only when listed."""
     from . import focused
     from .focused import Why
 
@@ -1071,35 +1131,67 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
         held[layer] = sorted(out)
     # F3. Terms
     q = focused.content_terms(query)
-    entries = {layer: [view.entry(p) for p in range(view.size)] for layer, view in views.items()}
-    pinned = {layer: [e.pinned or e.id in pinned_ids for e in es] for layer, es in entries.items()}
-    memory_terms = {layer: [_focused_terms(e) for e in es] for layer, es in entries.items()}
-    # F4. Keyword: each query term weighed by how rare it is among the candidates in play
-    n = sum(map(len, in_play.values()))
-    df = focused.document_frequency((memory_terms[layer][p] for layer, ps in in_play.items() for p in ps), q)
-    weight = {t: focused.idf(df[t], n) for t in q}
-    # F5. Relevance: the semantic score (§13, when given) lifts the keyword score
     semantic = {layer: (list(e.semantic) if e is not None and e.semantic is not None else None)
                 for layer in views for e in ((extra or {}).get(layer),)}
     decay = {layer: (list(e.decay) if e is not None and e.decay is not None else None)
              for layer in views for e in ((extra or {}).get(layer),)}
+    least = FOCUSED_NARROW_MIN if narrow_min is None else narrow_min
+    narrow: dict[str, _Narrowed] = {}
+    if all(sems is None for sems in semantic.values()):  # F5's base reads every candidate's semantic score
+        for layer, view in views.items():
+            found = _narrowed(view, q, pinned_ids) if view.size >= least else None
+            if found is not None:
+                narrow[layer] = found
+    entries = {layer: [view.entry(p) for p in range(view.size)] for layer, view in views.items() if layer not in narrow}
+    pinned = {layer: [e.pinned or e.id in pinned_ids for e in es] for layer, es in entries.items()}
+    memory_terms = {layer: [_focused_terms(e) for e in es] for layer, es in entries.items()}
+    # the positions scored: every one, or in a narrowed layer those that can score above 0 or are listed apart
+    scored_at: dict[str, Sequence[int]] = {layer: range(view.size) for layer, view in views.items()}
+    for layer, nw in narrow.items():
+        scored_at[layer] = sorted(nw.sharing | nw.pinned | set(held[layer]) | nw.archived.keys())
+
+    def is_pinned(layer: str, pos: int) -> bool:
+        nw = narrow.get(layer)
+        return pos in nw.pinned if nw is not None else pinned[layer][pos]
+
+    def terms_at(layer: str, pos: int) -> frozenset[str]:
+        nw = narrow.get(layer)
+        return nw.terms(pos) if nw is not None else memory_terms[layer][pos]
+
+    def importance(layer: str, pos: int) -> str:
+        return views[layer].shown(pos).importance if layer in narrow else entries[layer][pos].importance
+
+    # F4. Keyword: each query term weighed by how rare it is among the candidates in play
+    n = sum(map(len, in_play.values()))
+    df = focused.document_frequency((memory_terms[layer][p] for layer, ps in in_play.items() if layer not in narrow
+                                     for p in ps), q)
+    for layer, nw in narrow.items():
+        for t in q:
+            df[t] += nw.df(t, held[layer])
+    weight = {t: focused.idf(df[t], n) for t in q}
+    # F5. Relevance: the semantic score (§13, when given) lifts the keyword score
     known = [sem[p] for layer, ps in in_play.items() for sem in (semantic[layer],) if sem is not None for p in ps]
     base = focused.lower_median(known)
 
-    def parts(layer: str, pos: int) -> tuple[float, float | None, float, float, float | None, float]:
-        e = entries[layer][pos]
-        kw = focused.keyword_score(q, memory_terms[layer][pos], weight)
+    kw_of: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
+
+    def parts(layer: str, pos: int) -> tuple[float, float | None, float, float, float | None, float, str]:
+        shared = q & terms_at(layer, pos)
+        kw = kw_of.get(shared)
+        if kw is None:
+            kw = kw_of[shared] = focused.keyword_score(q, shared, weight)
         sems, decays = semantic[layer], decay[layer]
         sem = sems[pos] if sems is not None else None
         lift = focused.semantic_lift(sem, base) if sem is not None else 0.0
         rel = focused.relevance(kw, lift)
         dec = decays[pos] if decays is not None else None
-        return kw, sem, lift, rel, dec, focused.adjusted(rel, e.importance, dec, pinned[layer][pos])
+        imp = importance(layer, pos)
+        return kw, sem, lift, rel, dec, focused.adjusted(rel, imp, dec, is_pinned(layer, pos)), imp
 
-    scored = {layer: [parts(layer, p) for p in range(views[layer].size)] for layer in views}
-    # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
-    best = max((scored[layer][p][5] for layer, ps in in_play.items() for p in ps if not pinned[layer][p]),
-               default=0.0)
+    scored = {layer: {p: parts(layer, p) for p in scored_at[layer]} for layer in views}
+    # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside; 0 for those not scored)
+    best = max((scored[layer][p][5] for layer, ps in in_play.items() for p in ps
+                if p in scored[layer] and not is_pinned(layer, p)), default=0.0)
     cut = focused.cut_off(best)
     scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
 
@@ -1108,66 +1200,102 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
         return f"paths: {', '.join(globs)}" if globs else "workspace"
 
     # F7. ... and in the user and project layers, the closest in meaning (with the semantic score)
-    near = {layer: focused.nearest((p, sems[p], scored[layer][p][2]) for p in in_play[layer] if not pinned[layer][p])
+    near = {layer: focused.nearest((p, sems[p], scored[layer][p][2]) for p in in_play[layer]
+                                   if not is_pinned(layer, p))
             if layer in focused.NEAREST_LAYERS and sems is not None else None
             for layer in views for sems in (semantic[layer],)}
-    whys = {layer: {p: Why(kw, sem, lift, rel, e.importance, dec, pin, score, cut, scope_of(layer, p), p == near[layer])
-                    for p, ((kw, sem, lift, rel, dec, score), e, pin)
-                    in enumerate(zip(scored[layer], entries[layer], pinned[layer], strict=True))}
-            for layer in views}
+
+    def why(layer: str, p: int) -> Why:
+        found = scored[layer].get(p)
+        if found is None:  # a narrowed layer's entry sharing no term (F4-F6: all 0) and not pinned
+            decays = decay[layer]
+            dec = decays[p] if decays is not None else None
+            imp = importance(layer, p)
+            found = (0.0, None, 0.0, 0.0, dec, focused.adjusted(0.0, imp, dec, False), imp)
+        kw, sem, lift, rel, dec, score, imp = found
+        return Why(kw, sem, lift, rel, imp, dec, is_pinned(layer, p), score, cut, scope_of(layer, p), p == near[layer])
+
+    def listed(layer: str, ranked: list[int], statuses: dict[int, Candidate]) -> list[Candidate]:
+        """The layer's candidates: in play in F8's order (`ranked`, then in a narrowed layer
+        those scoring 0 and not pinned, in base order), `below_gate` unless passing
+        (`statuses`); then the held back and the archived, by score."""
+        view, sc = views[layer], scored[layer]
+        order: Iterable[int] = ranked
+        if layer in narrow:
+            head = set(ranked)
+            order = chain(ranked, (p for p in in_play[layer] if p not in head))
+        out = []
+        for p in order:
+            c = statuses.get(p)
+            if c is None:
+                w = why(layer, p)
+                c = Candidate(view, p, w.score, BELOW_GATE, maker, None, w)
+            out.append(c)
+        for pos in sorted(held[layer], key=lambda p: (-sc[p][5], p)):
+            w = why(layer, pos)
+            out.append(Candidate(view, pos, w.score, held_as[layer].get(pos, UNREVIEWED), maker, None, w))
+        for pos in sorted(range(view.n_active, view.size), key=lambda p: (-sc[p][5], p)):
+            w = why(layer, pos)
+            out.append(Candidate(view, pos, w.score, inactive_status(view, pos), maker, None, w))
+        return out
 
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     budget = Budget(settings)
     blocks: list[tuple[str, list[str]]] = []
-    candidates: list[Candidate] = []
+    pieces: list[Callable[[], list[Candidate]]] = []
     any_candidates = any_passing = False
     for layer in LAYERS:
         view = views[layer]
-        ws = whys[layer]
+        sc = scored[layer]
+
+        def rank_key(p: int, sc: dict[int, tuple[float, float | None, float, float, float | None, float, str]] = sc,
+                     layer: str = layer) -> tuple[bool, float, float, int]:
+            return not is_pinned(layer, p), -sc[p][5], -sc[p][3], p
+
         # F8. Order: pinned first, then the adjusted score, the relevance, the base order
-        ordered = sorted(in_play[layer], key=lambda p: (not ws[p].pinned, -ws[p].score, -ws[p].relevance, p))
+        ranked = sorted((p for p in in_play[layer] if p in sc), key=rank_key)
+        if layer in narrow:  # its in play scored 0 and not pinned are listed last, in base order (`listed`)
+            ranked = [p for p in ranked if is_pinned(layer, p) or sc[p][5] or sc[p][3]]
         allowance = budget.allowance(layer)  # F10. Budget, as §5 step 10
         limit = settings.max_items.get(layer)
         header = est(HEADERS[layer])
         used = passed = 0
         fits = True
         included: list[Candidate] = []
-        any_candidates |= bool(ordered)
-        for pos in ordered:
-            w = ws[pos]
-            if not focused.passes(w.relevance, w.score, cut, w.pinned, w.nearest):
-                status = BELOW_GATE
+        statuses: dict[int, Candidate] = {}  # the candidates passing F7, with their status
+        any_candidates |= bool(in_play[layer])
+        for pos in ranked:
+            if not focused.passes(sc[pos][3], sc[pos][5], cut, is_pinned(layer, pos), pos == near[layer]):
+                continue  # below_gate
+            any_passing = True
+            passed += 1
+            if over_max_items(passed, limit):  # F9. Max items, as §5 step 7
+                status = MAX_ITEMS
+            elif not fits:
+                status = BUDGET
             else:
-                any_passing = True
-                passed += 1
-                if over_max_items(passed, limit):  # F9. Max items, as §5 step 7
-                    status = MAX_ITEMS
-                elif not fits:
-                    status = BUDGET
+                extra_cost = view.made(pos, maker).tokens + (0 if included else header)
+                if used + extra_cost <= allowance:
+                    used += extra_cost
+                    status = INCLUDED
                 else:
-                    extra_cost = view.made(pos, maker).tokens + (0 if included else header)
-                    if used + extra_cost <= allowance:
-                        used += extra_cost
-                        status = INCLUDED
-                    else:
-                        fits = False
-                        status = BUDGET
-            c = Candidate(view, pos, w.score, status, maker, None, w)
-            candidates.append(c)
+                    fits = False
+                    status = BUDGET
+            w = why(layer, pos)
+            c = statuses[pos] = Candidate(view, pos, w.score, status, maker, None, w)
             if status == INCLUDED:
                 included.append(c)
             result.truncated |= status == BUDGET
-        for pos in sorted(held[layer], key=lambda p: (-ws[p].score, p)):
-            candidates.append(Candidate(view, pos, ws[pos].score, held_as[layer].get(pos, UNREVIEWED), maker, None,
-                                        ws[pos]))
-        for pos in sorted(range(view.n_active, view.size), key=lambda p: (-ws[p].score, p)):
-            candidates.append(Candidate(view, pos, ws[pos].score, inactive_status(view, pos), maker, None, ws[pos]))
+        pieces.append(partial(listed, layer, ranked, statuses))
         if included:
             blocks.append((HEADERS[layer], [c.line for c in included]))
             result.included += included
         result.layer_budget[layer] = (used, allowance, budget.carry)
         budget.spend(allowance, used)
-    result._candidates = candidates
+    if narrow:  # the candidates are made when listed
+        result._lazy = partial(_joined, pieces)
+    else:
+        result._candidates = _joined(pieces)
     result.text = render(blocks)  # F11. Render, as §5 step 11
     result.count = len(result.included)  # F12. Flags, as §5 step 12
     result.redacted = sum(c.redacted for c in result.included)
@@ -1176,6 +1304,10 @@ def inject_focused(result: InjectionResult, views: Mapping[str, LayerCandidates]
     result.chars = len(result.text)
     result.disabled_reason = disabled_reason(result.count, failed_layers >= set(LAYERS), any_candidates, any_passing)
     return result
+
+
+def _joined(pieces: Sequence[Callable[[], list[Candidate]]]) -> list[Candidate]:
+    return [c for piece in pieces for c in piece()]
 
 
 def _focused_terms(e: Entry) -> frozenset[str]:

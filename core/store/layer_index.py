@@ -23,7 +23,7 @@ from typing import Any, cast, overload
 
 from ..injection import LineMaker, Made, Shown, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
-from ..relevance import terms_of
+from ..relevance import entry_terms, terms_of
 from .level_counts import LevelCounts, bitmap
 
 log = logging.getLogger("memtui.injection")
@@ -43,6 +43,7 @@ _TEXT_AT = ENTRY_FIELDS.index("text")
 _ID_AT = ENTRY_FIELDS.index("id")
 _SOURCE_AT = ENTRY_FIELDS.index("source")
 _EXPIRES_AT = ENTRY_FIELDS.index("expires")
+_PINNED_AT = ENTRY_FIELDS.index("pinned")
 _FIELD_AT = {name: i for i, name in enumerate(ENTRY_FIELDS)}
 _FIELDS_BUT_PATH = attrgetter(*(name for name in ENTRY_FIELDS if name != "path"))
 _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name != "path"))
@@ -133,6 +134,48 @@ def _plain(value: object) -> object:
     if isinstance(value, tuple):
         return tuple(_plain(v) for v in value)
     return value
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Focus:
+    """What focused injection (SPEC §15) needs to score only the entries sharing a term with
+    the message: the positions whose entry is pinned by its file, and whether every entry's
+    indexed terms hold those of its section, name, description and tags as well as its text
+    (focused M reads all five; the postings then find every entry holding a term)."""
+
+    pinned: frozenset[int]
+    covers: bool
+
+
+def focus_of(entries: Iterable[Entry]) -> Focus:
+    """`Focus` of a layer's entries in position order."""
+    pinned: list[int] = []
+    covers = True
+    for pos, e in enumerate(entries):
+        if e.pinned:
+            pinned.append(pos)
+        # (a conversation entry made without terms: `terms_of` makes them from its text and tags)
+        made_whole = not e.terms and e.layer == Layer.CONVERSATION and not (e.section or e.name or e.description)
+        if covers and not made_whole and (e.section or e.name or e.description or e.tags):
+            covers = entry_terms("", e.section, e.name, e.description, e.tags) <= terms_of(e)
+    return Focus(frozenset(pinned), covers)
+
+
+def merged_focus(base: Focus | None, added: Focus | None, rows: Sequence[tuple[Any, ...]]) -> Focus | None:
+    """`Focus` of a merged layer: covered when both parts are, pinned as its rows say."""
+    if base is None or added is None:
+        return None
+    return Focus(frozenset(p for p, row in enumerate(rows) if row[_PINNED_AT]), base.covers and added.covers)
+
+
+def saved_focus(focus: Focus | None) -> dict[str, Any] | None:
+    return None if focus is None else {"pinned": sorted(focus.pinned), "covers": focus.covers}
+
+
+def read_focus(saved: Any) -> Focus | None:
+    if not isinstance(saved, dict):
+        return None
+    return Focus(frozenset(saved.get("pinned", ())), bool(saved.get("covers", False)))
 
 
 def scoped_rows(rows: Sequence[tuple[Any, ...]], n_active: int) -> dict[int, tuple[str, ...]]:
@@ -359,6 +402,9 @@ class LayerIndex:
         self._pane: PaneState | Callable[[], PaneState] | None = None
         self._scoped: dict[int, tuple[str, ...]] | None = None  # SPEC §16: saved, or found when first asked for
         self._expiring: dict[str, float] | None = None  # §18: saved, or found when first asked for
+        # focused injection's narrowing (`focus`): saved, or found from the entries when first asked for
+        self._focus: Focus | None = None
+        self._focus_saved = False
         # the bitmaps (`level_counts.bitmap`, little-endian bytes) of the frequent terms, saved beside the postings
         self.bitmaps: Mapping[str, bytes] = {}
 
@@ -406,6 +452,7 @@ class LayerIndex:
             "pane": self.pane(),
             "scoped": list(self.scoped().items()),
             "expiring": self.expiring(),
+            "focus": saved_focus(self.focus() or focus_of(self.entry(p) for p in range(self.size))),
         }
 
     @classmethod
@@ -422,7 +469,16 @@ class LayerIndex:
         index._scoped = None if scoped is None else {pos: tuple(globs) for pos, globs in scoped}
         expiring = core.get("expiring")
         index._expiring = dict(expiring) if isinstance(expiring, dict) else None
+        index._focus, index._focus_saved = read_focus(core.get("focus")), True
         return index
+
+    def focus(self) -> Focus | None:
+        """What focused injection's narrowing needs (`Focus`): saved, or found from the
+        entries when they are all made (an index built from entries); else None (unknown:
+        focused injection then scores every entry)."""
+        if self._focus is None and not self._focus_saved and all(e is not None for e in self._entries):
+            self._focus = focus_of(cast(list[Entry], self._entries))
+        return self._focus
 
     def expiring(self) -> dict[str, float]:
         """id -> `expires` of the entries whose file sets one (SPEC §18): few, so the
@@ -839,6 +895,16 @@ class PatchedLayer:
         self._pane = (array("i", chain.from_iterable(group[1] for group in out)), [group[2] for group in out])
         return self._pane
 
+    def focus(self) -> Focus | None:
+        """`Focus` of the whole layer: the saved layer's and the added entries' (covered when
+        both are), the pinned at their new positions; None when either is unknown."""
+        base, added = self.base.focus(), self.added.focus()
+        if base is None or added is None:
+            return None
+        pinned = {new for p in base.pinned if (new := self.merge.of_base(p)) is not None}
+        pinned.update(self.merge.added_at[p] for p in added.pinned)
+        return Focus(frozenset(pinned), base.covers and added.covers)
+
     def expiring(self) -> dict[str, float]:
         """`LayerIndex.expiring` of the whole layer: the saved layer's, less the entries taken out."""
         gone = {self.base.fields(p, ("id",))[0] for p in self._removed}
@@ -992,5 +1058,6 @@ def splice(base: LayerIndex, removed: Iterable[int], added: LayerIndex, maker: L
             "groups": _sorted_groups(rank, merge.n_active), "archived_terms": archived, "key": list(key),
             "size": merge.size, "pane": pane_state(base.layer, list(map(_PANE_OF_ROW, lists[0]))),
             "scoped": list(scoped_rows(lists[0], merge.n_active).items()),
-            "expiring": {row[_ID_AT]: row[_EXPIRES_AT] for row in lists[0] if row[_EXPIRES_AT] is not None}}
+            "expiring": {row[_ID_AT]: row[_EXPIRES_AT] for row in lists[0] if row[_EXPIRES_AT] is not None},
+            "focus": saved_focus(merged_focus(base.focus(), added.focus(), lists[0]))}
     return core, lists, {term: found.tobytes() for term, found in postings.items()}

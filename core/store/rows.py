@@ -108,7 +108,9 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
             "archived_terms": [], "key": list(maker.key), "size": n,
             "pane": pane_state(layer, list(map(_PANE_OF_ROW, rows))),  # the TUI's pane order
             "scoped": [],  # a conversation memory has no scope (SPEC §16)
-            "expiring": {}}  # a row's own expiry is in memtui's table, not in the row (SPEC §18)
+            "expiring": {},  # a row's own expiry is in memtui's table, not in the row (SPEC §18)
+            "focus": {"pinned": [], "covers": True}}  # a row is never pinned by a file; its terms are its text's and tags'
+
     return core, [rows, shown, made, frags], {t: array("i", p).tobytes() for t, p in postings.items()}
 
 

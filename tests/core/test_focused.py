@@ -146,17 +146,22 @@ def focused_settings(total: int, caps: tuple[int, int, int], limit: int | None =
     return s
 
 
-def corpus(rnd: random.Random, n: int, layer: str) -> list[Entry]:
+def corpus(rnd: random.Random, n: int, layer: str, whole_terms: bool = False) -> list[Entry]:
+    """`n` entries of a layer; their terms are their text's (what focused M reads beyond the
+    text is not indexed: focused injection may not narrow), or with `whole_terms` the text's,
+    section's and tags', as the store makes them (it may)."""
     out = []
     for i in range(n):
         text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 12)))
         md = layer != "conversation"
+        section = rnd.choice(["", "Pools", "React"]) if md else ""
+        tags = tuple(rnd.sample(["cache", "deploy", "sqlite"], rnd.randint(0, 2)))
         out.append(Entry(id=f"{layer}{i}", layer=layer, text=text, importance=rnd.choice(["high", "normal", "low"]),
                          status=rnd.choice(["active"] * 6 + ["archived"]), updated_at=float(rnd.randint(0, 5)),
-                         section=rnd.choice(["", "Pools", "React"]) if md else "",
-                         tags=tuple(rnd.sample(["cache", "deploy", "sqlite"], rnd.randint(0, 2))),
+                         section=section, tags=tags,
                          rel_path=f"f{i % 3}.md", line_start=i, conversation_id=None if md else "c",
-                         pinned=md and rnd.random() < 0.1, terms=entry_terms(text)))
+                         pinned=md and rnd.random() < 0.1,
+                         terms=entry_terms(text, section, tags=tags) if whole_terms else entry_terms(text)))
     return out
 
 
@@ -166,11 +171,17 @@ QUERIES = st.lists(st.sampled_from(WORDS + ["zzz", "what's"]), max_size=6).map("
 @settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 30)] * 3), total=st.integers(0, 600),
        caps=st.tuples(*[st.integers(0, 300)] * 3), limit=st.sampled_from([None, 0, 2, 10]),
-       extras=st.sampled_from(["none", "semantic", "decay", "both"]), query=QUERIES)
-@example(seed=1, sizes=(3, 3, 3), total=600, caps=(200, 200, 200), limit=10, extras="both", query="")
-def test_inject_focused_equals_the_plain_rule(seed, sizes, total, caps, limit, extras, query):
+       extras=st.sampled_from(["none", "semantic", "decay", "both"]), query=QUERIES, narrow=st.booleans(),
+       whole_terms=st.booleans())
+@example(seed=1, sizes=(3, 3, 3), total=600, caps=(200, 200, 200), limit=10, extras="both", query="", narrow=False,
+         whole_terms=False)
+@example(seed=2, sizes=(20, 20, 30), total=600, caps=(200, 200, 200), limit=10, extras="decay",
+         query="pools timeout cache", narrow=True, whole_terms=True)
+def test_inject_focused_equals_the_plain_rule(seed, sizes, total, caps, limit, extras, query, narrow, whole_terms):
+    """... also read through the layers' postings (`narrow`: every layer narrowed when its
+    terms cover what focused M reads, `whole_terms`, as the store's do)."""
     rnd = random.Random(seed)
-    layers = {name: tuple(corpus(rnd, n, name)) for name, n in zip(LAYERS, sizes)}
+    layers = {name: tuple(corpus(rnd, n, name, whole_terms)) for name, n in zip(LAYERS, sizes)}
     s = focused_settings(total, caps, limit)
     semantic = decay = None
     extra = {}
@@ -186,7 +197,11 @@ def test_inject_focused_equals_the_plain_rule(seed, sizes, total, caps, limit, e
             extra[name] = ExtraScores([semantic[e.id] for e in ordered] if semantic else None,
                                       [decay[e.id] for e in ordered] if decay else None)
     text, expected, truncated, count = reference_focused(layers, s, query, semantic, decay)
-    r = inject(layers, s, query, extra=extra or None)
+    r = inject(layers, s, query, extra=extra or None, narrow_min=0 if narrow else None)
+    if not narrow or any(x.semantic is not None for x in extra.values()):  # F5's base reads every semantic score
+        assert r._lazy is None
+    elif whole_terms:  # every layer's terms cover focused M: narrowed
+        assert r._lazy is not None
     assert r.text == text
     assert (r.truncated, r.count) == (truncated, count)
     assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
@@ -195,23 +210,74 @@ def test_inject_focused_equals_the_plain_rule(seed, sizes, total, caps, limit, e
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 30)] * 3), total=st.integers(0, 600),
-       query=QUERIES)
-def test_focused_over_the_prepared_index_layers_answers_as_over_entries(seed, sizes, total, query):
-    """The prepared index's layers (`LayerIndex`, what the hook reads) give the plain answer."""
-    from memtui.core.store.layer_index import LayerIndex
+       query=QUERIES, whole_terms=st.booleans(), pin=st.booleans())
+def test_focused_over_the_prepared_index_layers_answers_as_over_entries(seed, sizes, total, query, whole_terms, pin):
+    """The prepared index's layers (`LayerIndex`, what the hook reads) give the plain answer,
+    read through their postings (narrowed) or entry by entry, saved and read again or not."""
+    from memtui.core.injection import LineMaker
+    from memtui.core.store.layer_index import LayerIndex, PatchedLayer
 
     rnd = random.Random(seed)
-    layers = {name: tuple(corpus(rnd, n, name)) for name, n in zip(LAYERS, sizes)}
+    layers = {name: tuple(corpus(rnd, n, name, whole_terms)) for name, n in zip(LAYERS, sizes)}
+    pinned = frozenset(e.id for es in layers.values() for e in es if pin and rnd.random() < 0.1)
     s = focused_settings(total, (200, 250, 150))
-    plain = inject(layers, s, query)
-    indexed = inject({name: LayerIndex.from_entries(name, es) for name, es in layers.items()}, s, query)
+    plain = inject(layers, s, query, pinned=pinned)
+    indexes = {name: LayerIndex.from_entries(name, es) for name, es in layers.items()}
+    indexed = inject(indexes, s, query, pinned=pinned, narrow_min=0)
+    if whole_terms:  # the indexed terms cover focused M: narrowed
+        assert indexed._lazy is not None
     assert _json(indexed) == _json(plain)
+    saved = {name: _saved_and_read(index, LineMaker(s.max_item_chars, s.redact_secrets))
+             for name, index in indexes.items()}
+    assert _json(inject(saved, s, query, pinned=pinned, narrow_min=0)) == _json(plain)
+    # a saved layer with entries taken out and others taken in since (what the hook reads after an edit)
+    patched, now = {}, {}
+    for name, es in layers.items():
+        kept, late = es[: len(es) // 2], es[len(es) // 2:]
+        base = _saved_and_read(LayerIndex.from_entries(name, kept), LineMaker(s.max_item_chars, s.redact_secrets))
+        removed = [p for p in range(base.size) if rnd.random() < 0.2]
+        gone = {base.entry(p).id for p in removed}
+        patched[name] = PatchedLayer(base, removed, LayerIndex.from_entries(name, late))
+        now[name] = tuple(e for e in es if e.id not in gone)
+        if whole_terms:
+            assert patched[name].focus() is not None
+    assert _json(inject(patched, s, query, pinned=pinned, narrow_min=0)) == _json(inject(now, s, query, pinned=pinned))
+
+
+def _saved_and_read(index, maker):
+    """The index as the prepared index saves it (`core` marshalled) and a later process reads it."""
+    import marshal
+
+    from memtui.core.store.layer_index import LayerIndex
+
+    state = index.state(maker)
+    lists = [state.pop(name) for name in ("rows", "shown", "made", "frags")]
+    postings = state.pop("postings")
+    core = marshal.loads(marshal.dumps({**state, "size": len(lists[0])}))
+    return LayerIndex.from_state(core, *lists, postings)
 
 
 def _json(r) -> str:
     data = json.loads(r.to_json())
     data.pop("retrieval_ms")
     return json.dumps(data, ensure_ascii=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(word=st.one_of(st.sampled_from(WORDS + ["policies", "classes", "buses", "ways", "news", "gas", "status"]),
+                      st.text(alphabet="abcdefghijklmnopqrsuy", min_size=1, max_size=9)),
+       plural=st.sampled_from(["", "s", "es", "ies", "sses"]))
+def test_the_stored_forms_of_a_content_term_are_exactly_the_terms_it_comes_from(word, plural):
+    """`stored_forms(t)`: the §5 terms whose content term is `t`, all of them (the narrowed
+    read finds an entry's focused M through them)."""
+    from memtui.core.focused import content_term, stored_forms
+
+    x = word + plural
+    t = content_term(x)
+    if t:
+        assert x in stored_forms(t)
+    for form in stored_forms(t or x):
+        assert content_term(form) == (t or x)
 
 
 # ---------------------------------------------------------------------- the cases of the issue
