@@ -65,7 +65,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:  # focused injection's module is imported when that mode is on (the §5 hook never loads it)
     from .focused import Why
-    from .store.layer_index import Focus
+    from .relevance import Focus
 
 log = logging.getLogger("memtui.injection")
 
@@ -300,7 +300,7 @@ class EntryLayer:
 
     def focus(self) -> Focus:
         """What focused injection needs to narrow to the entries sharing a term (`Focus`)."""
-        from .store.layer_index import focus_of
+        from .relevance import focus_of
 
         return focus_of(self.entries)
 

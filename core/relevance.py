@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress, repeat
 from typing import TYPE_CHECKING
@@ -121,6 +122,31 @@ def terms_of(entry: Entry) -> frozenset[str]:
     if entry.terms or entry.layer != "conversation":
         return entry.terms
     return entry_terms(entry.text, tags=entry.tags)
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """What focused injection (SPEC §15) needs to score only the entries sharing a term with
+    the message: the positions whose entry is pinned by its file, and whether every entry's
+    indexed terms hold those of its section, name, description and tags as well as its text
+    (focused M reads all five; the postings then find every entry holding a term)."""
+
+    pinned: frozenset[int]
+    covers: bool
+
+
+def focus_of(entries: Iterable[Entry]) -> Focus:
+    """`Focus` of a layer's entries in position order."""
+    pinned: list[int] = []
+    covers = True
+    for pos, e in enumerate(entries):
+        if e.pinned:
+            pinned.append(pos)
+        # (a conversation entry made without terms: `terms_of` makes them from its text and tags)
+        made_whole = not e.terms and e.layer == "conversation" and not (e.section or e.name or e.description)
+        if covers and not made_whole and (e.section or e.name or e.description or e.tags):
+            covers = entry_terms("", e.section, e.name, e.description, e.tags) <= terms_of(e)
+    return Focus(frozenset(pinned), covers)
 
 
 def score(query_terms: frozenset[str], memory_terms: frozenset[str]) -> float:

@@ -23,7 +23,7 @@ from typing import Any, cast, overload
 
 from ..injection import LineMaker, Made, Shown, base_key, candidate_fields
 from ..model import IMPORTANCE_RANK, Entry, Layer
-from ..relevance import entry_terms, terms_of
+from ..relevance import Focus, focus_of, terms_of
 from .level_counts import LevelCounts, bitmap
 
 log = logging.getLogger("memtui.injection")
@@ -134,31 +134,6 @@ def _plain(value: object) -> object:
     if isinstance(value, tuple):
         return tuple(_plain(v) for v in value)
     return value
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Focus:
-    """What focused injection (SPEC §15) needs to score only the entries sharing a term with
-    the message: the positions whose entry is pinned by its file, and whether every entry's
-    indexed terms hold those of its section, name, description and tags as well as its text
-    (focused M reads all five; the postings then find every entry holding a term)."""
-
-    pinned: frozenset[int]
-    covers: bool
-
-
-def focus_of(entries: Iterable[Entry]) -> Focus:
-    """`Focus` of a layer's entries in position order."""
-    pinned: list[int] = []
-    covers = True
-    for pos, e in enumerate(entries):
-        if e.pinned:
-            pinned.append(pos)
-        # (a conversation entry made without terms: `terms_of` makes them from its text and tags)
-        made_whole = not e.terms and e.layer == Layer.CONVERSATION and not (e.section or e.name or e.description)
-        if covers and not made_whole and (e.section or e.name or e.description or e.tags):
-            covers = entry_terms("", e.section, e.name, e.description, e.tags) <= terms_of(e)
-    return Focus(frozenset(pinned), covers)
 
 
 def merged_focus(base: Focus | None, added: Focus | None, rows: Sequence[tuple[Any, ...]]) -> Focus | None:
