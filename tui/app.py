@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from textual import events, on, work
-from textual.app import App, SystemCommand
+from textual.app import App, ScreenStackError, SystemCommand
 from textual.message import Message
 from textual.notifications import Notify
 from textual.screen import ModalScreen, Screen
@@ -279,8 +279,11 @@ class MemtuiApp(App[None]):
     def on_notify(self, _event: Notify) -> None:
         """(Before Textual adds the new toast.) Over a dialog it replaces the one shown;
         elsewhere at most TOASTS are shown, the oldest going first: never a stack of them."""
+        try:
+            keep = 0 if isinstance(self.screen, ModalScreen) else TOASTS - 1
+        except ScreenStackError:  # the app is closing: no screen left to show it on
+            return
         shown = list(self._notifications)
-        keep = 0 if isinstance(self.screen, ModalScreen) else TOASTS - 1
         for old in shown[:max(0, len(shown) - keep)]:
             self._unnotify(old, refresh=False)
 

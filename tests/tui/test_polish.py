@@ -153,3 +153,13 @@ async def test_at_120x40_the_fold_keeps_clipped_in_view(demo_paths):
         await wait_until(pilot, lambda: "1 clipped" in screen_text(app), message="the fold's title at 100")
         await pilot.resize_terminal(160, 45)
         await wait_until(pilot, lambda: "33 memories injected" in screen_text(app), message="the whole title again")
+
+
+def test_a_toast_that_arrives_once_the_screens_are_gone_is_dropped(demo_paths):
+    """A worker's toast can arrive as the app closes, after its last screen was removed: it is
+    dropped rather than raising ScreenStackError out of the app's close."""
+    from textual.notifications import Notification, Notify
+
+    app = MemtuiApp(demo_paths, watch=False)  # not running: no screen on the stack yet
+    app.on_notify(Notify(Notification("the disk went away")))
+    assert list(app._notifications) == []
