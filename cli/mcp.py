@@ -44,11 +44,20 @@ NOT_TEXT = "\uffff"
 
 
 def _not_text(kwargs: dict[str, Any]) -> str | None:
-    """The name of the first argument holding `NOT_TEXT` (in a string, or a list's string)."""
+    """The name of the first argument holding `NOT_TEXT` anywhere in it (a string, or a
+    string of a list or object at any depth, keys included). Iterative."""
     for name, value in kwargs.items():
-        values = value if isinstance(value, (list, tuple)) else [value]
-        if any(isinstance(v, str) and NOT_TEXT in v for v in values):
-            return name
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if NOT_TEXT in item:
+                    return name
+            elif isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, (list, tuple)):
+                stack.extend(item)
     return None
 
 

@@ -243,3 +243,13 @@ async def test_no_secret_of_the_corpus_leaves_through_list_or_search(paths):
             secret = part.split("⟧")[0]
             if len(secret) >= 6:  # shorter ones ("x", "xyz") occur in ordinary words
                 assert secret not in out and json.dumps(secret)[1:-1] not in out, name
+
+
+def test_not_text_is_found_at_any_depth_of_an_argument():
+    """A tool's argument is checked whole: a lone surrogate (read as U+FFFF) in a nested list
+    or object, key or value, names that argument; text without one names none."""
+    from memtui.cli.mcp import NOT_TEXT, _not_text
+
+    assert _not_text({"text": "fine", "files": ["a.py", ["b.py"]], "meta": {"k": {"v": [1, "x"]}}}) is None
+    for nested in (["a", ["b" + NOT_TEXT]], {"k": {"v": ["x" + NOT_TEXT]}}, {NOT_TEXT: 1}, ("t", NOT_TEXT)):
+        assert _not_text({"text": "fine", "arg": nested}) == "arg", nested
