@@ -707,6 +707,10 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
         built, failed = _build(paths, settings, save, [str(Layer.CONVERSATION)])
     finally:
         _wait(child)
+    if Layer.CONVERSATION in failed and _locked_out(built[Layer.CONVERSATION][1]):
+        # the child, opening muse.db beside this one (a fresh database turned to WAL, its
+        # tables made), can hold it longer than the wait: once it is gone, read the rows again
+        built, failed = _build(paths, settings, save, [str(Layer.CONVERSATION)])
     layers.update(built)
     read_ns = time.time_ns()
     for layer in aside:
@@ -726,6 +730,10 @@ def prepare(paths: Paths, settings: Settings, save: bool = True,
         else:
             layers[layer] = (now[0], now[1])
     return Prepared.of(layers, failed)
+
+
+def _locked_out(problems: Sequence[Problem]) -> bool:
+    return any("locked" in p.message or "busy" in p.message for p in problems)
 
 
 def _build_aside(paths: Paths, settings: Settings, layers: list[str], spawn: bool = False) -> Any:

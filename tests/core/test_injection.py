@@ -1065,3 +1065,35 @@ def test_the_saved_files_are_closed_with_their_answers(worked):
         assert r.count and json.loads(r.to_json())["count"] == r.count
         del r
     assert open_files() <= before + 3
+
+
+def test_a_first_runs_conversation_read_locked_out_by_its_own_child_is_read_again(tmp_path, monkeypatch):
+    """On a first run the child that builds the Markdown layers opens muse.db beside the parent
+    (a fresh database turned to WAL); under load it can hold it past the parent's wait. Once the
+    child is gone the rows are read again: a first preview shows them as a warm one does."""
+    rnd = random.Random(5)
+    paths = _corpus_on_disk(tmp_path, rnd)
+    db = Conversations(paths.db_path)
+    db.add("database pool row", conversation_id="c-here", memory_id="r1")
+    db.close()
+    want = prep.prepare(paths, load_settings(paths), save=False).indexes["conversation"].size
+    assert want >= 1
+    real = prep._build
+    calls: list[list[str]] = []
+
+    def locked_once(paths_, settings_, save, missing):
+        calls.append(list(missing))
+        if missing == ["conversation"] and len([c for c in calls if c == ["conversation"]]) == 1:
+            built, failed = real(paths_, settings_, save, missing)
+            problem = prep.Problem(str(paths_.db_path), "conversation memories unavailable: database is locked")
+            return {**built, "conversation": (built["conversation"][0], [problem])}, failed | {"conversation"}
+        return real(paths_, settings_, save, missing)
+
+    monkeypatch.setattr(prep, "_build", locked_once)
+    monkeypatch.setattr(prep, "_build_aside", lambda *args: -1)  # a child that is gone at once
+    monkeypatch.setattr(prep, "_wait", lambda child: None)
+    settings = load_settings(paths)
+    p = prep.prepare(paths, settings, save=True)
+    assert calls.count(["conversation"]) == 2
+    assert "conversation" not in p.failed_layers and not any("locked" in x.message for x in p.problems)
+    assert p.indexes["conversation"].size == want
