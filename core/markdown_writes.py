@@ -178,18 +178,25 @@ def append_item(parsed: ParsedFile | None, text: str, today: date, header: str =
         before = _fresh(parsed)
         marker = _next_marker(before)
     pad = " " * len(marker)
-    bom = BOM if before.text.startswith(BOM) else ""
-    plain = _plain_lines(before.lines)
-    if parsed is not None:
-        plain = touch_updated_at(plain, before.frontmatter_lines, today)
-    eol = _file_eol(plain)
-    if plain and not _EOL.search(plain[-1]):
-        plain[-1] += eol
+    bom, plain, eol = _lines_to_append_to(before, parsed is not None, today)
     item = [marker + new[0] + eol] + [(pad + line if line else "") + eol for line in new[1:]]
     candidates = [plain + item]
     if plain:
         candidates.append(plain + [eol] + item)
     return _keep_first(before, candidates, bom, "append", None, target)
+
+
+def _lines_to_append_to(before: ParsedFile, existing: bool, today: date) -> tuple[str, list[str], str]:
+    """(BOM, lines, line end) of a file an item is added to: its lines without the BOM, its
+    `updatedAt` set to `today` when the file exists, the last line ended."""
+    bom = BOM if before.text.startswith(BOM) else ""
+    plain = _plain_lines(before.lines)
+    if existing:
+        plain = touch_updated_at(plain, before.frontmatter_lines, today)
+    eol = _file_eol(plain)
+    if plain and not _EOL.search(plain[-1]):
+        plain[-1] += eol
+    return bom, plain, eol
 
 
 def append_in_section(parsed: ParsedFile | None, text: str, today: date, section: str, header: str = "") -> str:
@@ -200,13 +207,7 @@ def append_in_section(parsed: ParsedFile | None, text: str, today: date, section
     new = _normalise(text)
     target = "\n".join(new)
     before = parse_text(header) if parsed is None else _fresh(parsed)
-    bom = BOM if before.text.startswith(BOM) else ""
-    plain = _plain_lines(before.lines)
-    if parsed is not None:
-        plain = touch_updated_at(plain, before.frontmatter_lines, today)
-    eol = _file_eol(plain)
-    if plain and not _EOL.search(plain[-1]):
-        plain[-1] += eol
+    bom, plain, eol = _lines_to_append_to(before, parsed is not None, today)
     inside = [i for i, e in enumerate(before.entries) if e.section == section]
     at: int | None = None  # the line the item goes before, and the entry index it takes
     if inside:
