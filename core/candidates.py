@@ -7,7 +7,7 @@ rule, the JSON writer and the store can all speak of it without importing each o
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from .model import CandidateStatus, Entry
 from .scope import reason as scope_reason
@@ -83,6 +83,16 @@ class LayerCandidates(Protocol):
         ...
 
     def made(self, pos: int, maker: LineMaker) -> Made: ...
+
+
+@runtime_checkable
+class CountedShared(Protocol):
+    """A layer's `shared` answer that counts itself (the prepared index's bitmaps,
+    `LevelCounts`): the largest `|Q ∩ M|` and how many positions have each, without a dict."""
+
+    def top(self) -> int: ...
+
+    def histogram(self) -> dict[int, int]: ...
 
 
 def inactive_status(view: LayerCandidates, pos: int) -> CandidateStatus:

@@ -3,8 +3,8 @@
 `inject` is the rule, in the SPEC's order; each step it names is defined below it, in order:
 
   1. Switch ......... `inject`, first lines
-  2. Candidates ..... `LayerCandidates` (what the rule reads of a layer), `EntryLayer` (the plain
-                      one), `held_back`, `inactive_status`
+  2. Candidates ..... `EntryLayer` (a layer's candidates the plain way: `candidates.LayerCandidates`
+                      says what the rule reads of a layer), `held_back`, `inactive_status`
   3. Terms .......... `relevance.terms`
   4. Score .......... `LayerCandidates.shared` (|Q ∩ M|), `relevance.share` (|Q ∩ M| / |Q|)
   5. Gate ........... `passes_gate`

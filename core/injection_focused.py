@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from . import focused
 from .candidates import Candidate, inactive_status
@@ -30,6 +30,13 @@ BELOW_GATE, UNREVIEWED = CandidateStatus.BELOW_GATE, CandidateStatus.UNREVIEWED
 
 # a candidate's scores: (keyword, semantic, lift, relevance, decay, adjusted score, importance)
 Scored = tuple[float, "float | None", float, float, "float | None", float, str]
+
+
+@runtime_checkable
+class Focusable(Protocol):
+    """A layer that can tell what focused injection's narrowing needs (`Focus`), or None."""
+
+    def focus(self) -> Focus | None: ...
 
 
 class Narrowed:
@@ -57,8 +64,7 @@ class Narrowed:
     @classmethod
     def of(cls, view: LayerCandidates, q: frozenset[str], pinned_ids: frozenset[str]) -> Narrowed | None:
         """The layer narrowed, when its index tells what focused M reads (`focus()`)."""
-        focus = getattr(view, "focus", None)
-        found = focus() if focus is not None else None
+        found = view.focus() if isinstance(view, Focusable) else None
         return cls(view, q, found, pinned_ids) if found is not None and found.covers else None
 
     def terms(self, pos: int) -> frozenset[str]:

@@ -20,7 +20,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import TYPE_CHECKING, Protocol
 
-from .candidates import SUPERSEDED, inactive_status
+from .candidates import SUPERSEDED, CountedShared, inactive_status
 from .model import CandidateStatus
 from .relevance import share
 
@@ -173,8 +173,7 @@ def _passing(plan: Decided, view: LayerCandidates, shared: Mapping[int, int], nq
     if floats is not None:
         return floats.passing(lambda score: plan.passes(layer, score), held)
     # per distinct number of shared terms (a few), not per candidate (tens of thousands)
-    histogram = getattr(shared, "histogram", None)  # counted from bitmaps (`LevelCounts`)
-    counted = histogram() if histogram is not None else Counter(shared.values())
+    counted = shared.histogram() if isinstance(shared, CountedShared) else Counter(shared.values())
     passing = sum(k for v, k in counted.items() if plan.passes(layer, share(v, nq)))
     if held and nq:
         passing -= sum(1 for p in held if plan.passes(layer, share(shared.get(p, 0), nq)))
@@ -187,5 +186,4 @@ def best_score(shared: Mapping[int, int], nq: int, held: frozenset[int], floats:
         return floats.best(held)
     if held:
         return share(max((n for p, n in shared.items() if p not in held), default=0), nq)
-    top = getattr(shared, "top", None)  # a mapping of bitmaps keeps its largest count (`LevelCounts.top`)
-    return share(int(top()) if top is not None else max(shared.values(), default=0), nq)
+    return share(shared.top() if isinstance(shared, CountedShared) else max(shared.values(), default=0), nq)
