@@ -1,0 +1,232 @@
+"""Focused injection's scores and order (SPEC §15, docs/injection.md "Focused injection"),
+steps F2–F8: which candidates are in play, their keyword, relevance and adjusted score, the
+cut-off, and the order in each layer. Steps F9–F12 (max items, lines, cost, budget, render,
+flags) are §5's own: `core.injection.inject` runs them over what `FocusedScores` gives. The
+formulas are `core.focused`'s.
+
+A large layer is read through its inverted index (`Narrowed`), not entry by entry, when the
+semantic score is off and the layer's indexed terms allow it; see `Narrowed`. Held equal to
+`reference_focused` (tests/core/test_focused.py) both ways (`narrow_min`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from . import focused
+from .candidates import Candidate, inactive_status
+from .focused import Why
+from .model import CandidateStatus, Entry
+
+if TYPE_CHECKING:
+    from .candidates import LayerCandidates
+    from .injection import LineMaker
+    from .injection_scores import ExtraScores
+    from .relevance import Focus
+
+FOCUSED_NARROW_MIN = 256  # a layer of this many entries or more is narrowed (`Narrowed`) when it can be
+BELOW_GATE, UNREVIEWED = CandidateStatus.BELOW_GATE, CandidateStatus.UNREVIEWED
+
+# a candidate's scores: (keyword, semantic, lift, relevance, decay, adjusted score, importance)
+Scored = tuple[float, "float | None", float, float, "float | None", float, str]
+
+
+@runtime_checkable
+class Focusable(Protocol):
+    """A layer that can tell what focused injection's narrowing needs (`Focus`), or None."""
+
+    def focus(self) -> Focus | None: ...
+
+
+class Narrowed:
+    """One layer of focused injection read through its inverted index, not entry by entry.
+    An entry sharing no term of Q has keyword 0 (F4), so without the semantic score (F5)
+    relevance and score 0: it is `below_gate` unless pinned (F7) and sorts after every
+    other in play (F8). So only the entries holding a term of Q (found by the postings of
+    the §5 terms whose content term it is, `focused.stored_forms`), the pinned, the held
+    back and the archived are scored; F4's df(t) is the number of postings in play. Valid
+    when the layer's indexed terms cover what M reads (`Focus.covers`)."""
+
+    def __init__(self, view: LayerCandidates, q: frozenset[str], focus: Focus, pinned_ids: frozenset[str]):
+        self.n_active = view.n_active
+        self.q = q
+        self.holds = {t: frozenset(view.shared(focused.stored_forms(t))) for t in sorted(q)}
+        self.archived = {p: frozenset(map(focused.content_term, view.archived_terms(p))).difference(("",))
+                         for p in range(view.n_active, view.size)}
+        pinned = set(focus.pinned)
+        if pinned_ids:
+            pinned |= view.positions_of(pinned_ids)
+            pinned.update(p for p in self.archived if view.shown(p).id in pinned_ids)
+        self.pinned = frozenset(pinned)
+        self.sharing = frozenset().union(*self.holds.values())
+
+    @classmethod
+    def of(cls, view: LayerCandidates, q: frozenset[str], pinned_ids: frozenset[str]) -> Narrowed | None:
+        """The layer narrowed, when its index tells what focused M reads (`focus()`)."""
+        found = view.focus() if isinstance(view, Focusable) else None
+        return cls(view, q, found, pinned_ids) if found is not None and found.covers else None
+
+    def terms(self, pos: int) -> frozenset[str]:
+        """Q ∩ M of a position (all that F4's keyword score reads of M)."""
+        if pos >= self.n_active:
+            return self.archived[pos] & self.q
+        return frozenset(t for t, ps in self.holds.items() if pos in ps)
+
+    def df(self, t: str, held: Sequence[int]) -> int:
+        ps = self.holds[t]
+        return len(ps) - sum(1 for p in held if p in ps)
+
+
+class FocusedScores:
+    """Steps F2–F8 over every layer at once (F4's df and F7's cut are the message's, across
+    layers). `held_back`: each layer's active positions held back at step 2, with their
+    statuses; `pinned_ids`: entries pinned by `memtui pin`, pinned like a file's `pinned: true`.
+    Without the semantic score, a layer of `narrow_min` entries or more (`FOCUSED_NARROW_MIN`)
+    whose index allows it is read through its postings (`Narrowed`)."""
+
+    def __init__(self, views: Mapping[str, LayerCandidates], query: str,
+                 held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]],
+                 extra: Mapping[str, ExtraScores] | None = None, pinned_ids: frozenset[str] = frozenset(),
+                 narrow_min: int | None = None):
+        self.views = views
+        # F2. Candidates: the active entries of each layer, less those held back (unreviewed, out of scope, expired)
+        self.in_play: dict[str, list[int]] = {}
+        self.held: dict[str, list[int]] = {}
+        self.held_as: dict[str, Mapping[int, CandidateStatus]] = {}
+        for layer, view in views.items():
+            out, self.held_as[layer] = held_back.get(layer, (frozenset(), {}))
+            self.in_play[layer] = [p for p in range(view.n_active) if p not in out]
+            self.held[layer] = sorted(out)
+        # F3. Terms
+        q = self.q = focused.content_terms(query)
+        given = extra or {}
+        self.semantic = {layer: (list(e.semantic) if e is not None and e.semantic is not None else None)
+                         for layer in views for e in (given.get(layer),)}
+        self.decay = {layer: (list(e.decay) if e is not None and e.decay is not None else None)
+                      for layer in views for e in (given.get(layer),)}
+        least = FOCUSED_NARROW_MIN if narrow_min is None else narrow_min
+        self.narrow: dict[str, Narrowed] = {}
+        if all(sems is None for sems in self.semantic.values()):  # F5's base reads every candidate's semantic score
+            for layer, view in views.items():
+                found = Narrowed.of(view, q, pinned_ids) if view.size >= least else None
+                if found is not None:
+                    self.narrow[layer] = found
+        entries = {layer: [view.entry(p) for p in range(view.size)] for layer, view in views.items()
+                   if layer not in self.narrow}
+        self.entries = entries
+        self.pinned = {layer: [e.pinned or e.id in pinned_ids for e in es] for layer, es in entries.items()}
+        self.memory_terms = {layer: [_content_terms(e) for e in es] for layer, es in entries.items()}
+        # the positions scored: every one, or in a narrowed layer those that can score above 0 or are listed apart
+        scored_at: dict[str, Sequence[int]] = {layer: range(view.size) for layer, view in views.items()}
+        for layer, nw in self.narrow.items():
+            scored_at[layer] = sorted(nw.sharing | nw.pinned | set(self.held[layer]) | nw.archived.keys())
+        # F4. Keyword: each query term weighed by how rare it is among the candidates in play
+        n = sum(map(len, self.in_play.values()))
+        df = focused.document_frequency((self.memory_terms[layer][p] for layer, ps in self.in_play.items()
+                                         if layer not in self.narrow for p in ps), q)
+        for layer, nw in self.narrow.items():
+            for t in q:
+                df[t] += nw.df(t, self.held[layer])
+        self.weight = {t: focused.idf(df[t], n) for t in q}
+        # F5. Relevance: the semantic score (§13, when given) lifts the keyword score
+        known = [sem[p] for layer, ps in self.in_play.items() for sem in (self.semantic[layer],) if sem is not None
+                 for p in ps]
+        self.base = focused.lower_median(known)
+        self._keyword: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
+        self.scored = {layer: {p: self._score(layer, p) for p in scored_at[layer]} for layer in views}
+        # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside; 0 for those not scored)
+        best = max((self.scored[layer][p][5] for layer, ps in self.in_play.items() for p in ps
+                    if p in self.scored[layer] and not self.is_pinned(layer, p)), default=0.0)
+        self.cut = focused.cut_off(best)
+        self.scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
+        # F7. ... and in the user and project layers, the closest in meaning (with the semantic score)
+        self.near = {layer: focused.nearest((p, sems[p], self.scored[layer][p][2]) for p in self.in_play[layer]
+                                            if not self.is_pinned(layer, p))
+                     if layer in focused.NEAREST_LAYERS and sems is not None else None
+                     for layer in views for sems in (self.semantic[layer],)}
+
+    def is_pinned(self, layer: str, pos: int) -> bool:
+        nw = self.narrow.get(layer)
+        return pos in nw.pinned if nw is not None else self.pinned[layer][pos]
+
+    def _terms(self, layer: str, pos: int) -> frozenset[str]:
+        nw = self.narrow.get(layer)
+        return nw.terms(pos) if nw is not None else self.memory_terms[layer][pos]
+
+    def _importance(self, layer: str, pos: int) -> str:
+        return self.views[layer].shown(pos).importance if layer in self.narrow else self.entries[layer][pos].importance
+
+    def _score(self, layer: str, pos: int) -> Scored:
+        """F4–F6 for one candidate."""
+        q = self.q
+        shared = q & self._terms(layer, pos)
+        kw = self._keyword.get(shared)
+        if kw is None:
+            kw = self._keyword[shared] = focused.keyword_score(q, shared, self.weight)
+        sems, decays = self.semantic[layer], self.decay[layer]
+        sem = sems[pos] if sems is not None else None
+        lift = focused.semantic_lift(sem, self.base) if sem is not None else 0.0
+        rel = focused.relevance(kw, lift)
+        dec = decays[pos] if decays is not None else None
+        imp = self._importance(layer, pos)
+        return kw, sem, lift, rel, dec, focused.adjusted(rel, imp, dec, self.is_pinned(layer, pos)), imp
+
+    def ranked(self, layer: str) -> list[int]:
+        """F8. Order: pinned first, then the adjusted score, the relevance, the base order. In
+        a narrowed layer, only those scoring above 0 or pinned (the rest follow in `listed`)."""
+        sc = self.scored[layer]
+
+        def key(p: int) -> tuple[bool, float, float, int]:
+            return not self.is_pinned(layer, p), -sc[p][5], -sc[p][3], p
+
+        ranked = sorted((p for p in self.in_play[layer] if p in sc), key=key)
+        if layer in self.narrow:
+            ranked = [p for p in ranked if self.is_pinned(layer, p) or sc[p][5] or sc[p][3]]
+        return ranked
+
+    def passes(self, layer: str, pos: int) -> bool:
+        """F7: pinned, its layer's nearest in meaning, or relevant enough and above the cut."""
+        found = self.scored[layer][pos]
+        return focused.passes(found[3], found[5], self.cut, self.is_pinned(layer, pos), pos == self.near[layer])
+
+    def why(self, layer: str, p: int) -> Why:
+        found = self.scored[layer].get(p)
+        if found is None:  # a narrowed layer's entry sharing no term (F4-F6: all 0) and not pinned
+            decays = self.decay[layer]
+            dec = decays[p] if decays is not None else None
+            imp = self._importance(layer, p)
+            found = (0.0, None, 0.0, 0.0, dec, focused.adjusted(0.0, imp, dec, False), imp)
+        kw, sem, lift, rel, dec, score, imp = found
+        globs = self.scopes[layer].get(p)
+        scope = f"paths: {', '.join(globs)}" if globs else "workspace"
+        return Why(kw, sem, lift, rel, imp, dec, self.is_pinned(layer, p), score, self.cut, scope, p == self.near[layer])
+
+    def included(self, layer: str, maker: LineMaker, pos: int, score: float) -> Candidate:
+        """An included candidate (`LayerFill.make`): its score is F6's."""
+        return self.candidate(layer, pos, CandidateStatus.INCLUDED, maker)
+
+    def candidate(self, layer: str, pos: int, status: CandidateStatus, maker: LineMaker) -> Candidate:
+        w = self.why(layer, pos)
+        return Candidate(self.views[layer], pos, w.score, status, maker, None, w)
+
+    def listed(self, layer: str, ranked: list[int], statuses: Mapping[int, Candidate], maker: LineMaker) -> list[Candidate]:
+        """The layer's candidates: in play in F8's order (`ranked`, then in a narrowed layer
+        those scoring 0 and not pinned, in base order), `below_gate` unless passing
+        (`statuses`); then the held back and the archived, by score."""
+        view, sc = self.views[layer], self.scored[layer]
+        order: Iterable[int] = ranked
+        if layer in self.narrow:
+            head = set(ranked)
+            order = chain(ranked, (p for p in self.in_play[layer] if p not in head))
+        out = [statuses.get(p) or self.candidate(layer, p, BELOW_GATE, maker) for p in order]
+        held_as = self.held_as[layer]
+        out += [self.candidate(layer, p, held_as.get(p, UNREVIEWED), maker)
+                for p in sorted(self.held[layer], key=lambda p: (-sc[p][5], p))]
+        out += [self.candidate(layer, p, inactive_status(view, p), maker)
+                for p in sorted(range(view.n_active, view.size), key=lambda p: (-sc[p][5], p))]
+        return out
+
+
+def _content_terms(e: Entry) -> frozenset[str]:
+    return focused.entry_content_terms(e.text, e.section, e.name, e.description, e.tags)
