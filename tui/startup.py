@@ -21,7 +21,9 @@ from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
 from memtui.core.store import prepared as prepared_index
-from memtui.core.store.layer_index import LayerIndex, PatchedLayer, conversation_keys
+from memtui.core.store.layer_index import LayerIndex
+from memtui.core.store.pane_order import conversation_keys
+from memtui.core.store.patched_layer import PatchedLayer
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, check_rows, prepare
 
 from .messages import IndexBuilding, PreparedOpened, StoreLoaded

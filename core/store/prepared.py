@@ -57,19 +57,14 @@ from ..model import LAYERS, Layer
 from ..paths import MAX_FILE_BYTES, Paths, Problem, memory_file_names
 from ..settings import Settings
 from . import rows as row_changes
+from .candidate_json import json_record, split_record
+from .entry_rows import ENTRY_FIELDS
 from .generation import LOG_KEPT
-from .layer_index import (
-    ENTRY_FIELDS,
-    LayerIndex,
-    LineCache,
-    PatchedLayer,
-    json_record,
-    read_pane,
-    saved_pane,
-    splice,
-    split_record,
-)
+from .layer_index import LayerIndex
 from .level_counts import bitmap
+from .line_cache import LineCache
+from .pane_order import read_pane, saved_pane
+from .patched_layer import PatchedLayer, splice
 from .rows import conversation_columns, conversation_state
 
 log = logging.getLogger("memtui.prepared")
@@ -469,7 +464,7 @@ def _open_layer(paths: Paths, settings: Settings, layer: str) -> SavedLayer | No
         index = _index(core, lists, Postings(sections, data["postings"]))
         index.bitmaps = Postings(sections, data["bitmaps"])
         pane_at = tuple(data["pane"])
-        index._pane = lambda: read_pane(sections.read(*pane_at))  # the TUI's panes ask for it
+        index.pane_saved = lambda: read_pane(sections.read(*pane_at))  # the TUI's panes ask for it
         return SavedLayer(index, data, sections)
     except (OSError, KeyError, ValueError, TypeError, IndexError, EOFError) as exc:
         log.info("prepared index not used: %s: %s", path, exc)
@@ -621,9 +616,9 @@ def _files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
     records = scan.read_files(layer, [Path(name) for name in changed])
     read = scan.file_states(layer)
     base = saved.index
-    if not isinstance(base._rows, Chunks):
+    if not isinstance(base.rows, Chunks):
         return None
-    removed = [pos for pos, row in enumerate(base._rows.materialize()) if row[_PATH_AT] in gone]
+    removed = [pos for pos, row in enumerate(base.rows.materialize()) if row[_PATH_AT] in gone]
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     lines = LineCache()  # an edited file's other entries keep their saved lines: few are made (and redacted)
     base.seed_positions(lines, maker, removed)
@@ -920,6 +915,5 @@ def check_rows(index: LayerCandidates) -> None:
     whoever makes its entries one by one later (the TUI's panes, as they page) finds a
     damaged section now, not then. A layer indexed in this process has nothing to check."""
     base = index.base if isinstance(index, PatchedLayer) else index
-    rows = getattr(base, "_rows", None)
-    if isinstance(rows, Chunks):
-        rows.check()
+    if isinstance(base, LayerIndex) and isinstance(base.rows, Chunks):
+        base.rows.check()

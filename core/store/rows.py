@@ -18,8 +18,12 @@ from typing import TYPE_CHECKING, Any, cast
 from ..injection import LineMaker
 from ..model import IMPORTANCE_RANK, Entry, Layer
 from ..relevance import entry_terms, entry_terms_many
+from .candidate_json import json_pieces_many
+from .entry_rows import ENTRY_FIELDS, IMPORTANCE_AT, LAYER_AT, STATUS_AT, SavedMade, entry_row
 from .generation import GENERATION_TRIGGERS
-from .layer_index import _PANE_OF_ROW, ENTRY_FIELDS, LineCache, SavedMade, _groups, entry_row, json_pieces_many, pane_state
+from .layer_index import rank_groups
+from .line_cache import LineCache
+from .pane_order import PANE_OF_ROW, pane_state
 
 if TYPE_CHECKING:  # `conversations` is imported only when rows changed: a warm hook never needs it
     from .conversations import ConversationRow
@@ -37,7 +41,7 @@ def conversation_entry(row: ConversationRow, with_terms: bool = True) -> Entry:
     )
 
 
-# An entry row (`layer_index.entry_row`) of a conversation entry as `conversation_entry` makes it:
+# An entry row (`entry_rows.entry_row`) of a conversation entry as `conversation_entry` makes it:
 # the fields it sets from the row, each a column of `conversation_state`, and Entry's defaults.
 _ROW_TEMPLATE = entry_row(Entry(id="", layer=Layer.CONVERSATION, text=""))
 
@@ -90,12 +94,12 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     ids, texts, tags, updated = column["id"], column["text"], column["tags"], column["updated_at"]
     rows = list(zip(*(column[name] if name in column else repeat(default, n)
                       for name, default in zip(ENTRY_FIELDS, _ROW_TEMPLATE))))
-    importance = _ROW_TEMPLATE[ENTRY_FIELDS.index("importance")]
+    importance = _ROW_TEMPLATE[IMPORTANCE_AT]
     isos = list(map(datetime.isoformat, map(datetime.fromtimestamp, updated, repeat(UTC))))
     refs = [f"conversation:{c or ''}/{i}" for c, i in zip(column["conversation_id"], ids)]
     shown = list(zip(ids, refs, repeat(importance, n), isos))
     made = cast(list[SavedMade], list(map(tuple, (lines or LineCache()).make_many(maker, texts))))  # plain, for marshal
-    layer = _ROW_TEMPLATE[ENTRY_FIELDS.index("layer")]
+    layer = _ROW_TEMPLATE[LAYER_AT]
     frags = json_pieces_many(layer, shown, made)
     sets = entry_terms_many(texts, tags)
     postings: defaultdict[str, list[int]] = defaultdict(list)
@@ -103,10 +107,10 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
         for term in terms:
             postings[term].append(i)
     rank = [IMPORTANCE_RANK.get(importance, 1)] * n
-    assert _ROW_TEMPLATE[ENTRY_FIELDS.index("status")] != "archived"  # every row active: no archived terms
-    core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": _groups(rank, n),
+    assert _ROW_TEMPLATE[STATUS_AT] != "archived"  # every row active: no archived terms
+    core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": rank_groups(rank, n),
             "archived_terms": [], "key": list(maker.key), "size": n,
-            "pane": pane_state(layer, list(map(_PANE_OF_ROW, rows))),  # the TUI's pane order
+            "pane": pane_state(layer, list(map(PANE_OF_ROW, rows))),  # the TUI's pane order
             "scoped": [],  # a conversation memory has no scope (SPEC §16)
             "expiring": {},  # a row's own expiry is in memtui's table, not in the row (SPEC §18)
             "focus": {"pinned": [], "covers": True}}  # a row is never pinned by a file; its terms are its text's and tags'

@@ -25,7 +25,7 @@ from memtui.core.serve import build_injection
 from memtui.core.settings import Settings, load_settings
 from memtui.core.store import prepared as prep
 from memtui.core.store.conversations import Conversations
-from memtui.core.store.layer_index import PatchedLayer
+from memtui.core.store.patched_layer import PatchedLayer
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -349,7 +349,8 @@ def test_the_conversation_state_made_in_bulk_is_its_entries_index(raw, max_chars
     from memtui.core.injection import LineMaker
     from memtui.core.model import Layer
     from memtui.core.store.conversations import conversation_row
-    from memtui.core.store.layer_index import LayerIndex, LineCache
+    from memtui.core.store.layer_index import LayerIndex
+    from memtui.core.store.line_cache import LineCache
     from memtui.core.store.memory import _conversation_entries
     from memtui.core.store.rows import conversation_columns, conversation_state
 
@@ -935,6 +936,7 @@ def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
     (no indexing on the first preview); a layer changed since is indexed from the store."""
     from memtui.core.serve import inject_from_store
     from memtui.core.store import MemoryStore
+    from memtui.core.store.layer_index import snapshot_index
 
     db = Conversations(worked.db_path)
     db.add("数据库 in a conversation", memory_id="r1")
@@ -946,7 +948,7 @@ def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
     store.load()
     try:
         r = inject_from_store(store, load_settings(worked), query)
-        taken = {layer: store.lines.layer_index(layer, store.snapshot(layer))._rows is not None
+        taken = {layer: snapshot_index(store.lines, layer, store.snapshot(layer)).rows is not None
                  for layer in ("user", "project", "conversation")}
         assert taken == {"user": True, "project": False, "conversation": True}
         assert (r.text, _json(r)) == _fresh(worked, query)
@@ -1008,7 +1010,7 @@ def test_a_saved_candidate_json_is_json_dumps(texts, clipped, tokens, layer, sco
     surrogates, wide characters); with the score and status between them they are exactly
     `json.dumps(candidate_fields(...), ensure_ascii=False)`."""
     from memtui.core.injection import candidate_fields
-    from memtui.core.store.layer_index import json_pieces
+    from memtui.core.store.candidate_json import json_pieces
 
     entry_id, source, importance, updated, line = texts
     made = (line, clipped, 0, tokens)
@@ -1028,7 +1030,7 @@ _FIELD = st.text(max_size=6) | st.sampled_from([None, 3, "数据库", '"q"', "\u
 def test_json_pieces_in_bulk_are_each_candidates_pieces(pairs, layer):
     """`json_pieces_many` over whole columns is `json_pieces` of each candidate, whatever the
     types of its fields (the columns of plain text are written without a check per field)."""
-    from memtui.core.store.layer_index import json_pieces, json_pieces_many
+    from memtui.core.store.candidate_json import json_pieces, json_pieces_many
 
     shown, made = [p[0] for p in pairs], [p[1] for p in pairs]
     try:

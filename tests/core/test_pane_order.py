@@ -20,7 +20,8 @@ from memtui.core.injection import LineMaker
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.settings import load_settings
 from memtui.core.store import prepared as prep
-from memtui.core.store.layer_index import LayerIndex, PatchedLayer
+from memtui.core.store.layer_index import LayerIndex
+from memtui.core.store.patched_layer import PatchedLayer
 from tests.core.test_injection import OPS, PHRASES, _built, _change, _corpus_on_disk
 from tests.helpers import enable, write
 
@@ -129,7 +130,7 @@ def test_the_pane_order_is_a_section_read_only_when_asked_for(paths):
     build_injection(worked.workspace, "vitest", home=worked.home)
     settings_now = load_settings(worked)
     saved = prep._open_layer(worked, settings_now, "user")
-    assert saved is not None and callable(saved.index._pane)  # not read at opening
+    assert saved is not None and callable(saved.index.pane_saved)  # not read at opening
     _, length, _ = saved.saved["pane"]
     assert length > 0 and "pane" not in saved.saved["core"]
     index = saved.index

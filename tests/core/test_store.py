@@ -468,13 +468,13 @@ def test_an_index_built_again_makes_only_the_changed_rows_terms(paths, monkeypat
     built again with only that row's terms made, and answers as a fresh store's does."""
     from memtui.core.serve import inject_from_store
     from memtui.core.settings import load_settings
-    from memtui.core.store import layer_index
+    from memtui.core.store import line_cache
 
     enable(paths)
     db = _rows_db(paths)
     made = []
-    terms_of = layer_index.terms_of
-    monkeypatch.setattr(layer_index, "terms_of", lambda e: made.append(e.id) or terms_of(e))
+    terms_of = line_cache.terms_of
+    monkeypatch.setattr(line_cache, "terms_of", lambda e: made.append(e.id) or terms_of(e))
     store = MemoryStore(paths)
     store.load()
     settings = load_settings(paths)
