@@ -40,6 +40,7 @@ from .entry_rows import (
 from .level_counts import LevelCounts, bitmap
 from .line_cache import LineCache
 from .pane_order import PANE_OF_ENTRY, PANE_OF_ROW, PaneState, pane_state
+from .saved_file import Chunks, Records
 
 log = logging.getLogger("memtui.injection")
 
@@ -78,7 +79,7 @@ def saved_list(seq: Sequence[Any] | None, size: int, make: Callable[[int], Any])
     """A per-position list as one plain list: a saved one read whole, else `make` of each position."""
     if seq is None:
         return [make(p) for p in range(size)]
-    return seq.materialize() if hasattr(seq, "materialize") else list(seq)
+    return seq.materialize() if isinstance(seq, Chunks) else list(seq)
 
 
 def snapshot_index(lines: LineCache, layer: str, entries: Sequence[Entry]) -> LayerIndex:
@@ -249,7 +250,7 @@ class LayerIndex:
             found = found()
         if found is None:
             rows = self.rows
-            if rows is not None and hasattr(rows, "materialize"):
+            if isinstance(rows, Chunks):
                 fields = list(map(PANE_OF_ROW, rows.materialize(keep=False)))
             else:
                 fields = [PANE_OF_ROW(rows[p]) if self._entries[p] is None and rows is not None
@@ -273,7 +274,7 @@ class LayerIndex:
         rows = self.rows
         if rows is None:
             return [self.entry(p) for p in range(self.size)]
-        rows = rows.materialize(keep=False) if hasattr(rows, "materialize") else list(rows)
+        rows = rows.materialize(keep=False) if isinstance(rows, Chunks) else list(rows)
         made = self._entries
         if all(row[PATH_AT] is None for row in rows):
             return [e if e is not None else Entry(*row) for e, row in zip(made, rows)]  # the row is Entry's fields in order
@@ -286,7 +287,7 @@ class LayerIndex:
         for them as an index built from them would)."""
         if self.size != len(entries) or self.rows is None:
             return False
-        rows = self.rows.materialize() if hasattr(self.rows, "materialize") else list(self.rows)
+        rows = self.rows.materialize() if isinstance(self.rows, Chunks) else list(self.rows)
         by_id = {row[ID_AT]: row for row in rows}
         if len(by_id) != len(entries):
             return False
@@ -353,10 +354,10 @@ class LayerIndex:
     def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> Iterator[bytes] | None:
         """`", ".join(before + middle + after)` of the positions' JSON pieces, UTF-8, in pieces
         (`json_run`), from the saved records; None when the layer keeps none."""
-        records = getattr(self.saved_json.get(maker.key), "records", None)
-        if records is None:
+        saved = self.saved_json.get(maker.key)
+        if not isinstance(saved, Records):
             return None
-        return json_run(records, positions, middle)
+        return json_run(saved.records, positions, middle)
 
     def review_fields(self, pos: int) -> tuple[str, str, str, str]:
         """(layer, id, text, source) of a position, without making its entry (SPEC §12)."""
@@ -379,14 +380,15 @@ class LayerIndex:
 
     def seed_made(self, lines: LineCache) -> None:
         """Put this index's saved lines into `lines`, by text."""
-        if self.rows is None or not hasattr(self.rows, "materialize"):
+        rows = self.rows
+        if not isinstance(rows, Chunks):
             return
         for key, made in self.saved_made.items():
             known = lines.made.setdefault(key, {})
             if len(known) + self.size > lines.LIMIT:
                 return
-            made = made.materialize() if hasattr(made, "materialize") else made
-            for row, line in zip(self.rows.materialize(), map(Made._make, made)):
+            made = made.materialize() if isinstance(made, Chunks) else made
+            for row, line in zip(rows.materialize(), map(Made._make, made)):
                 known[row[TEXT_AT]] = line
 
     def seed_positions(self, lines: LineCache, maker: LineMaker, positions: Iterable[int]) -> None:
@@ -403,10 +405,9 @@ class LayerIndex:
         """Read every saved JSON piece (`as_json`) or line at once (before producing every candidate)."""
         for kept in (self.saved_json,) if as_json else (self.saved_made,):
             seq = kept.get(maker.key)
-            whole = getattr(seq, "whole", None) if as_json else None
-            if whole is not None:
-                whole()  # the records, read (and checked) at once and kept as bytes
-            elif seq is not None and not isinstance(seq, list) and hasattr(seq, "materialize"):
+            if as_json and isinstance(seq, Records):
+                seq.whole()  # the records, read (and checked) at once and kept as bytes
+            elif isinstance(seq, Chunks):
                 kept[maker.key] = seq.materialize()
 
     # ------------------------------------------------------------------ the query

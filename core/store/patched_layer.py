@@ -20,6 +20,7 @@ from .entry_rows import EXPIRES_AT, ID_AT, PINNED_AT, entry_row, plain, scoped_r
 from .layer_index import LayerIndex, as_ints, rank_groups, saved_focus, saved_list
 from .line_cache import LineCache
 from .pane_order import PANE_FIELDS, PANE_OF_ROW, PaneGroup, PaneState, pane_state
+from .saved_file import Records
 
 
 def merged_focus(base: Focus | None, added: Focus | None, rows: Sequence[tuple[Any, ...]]) -> Focus | None:
@@ -299,9 +300,10 @@ class PatchedLayer:
 
     def candidate_json_bytes(self, positions: Sequence[int], maker: LineMaker, middle: bytes) -> Iterator[bytes] | None:
         """`LayerIndex.candidate_json_bytes`: the saved layer's records where they are."""
-        records = getattr(self.base.saved_json.get(maker.key), "each", None)
-        if records is None:
+        saved = self.base.saved_json.get(maker.key)
+        if not isinstance(saved, Records):
             return None
+        records = saved.each
         base, at = self.base, self._at
         try:
             theirs = {pos: json_record(index.candidate_json(i, maker))
