@@ -31,6 +31,7 @@ from .saved_layer import FRESH_NS, SavedLayer, index_of, open_layer, save_layer
 log = logging.getLogger("memtui.prepared")
 
 REBASE_ROWS = 1_000  # changed conversation rows laid over the saved layer before it is saved again
+_PROBLEM = 4  # in a file's saved state (`Scan.file_states`: size, mtime_ns, inode, sha256, problem)
 
 
 def current_layers(paths: Paths, settings: Settings, sources: bool = True,
@@ -107,8 +108,8 @@ def files_now(paths: Paths, settings: Settings, layer: str, saved: SavedLayer,
         state = states.get(path)
         if state is None or not _unchanged(path, state, fresh):
             changed.append(path)
-        elif state[4]:
-            problems.append(Problem(path, state[4]))
+        elif state[_PROBLEM]:
+            problems.append(Problem(path, state[_PROBLEM]))
     gone = set(changed)
     if len(states) != len(files) - sum(1 for name in changed if name not in states):  # a saved file is gone
         current = set(files)
