@@ -73,7 +73,7 @@ def open_prepared(paths: Paths, settings: Settings, building: Callable[[list[str
 
 
 def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:
-    """A layer's entries in the order its pane lists them ("file order", `layer_index.pane_state`):
+    """A layer's entries in the order its pane lists them ("file order", `pane_order.pane_state`):
     Markdown by file (root-relative path) and line, as the store reads them; conversation
     memories by conversation, the one added to last first, each newest first (memories
     without a conversation last)."""

@@ -44,7 +44,7 @@ def _rank_bytes(rank: Sequence[int], start: int, stop: int) -> bytes:
 
 
 def _sorted_groups(rank: memoryview, n_active: int) -> list[tuple[int, int, int]]:
-    """`_groups` of ranks that are sorted (each rank one run), found with bytes searches."""
+    """`rank_groups` of ranks that are sorted (each rank one run), found with bytes searches."""
     raw = rank[:n_active].tobytes()
     groups: list[tuple[int, int, int]] = []
     pos = 0

@@ -153,7 +153,7 @@ class Chunks(Sequence[Any]):
 
 
 class Records(Chunks):
-    """The saved candidates' JSON pieces as UTF-8 records (`layer_index.json_record`: each
+    """The saved candidates' JSON pieces as UTF-8 records (`candidate_json.json_record`: each
     candidate's JSON before its score and after its status, joined by a NUL), one after the
     other in chunks, where each ends in `ends` (a section of its own, of 8-byte offsets over
     the records of every chunk taken as one). Read back as the (before, after) pairs `Chunks`
