@@ -180,7 +180,7 @@ class LineSizes:
         """The lines of `entries` that the prepared index (`memtui preview`, the hook) already
         made with these settings: a line depends on its text and the settings alone, and
         reading it is much cheaper than redacting the text again."""
-        from .store.layer_index import LineCache
+        from .store.line_cache import LineCache
         from .store.prepared import saved_indexes
 
         try:

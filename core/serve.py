@@ -16,7 +16,8 @@ from .model import LAYERS
 from .paths import Paths, Problem
 from .scope import Files
 from .settings import Settings, load_settings
-from .store.layer_index import LayerIndex, LineCache
+from .store.layer_index import LayerIndex, snapshot_index
+from .store.line_cache import LineCache
 from .store.prepared import DamagedPreparedIndex, Prepared, cache_name, load_prepared, open_prepared, prepare
 
 if TYPE_CHECKING:  # only its type: the hook's path never loads the whole store
@@ -104,7 +105,7 @@ def store_layers(store: MemoryStore, settings: Settings, layers: tuple[str, ...]
     if key not in lines.made:  # the first time with these settings: take the lines already made
         lines.made[key] = {}
         _seed_lines(store.paths, settings, lines)
-    return {layer: lines.layer_index(layer, store.snapshot(layer)) for layer in layers}
+    return {layer: snapshot_index(lines, layer, store.snapshot(layer)) for layer in layers}
 
 
 def _seed_lines(paths: Paths, settings: Settings, lines: LineCache) -> None:

@@ -21,7 +21,9 @@ from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
 from memtui.core.store import prepared as prepared_index
-from memtui.core.store.layer_index import LayerIndex, PatchedLayer, conversation_keys
+from memtui.core.store.layer_index import LayerIndex
+from memtui.core.store.pane_order import conversation_keys
+from memtui.core.store.patched_layer import PatchedLayer
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, check_rows, prepare
 
 from .messages import IndexBuilding, PreparedOpened, StoreLoaded
@@ -71,7 +73,7 @@ def open_prepared(paths: Paths, settings: Settings, building: Callable[[list[str
 
 
 def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:
-    """A layer's entries in the order its pane lists them ("file order", `layer_index.pane_state`):
+    """A layer's entries in the order its pane lists them ("file order", `pane_order.pane_state`):
     Markdown by file (root-relative path) and line, as the store reads them; conversation
     memories by conversation, the one added to last first, each newest first (memories
     without a conversation last)."""

@@ -25,7 +25,7 @@ from .database import Database, DatabaseError, now_ms
 from .edits import ChangeLog
 from .generation import LOG_KEPT
 from .index import FileIndex, ReviewState
-from .layer_index import LineCache
+from .line_cache import LineCache
 from .rows import conversation_entry
 from .scan import FileRecord, Scan
 from .snapshot import Snapshot

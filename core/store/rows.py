@@ -18,8 +18,12 @@ from typing import TYPE_CHECKING, Any, cast
 from ..injection import LineMaker
 from ..model import IMPORTANCE_RANK, Entry, Layer
 from ..relevance import entry_terms, entry_terms_many
+from .candidate_json import json_pieces_many
+from .entry_rows import ENTRY_FIELDS, IMPORTANCE_AT, LAYER_AT, STATUS_AT, SavedMade, entry_row
 from .generation import GENERATION_TRIGGERS
-from .layer_index import _PANE_OF_ROW, ENTRY_FIELDS, LineCache, SavedMade, _groups, entry_row, json_pieces_many, pane_state
+from .layer_index import rank_groups
+from .line_cache import LineCache
+from .pane_order import PANE_OF_ROW, pane_state
 
 if TYPE_CHECKING:  # `conversations` is imported only when rows changed: a warm hook never needs it
     from .conversations import ConversationRow
@@ -37,7 +41,12 @@ def conversation_entry(row: ConversationRow, with_terms: bool = True) -> Entry:
     )
 
 
-# An entry row (`layer_index.entry_row`) of a conversation entry as `conversation_entry` makes it:
+# The columns of `conversations.ROW_COLUMNS` by position (rows are read as plain tuples), and the
+# conversation's own id after them where `changes_since` reads it (NULL: an unknown conversation).
+(ID, CATEGORY, CONTENT, TAGS, SOURCE, CONVERSATION_ID, TITLE, WORKSPACE, CREATED_AT, UPDATED_AT,
+ CONVERSATION_KNOWN) = range(11)
+
+# An entry row (`entry_rows.entry_row`) of a conversation entry as `conversation_entry` makes it:
 # the fields it sets from the row, each a column of `conversation_state`, and Entry's defaults.
 _ROW_TEMPLATE = entry_row(Entry(id="", layer=Layer.CONVERSATION, text=""))
 
@@ -49,7 +58,7 @@ def conversation_columns(raw: Sequence[tuple[Any, ...]]) -> dict[str, list[Any]]
     from .conversations import conversation_row, parse_tags
 
     n = len(raw)
-    cols: list[tuple[Any, ...]] = list(zip(*raw)) if n else [()] * 10
+    cols: list[tuple[Any, ...]] = list(zip(*raw)) if n else [()] * (UPDATED_AT + 1)  # every column, none read
     shared: dict[str, str] = {}  # a conversation's title, id, the categories and sources: one string each
     share = shared.setdefault
 
@@ -61,12 +70,13 @@ def conversation_columns(raw: Sequence[tuple[Any, ...]]) -> dict[str, list[Any]]
         return [v if type(v) is int else int(v or 0) for v in col]
 
     try:
-        number(cols[8])  # created_at: not an entry field, but a row that has none readable is refused
-        return {"id": [v if type(v) is str else str(v) for v in cols[0]], "text": text(cols[2]),
-                "category": text(cols[1], True), "tags": list(map(parse_tags, cols[3])), "source": text(cols[4], True),
+        number(cols[CREATED_AT])  # not an entry field, but a row that has none readable is refused
+        return {"id": [v if type(v) is str else str(v) for v in cols[ID]], "text": text(cols[CONTENT]),
+                "category": text(cols[CATEGORY], True), "tags": list(map(parse_tags, cols[TAGS])),
+                "source": text(cols[SOURCE], True),
                 "conversation_id": [v if v is None else share(v, v)
-                                    for v in (v if v is None or type(v) is str else str(v) for v in cols[5])],
-                "conversation_title": text(cols[6], True), "updated_at": [v / 1000.0 for v in number(cols[9])]}
+                                    for v in (v if v is None or type(v) is str else str(v) for v in cols[CONVERSATION_ID])],
+                "conversation_title": text(cols[TITLE], True), "updated_at": [v / 1000.0 for v in number(cols[UPDATED_AT])]}
     except Exception:
         for r in raw:  # the error of the first row that fails, as reading them one by one gives it
             conversation_row(r)
@@ -90,12 +100,12 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     ids, texts, tags, updated = column["id"], column["text"], column["tags"], column["updated_at"]
     rows = list(zip(*(column[name] if name in column else repeat(default, n)
                       for name, default in zip(ENTRY_FIELDS, _ROW_TEMPLATE))))
-    importance = _ROW_TEMPLATE[ENTRY_FIELDS.index("importance")]
+    importance = _ROW_TEMPLATE[IMPORTANCE_AT]
     isos = list(map(datetime.isoformat, map(datetime.fromtimestamp, updated, repeat(UTC))))
     refs = [f"conversation:{c or ''}/{i}" for c, i in zip(column["conversation_id"], ids)]
     shown = list(zip(ids, refs, repeat(importance, n), isos))
     made = cast(list[SavedMade], list(map(tuple, (lines or LineCache()).make_many(maker, texts))))  # plain, for marshal
-    layer = _ROW_TEMPLATE[ENTRY_FIELDS.index("layer")]
+    layer = _ROW_TEMPLATE[LAYER_AT]
     frags = json_pieces_many(layer, shown, made)
     sets = entry_terms_many(texts, tags)
     postings: defaultdict[str, list[int]] = defaultdict(list)
@@ -103,10 +113,10 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
         for term in terms:
             postings[term].append(i)
     rank = [IMPORTANCE_RANK.get(importance, 1)] * n
-    assert _ROW_TEMPLATE[ENTRY_FIELDS.index("status")] != "archived"  # every row active: no archived terms
-    core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": _groups(rank, n),
+    assert _ROW_TEMPLATE[STATUS_AT] != "archived"  # every row active: no archived terms
+    core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": rank_groups(rank, n),
             "archived_terms": [], "key": list(maker.key), "size": n,
-            "pane": pane_state(layer, list(map(_PANE_OF_ROW, rows))),  # the TUI's pane order
+            "pane": pane_state(layer, list(map(PANE_OF_ROW, rows))),  # the TUI's pane order
             "scoped": [],  # a conversation memory has no scope (SPEC §16)
             "expiring": {},  # a row's own expiry is in memtui's table, not in the row (SPEC §18)
             "focus": {"pinned": [], "covers": True}}  # a row is never pinned by a file; its terms are its text's and tags'
@@ -209,10 +219,10 @@ def changes_since(db_path: Path, workspace: Path, since: int, limit: int) -> Row
             for r in fetch_text_rows(conn, f"SELECT {ROW_COLUMNS}, c.id FROM memories m LEFT JOIN conversations c "
                                      f"ON c.id = m.conversation_id WHERE m.type = 'conversation' AND m.id IN ({marks})",
                                      chunk)[1]:
-                if r[10] is not None:  # a known conversation: its workspace decides (as `conversation_rows`)
-                    verdict = decided.get(r[7])
+                if r[CONVERSATION_KNOWN] is not None:  # a known conversation: its workspace decides (as `conversation_rows`)
+                    verdict = decided.get(r[WORKSPACE])
                     if verdict is None:
-                        verdict = decided[r[7]] = belongs_to(r[7], workspace)
+                        verdict = decided[r[WORKSPACE]] = belongs_to(r[WORKSPACE], workspace)
                     if not verdict:
                         continue
                 rows.append(conversation_row(r))

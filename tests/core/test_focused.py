@@ -215,7 +215,8 @@ def test_focused_over_the_prepared_index_layers_answers_as_over_entries(seed, si
     """The prepared index's layers (`LayerIndex`, what the hook reads) give the plain answer,
     read through their postings (narrowed) or entry by entry, saved and read again or not."""
     from memtui.core.injection import LineMaker
-    from memtui.core.store.layer_index import LayerIndex, PatchedLayer
+    from memtui.core.store.layer_index import LayerIndex
+    from memtui.core.store.patched_layer import PatchedLayer
 
     rnd = random.Random(seed)
     layers = {name: tuple(corpus(rnd, n, name, whole_terms)) for name, n in zip(LAYERS, sizes)}

@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 
 from memtui.core.injection import est, inject
 from memtui.core.model import Entry
-from memtui.core.paths import Paths
+from memtui.core.paths import Paths, Problem
 from memtui.core.relevance import entry_terms, terms
 from memtui.core.serve import build_injection
 from memtui.core.settings import Settings, load_settings
+from memtui.core.store import current_layers, saved_file
 from memtui.core.store import prepared as prep
 from memtui.core.store.conversations import Conversations
-from memtui.core.store.layer_index import PatchedLayer
+from memtui.core.store.patched_layer import PatchedLayer
 from tests.helpers import enable, write
 
 PREFS = "---\ntype: preference\nimportance: high\n---\n\n## Testing\n\n- Use vitest, not jest\n- Prefer describe/it style\n"
@@ -349,7 +350,8 @@ def test_the_conversation_state_made_in_bulk_is_its_entries_index(raw, max_chars
     from memtui.core.injection import LineMaker
     from memtui.core.model import Layer
     from memtui.core.store.conversations import conversation_row
-    from memtui.core.store.layer_index import LayerIndex, LineCache
+    from memtui.core.store.layer_index import LayerIndex
+    from memtui.core.store.line_cache import LineCache
     from memtui.core.store.memory import _conversation_entries
     from memtui.core.store.rows import conversation_columns, conversation_state
 
@@ -618,7 +620,7 @@ OPS = ["edit", "same_size_same_mtime", "add", "delete", "bad_file", "touch", "ro
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(seed=st.integers(0, 10_000), ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=6),
-       query=st.sampled_from(PHRASES + ["", "zzz"]), rebase=st.sampled_from([1, 3, prep.REBASE_ROWS]),
+       query=st.sampled_from(PHRASES + ["", "zzz"]), rebase=st.sampled_from([1, 3, current_layers.REBASE_ROWS]),
        bitmaps=st.booleans())
 def test_prepared_index_answers_as_a_fresh_load(seed, ops, query, rebase, bitmaps):
     """Every change (files edited, touched, added, removed, bad; rows added, changed, deleted,
@@ -634,7 +636,7 @@ def test_prepared_index_answers_as_a_fresh_load(seed, ops, query, rebase, bitmap
         with mock.patch.object(LayerIndex, "BITMAP_MIN", 0 if bitmaps else LayerIndex.BITMAP_MIN):
             return _built(paths, query)
 
-    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(prep, "REBASE_ROWS", rebase):
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(current_layers, "REBASE_ROWS", rebase):
         paths = _corpus_on_disk(Path(tmp), rnd)
         assert built() == _fresh(paths, query)  # the first run builds and saves it
         used = 0
@@ -708,7 +710,7 @@ def test_saved_state_is_used_and_rebuilt_when_in_doubt(worked):
     path = prep.cache_path(worked, "conversation")
     good = path.read_bytes()
     data = bytearray(good)
-    data[prep.HEADER + 3] ^= 0xFF
+    data[saved_file.HEADER + 3] ^= 0xFF
     path.write_bytes(bytes(data))
     assert prep.load_prepared(worked, settings) is None
     assert build_injection(worked.workspace, query, home=worked.home).text == first.text
@@ -906,7 +908,7 @@ def test_many_changed_rows_are_spliced_in_and_saved(worked, monkeypatch):
     for i in range(12):
         db.add(f"数据库 row {i}", memory_id=f"r{i:02}", updated_at=1_700_000_000_000 + i)
     db.close()
-    monkeypatch.setattr(prep, "REBASE_ROWS", 3)
+    monkeypatch.setattr(current_layers, "REBASE_ROWS", 3)
     query = "数据库 row"
     build_injection(worked.workspace, query, home=worked.home)
     settings = load_settings(worked)
@@ -935,6 +937,7 @@ def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
     (no indexing on the first preview); a layer changed since is indexed from the store."""
     from memtui.core.serve import inject_from_store
     from memtui.core.store import MemoryStore
+    from memtui.core.store.layer_index import snapshot_index
 
     db = Conversations(worked.db_path)
     db.add("数据库 in a conversation", memory_id="r1")
@@ -946,7 +949,7 @@ def test_the_tui_takes_the_saved_layers_that_hold_its_entries(worked):
     store.load()
     try:
         r = inject_from_store(store, load_settings(worked), query)
-        taken = {layer: store.lines.layer_index(layer, store.snapshot(layer))._rows is not None
+        taken = {layer: snapshot_index(store.lines, layer, store.snapshot(layer)).rows is not None
                  for layer in ("user", "project", "conversation")}
         assert taken == {"user": True, "project": False, "conversation": True}
         assert (r.text, _json(r)) == _fresh(worked, query)
@@ -988,7 +991,7 @@ def test_a_section_longer_than_the_file_is_damage(worked):
     build_injection(worked.workspace, "vitest", home=worked.home)
     path = prep.cache_path(worked, "conversation")
     size = path.stat().st_size
-    sections = prep._Sections(path, os.open(path, os.O_RDONLY), prep.HEADER, size)  # it owns the descriptor
+    sections = saved_file.Sections(path, os.open(path, os.O_RDONLY), saved_file.HEADER, size)  # it owns the descriptor
     try:
         for offset, length in ((0, 1 << 56), (size, 1), (-1, 4)):
             with pytest.raises(prep.DamagedPreparedIndex):
@@ -1008,7 +1011,7 @@ def test_a_saved_candidate_json_is_json_dumps(texts, clipped, tokens, layer, sco
     surrogates, wide characters); with the score and status between them they are exactly
     `json.dumps(candidate_fields(...), ensure_ascii=False)`."""
     from memtui.core.injection import candidate_fields
-    from memtui.core.store.layer_index import json_pieces
+    from memtui.core.store.candidate_json import json_pieces
 
     entry_id, source, importance, updated, line = texts
     made = (line, clipped, 0, tokens)
@@ -1028,7 +1031,7 @@ _FIELD = st.text(max_size=6) | st.sampled_from([None, 3, "数据库", '"q"', "\u
 def test_json_pieces_in_bulk_are_each_candidates_pieces(pairs, layer):
     """`json_pieces_many` over whole columns is `json_pieces` of each candidate, whatever the
     types of its fields (the columns of plain text are written without a check per field)."""
-    from memtui.core.store.layer_index import json_pieces, json_pieces_many
+    from memtui.core.store.candidate_json import json_pieces, json_pieces_many
 
     shown, made = [p[0] for p in pairs], [p[1] for p in pairs]
     try:
@@ -1078,20 +1081,20 @@ def test_a_first_runs_conversation_read_locked_out_by_its_own_child_is_read_agai
     db.close()
     want = prep.prepare(paths, load_settings(paths), save=False).indexes["conversation"].size
     assert want >= 1
-    real = prep._build
+    real = prep.build_layers
     calls: list[list[str]] = []
 
     def locked_once(paths_, settings_, save, missing):
         calls.append(list(missing))
         if missing == ["conversation"] and len([c for c in calls if c == ["conversation"]]) == 1:
             built, failed = real(paths_, settings_, save, missing)
-            problem = prep.Problem(str(paths_.db_path), "conversation memories unavailable: database is locked")
+            problem = Problem(str(paths_.db_path), "conversation memories unavailable: database is locked")
             return {**built, "conversation": (built["conversation"][0], [problem])}, failed | {"conversation"}
         return real(paths_, settings_, save, missing)
 
-    monkeypatch.setattr(prep, "_build", locked_once)
-    monkeypatch.setattr(prep, "_build_aside", lambda *args: -1)  # a child that is gone at once
-    monkeypatch.setattr(prep, "_wait", lambda child: None)
+    monkeypatch.setattr(prep, "build_layers", locked_once)
+    monkeypatch.setattr(prep, "start_aside", lambda *args: -1)  # a child that is gone at once
+    monkeypatch.setattr(prep, "wait_aside", lambda child: None)
     settings = load_settings(paths)
     p = prep.prepare(paths, settings, save=True)
     assert calls.count(["conversation"]) == 2

@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from memtui.core.injection import LineMaker
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.settings import load_settings
+from memtui.core.store import current_layers, saved_layer
 from memtui.core.store import prepared as prep
-from memtui.core.store.layer_index import LayerIndex, PatchedLayer
+from memtui.core.store.layer_index import LayerIndex
+from memtui.core.store.patched_layer import PatchedLayer
 from tests.core.test_injection import OPS, PHRASES, _built, _change, _corpus_on_disk
 from tests.helpers import enable, write
 
@@ -49,10 +51,10 @@ def listed(index) -> tuple[list[str], list[tuple[str, float, int]]]:
 
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(seed=st.integers(0, 10_000), ops=st.lists(st.sampled_from(OPS), min_size=1, max_size=5),
-       rebase=st.sampled_from([1, prep.REBASE_ROWS]))
+       rebase=st.sampled_from([1, current_layers.REBASE_ROWS]))
 def test_the_saved_pane_order_follows_every_change(seed, ops, rebase):
     rnd = random.Random(seed)
-    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(prep, "REBASE_ROWS", rebase):
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(current_layers, "REBASE_ROWS", rebase):
         paths = _corpus_on_disk(Path(tmp), rnd)
         for op in ["nothing", *ops]:
             _change(paths, rnd, op)
@@ -79,7 +81,7 @@ def _saved(entries: list[Entry]) -> LayerIndex:
     """A conversation layer as the prepared index saves and reads it back (its pane order saved)."""
     state = LayerIndex.from_entries(Layer.CONVERSATION, entries).state(LineMaker(200, False))
     lists = [state.pop(name) for name in ("rows", "shown", "made", "frags")]
-    return prep._index({**state, "size": len(lists[0])}, lists, state.pop("postings"))
+    return saved_layer.index_of({**state, "size": len(lists[0])}, lists, state.pop("postings"))
 
 
 def test_rows_laid_over_a_saved_layer_reorder_only_what_they_touch():
@@ -128,8 +130,8 @@ def test_the_pane_order_is_a_section_read_only_when_asked_for(paths):
     worked = paths
     build_injection(worked.workspace, "vitest", home=worked.home)
     settings_now = load_settings(worked)
-    saved = prep._open_layer(worked, settings_now, "user")
-    assert saved is not None and callable(saved.index._pane)  # not read at opening
+    saved = saved_layer.open_layer(worked, settings_now, "user")
+    assert saved is not None and callable(saved.index.pane_saved)  # not read at opening
     _, length, _ = saved.saved["pane"]
     assert length > 0 and "pane" not in saved.saved["core"]
     index = saved.index
@@ -139,7 +141,7 @@ def test_the_pane_order_is_a_section_read_only_when_asked_for(paths):
     data = bytearray(path.read_bytes())
     data[saved.sections.base + saved.saved["pane"][0]] ^= 0xFF
     path.write_bytes(bytes(data))
-    damaged = prep._open_layer(worked, settings_now, "user")
+    damaged = saved_layer.open_layer(worked, settings_now, "user")
     assert damaged is not None
     with pytest.raises(prep.DamagedPreparedIndex, match="prepared index is damaged"):
         damaged.index.pane()

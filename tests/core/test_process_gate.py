@@ -16,7 +16,7 @@ import pytest
 
 from memtui.core import process_gate
 from memtui.core.paths import Paths
-from memtui.core.store import prepared
+from memtui.core.store import aside
 from memtui.tui.insights import DoctorProcess
 from tests.helpers import gate_bypasses, write
 
@@ -28,8 +28,8 @@ PROCESS_MODULES = {"subprocess", "multiprocessing", "concurrent.futures.process"
 OS_PROCESS_PREFIXES = ("exec", "spawn", "posix_spawn", "fork", "popen", "system")
 # Named exceptions: (file, what) -> why it does not pass the gate.
 ALLOWED = {
-    ("core/store/prepared.py", "os.fork"): "the prepared index's builder forked: the same interpreter, nothing "
-                                           "imported or run anew, so nothing of the workspace can come in",
+    ("core/store/aside.py", "os.fork"): "the prepared index's builder forked: the same interpreter, nothing "
+                                        "imported or run anew, so nothing of the workspace can come in",
 }
 
 
@@ -119,7 +119,7 @@ def test_the_tui_doctor_child_imports_nothing_the_workspace_ships(hostile):
 
 def test_the_prepared_index_builder_imports_nothing_the_workspace_ships(hostile):
     paths, markers = hostile
-    child = prepared._spawn_aside(paths, ["project"])
+    child = aside.spawn_aside(paths, ["project"])
     assert child is not None
     code = child.wait(timeout=120)
     assert sorted(p.name for p in markers.iterdir()) == []

@@ -74,7 +74,7 @@ def test_the_search_scores_as_every_entry_would(corpus, prepared):
         assert any(e.archived for e in store.entries("user"))
         from memtui.core.serve import store_layers
         from memtui.core.settings import load_settings
-        taken = {name: index._rows is not None for name, index in store_layers(store, load_settings(corpus)).items()}
+        taken = {name: index.rows is not None for name, index in store_layers(store, load_settings(corpus)).items()}
         assert taken == dict.fromkeys(taken, prepared), taken  # the prepared index's layers taken, or built here
         for query in QUERIES:
             for layer in (None, "user", "project", "conversation"):

@@ -468,13 +468,13 @@ def test_an_index_built_again_makes_only_the_changed_rows_terms(paths, monkeypat
     built again with only that row's terms made, and answers as a fresh store's does."""
     from memtui.core.serve import inject_from_store
     from memtui.core.settings import load_settings
-    from memtui.core.store import layer_index
+    from memtui.core.store import line_cache
 
     enable(paths)
     db = _rows_db(paths)
     made = []
-    terms_of = layer_index.terms_of
-    monkeypatch.setattr(layer_index, "terms_of", lambda e: made.append(e.id) or terms_of(e))
+    terms_of = line_cache.terms_of
+    monkeypatch.setattr(line_cache, "terms_of", lambda e: made.append(e.id) or terms_of(e))
     store = MemoryStore(paths)
     store.load()
     settings = load_settings(paths)
@@ -597,3 +597,19 @@ def test_the_doctor_creates_none_of_memtuis_tables(paths):
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     conn.close()
     assert names == {"conversations", "memories"}, names
+
+
+def test_the_named_row_columns_are_the_columns_a_row_is_read_from():
+    """`rows` names the columns of `ROW_COLUMNS` by position (a row is read as a plain tuple):
+    each name picks the value `conversation_row` takes for that field."""
+    from memtui.core.store import rows
+    from memtui.core.store.conversations import conversation_row
+
+    raw = ("m-1", "knowledge", "the pool size", '["db"]', "auto", "c-1", "Pool tuning", "/ws", 11, 22)
+    row = conversation_row(raw)
+    named = {"id": rows.ID, "category": rows.CATEGORY, "content": rows.CONTENT, "source": rows.SOURCE,
+             "conversation_id": rows.CONVERSATION_ID, "conversation_title": rows.TITLE,
+             "workspace_path": rows.WORKSPACE, "created_at": rows.CREATED_AT, "updated_at": rows.UPDATED_AT}
+    assert {field: getattr(row, field) for field in named} == {field: raw[at] for field, at in named.items()}
+    assert row.tags == ("db",) and raw[rows.TAGS] == '["db"]'
+    assert len(raw) == rows.CONVERSATION_KNOWN  # `changes_since` reads the conversation's id after them

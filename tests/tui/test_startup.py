@@ -178,9 +178,10 @@ async def test_a_first_run_builds_the_markdown_layers_in_a_spawned_child_and_sho
     preview` answers from the layers both saved."""
     import logging
 
+    from memtui.core.store import aside
     from memtui.core.store.prepared import cache_path
 
-    monkeypatch.setattr(startup.prepared_index, "SPAWN_DB_BYTES", 0)  # as if muse.db were large
+    monkeypatch.setattr(aside, "SPAWN_DB_BYTES", 0)  # as if muse.db were large
     caplog.set_level(logging.INFO, logger="memtui.prepared")
     assert not any(cache_path(demo_paths, layer).exists() for layer in LAYERS)
     app = MemtuiApp(demo_paths, watch=False)
@@ -230,12 +231,12 @@ async def test_a_damaged_prepared_index_is_found_at_the_start_and_the_store_fill
     is checked as the index opens, so a damaged one is found then (the file removed, the panes
     filled by the store), not while a frame is painted."""
     from memtui.core.settings import load_settings
-    from memtui.core.store import prepared
+    from memtui.core.store import prepared, saved_file, saved_layer
 
     build_injection(demo_paths.workspace, "", home=demo_paths.home)
-    saved = prepared._open_layer(demo_paths, load_settings(demo_paths), "conversation")
+    saved = saved_layer.open_layer(demo_paths, load_settings(demo_paths), "conversation")
     assert saved is not None and saved.index.size > 0
-    offset, _, _ = prepared.ChunkTable(*saved.saved["sections"][0])[0]  # the first chunk of rows: the rows on screen
+    offset, _, _ = saved_file.ChunkTable(*saved.saved["sections"][0])[0]  # the first chunk of rows: the rows on screen
     where = saved.sections.base + offset + 3
     saved.close()
     path = prepared.cache_path(demo_paths, "conversation")
