@@ -8,7 +8,9 @@ Imported only when a §13 setting is on, so keyword retrieval never loads numpy 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -205,36 +207,44 @@ def compute(paths: Paths, settings: Settings, layers: Mapping[str, LayerCandidat
 
 def _semantic(session: SemanticSession, layers: Mapping[str, LayerCandidates], query: str,
               prepared_stamp: tuple[str, str] | None = None) -> dict[str, list[float]]:
-    """Each position's rounded clipped cosine with the query (`core.query_vector.scores`):
-    in plain sums up to `PY_ROWS` memories in all, with numpy past that, whichever path asks."""
-    from .query_vector import PY_ROWS, scores
+    """Each position's rounded clipped cosine with the query (`core.query_vector.scores`), the
+    same by every path. Vectors that are not numbers (a damaged file) are computed again."""
+    from .display import path_text
+    from .query_vector import NotNumbers, scores
 
     query_vec = session.query_vector(query)
-    plain = sum(view.size for view in layers.values()) <= PY_ROWS
     tag = session.files.info.tag
     out: dict[str, list[float]] = {}
     for layer, view in layers.items():
         aligned = None
         if prepared_stamp:
             aligned = session.home / "cache" / f"layer-vectors-{tag}-{prepared_stamp[0]}-{layer}.npz"
-        rows = _layer_vectors(session, view, aligned, f"{prepared_stamp[1]}:{layer}" if prepared_stamp else "")
-        out[layer] = scores(query_vec, rows, plain) if view.size else []
+        stamp = f"{prepared_stamp[1]}:{layer}" if prepared_stamp else ""
+        if not view.size:
+            out[layer] = []
+            continue
+        try:
+            out[layer] = scores(query_vec, _layer_vectors(session, view, aligned, stamp))
+        except NotNumbers as exc:
+            where = path_text(str(aligned)) if aligned is not None else "kept in memory"
+            log.warning("layer vectors %s not used (%s); computed again", where, exc)
+            out[layer] = scores(query_vec, _layer_vectors(session, view, aligned, stamp, fresh=True))
     return out
 
 
 def _layer_vectors(session: SemanticSession, view: LayerCandidates, aligned: Path | None = None,
-                   stamp: str = "") -> Any:
+                   stamp: str = "", fresh: bool = False) -> Any:
     """The layer's vectors in position order (`Rows`): kept on its index (the TUI's store), or
     saved beside the prepared index for exactly that saved state (`aligned`, `stamp`: the hook
-    reads one file instead of every entry's text, without numpy), or from the vector cache by
-    text (the embedder loaded for them)."""
+    maps one file instead of reading every entry's text, without numpy), or from the vector
+    cache by text (the embedder loaded for them; always, when `fresh`)."""
     from .query_vector import Rows
 
     tag = session.files.info.tag
-    kept = getattr(view, "semantic_vectors", None)
+    kept = None if fresh else getattr(view, "semantic_vectors", None)
     if kept is not None and kept[0] == tag:
         return kept[1]
-    rows = _read_aligned(aligned, stamp, view.size) if aligned is not None else None
+    rows = _read_aligned(aligned, stamp, view.size) if aligned is not None and not fresh else None
     if rows is None:
         from .semantic import entry_text
 
@@ -254,54 +264,83 @@ def _layer_vectors(session: SemanticSession, view: LayerCandidates, aligned: Pat
 
 
 def _read_aligned(path: Path, stamp: str, size: int) -> Any:
-    """The layer's saved vectors (`Rows`): `size` rows of the model's width, or None (computed
-    again) when the file is missing, of another state, or damaged in any way (said on stderr).
-    Read by the bounded reader (a FIFO or device in its place is refused, never waited on) and
-    without numpy: the .npz is a zip of two .npy arrays, whose small headers are read here."""
-    import io
+    """The layer's saved vectors (`Rows`, over the mapped file: nothing copied), or None
+    (computed again) when the file is missing, of another state, or damaged in its form (said
+    on stderr; vectors that are not numbers are found as they are scored). Opened by the
+    bounded reader (a FIFO or device in its place is refused, never waited on) and read without
+    numpy: the .npz is a zip of two stored .npy arrays, whose small headers are read here."""
+    import mmap
     import zipfile
 
     from .display import path_text
-    from .fileio import read_regular
+    from .fileio import open_regular
     from .query_vector import Rows, le_array
     from .semantic import MODEL_DIM
 
     try:
-        data = read_regular(path, MAX_ALIGNED_BYTES)
+        fd = open_regular(path, MAX_ALIGNED_BYTES)
     except FileNotFoundError:
         return None
     except OSError as exc:
         log.warning("layer vectors %s not used (%s); computed again", path_text(str(path)), exc)
         return None
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as saved:
-            kind, shape, body = _npy(saved.read("stamp.npy"))
-            if not kind.startswith("<U") or shape != () or body.decode("utf-32-le").rstrip("\0") != stamp:
+        try:
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+        with zipfile.ZipFile(_MappedFile(mapped)) as saved:
+            kind, shape, body = _npy(memoryview(saved.read("stamp.npy")))
+            if not kind.startswith("<U") or shape != () or bytes(body).decode("utf-32-le").rstrip("\0") != stamp:
                 return None
-            kind, shape, body = _npy(saved.read("vectors.npy"))
+            member = saved.getinfo("vectors.npy")
+        if member.compress_type != zipfile.ZIP_STORED:
+            raise ValueError("compressed vectors")
+        local = mapped[member.header_offset:member.header_offset + 30]
+        if len(local) != 30 or local[:4] != b"PK\x03\x04":
+            raise ValueError("no zip entry where its directory says")
+        start = member.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
+        kind, shape, body = _npy(memoryview(mapped)[start:start + member.file_size])
         dim = MODEL_DIM
         if kind != "<f4" or len(shape) != 2 or shape[0] != size or shape[1] != dim or len(body) != size * dim * 4:
             raise ValueError(f"{kind} vectors of shape {shape}, not {size} whole rows of {dim}")
-        rows = Rows(le_array("f", body), size, dim)
-        if not rows.finite():
-            raise ValueError("vectors that are not numbers")
-    except Exception as exc:  # noqa: BLE001 - any damage (a cut zip, another shape, NaN): a cache is never required
+        flat = le_array("f", bytes(body)) if sys.byteorder == "big" else body
+    except Exception as exc:  # noqa: BLE001 - any damage (a cut zip, another shape): a cache is never required
         log.warning("layer vectors %s not used (%s); computed again", path_text(str(path)), exc)
         return None
-    return rows
+    return Rows(flat, size, dim)
 
 
-def _npy(data: bytes) -> tuple[str, tuple[int, ...], bytes]:
+class _MappedFile:
+    """A mapped file as the file `zipfile` reads (an mmap reads, seeks and tells; before
+    Python 3.13 it does not say it can seek)."""
+
+    def __init__(self, mapped: Any):
+        self.mapped = mapped
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.mapped.seek(offset, whence)
+        return int(self.mapped.tell())
+
+    def tell(self) -> int:
+        return int(self.mapped.tell())
+
+    def read(self, n: int = -1) -> bytes:
+        return bytes(self.mapped.read(n if n is not None and n >= 0 else None))
+
+
+def _npy(data: memoryview) -> tuple[str, tuple[int, ...], memoryview]:
     """(dtype, shape, the data's bytes) of a C-ordered .npy array; ValueError for anything else."""
-    import re
-
-    if not data.startswith(b"\x93NUMPY") or len(data) < 10:
+    if bytes(data[:6]) != b"\x93NUMPY" or len(data) < 10:
         raise ValueError("not a .npy array")
     major = data[6]
     width = 2 if major == 1 else 4
     length = int.from_bytes(data[8:8 + width], "little")
     start = 8 + width
-    header = data[start:start + length].decode("latin-1")
+    header = bytes(data[start:start + length]).decode("latin-1")
     descr = re.search(r"'descr':\s*'([^']*)'", header)
     fortran = re.search(r"'fortran_order':\s*(True|False)", header)
     shape = re.search(r"'shape':\s*\(([^)]*)\)", header)

@@ -31,7 +31,7 @@ def declared(extra: str | None = None) -> set[str]:
 
 
 # The optional extra `semantic` (SPEC §13): imported only when hybrid retrieval is on.
-SEMANTIC_FILES = {"core/semantic.py", "core/retrieval.py", "core/store/vectors.py"}
+SEMANTIC_FILES = {"core/semantic.py", "core/retrieval.py", "core/store/vectors.py", "core/query_vector.py"}
 
 
 def imported_modules() -> dict[str, set[str]]:

@@ -1,6 +1,6 @@
 """The message's vector without numpy or the tokenizer's JSON (core/query_vector.py): the
 prebuilt query model gives `tokenizers`' own ids, the weights' rows give `Embedder.embed`'s own
-vector bit for bit on these texts (they sum in another order: a last bit may differ elsewhere), the plain scores are the exact cosines, and the hook's path with warm
+vector bit for bit on these texts (they sum in another order: a last bit may differ elsewhere), the scores are the exact cosines (simsimd's sums made exact), and the hook's path with warm
 caches imports neither numpy nor `tokenizers`."""
 
 from __future__ import annotations
@@ -98,18 +98,77 @@ def test_a_damaged_query_model_file_is_refused(files):
             qv.QueryModel.parse(bad)
 
 
-def test_plain_scores_are_the_exact_cosines_and_numpys_agree(embedder):
+def _exact(query, flat, dim) -> list[float]:
+    """The reference: the rounding of each row's exact sum of products, clipped to [0, 1]."""
+    rows = [flat[i:i + dim] for i in range(0, len(flat), dim)]
+    return [round(min(max(math.fsum(float(a) * float(b) for a, b in zip(query, m)), 0.0), 1.0) * 10000) / 10000
+            for m in rows]
+
+
+def test_scores_are_the_exact_cosines_and_numpys_agree(embedder):
     memories = embedder.embed(TEXTS[:10] + ["Kenji maintains the PostgreSQL cluster", "TypeScript strict mode"])
     query = embedder.embed(["why is the dashboard query slow in postgres"])[0]
     rows = qv.Rows(array("f", memories.astype(np.float32).tobytes()), len(memories), memories.shape[1])
-    plain = qv.scores(query.tolist(), rows, True)
-    exact = [round(min(max(math.fsum(float(a) * float(b) for a, b in zip(query, m)), 0.0), 1.0) * 10000) / 10000
-             for m in memories]
-    assert plain == exact
-    assert all(0.0 <= s <= 1.0 for s in plain)
-    with_numpy = qv.scores(query.tolist(), rows, False)
-    assert with_numpy == semantic.similarities(query, memories)
-    assert max(abs(a - b) for a, b in zip(plain, with_numpy)) <= 1e-4
+    got = qv.scores(query.tolist(), rows)
+    assert got == _exact(query.tolist(), array("f", memories.astype(np.float32).tobytes()).tolist(), memories.shape[1])
+    assert all(0.0 <= s <= 1.0 for s in got)
+    assert got == semantic.similarities(query, memories)
+
+
+def _unit_rows(n: int, dim: int, seed: int) -> tuple[list[float], array]:
+    """A seeded query and `n` unit rows near it (cosines spread over (0, 1)), in float32."""
+    rng = np.random.default_rng(seed)
+    centre = rng.normal(size=dim)
+    rows = centre * rng.uniform(0.0, 3.0, size=(n, 1)) + rng.normal(size=(n, dim))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    query = centre + rng.normal(scale=0.5, size=dim)
+    query /= np.linalg.norm(query)
+    return query.astype(np.float32).tolist(), array("f", rows.astype(np.float32).tobytes())
+
+
+def test_the_fast_sums_are_made_exact_near_a_rounding_boundary(monkeypatch):
+    """simsimd's float32 dot (each of its kernels on this machine) rounds a few rows to the
+    other side of a 4-decimal boundary: those rows are summed again exactly, so the scores are
+    the exact ones; with no margin (FAST_ERROR = 0) some differ, so the check can fail."""
+    simsimd = pytest.importorskip("simsimd")
+    dim, n = semantic.MODEL_DIM, 20_000
+    query, flat = _unit_rows(n, dim, seed=7)
+    exact = _exact(query, flat.tolist(), dim)
+    kernels = [k for k, on in simsimd.get_capabilities().items() if on and k != "serial"]
+    try:
+        for kernel in [None, *kernels]:  # None: the best the machine has; then each alone (serial under them)
+            for other in kernels:
+                (simsimd.enable_capability if kernel in (None, other) else simsimd.disable_capability)(other)
+            assert qv.scores(query, qv.Rows(flat, n, dim)) == exact, kernel
+    finally:
+        for other in kernels:
+            simsimd.enable_capability(other)
+    monkeypatch.setattr(qv, "FAST_ERROR", 0.0)
+    assert qv.scores(query, qv.Rows(flat, n, dim)) != exact
+
+
+def test_without_simsimd_every_row_is_summed_exactly(monkeypatch):
+    monkeypatch.setitem(sys.modules, "simsimd", None)  # an import of it fails
+    dim = semantic.MODEL_DIM
+    query, flat = _unit_rows(300, dim, seed=8)
+    assert qv.scores(query, qv.Rows(flat, 300, dim)) == _exact(query, flat.tolist(), dim)
+    query64 = [x + 1e-12 for x in query]  # not float32: exact sums too (simsimd takes float32 only)
+    assert qv.scores(query64, qv.Rows(flat, 300, dim)) == _exact(query64, flat.tolist(), dim)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_rows_that_are_not_numbers_are_refused_by_either_path(monkeypatch, fast):
+    if not fast:
+        monkeypatch.setitem(sys.modules, "simsimd", None)
+    good = array("f", [0.5, -0.25, 0.0, 1.0])
+    assert qv.scores([1.0, 0.0], qv.Rows(good, 2, 2)) == [0.5, 0.0]
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        for at in range(4):
+            values = array("f", [0.5, -0.25, 0.0, 1.0])
+            values[at] = bad
+            with pytest.raises(qv.NotNumbers):
+                qv.scores([1.0, 0.0], qv.Rows(values, 2, 2))
+    assert qv.scores([1.0, 0.0], qv.Rows(array("f"), 0, 2)) == []
 
 
 def test_the_hooks_path_with_warm_caches_imports_neither_numpy_nor_tokenizers(paths):
@@ -138,16 +197,6 @@ def test_the_hooks_path_with_warm_caches_imports_neither_numpy_nor_tokenizers(pa
 
     assert warm["text"] == build_injection(paths.workspace, "which sql server do we use", home=paths.home).text
     assert list((paths.home / "cache").glob("query-model-*.bin"))
-
-
-@pytest.mark.parametrize("limit", [0, qv.PY_ROWS])
-def test_rows_that_are_not_numbers_are_found_by_either_check(monkeypatch, limit):
-    monkeypatch.setattr(qv, "PY_ROWS", limit)
-    good = array("f", [0.5, -0.25, 0.0, 1.0])
-    assert qv.Rows(good, 2, 2).finite()
-    for bad in (float("nan"), float("inf"), float("-inf")):
-        assert not qv.Rows(array("f", [0.5, bad, 0.0, 1.0]), 2, 2).finite()
-    assert qv.Rows(array("f"), 0, 2).finite()
 
 
 def test_a_lone_surrogate_in_a_message_is_read_as_a_replacement_character(tmp_path):
