@@ -129,17 +129,45 @@ class FocusedScores:
                                             for p in self.in_play[layer] if not self.is_pinned(layer, p))
                      if layer in focused.NEAREST_LAYERS and sems is not None else None
                      for layer in views for sems in (self.semantic[layer],)}
-        # the positions scored: every one, or in a narrowed layer those that can pass or are listed apart
-        scored_at: dict[str, Sequence[int]] = {layer: range(view.size) for layer, view in views.items()}
+        # the positions that can score above 0: every one, or in a narrowed layer those sharing a term of Q,
+        # lifted to the floor, or listed apart (the rest score 0, or under the floor on meaning alone)
+        self.scorable: dict[str, Sequence[int] | frozenset[int]] = {layer: range(view.size) for layer, view in views.items()}
         for layer, nw in self.narrow.items():
-            scored_at[layer] = sorted(nw.sharing | nw.pinned | set(self.held[layer]) | nw.archived.keys()
-                                      | self._lifted(layer))
+            self.scorable[layer] = (nw.sharing | nw.pinned | set(self.held[layer]) | nw.archived.keys()
+                                    | self._lifted(layer))
         self._keyword: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
-        self.scored = {layer: {p: self._score(layer, p) for p in scored_at[layer]} for layer in views}
+        self.scored: dict[str, dict[int, Scored]] = {layer: {} for layer in views}
+        # A narrowed layer's in play and not pinned are first given their relevance alone (F4, F5): F6's
+        # score is at most the relevance × the highest importance factor, so it is found only for those
+        # that could set F7's best or pass its cut; the others are scored when listed.
+        maybe: list[tuple[float, str, int]] = []
+        for layer in views:
+            if layer not in self.narrow:
+                for p in self.scorable[layer]:
+                    self._scored(layer, p)
+                continue
+            held = set(self.held[layer])
+            for p in sorted(self.scorable[layer]):
+                if p < self.views[layer].n_active and p not in held and not self.is_pinned(layer, p):
+                    maybe.append((self._relevance(layer, p)[3], layer, p))
+                else:
+                    self._scored(layer, p)  # pinned, held back or archived
+        maybe.sort(key=lambda m: -m[0])
         # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
         best = max((self.scored[layer][p][5] for layer, ps in self.in_play.items() for p in ps
                     if p in self.scored[layer] and not self.is_pinned(layer, p)), default=0.0)
+        for rel, layer, p in maybe:
+            if _reach(rel) < best:
+                break
+            best = max(best, self._scored(layer, p)[5])
         self.cut = focused.cut_off(self._best_of_the_rest(best))
+        for rel, layer, p in maybe:  # those that can pass F7
+            if rel < focused.FLOOR or _reach(rel) < self.cut:
+                break
+            self._scored(layer, p)
+        for layer, near in self.near.items():
+            if near is not None:
+                self._scored(layer, near)
         self.scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
 
     def _lifted(self, layer: str) -> set[int]:
@@ -162,13 +190,11 @@ class FocusedScores:
         score at most their lift × the highest importance factor: they are read, by
         semantic score, only while one of them could beat `best` (a message whose best match
         is that weak)."""
-        top = max(focused.IMPORTANCE_FACTOR.values())
-
         def reach(sem: float) -> float:  # the highest score a rest entry of this semantic score can have
-            return round(focused.semantic_lift(sem, self.base) * top, focused.DIGITS)
+            return _reach(focused.semantic_lift(sem, self.base))
 
         rest = [(sems[p], layer, p) for layer in self.narrow for sems in (self.semantic[layer],) if sems is not None
-                for p in self.in_play[layer] if p not in self.scored[layer]]
+                for p in self.in_play[layer] if p not in self.scorable[layer]]
         if not rest or reach(max(rest)[0]) < best:
             return best
         for sem, layer, p in sorted(rest, key=lambda r: -r[0]):
@@ -196,29 +222,35 @@ class FocusedScores:
     def _importance(self, layer: str, pos: int) -> str:
         return self.views[layer].shown(pos).importance if layer in self.narrow else self.entries[layer][pos].importance
 
-    def _score(self, layer: str, pos: int) -> Scored:
-        """F4–F6 for one candidate."""
+    def _relevance(self, layer: str, pos: int) -> tuple[float, float | None, float, float]:
+        """F4, F5 for one candidate: (keyword, semantic, lift, relevance)."""
         q = self.q
         shared = q & self._terms(layer, pos)
         kw = self._keyword.get(shared)
         if kw is None:
             kw = self._keyword[shared] = focused.keyword_score(q, shared, self.weight)
-        sems, decays = self.semantic[layer], self.decay[layer]
+        sems = self.semantic[layer]
         sem = sems[pos] if sems is not None else None
         lift = focused.semantic_lift(sem, self.base) if sem is not None else 0.0
-        rel = focused.relevance(kw, lift)
+        return kw, sem, lift, focused.relevance(kw, lift)
+
+    def _score(self, layer: str, pos: int) -> Scored:
+        """F4–F6 for one candidate."""
+        kw, sem, lift, rel = self._relevance(layer, pos)
+        decays = self.decay[layer]
         dec = decays[pos] if decays is not None else None
         imp = self._importance(layer, pos)
         return kw, sem, lift, rel, dec, focused.adjusted(rel, imp, dec, self.is_pinned(layer, pos)), imp
 
     def ranked(self, layer: str) -> list[int]:
         """F8. Order: pinned first, then the adjusted score, the relevance, the base order. In
-        a narrowed layer, only those scoring above 0 or pinned (the rest follow in `listed`)."""
+        a narrowed layer, only those passing F7 (what steps F9–F12 read; `listed` orders the
+        rest)."""
         sc = self.scored[layer]
-        ranked = sorted((p for p in self.in_play[layer] if p in sc), key=lambda p: self._key(layer, p))
         if layer in self.narrow:
-            ranked = [p for p in ranked if self.is_pinned(layer, p) or sc[p][5] or sc[p][3]]
-        return ranked
+            return sorted((p for p in self.in_play[layer] if p in sc and self.passes(layer, p)),
+                          key=lambda p: self._key(layer, p))
+        return sorted(self.in_play[layer], key=lambda p: self._key(layer, p))
 
     def _key(self, layer: str, p: int) -> tuple[bool, float, float, int]:
         found = self._scored(layer, p)
@@ -231,8 +263,8 @@ class FocusedScores:
 
     def why(self, layer: str, p: int) -> Why:
         found = self.scored[layer].get(p)
-        if found is None and self.semantic[layer] is not None:  # a narrowed layer's rest: scored when listed
-            found = self._scored(layer, p)
+        if found is None and (self.semantic[layer] is not None or p in self.scorable[layer]):
+            found = self._scored(layer, p)  # a narrowed layer's: scored when listed
         if found is None:  # a narrowed layer's entry sharing no term (F4-F6: all 0) and not pinned
             decays = self.decay[layer]
             dec = decays[p] if decays is not None else None
@@ -252,16 +284,20 @@ class FocusedScores:
         return Candidate(self.views[layer], pos, w.score, status, maker, None, w)
 
     def listed(self, layer: str, ranked: list[int], statuses: Mapping[int, Candidate], maker: LineMaker) -> list[Candidate]:
-        """The layer's candidates: in play in F8's order (`ranked`, then in a narrowed layer
-        those scoring 0 and not pinned, in base order), `below_gate` unless passing
+        """The layer's candidates: in play in F8's order (`ranked`; in a narrowed layer every
+        one, those scoring 0 and not pinned last in base order), `below_gate` unless passing
         (`statuses`); then the held back and the archived, by score."""
         view, sc = self.views[layer], self.scored[layer]
         order: Iterable[int] = ranked
         if layer in self.narrow and self.semantic[layer] is not None:  # the rest score too: every one in F8's order
             order = sorted(self.in_play[layer], key=lambda p: self._key(layer, p))
-        elif layer in self.narrow:
-            head = set(ranked)
-            order = chain(ranked, (p for p in self.in_play[layer] if p not in head))
+        elif layer in self.narrow:  # those scoring above 0 or pinned in F8's order, then the rest in base order
+            scorable = self.scorable[layer]
+            head = sorted((p for p in self.in_play[layer] if p in scorable
+                           and (self.is_pinned(layer, p) or self._scored(layer, p)[5] or sc[p][3])),
+                          key=lambda p: self._key(layer, p))
+            first = set(head)
+            order = chain(head, (p for p in self.in_play[layer] if p not in first))
         out = [statuses.get(p) or self.candidate(layer, p, BELOW_GATE, maker) for p in order]
         held_as = self.held_as[layer]
         out += [self.candidate(layer, p, held_as.get(p, UNREVIEWED), maker)
@@ -269,6 +305,12 @@ class FocusedScores:
         out += [self.candidate(layer, p, inactive_status(view, p), maker)
                 for p in sorted(range(view.n_active, view.size), key=lambda p: (-sc[p][5], p))]
         return out
+
+
+def _reach(relevance: float) -> float:
+    """The highest F6 score a candidate of this relevance can have (the highest importance, no
+    decay): it cannot set F7's best or pass the cut under it."""
+    return round(relevance * max(focused.IMPORTANCE_FACTOR.values()), focused.DIGITS)
 
 
 def _content_terms(e: Entry) -> frozenset[str]:
