@@ -5,7 +5,7 @@ flags) are §5's own: `core.injection.inject` runs them over what `FocusedScores
 formulas are `core.focused`'s.
 
 A large layer is read through its inverted index (`Narrowed`), not entry by entry, when the
-semantic score is off and the layer's indexed terms allow it; see `Narrowed`. Held equal to
+layer's indexed terms allow it; see `Narrowed` and `FocusedScores._lifted`. Held equal to
 `reference_focused` (tests/core/test_focused.py) both ways (`narrow_min`)."""
 
 from __future__ import annotations
@@ -41,12 +41,14 @@ class Focusable(Protocol):
 
 class Narrowed:
     """One layer of focused injection read through its inverted index, not entry by entry.
-    An entry sharing no term of Q has keyword 0 (F4), so without the semantic score (F5)
-    relevance and score 0: it is `below_gate` unless pinned (F7) and sorts after every
-    other in play (F8). So only the entries holding a term of Q (found by the postings of
-    the §5 terms whose content term it is, `focused.stored_forms`), the pinned, the held
-    back and the archived are scored; F4's df(t) is the number of postings in play. Valid
-    when the layer's indexed terms cover what M reads (`Focus.covers`)."""
+    An entry sharing no term of Q has keyword 0 (F4), so its relevance is its semantic lift
+    (F5; 0 without the semantic score): unless pinned, or lifted to the floor, or its layer's
+    nearest in meaning, it is `below_gate` (F7), and without the semantic score it sorts
+    after every other in play (F8). So only the entries holding a term of Q (found by the
+    postings of the §5 terms whose content term it is, `focused.stored_forms`), the pinned,
+    the held back, the archived and those lifted (`FocusedScores._lifted`) are scored; F4's
+    df(t) is the number of postings in play. Valid when the layer's indexed terms cover what
+    M reads (`Focus.covers`)."""
 
     def __init__(self, view: LayerCandidates, q: frozenset[str], focus: Focus, pinned_ids: frozenset[str]):
         self.n_active = view.n_active
@@ -82,8 +84,8 @@ class FocusedScores:
     """Steps F2–F8 over every layer at once (F4's df and F7's cut are the message's, across
     layers). `held_back`: each layer's active positions held back at step 2, with their
     statuses; `pinned_ids`: entries pinned by `memtui pin`, pinned like a file's `pinned: true`.
-    Without the semantic score, a layer of `narrow_min` entries or more (`FOCUSED_NARROW_MIN`)
-    whose index allows it is read through its postings (`Narrowed`)."""
+    A layer of `narrow_min` entries or more (`FOCUSED_NARROW_MIN`) whose index allows it is
+    read through its postings (`Narrowed`)."""
 
     def __init__(self, views: Mapping[str, LayerCandidates], query: str,
                  held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]],
@@ -107,20 +109,15 @@ class FocusedScores:
                       for layer in views for e in (given.get(layer),)}
         least = FOCUSED_NARROW_MIN if narrow_min is None else narrow_min
         self.narrow: dict[str, Narrowed] = {}
-        if all(sems is None for sems in self.semantic.values()):  # F5's base reads every candidate's semantic score
-            for layer, view in views.items():
-                found = Narrowed.of(view, q, pinned_ids) if view.size >= least else None
-                if found is not None:
-                    self.narrow[layer] = found
+        for layer, view in views.items():
+            found = Narrowed.of(view, q, pinned_ids) if view.size >= least else None
+            if found is not None:
+                self.narrow[layer] = found
         entries = {layer: [view.entry(p) for p in range(view.size)] for layer, view in views.items()
                    if layer not in self.narrow}
         self.entries = entries
         self.pinned = {layer: [e.pinned or e.id in pinned_ids for e in es] for layer, es in entries.items()}
         self.memory_terms = {layer: [_content_terms(e) for e in es] for layer, es in entries.items()}
-        # the positions scored: every one, or in a narrowed layer those that can score above 0 or are listed apart
-        scored_at: dict[str, Sequence[int]] = {layer: range(view.size) for layer, view in views.items()}
-        for layer, nw in self.narrow.items():
-            scored_at[layer] = sorted(nw.sharing | nw.pinned | set(self.held[layer]) | nw.archived.keys())
         # F4. Keyword: each query term weighed by how rare it is among the candidates in play
         n = sum(map(len, self.in_play.values()))
         df = focused.document_frequency((self.memory_terms[layer][p] for layer, ps in self.in_play.items()
@@ -133,18 +130,92 @@ class FocusedScores:
         known = [sem[p] for layer, ps in self.in_play.items() for sem in (self.semantic[layer],) if sem is not None
                  for p in ps]
         self.base = focused.lower_median(known)
-        self._keyword: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
-        self.scored = {layer: {p: self._score(layer, p) for p in scored_at[layer]} for layer in views}
-        # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside; 0 for those not scored)
-        best = max((self.scored[layer][p][5] for layer, ps in self.in_play.items() for p in ps
-                    if p in self.scored[layer] and not self.is_pinned(layer, p)), default=0.0)
-        self.cut = focused.cut_off(best)
-        self.scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
-        # F7. ... and in the user and project layers, the closest in meaning (with the semantic score)
-        self.near = {layer: focused.nearest((p, sems[p], self.scored[layer][p][2]) for p in self.in_play[layer]
-                                            if not self.is_pinned(layer, p))
+        # F7. ... in the user and project layers, the closest in meaning (with the semantic score)
+        self.near = {layer: focused.nearest((p, sems[p], focused.semantic_lift(sems[p], self.base))
+                                            for p in self.in_play[layer] if not self.is_pinned(layer, p))
                      if layer in focused.NEAREST_LAYERS and sems is not None else None
                      for layer in views for sems in (self.semantic[layer],)}
+        # the positions that can score above 0: every one, or in a narrowed layer those sharing a term of Q,
+        # lifted to the floor, or listed apart (the rest score 0, or under the floor on meaning alone)
+        self.scorable: dict[str, Sequence[int] | frozenset[int]] = {layer: range(view.size) for layer, view in views.items()}
+        for layer, nw in self.narrow.items():
+            self.scorable[layer] = (nw.sharing | nw.pinned | set(self.held[layer]) | nw.archived.keys()
+                                    | self._lifted(layer))
+        self._keyword: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
+        self.scored: dict[str, dict[int, Scored]] = {layer: {} for layer in views}
+        # A narrowed layer's in play and not pinned are first given their relevance alone (F4, F5): F6's
+        # score is at most the relevance × the highest importance factor, so it is found only for those
+        # that could set F7's best or pass its cut; the others are scored when listed.
+        maybe: list[tuple[float, str, int]] = []
+        for layer in views:
+            if layer not in self.narrow:
+                for p in self.scorable[layer]:
+                    self._scored(layer, p)
+                continue
+            held = set(self.held[layer])
+            for p in sorted(self.scorable[layer]):
+                if p < self.views[layer].n_active and p not in held and not self.is_pinned(layer, p):
+                    maybe.append((self._relevance(layer, p)[3], layer, p))
+                else:
+                    self._scored(layer, p)  # pinned, held back or archived
+        maybe.sort(key=lambda m: -m[0])
+        # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
+        best = max((self.scored[layer][p][5] for layer, ps in self.in_play.items() for p in ps
+                    if p in self.scored[layer] and not self.is_pinned(layer, p)), default=0.0)
+        for rel, layer, p in maybe:
+            if _reach(rel) < best:
+                break
+            best = max(best, self._scored(layer, p)[5])
+        self.cut = focused.cut_off(self._best_of_the_rest(best))
+        for rel, layer, p in maybe:  # those that can pass F7
+            if rel < focused.FLOOR or _reach(rel) < self.cut:
+                break
+            self._scored(layer, p)
+        for layer, near in self.near.items():
+            if near is not None:
+                self._scored(layer, near)
+        self.scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
+
+    def _lifted(self, layer: str) -> set[int]:
+        """A narrowed layer's entries that, sharing no term of Q, can still pass F7 on meaning
+        alone: a semantic lift of at least the floor (their relevance is their lift), and the
+        layer's nearest. Those sharing no term and lifted less cannot pass: not scored until
+        listed. Without the semantic score, none (they all score 0)."""
+        sems = self.semantic[layer]
+        if sems is None:
+            return set()
+        near = self.near[layer]
+        least = self.base + (focused.FLOOR - 0.001) * (1.0 - self.base)  # below it, a lift rounds under the floor
+        lifted = {p for p in self.in_play[layer] if sems[p] >= least
+                  and focused.semantic_lift(sems[p], self.base) >= focused.FLOOR}
+        return lifted if near is None else lifted | {near}
+
+    def _best_of_the_rest(self, best: float) -> float:
+        """F7's best over every candidate in play and not pinned, given `best` over those
+        scored. The rest (a narrowed layer's entries sharing no term, lifted under the floor)
+        score at most their lift × the highest importance factor: they are read, by
+        semantic score, only while one of them could beat `best` (a message whose best match
+        is that weak)."""
+        def reach(sem: float) -> float:  # the highest score a rest entry of this semantic score can have
+            return _reach(focused.semantic_lift(sem, self.base))
+
+        rest = [(sems[p], layer, p) for layer in self.narrow for sems in (self.semantic[layer],) if sems is not None
+                for p in self.in_play[layer] if p not in self.scorable[layer]]
+        if not rest or reach(max(rest)[0]) < best:
+            return best
+        for sem, layer, p in sorted(rest, key=lambda r: -r[0]):
+            if reach(sem) < best:
+                break
+            best = max(best, self._scored(layer, p)[5])
+        return best
+
+    def _scored(self, layer: str, pos: int) -> Scored:
+        """A candidate's F4–F6 scores, found once (a narrowed layer's rest when first asked)."""
+        sc = self.scored[layer]
+        found = sc.get(pos)
+        if found is None:
+            found = sc[pos] = self._score(layer, pos)
+        return found
 
     def is_pinned(self, layer: str, pos: int) -> bool:
         nw = self.narrow.get(layer)
@@ -157,33 +228,39 @@ class FocusedScores:
     def _importance(self, layer: str, pos: int) -> str:
         return self.views[layer].shown(pos).importance if layer in self.narrow else self.entries[layer][pos].importance
 
-    def _score(self, layer: str, pos: int) -> Scored:
-        """F4–F6 for one candidate."""
+    def _relevance(self, layer: str, pos: int) -> tuple[float, float | None, float, float]:
+        """F4, F5 for one candidate: (keyword, semantic, lift, relevance)."""
         q = self.q
         shared = q & self._terms(layer, pos)
         kw = self._keyword.get(shared)
         if kw is None:
             kw = self._keyword[shared] = focused.keyword_score(q, shared, self.weight)
-        sems, decays = self.semantic[layer], self.decay[layer]
+        sems = self.semantic[layer]
         sem = sems[pos] if sems is not None else None
         lift = focused.semantic_lift(sem, self.base) if sem is not None else 0.0
-        rel = focused.relevance(kw, lift)
+        return kw, sem, lift, focused.relevance(kw, lift)
+
+    def _score(self, layer: str, pos: int) -> Scored:
+        """F4–F6 for one candidate."""
+        kw, sem, lift, rel = self._relevance(layer, pos)
+        decays = self.decay[layer]
         dec = decays[pos] if decays is not None else None
         imp = self._importance(layer, pos)
         return kw, sem, lift, rel, dec, focused.adjusted(rel, imp, dec, self.is_pinned(layer, pos)), imp
 
     def ranked(self, layer: str) -> list[int]:
         """F8. Order: pinned first, then the adjusted score, the relevance, the base order. In
-        a narrowed layer, only those scoring above 0 or pinned (the rest follow in `listed`)."""
+        a narrowed layer, only those passing F7 (what steps F9–F12 read; `listed` orders the
+        rest)."""
         sc = self.scored[layer]
-
-        def key(p: int) -> tuple[bool, float, float, int]:
-            return not self.is_pinned(layer, p), -sc[p][5], -sc[p][3], p
-
-        ranked = sorted((p for p in self.in_play[layer] if p in sc), key=key)
         if layer in self.narrow:
-            ranked = [p for p in ranked if self.is_pinned(layer, p) or sc[p][5] or sc[p][3]]
-        return ranked
+            return sorted((p for p in self.in_play[layer] if p in sc and self.passes(layer, p)),
+                          key=lambda p: self._key(layer, p))
+        return sorted(self.in_play[layer], key=lambda p: self._key(layer, p))
+
+    def _key(self, layer: str, p: int) -> tuple[bool, float, float, int]:
+        found = self._scored(layer, p)
+        return not self.is_pinned(layer, p), -found[5], -found[3], p
 
     def passes(self, layer: str, pos: int) -> bool:
         """F7: pinned, its layer's nearest in meaning, or relevant enough and above the cut."""
@@ -192,6 +269,8 @@ class FocusedScores:
 
     def why(self, layer: str, p: int) -> Why:
         found = self.scored[layer].get(p)
+        if found is None and (self.semantic[layer] is not None or p in self.scorable[layer]):
+            found = self._scored(layer, p)  # a narrowed layer's: scored when listed
         if found is None:  # a narrowed layer's entry sharing no term (F4-F6: all 0) and not pinned
             decays = self.decay[layer]
             dec = decays[p] if decays is not None else None
@@ -211,14 +290,20 @@ class FocusedScores:
         return Candidate(self.views[layer], pos, w.score, status, maker, None, w)
 
     def listed(self, layer: str, ranked: list[int], statuses: Mapping[int, Candidate], maker: LineMaker) -> list[Candidate]:
-        """The layer's candidates: in play in F8's order (`ranked`, then in a narrowed layer
-        those scoring 0 and not pinned, in base order), `below_gate` unless passing
+        """The layer's candidates: in play in F8's order (`ranked`; in a narrowed layer every
+        one, those scoring 0 and not pinned last in base order), `below_gate` unless passing
         (`statuses`); then the held back and the archived, by score."""
         view, sc = self.views[layer], self.scored[layer]
         order: Iterable[int] = ranked
-        if layer in self.narrow:
-            head = set(ranked)
-            order = chain(ranked, (p for p in self.in_play[layer] if p not in head))
+        if layer in self.narrow and self.semantic[layer] is not None:  # the rest score too: every one in F8's order
+            order = sorted(self.in_play[layer], key=lambda p: self._key(layer, p))
+        elif layer in self.narrow:  # those scoring above 0 or pinned in F8's order, then the rest in base order
+            scorable = self.scorable[layer]
+            head = sorted((p for p in self.in_play[layer] if p in scorable
+                           and (self.is_pinned(layer, p) or self._scored(layer, p)[5] or sc[p][3])),
+                          key=lambda p: self._key(layer, p))
+            first = set(head)
+            order = chain(head, (p for p in self.in_play[layer] if p not in first))
         out = [statuses.get(p) or self.candidate(layer, p, BELOW_GATE, maker) for p in order]
         held_as = self.held_as[layer]
         out += [self.candidate(layer, p, held_as.get(p, UNREVIEWED), maker)
@@ -226,6 +311,12 @@ class FocusedScores:
         out += [self.candidate(layer, p, inactive_status(view, p), maker)
                 for p in sorted(range(view.n_active, view.size), key=lambda p: (-sc[p][5], p))]
         return out
+
+
+def _reach(relevance: float) -> float:
+    """The highest F6 score a candidate of this relevance can have (the highest importance, no
+    decay): it cannot set F7's best or pass the cut under it."""
+    return round(relevance * max(focused.IMPORTANCE_FACTOR.values()), focused.DIGITS)
 
 
 def _content_terms(e: Entry) -> frozenset[str]:

@@ -280,7 +280,7 @@ def scores(query: Sequence[float], rows: Rows) -> list[float]:
         values = fast
     if not math.isfinite(sum(values)):
         raise NotNumbers("vectors that are not numbers")
-    out = [_rounded(x) for x in values]
+    out = [round(min(max(x, 0.0), 1.0) * 10000.0) / 10000.0 for x in values]  # `_rounded`, inline: 40,000 at once
     if fast is not None:
         slack = FAST_ERROR * 10000.0
         dim = rows.dim

@@ -135,7 +135,7 @@ def reference_focused(layers, s: Settings, query: str, semantic=None, decay=None
         if lines:
             blocks += ["", HEADERS[layer], *lines]
         carry, remaining = allowance - used, remaining - used
-    return ("\n".join(blocks) if count else ""), out, truncated, count
+    return ("\n".join(blocks) if count else ""), out, truncated, count, cut
 
 
 # ---------------------------------------------------------------------- the engine is the rule
@@ -171,12 +171,16 @@ QUERIES = st.lists(st.sampled_from(WORDS + ["zzz", "what's"]), max_size=6).map("
 @settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(seed=st.integers(0, 10_000), sizes=st.tuples(*[st.integers(0, 30)] * 3), total=st.integers(0, 600),
        caps=st.tuples(*[st.integers(0, 300)] * 3), limit=st.sampled_from([None, 0, 2, 10]),
-       extras=st.sampled_from(["none", "semantic", "decay", "both"]), query=QUERIES, narrow=st.booleans(),
+       extras=st.sampled_from(["none", "semantic", "decay", "both", "close", "near"]), query=QUERIES, narrow=st.booleans(),
        whole_terms=st.booleans())
 @example(seed=1, sizes=(3, 3, 3), total=600, caps=(200, 200, 200), limit=10, extras="both", query="", narrow=False,
          whole_terms=False)
 @example(seed=2, sizes=(20, 20, 30), total=600, caps=(200, 200, 200), limit=10, extras="decay",
          query="pools timeout cache", narrow=True, whole_terms=True)
+@example(seed=3, sizes=(20, 20, 30), total=600, caps=(200, 200, 200), limit=10, extras="close",
+         query="zzz", narrow=True, whole_terms=True)
+@example(seed=4, sizes=(20, 20, 30), total=600, caps=(200, 200, 200), limit=10, extras="near",
+         query="zzz", narrow=True, whole_terms=True)
 def test_inject_focused_equals_the_plain_rule(seed, sizes, total, caps, limit, extras, query, narrow, whole_terms):
     """... also read through the layers' postings (`narrow`: every layer narrowed when its
     terms cover what focused M reads, `whole_terms`, as the store's do)."""
@@ -187,6 +191,10 @@ def test_inject_focused_equals_the_plain_rule(seed, sizes, total, caps, limit, e
     extra = {}
     if extras in ("semantic", "both"):
         semantic = {e.id: round(rnd.random(), 4) for es in layers.values() for e in es}
+    if extras in ("close", "near"):  # semantic scores close together: every lift under the floor (close) or
+        # a few just over it (near), the best match a weak one
+        spread = 0.1 if extras == "close" else 0.25
+        semantic = {e.id: round(0.5 + spread * rnd.random(), 4) for es in layers.values() for e in es}
     if extras in ("decay", "both"):
         decay = {e.id: rnd.random() for es in layers.values() for e in es}
     if semantic or decay:
@@ -196,16 +204,16 @@ def test_inject_focused_equals_the_plain_rule(seed, sizes, total, caps, limit, e
             ordered = EntryLayer(name, es).entries  # the positions the engine's layer gives them
             extra[name] = ExtraScores([semantic[e.id] for e in ordered] if semantic else None,
                                       [decay[e.id] for e in ordered] if decay else None)
-    text, expected, truncated, count = reference_focused(layers, s, query, semantic, decay)
+    text, expected, truncated, count, cut = reference_focused(layers, s, query, semantic, decay)
     r = inject(layers, s, query, extra=extra or None, narrow_min=0 if narrow else None)
-    if not narrow or any(x.semantic is not None for x in extra.values()):  # F5's base reads every semantic score
+    if not narrow:
         assert r._lazy is None
     elif whole_terms:  # every layer's terms cover focused M: narrowed
         assert r._lazy is not None
     assert r.text == text
     assert (r.truncated, r.count) == (truncated, count)
     assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
-    assert all(c.why is not None and c.why.score == c.score for c in r.candidates)
+    assert all(c.why is not None and c.why.score == c.score and c.why.cut == cut for c in r.candidates)
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
