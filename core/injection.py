@@ -549,7 +549,7 @@ def fill_focused(result: InjectionResult, views: Mapping[str, LayerCandidates],
     are listed (`FocusedScores.listed`) when asked for."""
     from .injection_focused import FocusedScores  # loaded in focused mode only: the §5 hook never pays for it
 
-    scores = FocusedScores(views, query, held, extra, pinned, narrow_min)
+    scores = FocusedScores(views, query, held, extra, pinned, narrow_min, settings.max_items)
     maker = LineMaker(settings.max_item_chars, settings.redact_secrets)
     budget = Budget(settings)
     blocks: list[tuple[str, list[str]]] = []

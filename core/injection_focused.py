@@ -10,8 +10,9 @@ layer's indexed terms allow it; see `Narrowed` and `FocusedScores._lifted`. Held
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from . import focused
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from .relevance import Focus
 
 FOCUSED_NARROW_MIN = 256  # a layer of this many entries or more is narrowed (`Narrowed`) when it can be
-BELOW_GATE, UNREVIEWED = CandidateStatus.BELOW_GATE, CandidateStatus.UNREVIEWED
+BELOW_GATE, MAX_ITEMS, UNREVIEWED = CandidateStatus.BELOW_GATE, CandidateStatus.MAX_ITEMS, CandidateStatus.UNREVIEWED
 
 # a candidate's scores: (keyword, semantic, lift, relevance, decay, adjusted score, importance)
 Scored = tuple[float, "float | None", float, float, "float | None", float, str]
@@ -90,7 +91,7 @@ class FocusedScores:
     def __init__(self, views: Mapping[str, LayerCandidates], query: str,
                  held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]],
                  extra: Mapping[str, ExtraScores] | None = None, pinned_ids: frozenset[str] = frozenset(),
-                 narrow_min: int | None = None):
+                 narrow_min: int | None = None, max_items: Mapping[str, int | None] | None = None):
         self.views = views
         # F2. Candidates: the active entries of each layer, less those held back (unreviewed, out of scope, expired)
         self.in_play: dict[str, list[int]] = {}
@@ -152,11 +153,11 @@ class FocusedScores:
                 for p in self.scorable[layer]:
                     self._scored(layer, p)
                 continue
-            held = set(self.held[layer])
-            for p in sorted(self.scorable[layer]):
-                if p < self.views[layer].n_active and p not in held and not self.is_pinned(layer, p):
-                    maybe.append((self._relevance(layer, p)[3], layer, p))
-                else:
+            held, pinned, n_active = set(self.held[layer]), self.narrow[layer].pinned, self.views[layer].n_active
+            live = [p for p in sorted(self.scorable[layer]) if p < n_active and p not in held and p not in pinned]
+            maybe += zip(self._relevances(layer, live), repeat(layer), live)
+            for p in self.scorable[layer]:
+                if p >= n_active or p in held or p in pinned:
                     self._scored(layer, p)  # pinned, held back or archived
         maybe.sort(key=lambda m: -m[0])
         # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
@@ -167,14 +168,39 @@ class FocusedScores:
                 break
             best = max(best, self._scored(layer, p)[5])
         self.cut = focused.cut_off(self._best_of_the_rest(best))
-        for rel, layer, p in maybe:  # those that can pass F7
-            if rel < focused.FLOOR or _reach(rel) < self.cut:
-                break
-            self._scored(layer, p)
         for layer, near in self.near.items():
             if near is not None:
                 self._scored(layer, near)
+        # Those that can pass F7 are scored, but in a layer with a limit (F9), not one that at least
+        # that many passing candidates outrank whatever its score: it is past max items (`listed`).
+        ahead = {layer: self._passing_ahead(layer, limit) for layer, limit in (max_items or {}).items()
+                 if layer in self.narrow and limit is not None}
+        for rel, layer, p in maybe:
+            if rel < focused.FLOOR or _reach(rel) < self.cut:
+                break
+            if p in self.scored[layer]:  # scored already (and counted in `ahead`)
+                continue
+            top = ahead.get(layer)
+            if top is not None and top[0] <= 0:
+                continue
+            if top is not None and len(top[1]) >= top[0] and top[1][0] > _reach(rel):
+                continue
+            self._scored(layer, p)
+            if top is not None and self.passes(layer, p):
+                _keep_highest(top, self.scored[layer][p][5])
         self.scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
+
+    def _passing_ahead(self, layer: str, limit: int) -> tuple[int, list[float]]:
+        """For F9's `limit` in a narrowed layer: how many of its passing candidates that are not
+        pinned can still come before max items (the pinned come first), and the scores of the
+        best of those found so far (a heap, the lowest first)."""
+        held, n_active = set(self.held[layer]), self.views[layer].n_active
+        room = limit - sum(1 for p in self.narrow[layer].pinned if p < n_active and p not in held)
+        top: tuple[int, list[float]] = (room, [])
+        for p, found in self.scored[layer].items():
+            if p < n_active and p not in held and not self.is_pinned(layer, p) and self.passes(layer, p):
+                _keep_highest(top, found[5])
+        return top
 
     def _lifted(self, layer: str) -> set[int]:
         """A narrowed layer's entries that, sharing no term of Q, can still pass F7 on meaning
@@ -240,6 +266,30 @@ class FocusedScores:
         lift = focused.semantic_lift(sem, self.base) if sem is not None else 0.0
         return kw, sem, lift, focused.relevance(kw, lift)
 
+    def _relevances(self, layer: str, positions: Sequence[int]) -> list[float]:
+        """`_relevance(layer, p)[3]` of each active position of a narrowed layer, at once: Q ∩ M
+        from the postings turned around, F4's keyword once per distinct Q ∩ M."""
+        nw = self.narrow[layer]
+        shared: dict[int, list[str]] = {}
+        for t, ps in nw.holds.items():
+            for p in ps:
+                shared.setdefault(p, []).append(t)
+        keyword = self._keyword
+        q, weight, none = self.q, self.weight, frozenset[str]()
+        kws = []
+        for p in positions:
+            terms = shared.get(p)
+            key = frozenset(terms) if terms else none
+            kw = keyword.get(key)
+            if kw is None:
+                kw = keyword[key] = focused.keyword_score(q, key, weight)
+            kws.append(kw)
+        sems = self.semantic[layer]
+        if sems is None:
+            return [focused.relevance(kw, 0.0) for kw in kws]
+        lift, relevance, base = focused.semantic_lift, focused.relevance, self.base
+        return [relevance(kw, lift(sems[p], base)) for kw, p in zip(kws, positions)]
+
     def _score(self, layer: str, pos: int) -> Scored:
         """F4–F6 for one candidate."""
         kw, sem, lift, rel = self._relevance(layer, pos)
@@ -264,7 +314,7 @@ class FocusedScores:
 
     def passes(self, layer: str, pos: int) -> bool:
         """F7: pinned, its layer's nearest in meaning, or relevant enough and above the cut."""
-        found = self.scored[layer][pos]
+        found = self._scored(layer, pos)
         return focused.passes(found[3], found[5], self.cut, self.is_pinned(layer, pos), pos == self.near[layer])
 
     def why(self, layer: str, p: int) -> Why:
@@ -304,13 +354,26 @@ class FocusedScores:
                           key=lambda p: self._key(layer, p))
             first = set(head)
             order = chain(head, (p for p in self.in_play[layer] if p not in first))
-        out = [statuses.get(p) or self.candidate(layer, p, BELOW_GATE, maker) for p in order]
+        # not decided: below the gate, or passing but outranked by max items' worth (never scored then)
+        out = [statuses.get(p) or self.candidate(layer, p, MAX_ITEMS if self.passes(layer, p) else BELOW_GATE, maker)
+               for p in order]
         held_as = self.held_as[layer]
         out += [self.candidate(layer, p, held_as.get(p, UNREVIEWED), maker)
                 for p in sorted(self.held[layer], key=lambda p: (-sc[p][5], p))]
         out += [self.candidate(layer, p, inactive_status(view, p), maker)
                 for p in sorted(range(view.n_active, view.size), key=lambda p: (-sc[p][5], p))]
         return out
+
+
+def _keep_highest(top: tuple[int, list[float]], score: float) -> None:
+    """Add `score` to the heap `top[1]`, which keeps the `top[0]` highest."""
+    room, heap = top
+    if room <= 0:
+        return
+    if len(heap) < room:
+        heapq.heappush(heap, score)
+    elif score > heap[0]:
+        heapq.heapreplace(heap, score)
 
 
 def _reach(relevance: float) -> float:

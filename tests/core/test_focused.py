@@ -272,6 +272,35 @@ def _json(r) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 60), limit=st.sampled_from([0, 1, 2, 5, 10]),
+       semantic=st.booleans(), pins=st.integers(0, 3))
+@example(seed=5, n=40, limit=2, semantic=False, pins=0)
+def test_a_narrowed_layer_with_max_items_ranks_its_passing_as_the_rule(seed, n, limit, semantic, pins):
+    """A large layer with a limit (F9): its candidates share the message's words, importance
+    and decay tell their scores apart, so a later one in relevance can outrank an earlier one;
+    only the candidates that can reach the first `limit` are scored, the others listed as
+    past max items (or below the gate) as the rule says."""
+    rnd = random.Random(seed)
+    texts = [" ".join(rnd.sample(["pool", "timeout", "cache", "deploy"], 2)) for _ in range(n)]
+    entries = tuple(Entry(id=f"c{i}", layer="conversation", text=text, importance=rnd.choice(["high", "normal", "low"]),
+                          updated_at=float(rnd.randint(0, 9)), conversation_id="c", pinned=i < pins, terms=entry_terms(text))
+                    for i, text in enumerate(texts))
+    layers = {"user": (), "project": (), "conversation": entries}
+    s = focused_settings(2000, (600, 800, 600), limit)
+    sem = {e.id: round(rnd.random(), 4) for e in entries} if semantic else None
+    decay = {e.id: rnd.random() for e in entries}
+    from memtui.core.injection import EntryLayer
+
+    ordered = EntryLayer("conversation", entries).entries
+    extra = {"conversation": ExtraScores([sem[e.id] for e in ordered] if sem else None, [decay[e.id] for e in ordered])}
+    text, expected, truncated, count, cut = reference_focused(layers, s, "pool timeout", sem, decay)
+    r = inject(layers, s, "pool timeout", extra=extra, narrow_min=0)
+    assert r._lazy is not None  # narrowed
+    assert (r.text, r.truncated, r.count) == (text, truncated, count)
+    assert [(c.entry.id, c.score, c.status, c.line) for c in r.candidates] == expected
+
+
 @settings(max_examples=300, deadline=None)
 @given(word=st.one_of(st.sampled_from(WORDS + ["policies", "classes", "buses", "ways", "news", "gas", "status"]),
                       st.text(alphabet="abcdefghijklmnopqrsuy", min_size=1, max_size=9)),
