@@ -18,9 +18,9 @@ plain Python, by every path (the hook, `memtui preview`, the TUI), and they cann
   weights file at their offsets (`WeightRows`), summed exactly (`math.fsum`), made a unit
   vector in float64 and kept in float32, as `Embedder.embed` does for a memory.
 - **The scores.** `scores` gives the cosine with each memory's vector, clipped to [0, 1] and
-  rounded to 4 decimals, exactly (the rounding of the exact sum): simsimd's dot kernel sums
-  the products (no numpy), and the few rows whose sum is within the kernel's error of a
-  rounding boundary are summed again in plain Python. Every path (the hook, `memtui preview`,
+  rounded to 4 decimals, exactly (the rounding of the exact sum): simsimd's float64 dot kernel
+  sums the products (no numpy), and the rare row whose sum is within that kernel's error bound
+  of a rounding boundary is summed again in plain Python. Every path (the hook, `memtui preview`,
   the TUI) scores here, on any machine, so they cannot differ.
 """
 
@@ -237,7 +237,10 @@ class WeightRows:
 
 
 # ---------------------------------------------------------------------- the scores
-FAST_ERROR = 2.5e-7  # above the error of every kernel of simsimd's float32 dot on unit vectors of 256 (tested)
+# The bound of a float64 dot product's error on unit vectors of 256: at most 256 roundings of a
+# sum whose terms add up to at most 1 in size (Cauchy-Schwarz), 256 x 2^-53 < 3e-14, whatever the
+# kernel's order of summation; with room to spare.
+FAST_ERROR = 1e-12
 
 
 class NotNumbers(ValueError):
@@ -246,8 +249,10 @@ class NotNumbers(ValueError):
 
 @dataclass(frozen=True)
 class Rows:
-    """A layer's memory vectors in position order: `n` rows of `dim` float32 numbers, flat
-    (an array("f"), a numpy float32 array, or a little-endian memoryview of a mapped file)."""
+    """A layer's memory vectors in position order: `n` rows of `dim` numbers, flat, float64
+    (an array("d"), a numpy float64 array, or a little-endian memoryview of a mapped file);
+    their values are float32 ones (`Embedder.embed`'s), so each product with the query's
+    float32 values is exact in float64. An array("f") is widened to float64 when scored."""
 
     flat: Any
     n: int
@@ -264,14 +269,16 @@ def scores(query: Sequence[float], rows: Rows) -> list[float]:
     to 4 decimals, exactly: the rounding of the exact sum of the products (a float32 times a
     float32 is exact in float64, and `fsum` rounds their sum once), on every machine.
 
-    The products are summed by simsimd's dot kernel (a few ms for 40,000 rows, no numpy: the
-    hook's path) when it is installed; its float32 sum is within `FAST_ERROR` of the exact one,
-    so only a row that close to a rounding boundary is summed again exactly. Without it, or
-    for a query that is not float32, every row is summed exactly in plain Python. NotNumbers
-    when a row holds NaN or an infinity (its product with the query is then not finite)."""
+    The products are summed by simsimd's float64 dot kernel (a few ms for 40,000 rows, no numpy:
+    the hook's path) when it is installed; its sum is within `FAST_ERROR` of the exact one, so
+    only a row that close to a rounding boundary is summed again exactly. Without it, every row
+    is summed exactly in plain Python. NotNumbers when a row holds NaN or an infinity (its
+    product with the query is then not finite)."""
     if rows.n == 0:
         return []
-    view = memoryview(rows.flat).cast("B").cast("f")
+    given: memoryview[Any] = memoryview(rows.flat)
+    view: memoryview[Any] = (memoryview(array("d", given.cast("B").cast("f"))) if given.format == "f"
+                             else given.cast("B").cast("d"))
     fast = _fast_dots(query, view, rows.n, rows.dim)
     if fast is None:
         dim = rows.dim
@@ -292,17 +299,17 @@ def scores(query: Sequence[float], rows: Rows) -> list[float]:
 
 
 def _fast_dots(query: Sequence[float], view: memoryview[Any], n: int, dim: int) -> list[float] | None:
-    """Each row's dot product with `query` by simsimd, or None (not installed, a query that is
-    not float32, a big-endian machine: the exact sums then)."""
+    """Each row's dot product with `query` by simsimd's float64 kernel, or None (not installed,
+    a big-endian machine: the exact sums then)."""
     try:
         import simsimd
     except ImportError:
         return None
-    q = array("f", query)
-    if sys.byteorder == "big" or q.tolist() != list(query):
+    if sys.byteorder == "big":
         return None
-    matrix: Any = view.cast("B").cast("f", [n, dim])
-    one: Any = memoryview(q).cast("B").cast("f", [1, dim])
+    q = array("d", query)
+    matrix: Any = view.cast("B").cast("d", [n, dim])
+    one: Any = memoryview(q).cast("B").cast("d", [1, dim])
     dots: Any = simsimd.cdist(one, matrix, metric="dot")
     values: list[float] = memoryview(dots).cast("B").cast("d").tolist()  # type: ignore[assignment]  # format "d": floats
     return values

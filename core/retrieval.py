@@ -218,7 +218,7 @@ def _semantic(session: SemanticSession, layers: Mapping[str, LayerCandidates], q
     for layer, view in layers.items():
         aligned = None
         if prepared_stamp:
-            aligned = session.home / "cache" / f"layer-vectors-{tag}-{prepared_stamp[0]}-{layer}.npz"
+            aligned = session.home / "cache" / f"layer-vectors-f64-{tag}-{prepared_stamp[0]}-{layer}.npz"
         stamp = f"{prepared_stamp[1]}:{layer}" if prepared_stamp else ""
         if not view.size:
             out[layer] = []
@@ -253,9 +253,10 @@ def _layer_vectors(session: SemanticSession, view: LayerCandidates, aligned: Pat
         matrix = cache.vectors(texts)
         import numpy as np
 
-        rows = Rows(np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1), len(texts), cache.embedder.dim)
+        wide = np.ascontiguousarray(matrix, dtype=np.float64)  # float32 values, summed in float64 (`scores`)
+        rows = Rows(wide.reshape(-1), len(texts), cache.embedder.dim)
         if aligned is not None:
-            _save_aligned(aligned, stamp, matrix)
+            _save_aligned(aligned, stamp, wide)
     try:
         view.semantic_vectors = (tag, rows)  # type: ignore[attr-defined]
     except AttributeError:  # a view without room for them: computed again next time (from the cache)
@@ -302,9 +303,9 @@ def _read_aligned(path: Path, stamp: str, size: int) -> Any:
         start = member.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
         kind, shape, body = _npy(memoryview(mapped)[start:start + member.file_size])
         dim = MODEL_DIM
-        if kind != "<f4" or len(shape) != 2 or shape[0] != size or shape[1] != dim or len(body) != size * dim * 4:
-            raise ValueError(f"{kind} vectors of shape {shape}, not {size} whole rows of {dim}")
-        flat = le_array("f", bytes(body)) if sys.byteorder == "big" else body
+        if kind != "<f8" or len(shape) != 2 or shape[0] != size or shape[1] != dim or len(body) != size * dim * 8:
+            raise ValueError(f"{kind} vectors of shape {shape}, not {size} whole rows of {dim} float64")
+        flat = le_array("d", bytes(body)) if sys.byteorder == "big" else body
     except Exception as exc:  # noqa: BLE001 - any damage (a cut zip, another shape): a cache is never required
         log.warning("layer vectors %s not used (%s); computed again", path_text(str(path)), exc)
         return None

@@ -126,10 +126,9 @@ def _unit_rows(n: int, dim: int, seed: int) -> tuple[list[float], array]:
     return query.astype(np.float32).tolist(), array("f", rows.astype(np.float32).tobytes())
 
 
-def test_the_fast_sums_are_made_exact_near_a_rounding_boundary(monkeypatch):
-    """simsimd's float32 dot (each of its kernels on this machine) rounds a few rows to the
-    other side of a 4-decimal boundary: those rows are summed again exactly, so the scores are
-    the exact ones; with no margin (FAST_ERROR = 0) some differ, so the check can fail."""
+def test_the_fast_sums_are_the_exact_ones_with_every_kernel():
+    """simsimd's float64 dot, with each of its kernels on this machine, gives the exact scores
+    (a row within its error bound of a 4-decimal boundary is summed again exactly)."""
     simsimd = pytest.importorskip("simsimd")
     dim, n = semantic.MODEL_DIM, 20_000
     query, flat = _unit_rows(n, dim, seed=7)
@@ -143,8 +142,38 @@ def test_the_fast_sums_are_made_exact_near_a_rounding_boundary(monkeypatch):
     finally:
         for other in kernels:
             simsimd.enable_capability(other)
+
+
+def test_a_row_within_the_error_bound_of_a_boundary_is_summed_again_exactly(monkeypatch):
+    """The re-sum near a boundary, with a fast sum made worse on purpose: every sum 0.9 of the
+    (widened) bound off. Rows that the error carries across a boundary get the exact rounding
+    back; with no margin they would not, so the check can fail."""
+    pytest.importorskip("simsimd")
+    dim, n = semantic.MODEL_DIM, 20_000
+    query, flat = _unit_rows(n, dim, seed=9)
+    exact = _exact(query, flat.tolist(), dim)
+    fast = qv._fast_dots
+    monkeypatch.setattr(qv, "FAST_ERROR", 1e-5)
+    monkeypatch.setattr(qv, "_fast_dots", lambda *a: [x + 0.9e-5 for x in fast(*a)])
+    assert qv.scores(query, qv.Rows(flat, n, dim)) == exact
     monkeypatch.setattr(qv, "FAST_ERROR", 0.0)
     assert qv.scores(query, qv.Rows(flat, n, dim)) != exact
+
+
+def test_a_unit_row_whose_float32_sum_crosses_a_boundary_gets_the_exact_rounding():
+    """Two unit vectors of 256 float32 (one large coordinate, the rest small and equal): a
+    float32 running sum drops each small product next to the large one (simsimd's float32
+    kernels were 4.5e-7 to 1.7e-6 under the exact sum, across the 0.59655 boundary); the
+    float64 sums are not.
+    SPEC §13: the cosine is rounded to 4 decimals, so the score is the exact sum's rounding."""
+    pytest.importorskip("simsimd")
+    row = [0.9999974370002747] + [0.00014142136205919087] * 255
+    query = [0.5947361588478088] + [0.050343483686447144] * 255
+    assert array("f", row).tolist() == row and array("f", query).tolist() == query  # float32 exactly
+    assert abs(math.fsum(x * x for x in row) - 1.0) < 1e-7 and abs(math.fsum(x * x for x in query) - 1.0) < 1e-7
+    exact = math.fsum(a * b for a, b in zip(query, row))
+    assert round(exact * 10000) / 10000 == 0.5966
+    assert qv.scores(query, qv.Rows(array("f", row), 1, 256)) == [0.5966]
 
 
 def test_without_simsimd_every_row_is_summed_exactly(monkeypatch):
