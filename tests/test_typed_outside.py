@@ -5,6 +5,7 @@ not the editable install, whose import hook mypy cannot follow), sees memtui's r
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -39,7 +40,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """memtui as a wheel installs it: `pip install --target` builds it (the build backend
     pyproject names, in an isolated environment) and unpacks it into a plain folder."""
     site = tmp_path_factory.mktemp("site")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(ROOT)],
+    # from a copy of the sources alone: a build in the checkout would reuse its build/ folder,
+    # which keeps modules since deleted from the sources
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for folder in ("core", "cli", "tui", "themes"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(source)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (site / "memtui" / "core" / "py.typed").is_file()
