@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .model import Layer
 from .relevance import STOP_WORDS, terms
 
 # Words that carry no topic: §5's stop list, then pronouns, question words, auxiliaries and
@@ -40,7 +41,7 @@ DIGITS = 4  # every score is rounded to this many decimals
 IMPORTANCE_FACTOR = {"high": 1.25, "normal": 1.0, "low": 0.8}  # F6: a nudge, never an override
 RELATIVE_CUT = 0.5  # F7: a candidate passes at half the best adjusted score or more ...
 FLOOR = 0.2  # ... and with a relevance of at least this (keyword only, a message about nothing stored injects nothing)
-NEAREST_LAYERS = ("user", "project")  # F7: in these layers the closest in meaning passes too ...
+NEAREST_LAYERS = (Layer.USER, Layer.PROJECT)  # F7: in these layers the closest in meaning passes too ...
 NEAREST_LIFT = 0.1  # ... when its semantic lift is at least this (so, with the extra, a message about
 # nothing stored may still send one memory per layer: ~120 tokens on the benchmark's)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, cast, overload
 
 from ..injection import LineMaker, Made, Shown, base_key, candidate_fields
-from ..model import IMPORTANCE_RANK, Entry, Layer
+from ..model import IMPORTANCE_RANK, Entry, Layer, with_enums
 from ..relevance import Focus, focus_of, terms_of
 from .level_counts import LevelCounts, bitmap
 
@@ -51,6 +51,7 @@ _ALL_BUT_PATH = itemgetter(*(i for i, name in enumerate(ENTRY_FIELDS) if name !=
 
 _ALL_FIELDS = attrgetter(*ENTRY_FIELDS)
 _LAYER_AT = ENTRY_FIELDS.index("layer")
+_IMPORTANCE_AT, _STATUS_AT = ENTRY_FIELDS.index("importance"), ENTRY_FIELDS.index("status")
 _TAGS_AT = ENTRY_FIELDS.index("tags")
 _PATHS_AT = ENTRY_FIELDS.index("paths")
 _ROW_TYPES = frozenset({str, int, float, bool, type(None), tuple})
@@ -115,6 +116,7 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
     row = list(_ALL_FIELDS(entry))
     row[_PATH_AT] = None if entry.path is None else str(entry.path)
     row[_LAYER_AT] = _plain(row[_LAYER_AT])  # the Layer enum
+    row[_IMPORTANCE_AT], row[_STATUS_AT] = _plain(row[_IMPORTANCE_AT]), _plain(row[_STATUS_AT])  # and these
     tags = row[_TAGS_AT]
     if type(tags) is not tuple or not _STR_TYPES.issuperset(map(type, tags)):
         row[_TAGS_AT] = _plain(tags)
@@ -498,9 +500,9 @@ class LayerIndex:
         rows = rows.materialize(keep=False) if hasattr(rows, "materialize") else list(rows)
         made = self._entries
         if all(row[_PATH_AT] is None for row in rows):
-            return [e if e is not None else Entry(*row) for e, row in zip(made, rows)]  # the row is Entry's fields in order
-        return [e if e is not None else Entry(*(*row[:_PATH_AT], None if row[_PATH_AT] is None else Path(row[_PATH_AT]),
-                                                 *row[_PATH_AT + 1:]))
+            return [e if e is not None else Entry(*with_enums(row)) for e, row in zip(made, rows)]  # Entry's fields in order
+        return [e if e is not None else Entry(*with_enums((*row[:_PATH_AT], None if row[_PATH_AT] is None else Path(row[_PATH_AT]),
+                                                           *row[_PATH_AT + 1:])))
                 for e, row in zip(made, rows)]
 
     def holds(self, entries: Sequence[Entry]) -> bool:
@@ -525,7 +527,7 @@ class LayerIndex:
         e = self._entries[pos]
         if e is None:
             assert self._rows is not None
-            fields = dict(zip(ENTRY_FIELDS, self._rows[pos]))
+            fields = dict(zip(ENTRY_FIELDS, with_enums(self._rows[pos])))
             if fields["path"] is not None:
                 fields["path"] = Path(fields["path"])
             fields["tags"] = tuple(fields["tags"])
