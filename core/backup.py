@@ -23,7 +23,7 @@ from . import gate, transfer
 from .fileio import read_regular, sha256
 from .interop import BackupFile, Memory, ReadResult, jsonl
 from .interop._files import outbound_name, outbound_text
-from .model import Entry, Layer
+from .model import LAYER_OF, Entry, Layer
 from .paths import MAX_FILE_BYTES
 from .store import MemoryStore
 from .store.edits import UndoError, safe_target
@@ -87,7 +87,7 @@ def _restore_files_and_rows(store: MemoryStore, result: ReadResult, layer: str |
             by_file.setdefault((m.layer, m.path), []).append(m)
     for backup in result.files:
         target = layer if layer in (Layer.USER, Layer.PROJECT) else backup.layer
-        members = [replace(m, layer=target) for m in by_file.get((backup.layer, backup.path), [])]
+        members = [replace(m, layer=LAYER_OF[target]) for m in by_file.get((backup.layer, backup.path), [])]
         where = f"{report.source}: {target}/{backup.path}"
         try:
             path = safe_target(store.paths, target, backup.path)

@@ -120,7 +120,7 @@ class Candidate:
 
     __slots__ = ("view", "pos", "score", "status", "_maker", "parts", "why")
 
-    def __init__(self, view: LayerCandidates, pos: int, score: float, status: str, maker: LineMaker,
+    def __init__(self, view: LayerCandidates, pos: int, score: float, status: CandidateStatus, maker: LineMaker,
                  parts: tuple[float, float] | None = None, why: Why | None = None):
         self.view = view
         self.pos = pos

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .model import Importance, Layer
 from .relevance import STOP_WORDS, terms
 
 # Words that carry no topic: §5's stop list, then pronouns, question words, auxiliaries and
@@ -37,10 +38,10 @@ COMMON_WORDS = STOP_WORDS | frozenset(
 )
 
 DIGITS = 4  # every score is rounded to this many decimals
-IMPORTANCE_FACTOR = {"high": 1.25, "normal": 1.0, "low": 0.8}  # F6: a nudge, never an override
+IMPORTANCE_FACTOR: dict[str, float] = {Importance.HIGH: 1.25, Importance.NORMAL: 1.0, Importance.LOW: 0.8}  # F6: a nudge, never an override
 RELATIVE_CUT = 0.5  # F7: a candidate passes at half the best adjusted score or more ...
 FLOOR = 0.2  # ... and with a relevance of at least this (keyword only, a message about nothing stored injects nothing)
-NEAREST_LAYERS = ("user", "project")  # F7: in these layers the closest in meaning passes too ...
+NEAREST_LAYERS = (Layer.USER, Layer.PROJECT)  # F7: in these layers the closest in meaning passes too ...
 NEAREST_LIFT = 0.1  # ... when its semantic lift is at least this (so, with the extra, a message about
 # nothing stored may still send one memory per layer: ~120 tokens on the benchmark's)
 
@@ -211,7 +212,7 @@ class Why:
         if self.semantic is not None:
             parts.append(f"semantic {self.semantic:.2f} (lift {self.lift:.2f})")
         parts.append(f"relevance {self.relevance:.2f}")
-        if self.importance in ("high", "low"):
+        if self.importance in (Importance.HIGH, Importance.LOW):
             parts.append(f"importance {self.importance} ×{IMPORTANCE_FACTOR[self.importance]}")
         if self.decay is not None:
             parts.append(f"decay {self.decay:.2f}")

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .model import CandidateStatus
+
 if TYPE_CHECKING:  # pragma: no cover
     from .injection import InjectionResult
 
@@ -129,7 +131,7 @@ def _ensure_table(conn: sqlite3.Connection) -> None:
 
 
 def _entries_of(result: InjectionResult) -> list[dict[str, str]]:
-    return [{"id": c.id, "source": c.source} for c in result.included if c.status == "included"]
+    return [{"id": c.id, "source": c.source} for c in result.included if c.status == CandidateStatus.INCLUDED]
 
 
 def _has_target(conn: sqlite3.Connection) -> bool:

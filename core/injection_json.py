@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .candidates import LayerCandidates
     from .injection import LineMaker
     from .injection_result import Plan
+    from .model import CandidateStatus
 
 
 @runtime_checkable
@@ -107,7 +108,7 @@ def _parts(head: dict[str, object], candidates: Iterable[Candidate] | None, plan
     yield "]}"
 
 
-def _each(view: LayerCandidates, run: Sequence[int], score: float, status: str, maker: LineMaker,
+def _each(view: LayerCandidates, run: Sequence[int], score: float, status: CandidateStatus, maker: LineMaker,
           parts: tuple[float, float] | None) -> str:
     """A run's candidates made one by one, each `json.dumps`ed."""
     return ", ".join(json.dumps(Candidate(view, pos, score, status, maker, parts).as_dict(), ensure_ascii=False)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class Layer(StrEnum):
@@ -32,6 +33,23 @@ class Importance(StrEnum):
     HIGH = "high"
     NORMAL = "normal"
     LOW = "low"
+
+
+LAYER_OF: dict[str, Layer] = {layer.value: layer for layer in Layer}  # a layer's name (a saved row's) -> the Layer
+STATUS_OF: dict[str, Status] = {status.value: status for status in Status}
+IMPORTANCE_OF: dict[str, Importance] = {importance.value: importance for importance in Importance}
+
+
+def importance_of(value: object) -> Importance:
+    """The importance a frontmatter (or backup) value means (SPEC §2): high or low, anything
+    else normal."""
+    return IMPORTANCE_OF.get(value, Importance.NORMAL) if isinstance(value, str) else Importance.NORMAL
+
+
+def status_of(value: object) -> Status:
+    """The status a frontmatter (or backup) value means (SPEC §2): archived or superseded is
+    archived, anything else active."""
+    return Status.ARCHIVED if value in ("archived", "superseded") else Status.ACTIVE
 
 
 class CandidateStatus(StrEnum):
@@ -68,13 +86,13 @@ class Record:
     where it was read and what that format alone knows)."""
 
     id: str
-    layer: str  # user | project | conversation
+    layer: Layer
     text: str
     category: str = ""
     tags: tuple[str, ...] = ()
     source: str = ""  # auto | manual (free text kept as found)
-    importance: str = "normal"  # high | normal | low
-    status: str = "active"  # active | archived (superseded counts as archived)
+    importance: Importance = Importance.NORMAL  # `importance_of` the value as written
+    status: Status = Status.ACTIVE  # `status_of` the value as written (superseded counts as archived)
     section: str = ""
     name: str = ""
     description: str = ""
@@ -153,3 +171,17 @@ class Entry(Record):
             if self.paths:
                 data["paths"] = list(self.paths)  # its file's scope (SPEC §16)
         return data
+
+
+_NAMES = [f.name for f in fields(Entry)]
+_BY_NAME = ((_NAMES.index("layer"), LAYER_OF), (_NAMES.index("importance"), IMPORTANCE_OF),
+            (_NAMES.index("status"), STATUS_OF))
+
+
+def with_enums(row: Sequence[Any]) -> list[Any]:
+    """Entry's fields in order as a saved row holds them (the layer, importance and status by
+    name, as marshal keeps them), with those three as their enum members."""
+    out = list(row)
+    for at, member in _BY_NAME:
+        out[at] = member[out[at]]
+    return out

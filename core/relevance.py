@@ -10,6 +10,8 @@ from functools import lru_cache
 from itertools import compress, repeat
 from typing import TYPE_CHECKING
 
+from .model import Layer
+
 if TYPE_CHECKING:
     from .model import Entry
 
@@ -119,7 +121,7 @@ def terms_of(entry: Entry) -> frozenset[str]:
     """An entry's M: its `terms`, or for a conversation entry made without them (a loaded
     store keeps its rows' entries without their terms) the terms of its text and tags, as
     `store.rows.conversation_entry` makes them. A Markdown entry always carries its own."""
-    if entry.terms or entry.layer != "conversation":
+    if entry.terms or entry.layer != Layer.CONVERSATION:
         return entry.terms
     return entry_terms(entry.text, tags=entry.tags)
 
@@ -143,7 +145,7 @@ def focus_of(entries: Iterable[Entry]) -> Focus:
         if e.pinned:
             pinned.append(pos)
         # (a conversation entry made without terms: `terms_of` makes them from its text and tags)
-        made_whole = not e.terms and e.layer == "conversation" and not (e.section or e.name or e.description)
+        made_whole = not e.terms and e.layer == Layer.CONVERSATION and not (e.section or e.name or e.description)
         if covers and not made_whole and (e.section or e.name or e.description or e.tags):
             covers = entry_terms("", e.section, e.name, e.description, e.tags) <= terms_of(e)
     return Focus(frozenset(pinned), covers)

@@ -27,7 +27,7 @@ Each assistant's documented behaviour, as read here:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
@@ -137,55 +137,18 @@ def _nested(assistant: str, files: Sequence[str], names: Sequence[str]) -> list[
             for folder, rel in sorted(by_folder.items())]
 
 
-def _claude_code(workspace: Path, files: Sequence[str]) -> list[Rule]:
-    out = [Rule("claude-code", rel, Load.ALWAYS) for rel in ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
-           if rel in files]
-    out += [r for r in _nested("claude-code", [f for f in files if f not in ("CLAUDE.md", ".claude/CLAUDE.md")],
-                               ["CLAUDE.md"]) if r.load is Load.NESTED]
-    for rel in files:
-        if not (rel.startswith(".claude/rules/") and rel.endswith(".md")):
-            continue
-        text = _read(workspace, rel)
-        if text is None:
-            out.append(Rule("claude-code", rel, Load.IGNORED, problem="it cannot be read as UTF-8 text"))
-            continue
-        meta, problem = _frontmatter(text, lenient=False)
-        if meta is None:
-            out.append(Rule("claude-code", rel, Load.IGNORED, problem=problem + "; Claude Code skips it"))
-            continue
-        notes = ("`globs:` is Cursor's key: Claude Code reads `paths:`, so this rule loads for every file",) \
-            if "globs" in meta and "paths" not in meta else ()
-        paths = meta.get("paths")
-        if paths is None or paths == []:
-            out.append(Rule("claude-code", rel, Load.ALWAYS, notes=notes))
-        elif isinstance(paths, list) and all(isinstance(p, str) for p in paths):
-            out.append(Rule("claude-code", rel, Load.GLOB, scope.globs_of(paths)))
-        else:
-            out.append(Rule("claude-code", rel, Load.IGNORED, scope.globs_of(paths),
-                            problem="`paths:` is not a YAML list of globs (`paths:` then `  - \"src/**\"` lines), "
-                                    "the form Claude Code reads"))
-    return out
-
-
-def _cursor(workspace: Path, files: Sequence[str]) -> list[Rule]:
-    out = [Rule("cursor", ".cursorrules", Load.ALWAYS, notes=("the legacy single-file form",))] \
-        if ".cursorrules" in files else []
-    for rel in files:
-        if not rel.startswith(".cursor/rules/"):
-            continue
-        if rel.endswith(".md"):
-            out.append(Rule("cursor", rel, Load.IGNORED, problem="a `.md` file in .cursor/rules: Cursor reads `.mdc` rules"))
-            continue
-        if not rel.endswith(".mdc"):
-            continue
-        text = _read(workspace, rel)
-        meta, problem = _frontmatter(text, lenient=True) if text is not None else (None, "it cannot be read")
-        if meta is None:
-            out.append(Rule("cursor", rel, Load.IGNORED, problem=problem + "; Cursor skips it without a word"))
-            continue
-        out.append(cursor_rule(rel, meta))
-    out += _nested("cursor", files, ["AGENTS.md"])
-    return out
+def _claude_code_rule(rel: str, meta: dict[str, Any]) -> Rule:
+    """A `.claude/rules` file's mode from its `paths:` (a YAML list of globs)."""
+    notes = ("`globs:` is Cursor's key: Claude Code reads `paths:`, so this rule loads for every file",) \
+        if "globs" in meta and "paths" not in meta else ()
+    paths = meta.get("paths")
+    if paths is None or paths == []:
+        return Rule("claude-code", rel, Load.ALWAYS, notes=notes)
+    if isinstance(paths, list) and all(isinstance(p, str) for p in paths):
+        return Rule("claude-code", rel, Load.GLOB, scope.globs_of(paths))
+    return Rule("claude-code", rel, Load.IGNORED, scope.globs_of(paths),
+                problem="`paths:` is not a YAML list of globs (`paths:` then `  - \"src/**\"` lines), "
+                        "the form Claude Code reads")
 
 
 def cursor_rule(rel: str, meta: dict[str, Any]) -> Rule:
@@ -205,47 +168,17 @@ def cursor_rule(rel: str, meta: dict[str, Any]) -> Rule:
     return Rule("cursor", rel, Load.IGNORED if problem else Load.MANUAL, problem=problem)
 
 
-def _copilot(workspace: Path, files: Sequence[str]) -> list[Rule]:
-    out = [Rule("copilot", ".github/copilot-instructions.md", Load.ALWAYS)] \
-        if ".github/copilot-instructions.md" in files else []
-    for rel in files:
-        if not (rel.startswith(".github/instructions/") and rel.endswith(".md")):
-            continue
-        if not rel.endswith(".instructions.md"):
-            out.append(Rule("copilot", rel, Load.IGNORED, problem="Copilot reads `NAME.instructions.md` files only"))
-            continue
-        text = _read(workspace, rel)
-        meta, problem = _frontmatter(text, lenient=False) if text is not None else (None, "it cannot be read")
-        if meta is None:
-            out.append(Rule("copilot", rel, Load.IGNORED, problem=problem))
-            continue
-        notes = (f"`excludeAgent: {meta['excludeAgent']}`: Copilot's {meta['excludeAgent']} does not read it",) \
-            if meta.get("excludeAgent") else ()
-        globs = scope.globs_of(meta.get("applyTo"))
-        if globs:
-            out.append(Rule("copilot", rel, Load.GLOB, globs, notes=notes))
-        else:
-            out.append(Rule("copilot", rel, Load.MANUAL, notes=notes + ("no `applyTo`: attached by hand only",)))
-    return out
+def _copilot_rule(rel: str, meta: dict[str, Any]) -> Rule:
+    """A `.instructions.md` file's mode from its `applyTo` (and `excludeAgent`, noted)."""
+    notes = (f"`excludeAgent: {meta['excludeAgent']}`: Copilot's {meta['excludeAgent']} does not read it",) \
+        if meta.get("excludeAgent") else ()
+    globs = scope.globs_of(meta.get("applyTo"))
+    if globs:
+        return Rule("copilot", rel, Load.GLOB, globs, notes=notes)
+    return Rule("copilot", rel, Load.MANUAL, notes=notes + ("no `applyTo`: attached by hand only",))
 
 
 WINDSURF_TRIGGERS = {"always_on": Load.ALWAYS, "glob": Load.GLOB, "model_decision": Load.MODEL, "manual": Load.MANUAL}
-
-
-def _windsurf(workspace: Path, files: Sequence[str]) -> list[Rule]:
-    out = [Rule("windsurf", ".windsurfrules", Load.ALWAYS, notes=("the legacy single-file form",))] \
-        if ".windsurfrules" in files else []
-    for rel in files:
-        if not (rel.startswith(".windsurf/rules/") and rel.endswith(".md")):
-            continue
-        text = _read(workspace, rel)
-        meta, problem = _frontmatter(text, lenient=True) if text is not None else (None, "it cannot be read")
-        if meta is None:
-            out.append(Rule("windsurf", rel, Load.IGNORED, problem=problem))
-            continue
-        out.append(windsurf_rule(rel, meta))
-    out += _nested("windsurf", files, ["AGENTS.md"])
-    return out
 
 
 def windsurf_rule(rel: str, meta: dict[str, Any]) -> Rule:
@@ -260,22 +193,82 @@ def windsurf_rule(rel: str, meta: dict[str, Any]) -> Rule:
     return Rule("windsurf", rel, load, globs if load is Load.GLOB else ())
 
 
-def _cline(workspace: Path, files: Sequence[str]) -> list[Rule]:
-    out = []
-    if ".clinerules" in files:
-        out.append(Rule("cline", ".clinerules", Load.ALWAYS))
-    for rel in files:
-        if not (rel.startswith(".clinerules/") and rel.endswith((".md", ".txt"))):
+def _cline_rule(rel: str, meta: dict[str, Any]) -> Rule:
+    globs = scope.globs_of(meta.get("paths"))
+    return Rule("cline", rel, Load.GLOB if globs else Load.ALWAYS, globs)
+
+
+LEGACY = ("the legacy single-file form",)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where one assistant keeps its memory and rule files and how it reads them: every
+    assistant has the same shape (`_rules_of`), its differences are these fields."""
+
+    assistant: str
+    always: tuple[str, ...] = ()  # files at the root it always loads
+    legacy: tuple[str, ...] = ()  # the same, in a form it still reads (noted as such)
+    below: tuple[str, ...] = ()  # a file of this name in a sub-folder: for the files below it
+    folder: str = ""  # its rules folder: each file below it whose name ends in `reads` is a rule
+    reads: tuple[str, ...] = ()
+    misnamed: tuple[str, str] = ("", "")  # (name ending, problem): a file there it never reads
+    lenient: bool = False  # its frontmatter read as Cursor and Windsurf read theirs
+    unreadable: str = "it cannot be read"  # the problem of a file that is not UTF-8 text
+    skips: str = ""  # said after a frontmatter's problem: what the assistant does then
+    rule: Callable[[str, dict[str, Any]], Rule] | None = None  # a rule file's mode from its frontmatter
+    nested: tuple[str, ...] = ()  # one file per folder (the first of these there): the root's always, the others below
+
+
+LAYOUTS = (
+    Layout("claude-code", always=("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"), below=("CLAUDE.md",),
+           folder=".claude/rules/", reads=(".md",), unreadable="it cannot be read as UTF-8 text",
+           skips="; Claude Code skips it", rule=_claude_code_rule),
+    Layout("cursor", legacy=(".cursorrules",), folder=".cursor/rules/", reads=(".mdc",),
+           misnamed=(".md", "a `.md` file in .cursor/rules: Cursor reads `.mdc` rules"), lenient=True,
+           unreadable="it cannot be read; Cursor skips it without a word", skips="; Cursor skips it without a word",
+           rule=cursor_rule, nested=("AGENTS.md",)),
+    Layout("copilot", always=(".github/copilot-instructions.md",), folder=".github/instructions/",
+           reads=(".instructions.md",), misnamed=(".md", "Copilot reads `NAME.instructions.md` files only"),
+           rule=_copilot_rule),
+    Layout("windsurf", legacy=(".windsurfrules",), folder=".windsurf/rules/", reads=(".md",), lenient=True,
+           rule=windsurf_rule, nested=("AGENTS.md",)),
+    Layout("cline", always=(".clinerules",), folder=".clinerules/", reads=(".md", ".txt"), rule=_cline_rule,
+           nested=("AGENTS.md",)),
+    Layout("codex", nested=("AGENTS.override.md", "AGENTS.md")),
+    Layout("gemini", nested=("GEMINI.md",)),
+)
+
+
+def _rules_of(layout: Layout, workspace: Path, files: Sequence[str]) -> list[Rule]:
+    """One assistant's files: those it always loads, those of its sub-folders, each file of its
+    rules folder (ignored, with the reason, when it cannot be read), then the nested ones."""
+    who = layout.assistant
+    out = [Rule(who, rel, Load.ALWAYS) for rel in layout.always if rel in files]
+    out += [Rule(who, rel, Load.ALWAYS, notes=LEGACY) for rel in layout.legacy if rel in files]
+    if layout.below:  # the root's are among `always`
+        out += [r for r in _nested(who, files, layout.below) if r.load is Load.NESTED]
+    for rel in files if layout.folder else ():
+        if not rel.startswith(layout.folder):
             continue
-        text = _read(workspace, rel)
-        meta, problem = _frontmatter(text, lenient=False) if text is not None else (None, "it cannot be read")
-        if meta is None:
-            out.append(Rule("cline", rel, Load.IGNORED, problem=problem))
-            continue
-        globs = scope.globs_of(meta.get("paths"))
-        out.append(Rule("cline", rel, Load.GLOB if globs else Load.ALWAYS, globs))
-    out += [r for r in _nested("cline", files, ["AGENTS.md"])]
+        if rel.endswith(layout.reads):
+            out.append(_read_rule(layout, workspace, rel))
+        elif layout.misnamed[0] and rel.endswith(layout.misnamed[0]):
+            out.append(Rule(who, rel, Load.IGNORED, problem=layout.misnamed[1]))
+    if layout.nested:
+        out += _nested(who, files, layout.nested)
     return out
+
+
+def _read_rule(layout: Layout, workspace: Path, rel: str) -> Rule:
+    text = _read(workspace, rel)
+    if text is None:
+        return Rule(layout.assistant, rel, Load.IGNORED, problem=layout.unreadable)
+    meta, problem = _frontmatter(text, layout.lenient)
+    if meta is None:
+        return Rule(layout.assistant, rel, Load.IGNORED, problem=problem + layout.skips)
+    assert layout.rule is not None  # a layout with a rules folder says how it reads a rule
+    return layout.rule(rel, meta)
 
 
 def discover(workspace: Path, listing: Listing, muse: Iterable[tuple[str, tuple[str, ...]]] = ()) -> list[Rule]:
@@ -283,13 +276,8 @@ def discover(workspace: Path, listing: Listing, muse: Iterable[tuple[str, tuple[
     as (label, globs)."""
     files = listing.files
     out = [Rule("muse", label, Load.GLOB if globs else Load.ALWAYS, globs) for label, globs in muse]
-    out += _claude_code(workspace, files)
-    out += _cursor(workspace, files)
-    out += _copilot(workspace, files)
-    out += _windsurf(workspace, files)
-    out += _cline(workspace, files)
-    out += _nested("codex", files, ["AGENTS.override.md", "AGENTS.md"])
-    out += _nested("gemini", files, ["GEMINI.md"])
+    for layout in LAYOUTS:
+        out += _rules_of(layout, workspace, files)
     return out
 
 

@@ -36,7 +36,7 @@ from .interop import Memory, ReadResult
 from .interop import sync as export_sync
 from .interop._files import outbound_name, outbound_text
 from .interop.scoping import exported_scope, imported_scope
-from .model import FILE_LAYERS, Entry, Layer
+from .model import FILE_LAYERS, LAYER_OF, Entry, Importance, Layer
 from .paths import escapes
 from .store import MemoryStore
 from .store.conversations import Conversations
@@ -145,10 +145,11 @@ def _common_fields(group: list[Memory], origin: str, fmt: str, source: interop.S
     fields["type"] = first.category or None
     if all(m.tags == first.tags for m in group):
         fields["tags"] = list(first.tags) or None
-    if first.importance in ("high", "low") and all(m.importance == first.importance for m in group):
-        fields["importance"] = first.importance
-    if first.status in ("archived", "superseded") and all(m.status == first.status for m in group):
-        fields["status"] = first.status
+    if first.importance in (Importance.HIGH, Importance.LOW) and all(m.importance == first.importance for m in group):
+        fields["importance"] = str(first.importance)  # plain: YAML writes no enum
+    status = first.raw_status or first.status  # as the source wrote it (a backup's `superseded`)
+    if status in ("archived", "superseded") and all((m.raw_status or m.status) == status for m in group):
+        fields["status"] = str(status)
     stamps = [m.updated_at for m in group if m.updated_at]
     if stamps:
         fields["updatedAt"] = datetime.fromtimestamp(max(stamps), tz=UTC).date()
@@ -315,7 +316,7 @@ def plan_import(store: MemoryStore, fmt: str, source: Path | None, layer: str | 
         target = layer or memory.layer
         if target not in {str(name) for name in Layer}:
             target = Layer.PROJECT
-        memory = replace(memory, layer=target)
+        memory = replace(memory, layer=LAYER_OF[target])
         if not memory.text.strip():
             continue
         # skipped only when the same text is stored already (or another file of this import

@@ -145,7 +145,7 @@ def fit(result: InjectionResult, protocol: HookProtocol) -> InjectionResult:
     text = result.text
     if not text or protocol.fits(text):
         return result
-    from ..injection import BUDGET, Candidate, block_cost
+    from ..injection import BUDGET, INCLUDED, Candidate, block_cost
 
     assert protocol.limit is not None
     lines = text.split("\n")
@@ -166,14 +166,14 @@ def fit(result: InjectionResult, protocol: HookProtocol) -> InjectionResult:
     if kept <= 0 or lines in ([], [MEMORY_HEADER]):
         lines, kept = [], 0
     new_text = "\n".join(lines)
-    included = [c for c in result.included if c.status == "included"]
+    included = [c for c in result.included if c.status == INCLUDED]
     dropped = {(id(c.view), c.pos) for c in included[kept:]}
     # every candidate again, those cut here marked `budget` (new objects: the result's own stay as they are)
     candidates = [c if (id(c.view), c.pos) not in dropped else Candidate(c.view, c.pos, c.score, BUDGET, c._maker)
                   for c in result.iter_candidates()]
     return dataclasses.replace(
         result, text=new_text, count=kept, chars=len(new_text), tokens=block_cost(new_text) if new_text else 0,
-        truncated=True, included=[c for c in candidates if c.status == "included"],
+        truncated=True, included=[c for c in candidates if c.status == INCLUDED],
         disabled_reason=result.disabled_reason if kept else "over_budget",
         _candidates=candidates, _status_counts=None,
     )

@@ -44,13 +44,14 @@ class Memory(Record):
     """
 
     id: str = ""
-    layer: str = Layer.PROJECT
+    layer: Layer = Layer.PROJECT
     updated_at: float | None = None  # seconds since the epoch, UTC
     origin: str = ""
     extra: dict[str, Any] = field(default_factory=dict, hash=False)
     conversation_id: str | None = None
     conversation_title: str = ""
     path: str = ""
+    raw_status: str = ""  # a status the source wrote other than active/archived (`status` is what it means)
 
 
 @dataclass(frozen=True)

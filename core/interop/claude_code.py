@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from .. import markdown as md
 from ..fileio import read_regular
-from ..model import Layer
+from ..model import Layer, importance_of, status_of
 from . import ImportProblem, Memory, ReadResult, SourceText
 from ._files import (
     SourceError,
@@ -252,8 +252,8 @@ def _topic(path: Path, rel: str, folder: Path, link: _IndexLink | None, result: 
         layer=Layer.USER if kind in USER_TYPES else Layer.PROJECT,
         category=CATEGORY.get(kind, md.text_field(meta, "category")),
         tags=md.tags_of(meta),
-        importance=importance if importance in ("high", "low") else "normal",
-        status="archived" if status in ("archived", "superseded") else "active",
+        importance=importance_of(importance),
+        status=status_of(status),
         section=first_heading(body),
         name=md.text_field(meta, "name") or Path(rel).stem,
         description=one_line(md.text_field(meta, "description")),

@@ -39,7 +39,7 @@ from typing import Any
 
 from .. import jsondata
 from .. import markdown as md
-from ..model import FILE_LAYERS, LAYERS, Layer
+from ..model import FILE_LAYERS, LAYER_OF, LAYERS, STATUS_OF, Layer, importance_of, status_of
 from . import BackupFile, ImportProblem, Memory, ReadResult
 from ._files import SourceError, read_text, reader, write_all
 
@@ -81,7 +81,7 @@ def _epoch(value: Any) -> float | None:
 def to_record(memory: Memory) -> dict[str, Any]:
     record: dict[str, Any] = {
         "id": memory.id, "layer": memory.layer, "category": memory.category, "tags": list(memory.tags),
-        "source": memory.source, "importance": memory.importance, "status": memory.status,
+        "source": memory.source, "importance": memory.importance, "status": memory.raw_status or memory.status,
         "section": memory.section, "name": memory.name, "description": memory.description, "text": memory.text,
         "updated_at": _iso(memory.updated_at), "path": memory.path, "conversation_id": memory.conversation_id,
         "conversation_title": memory.conversation_title, "origin": memory.origin,
@@ -105,6 +105,12 @@ def _tags(value: Any) -> tuple[str, ...]:
     return tuple(str(t).strip() for t in value if str(t).strip())
 
 
+def _raw_status(value: str | None) -> str:
+    """A status other than `active` or `archived` as written (`superseded`, free text), kept
+    beside what it means (`status_of`), so it is written back as it was."""
+    return "" if not value or value in STATUS_OF else value
+
+
 def _from_current(obj: dict[str, Any], origin: str) -> Memory:
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
@@ -125,8 +131,9 @@ def _from_current(obj: dict[str, Any], origin: str) -> Memory:
     if conversation_id is not None and not isinstance(conversation_id, str):
         raise ValueError('"conversation_id" must be a string or null')
     return Memory(
-        text=text, layer=layer, category=obj.get("category") or "", tags=_tags(obj.get("tags")),
-        importance=obj.get("importance") or "normal", status=obj.get("status") or "active",
+        text=text, layer=LAYER_OF[layer], category=obj.get("category") or "", tags=_tags(obj.get("tags")),
+        importance=importance_of(obj.get("importance")), status=status_of(obj.get("status")),
+        raw_status=_raw_status(obj.get("status")),
         section=obj.get("section") or "", name=obj.get("name") or "", description=obj.get("description") or "",
         updated_at=_epoch(obj.get("updated_at")), origin=obj.get("origin") or origin, extra=extra,
         conversation_id=conversation_id, conversation_title=obj.get("conversation_title") or "",
@@ -156,7 +163,7 @@ def _from_conversation_export(obj: dict[str, Any], origin: str) -> Memory:
     if conversation:
         extra["conversation"] = conversation
     return Memory(
-        text=content, layer=layer, category=row.get("category") or "", tags=_tags(row.get("tags")),
+        text=content, layer=LAYER_OF[layer], category=row.get("category") or "", tags=_tags(row.get("tags")),
         updated_at=None if updated is None else updated / 1000.0, origin=origin, extra=extra,
         conversation_id=row.get("conversation_id"),
         conversation_title=(conversation or {}).get("title") or "", id=row["id"], source=row.get("source") or "",
@@ -197,7 +204,7 @@ def _file_line(obj: dict[str, Any], origin: str, result: ReadResult) -> None:
         raise ValueError(f"the file would not load: {exc}") from None
     result.files.append(BackupFile(layer, rel, text))
     name = md.text_field(parsed.meta, "name")
-    result.memories += [Memory(text=e.text, layer=layer, section=e.section, name=name, origin=origin, path=rel,
+    result.memories += [Memory(text=e.text, layer=LAYER_OF[layer], section=e.section, name=name, origin=origin, path=rel,
                                source=md.text_field(parsed.meta, "source"), extra={"backup": "file"})
                         for e in parsed.entries]
 

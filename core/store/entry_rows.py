@@ -44,6 +44,7 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
     row = list(_ALL_FIELDS(entry))
     row[PATH_AT] = None if entry.path is None else str(entry.path)
     row[LAYER_AT] = plain(row[LAYER_AT])  # the Layer enum
+    row[IMPORTANCE_AT], row[STATUS_AT] = plain(row[IMPORTANCE_AT]), plain(row[STATUS_AT])  # and these
     tags = row[TAGS_AT]
     if type(tags) is not tuple or not STR_TYPES.issuperset(map(type, tags)):
         row[TAGS_AT] = plain(tags)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..injection import LineMaker, Made, Shown, base_key
-from ..model import IMPORTANCE_RANK, Entry
+from ..model import IMPORTANCE_RANK, Entry, with_enums
 from ..relevance import Focus, focus_of, terms_of
 from .candidate_json import json_pieces, json_pieces_many, json_run
 from .entry_rows import (
@@ -277,9 +277,9 @@ class LayerIndex:
         rows = rows.materialize(keep=False) if isinstance(rows, Chunks) else list(rows)
         made = self._entries
         if all(row[PATH_AT] is None for row in rows):
-            return [e if e is not None else Entry(*row) for e, row in zip(made, rows)]  # the row is Entry's fields in order
-        return [e if e is not None else Entry(*(*row[:PATH_AT], None if row[PATH_AT] is None else Path(row[PATH_AT]),
-                                                 *row[PATH_AT + 1:]))
+            return [e if e is not None else Entry(*with_enums(row)) for e, row in zip(made, rows)]  # Entry's fields in order
+        return [e if e is not None else Entry(*with_enums((*row[:PATH_AT], None if row[PATH_AT] is None else Path(row[PATH_AT]),
+                                                           *row[PATH_AT + 1:])))
                 for e, row in zip(made, rows)]
 
     def holds(self, entries: Sequence[Entry]) -> bool:
@@ -304,7 +304,7 @@ class LayerIndex:
         e = self._entries[pos]
         if e is None:
             assert self.rows is not None
-            fields = dict(zip(ENTRY_FIELDS, self.rows[pos]))
+            fields = dict(zip(ENTRY_FIELDS, with_enums(self.rows[pos])))
             if fields["path"] is not None:
                 fields["path"] = Path(fields["path"])
             fields["tags"] = tuple(fields["tags"])

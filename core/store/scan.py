@@ -15,7 +15,7 @@ from typing import Any
 from .. import markdown as md
 from ..fileio import NotRegularFile, read_regular, sha256
 from ..forgetting import expiry_value
-from ..model import Entry
+from ..model import IMPORTANCE_OF, LAYER_OF, STATUS_OF, Entry, Importance, Status, importance_of, status_of
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix
 from ..relevance import entry_terms
 from ..scope import scope_of
@@ -79,13 +79,12 @@ class FileRecord:
         return self._parsed
 
 
-def _importance(meta: dict[str, Any]) -> str:
-    value = meta.get("importance")
-    return value if value in ("high", "low") else "normal"
+def _importance(meta: dict[str, Any]) -> Importance:
+    return importance_of(meta.get("importance"))
 
 
-def _status(meta: dict[str, Any]) -> str:
-    return "archived" if meta.get("status") in ("archived", "superseded") else "active"
+def _status(meta: dict[str, Any]) -> Status:
+    return status_of(meta.get("status"))
 
 
 def file_fields(meta: dict[str, Any]) -> dict[str, Any]:
@@ -146,9 +145,9 @@ def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[
              mtime: float, roots: dict[str, Path] | None = None) -> tuple[Entry, ...]:
     if f.get("superseded"):
         return _with_superseded(layer, path, rel, f, entries, mtime, roots)
-    common = dict(
-        layer=layer, category=f["category"], tags=tuple(f["tags"]), source=f["source"],
-        importance=f["importance"], status=f["status"], raw_status=f["raw_status"], name=f["name"],
+    common = dict(  # the layer, importance and status as their enum members (the payload holds their names)
+        layer=LAYER_OF[layer], category=f["category"], tags=tuple(f["tags"]), source=f["source"],
+        importance=IMPORTANCE_OF[f["importance"]], status=STATUS_OF[f["status"]], raw_status=f["raw_status"], name=f["name"],
         description=f["description"], updated_at=mtime if f["updated_at"] is None else f["updated_at"],
         path=path, rel_path=rel, pinned=bool(f.get("pinned", False)), paths=tuple(f.get("paths", ())), expires=f.get("expires"),
     )
@@ -167,7 +166,7 @@ def _with_superseded(layer: str, path: Path, rel: str, f: dict[str, Any], entrie
     known.setdefault(layer, path.parents[rel.count("/")])  # this file's own root
     by_text = {text: superseding_id(by, new_text, known) for text, by, new_text in f["superseded"]}
     plain = _entries(layer, path, rel, dict(f, superseded=[]), entries, mtime)
-    return tuple(replace(e, status="archived", raw_status="superseded", superseded_by=by_text[e.text])
+    return tuple(replace(e, status=Status.ARCHIVED, raw_status="superseded", superseded_by=by_text[e.text])
                  if e.text in by_text else e for e in plain)
 
 
