@@ -140,10 +140,12 @@ def fill_layers(result: InjectionResult, views: Mapping[str, LayerCandidates],
         floats = None if layer_extra is None else FloatScores(view, shared, q, layer_extra)  # §13
         n_live = view.n_active - len(out)
         any_candidates |= bool(n_live)
-        any_passing |= bool(n_live) and passes_gate(injection_runs.best_score(shared, len(q), out, floats), settings.gate.get(layer, 0.0))
+        best = injection_runs.best_score(shared, len(q), out, floats)  # for step 12's `low_relevance`
+        any_passing |= bool(n_live) and passes_gate(best, settings.gate.get(layer, 0.0))
         allowance = budget.allowance(layer)  # 10. Budget
         plan.add(view, shared, allowance, floats, out, out_as)
         fill = plan.fill(view, shared, allowance)  # 5–10 for the layer
+        # with a gate above 0, a candidate sharing no term is below it and changes nothing: not walked
         result.truncated |= fill.settle(in_order(view, shared, len(q), floats, out, scored_only=fill.gate > 0))
         if fill.included:
             blocks.append((HEADERS[layer], [c.line for c in fill.included]))
