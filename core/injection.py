@@ -45,10 +45,10 @@ from functools import partial
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from . import injection_lines, injection_runs
+from . import injection_lines
 from .candidates import Candidate, LayerCandidates, Made, Shown, candidate_fields, inactive_status
-from .injection_result import Decision, InjectionResult, Run
-from .injection_scores import ExtraScores, FloatScores
+from .injection_result import InjectionResult
+from .injection_scores import ExtraScores, FloatScores, best_score
 from .model import IMPORTANCE_RANK, LAYERS, CandidateStatus, Entry, Layer
 from .outbound import redact_line as redact
 from .paths import Problem
@@ -59,6 +59,7 @@ from .scope import left_out as out_of_scope
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from .injection_runs import Decision
     from .relevance import Focus
 
 __all__ = ["ARCHIVED", "BELOW_GATE", "BUDGET", "EXPIRED", "HEADERS", "INCLUDED", "MAX_ITEMS", "OUT_OF_SCOPE",
@@ -140,10 +141,12 @@ def fill_layers(result: InjectionResult, views: Mapping[str, LayerCandidates],
         floats = None if layer_extra is None else FloatScores(view, shared, q, layer_extra)  # §13
         n_live = view.n_active - len(out)
         any_candidates |= bool(n_live)
-        any_passing |= bool(n_live) and passes_gate(injection_runs.best_score(shared, len(q), out, floats), settings.gate.get(layer, 0.0))
+        best = best_score(shared, len(q), out, floats)  # for step 12's `low_relevance`
+        any_passing |= bool(n_live) and passes_gate(best, settings.gate.get(layer, 0.0))
         allowance = budget.allowance(layer)  # 10. Budget
         plan.add(view, shared, allowance, floats, out, out_as)
         fill = plan.fill(view, shared, allowance)  # 5–10 for the layer
+        # with a gate above 0, a candidate sharing no term is below it and changes nothing: not walked
         result.truncated |= fill.settle(in_order(view, shared, len(q), floats, out, scored_only=fill.gate > 0))
         if fill.included:
             blocks.append((HEADERS[layer], [c.line for c in fill.included]))
@@ -461,7 +464,9 @@ def _finish(result: InjectionResult, started: float) -> InjectionResult:
 # ---------------------------------------------------------------------- every candidate, when asked for
 class Plan:
     """What `fill_layers` decided, kept so that every candidate can be produced when asked
-    for: each layer's view, shared counts, allowance, §13 scores and the positions held back."""
+    for: each layer's view, shared counts, allowance, §13 scores and the positions held back.
+    The result reads it (`injection_runs.Decided`) one candidate at a time (`decisions`), in
+    runs for the JSON, or only counted (`injection_runs`)."""
 
     def __init__(self, q: frozenset[str], settings: Settings, maker: LineMaker):
         self.q = q
@@ -520,14 +525,6 @@ class Plan:
                 yield view, pos, floats.score[pos], held_as.get(pos, UNREVIEWED), parts(pos)
         for score, pos in self.archived(view):
             yield view, pos, score, inactive_status(view, pos), parts(pos)
-
-    def runs(self) -> Iterator[Run]:
-        """`decisions()` in runs of one score and status (`injection_runs.runs`)."""
-        return injection_runs.runs(self)
-
-    def status_counts(self, included: list[Candidate]) -> dict[str, int]:
-        """The statuses `decisions()` gives, counted (`injection_runs.status_counts`)."""
-        return injection_runs.status_counts(self, included)
 
 
 def _no_parts(pos: int) -> None:

@@ -12,13 +12,14 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 from .candidates import OUT_OF_SCOPE, Candidate
+from .injection_runs import runs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .candidates import LayerCandidates
     from .injection import LineMaker
-    from .injection_result import Plan
+    from .injection_runs import Decided
     from .model import CandidateStatus
 
 
@@ -39,73 +40,77 @@ class ReadyJson(Protocol):
         ...
 
 
-def preload(plan: Plan) -> None:
+def preload(plan: Decided) -> None:
     """Every layer that keeps JSON ready reads it now (a damaged section raises here)."""
     for view in plan.views():
         if isinstance(view, ReadyJson):
             view.preload(plan.maker, as_json=True)
 
 
-def json_text(head: dict[str, object], candidates: Iterable[Candidate] | None, plan: Plan | None) -> Iterator[str]:
+def json_text(head: dict[str, object], candidates: Iterable[Candidate] | None, plan: Decided | None) -> Iterator[str]:
     """The pieces of `json.dumps({**head, "candidates": [...]}, ensure_ascii=False)`. The
     candidates are `candidates` when given, else those `plan` gives in runs."""
-    return cast(Iterator[str], _parts(head, candidates, plan, utf8=False))  # text only, without `utf8`
+    return cast(Iterator[str], _parts(head, candidates, plan, utf8=False))
 
 
-def json_utf8(head: dict[str, object], candidates: Iterable[Candidate] | None, plan: Plan | None) -> Iterator[bytes]:
+def json_utf8(head: dict[str, object], candidates: Iterable[Candidate] | None, plan: Decided | None) -> Iterator[bytes]:
     """`json_text` as UTF-8 (a lone surrogate as `surrogateescape` writes it); the records a
     layer keeps as UTF-8 are joined as bytes, never decoded."""
-    for piece in _parts(head, candidates, plan, utf8=True):
-        yield piece if isinstance(piece, bytes) else piece.encode("utf-8", "surrogateescape")
+    return cast(Iterator[bytes], _parts(head, candidates, plan, utf8=True))
 
 
-def _parts(head: dict[str, object], candidates: Iterable[Candidate] | None, plan: Plan | None,
+def _parts(head: dict[str, object], candidates: Iterable[Candidate] | None, plan: Decided | None,
            utf8: bool) -> Iterator[str | bytes]:
+    """The pieces, each `str`, or (`utf8`) each `bytes`."""
+    def text(piece: str) -> str | bytes:
+        return piece.encode("utf-8", "surrogateescape") if utf8 else piece
+
+    sep = text(", ")
     start = json.dumps(head, ensure_ascii=False)
-    yield start[:-1] + ', "candidates": ['
+    yield text(start[:-1] + ', "candidates": [')
     first = True
     if candidates is not None or plan is None:
         for c in candidates or ():
             if not first:
-                yield ", "
+                yield sep
             first = False
-            yield json.dumps(c.as_dict(), ensure_ascii=False)
-        yield "]}"
+            yield text(json.dumps(c.as_dict(), ensure_ascii=False))
+        yield text("]}")
         return
     maker = plan.maker
     scores: dict[float, str] = {}  # few distinct scores: format each once
     ready_in: dict[int, bool] = {}  # id(view) -> whether it keeps JSON ready
-    for view, run, score, status, parts in plan.runs():
+    for view, run, score, status, parts in runs(plan):
         if not run:
             continue
         shown = scores.get(score)
         if shown is None:
             shown = scores[score] = json.dumps(score)
         if not first:
-            yield ", "
+            yield sep
         first = False
         ready_here = ready_in.get(id(view))
         if ready_here is None:
             ready_here = ready_in[id(view)] = isinstance(view, ReadyJson)
         if not ready_here or status == OUT_OF_SCOPE:  # (an out-of-scope candidate has its reason too)
-            yield _each(view, run, score, status, maker, parts)
+            yield text(_each(view, run, score, status, maker, parts))
             continue
-        assert isinstance(view, ReadyJson)
+        ready_view = cast(ReadyJson, view)  # (known above, without asking again)
         middle = shown + ', "status": "' + status
         if parts is None and utf8:  # each candidate's JSON around `middle`, as bytes
-            ready_bytes = view.candidate_json_bytes(run, maker, middle.encode())
+            ready_bytes = ready_view.candidate_json_bytes(run, maker, middle.encode())
             if ready_bytes is not None:
                 yield from ready_bytes
                 continue
-        ready = view.candidate_jsons(run, maker)
+        ready = ready_view.candidate_jsons(run, maker)
         if ready is None:
-            yield _each(view, run, score, status, maker, parts)
+            yield text(_each(view, run, score, status, maker, parts))
         elif parts is None:  # each candidate: its JSON before the score, score and status, its JSON after
-            yield ", ".join(map(middle.join, ready))
+            yield text(", ".join(map(middle.join, ready)))
         else:  # hybrid retrieval: the two scores follow (`candidate_fields`)
             middle = f'{shown}, "keyword": {json.dumps(parts[0])}, "semantic": {json.dumps(parts[1])}, "status": "{status}'
-            yield ", ".join(map(middle.join, ready))
-    yield "]}"
+            yield text(", ".join(map(middle.join, ready)))
+    yield text("]}")
 
 
 def _each(view: LayerCandidates, run: Sequence[int], score: float, status: CandidateStatus, maker: LineMaker,

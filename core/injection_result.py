@@ -1,49 +1,23 @@
 """What `inject` answers (SPEC §5's fields, `preview --json`): the text, the flags, and every
 candidate, produced when asked for. The rule that fills it is `core.injection`; the candidates
-come from the rule's `Plan` (what it decided), the JSON from `core.injection_json`."""
+come from what it decided (`core.injection.Plan`, read as `injection_runs.Decided`), their
+counts from `injection_runs`, the JSON from `injection_json`. The last two are loaded when
+first asked for: the hook, which needs only the text, never pays for them."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from . import injection_json
 from .candidates import Candidate
-from .model import CandidateStatus, RetrievalStatus
+from .model import RetrievalStatus
 from .paths import Problem
 
 if TYPE_CHECKING:
-    from .candidates import LayerCandidates
-    from .injection import LineMaker
-
-Decision = tuple["LayerCandidates", int, float, CandidateStatus, "tuple[float, float] | None"]
-Run = tuple["LayerCandidates", "Sequence[int]", float, CandidateStatus, "tuple[float, float] | None"]
-
-
-class Plan(Protocol):
-    """What the rule decided, as the result reads it to produce its candidates when asked
-    (`core.injection.Plan`): every candidate one by one (`decisions`), in runs of one score
-    and status (`runs`, for the JSON writer), or only counted (`status_counts`)."""
-
-    maker: LineMaker
-
-    def views(self) -> Sequence[LayerCandidates]: ...
-
-    def decisions(self) -> Iterator[Decision]:
-        """(layer, position, score, status, (keyword, semantic) or None), in layer order then sort order."""
-        ...
-
-    def runs(self) -> Iterator[Run]:
-        """`decisions()` as runs of consecutive candidates of one layer with one score and status."""
-        ...
-
-    def status_counts(self, included: list[Candidate]) -> dict[str, int]:
-        """How many candidates `decisions()` gives each status, counted without producing them."""
-        ...
-
+    from .injection_runs import Decided
 
 @dataclass
 class InjectionResult:
@@ -68,7 +42,7 @@ class InjectionResult:
     files: tuple[str, ...] | None = None  # §16: the files in context, shown when given or looked for
     # §18, with decay on: id -> (strength, level) of every candidate, added to each in `preview --json`
     strengths: dict[str, tuple[float, str]] | None = None
-    _plan: Plan | None = field(default=None, repr=False)
+    _plan: Decided | None = field(default=None, repr=False)
     _candidates: list[Candidate] | None = field(default=None, repr=False)
     _lazy: Callable[[], list[Candidate]] | None = field(default=None, repr=False)  # makes `_candidates` when asked
     _status_counts: dict[str, int] | None = field(default=None, repr=False)
@@ -96,7 +70,9 @@ class InjectionResult:
             if self._candidates is not None or self._plan is None:
                 self._status_counts = dict(Counter(c.status for c in self.iter_candidates()))
             else:
-                self._status_counts = self._plan.status_counts(self.included)
+                from .injection_runs import status_counts  # loaded when first asked for (see above)
+
+                self._status_counts = status_counts(self._plan, self.included)
         return dict(self._status_counts)
 
     @property
@@ -165,8 +141,11 @@ class InjectionResult:
         Everything is read before the list is returned (a damaged section raises here)."""
         if self.strengths is not None:  # §18: every candidate made whole (decay read every entry anyway)
             return [json.dumps(self.as_dict(), ensure_ascii=False)]
-        plan = self._preloaded()
-        return list(injection_json.json_text(self.as_dict(candidates=False), self._ready_candidates(), plan))
+        from . import injection_json  # loaded when first asked for (see above)
+
+        if self._candidates is None and self._plan is not None:
+            injection_json.preload(self._plan)
+        return list(injection_json.json_text(self.as_dict(candidates=False), self._ready_candidates(), self._plan))
 
     def json_bytes(self) -> Iterator[bytes]:
         """`to_json()` as UTF-8 (a lone surrogate as `surrogateescape` writes it), in pieces
@@ -175,16 +154,14 @@ class InjectionResult:
         a damaged section raises) before this returns."""
         if self.strengths is not None:
             return iter([json.dumps(self.as_dict(), ensure_ascii=False).encode("utf-8", "surrogateescape")])
-        plan = self._preloaded()
-        return injection_json.json_utf8(self.as_dict(candidates=False), self._ready_candidates(), plan)
+        from . import injection_json  # loaded when first asked for (see above)
+
+        if self._candidates is None and self._plan is not None:
+            injection_json.preload(self._plan)
+        return injection_json.json_utf8(self.as_dict(candidates=False), self._ready_candidates(), self._plan)
 
     def _ready_candidates(self) -> Iterator[Candidate] | None:
         """The candidates one by one when they are made already (or there is no plan), else None."""
         if self._candidates is not None or self._plan is None:
             return self.iter_candidates()
         return None
-
-    def _preloaded(self) -> Plan | None:
-        if self._candidates is None and self._plan is not None:
-            injection_json.preload(self._plan)
-        return self._plan

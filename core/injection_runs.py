@@ -6,8 +6,7 @@ test_hybrid.py, test_review.py):
   thousands of candidates whose statuses follow from a count once nothing more can be
   included, written a run at a time.
 - `status_counts`: how many candidates get each status, from the scores alone (the TUI's
-  left-out counts, the CLI's summary), without producing a candidate; `best_score`, the
-  best score of a layer (step 12's `low_relevance`), from a bitmap's largest count.
+  left-out counts, the CLI's summary), without producing a candidate.
 
 The rule's own steps are reached through `Fill` and `Decided`, never written again here but
 for arithmetic on their counts."""
@@ -26,9 +25,14 @@ from .relevance import share
 
 if TYPE_CHECKING:
     from .candidates import Candidate, LayerCandidates
-    from .injection_result import Decision, Run
+    from .injection import LineMaker
     from .injection_scores import FloatScores
     from .settings import Settings
+
+# a candidate decided: (layer, position, score, status, (keyword, semantic) in hybrid retrieval or None)
+Decision = tuple["LayerCandidates", int, float, CandidateStatus, "tuple[float, float] | None"]
+# consecutive candidates of one layer with one score and status
+Run = tuple["LayerCandidates", "Sequence[int]", float, CandidateStatus, "tuple[float, float] | None"]
 
 INCLUDED, BELOW_GATE, MAX_ITEMS, BUDGET = (CandidateStatus.INCLUDED, CandidateStatus.BELOW_GATE,
                                            CandidateStatus.MAX_ITEMS, CandidateStatus.BUDGET)
@@ -54,7 +58,8 @@ class Fill(Protocol):
 
 
 class Decided(Protocol):
-    """What the rule decided (`core.injection.Plan`), as the runs and the counts read it."""
+    """What the rule decided (`core.injection.Plan`), as the result, the runs and the counts
+    read it."""
 
     @property
     def q(self) -> frozenset[str]: ...
@@ -80,6 +85,16 @@ class Decided(Protocol):
     @property
     def held_as(self) -> Mapping[str, Mapping[int, CandidateStatus]]:
         """... their status where it is not `unreviewed`."""
+        ...
+
+    @property
+    def maker(self) -> LineMaker: ...
+
+    def views(self) -> Sequence[LayerCandidates]: ...
+
+    def decisions(self) -> Iterator[Decision]:
+        """(layer, position, score, status, (keyword, semantic) or None) of every candidate, in
+        layer order then sort order."""
         ...
 
     def fill(self, view: LayerCandidates, shared: Mapping[int, int], allowance: int) -> Fill: ...
@@ -178,12 +193,3 @@ def _passing(plan: Decided, view: LayerCandidates, shared: Mapping[int, int], nq
     if held and nq:
         passing -= sum(1 for p in held if plan.passes(layer, share(shared.get(p, 0), nq)))
     return passing
-
-
-def best_score(shared: Mapping[int, int], nq: int, held: frozenset[int], floats: FloatScores | None) -> float:
-    """The best score of the layer's active candidates not held back."""
-    if floats is not None:
-        return floats.best(held)
-    if held:
-        return share(max((n for p, n in shared.items() if p not in held), default=0), nq)
-    return share(shared.top() if isinstance(shared, CountedShared) else max(shared.values(), default=0), nq)

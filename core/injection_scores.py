@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .candidates import CountedShared
 from .relevance import score as relevance_score
 from .relevance import share
 
@@ -89,3 +90,12 @@ class FloatScores:
         if not held:
             return max(self.score[: self.n_active], default=0.0)
         return max((self.score[p] for p in range(self.n_active) if p not in held), default=0.0)
+
+
+def best_score(shared: Mapping[int, int], nq: int, held: frozenset[int], floats: FloatScores | None) -> float:
+    """The best score of the layer's active candidates not held back."""
+    if floats is not None:
+        return floats.best(held)
+    if held:
+        return share(max((n for p, n in shared.items() if p not in held), default=0), nq)
+    return share(shared.top() if isinstance(shared, CountedShared) else max(shared.values(), default=0), nq)
