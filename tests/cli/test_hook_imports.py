@@ -24,9 +24,10 @@ WARM_HOOK_MODULES = {
     "memtui", "memtui.cli", "memtui.cli.entry", "memtui.cli.hook",
     "memtui.core.assistants", "memtui.core.assistants.delivery", "memtui.core.assistants.protocol",
     "memtui.core", "memtui.core.serve", "memtui.core.injection", "memtui.core.relevance", "memtui.core.model",
-    # the §5 rule's own parts (core/injection.py split by step: the same code the hook always ran)
-    "memtui.core.candidates", "memtui.core.injection_result", "memtui.core.injection_json",
-    "memtui.core.injection_lines", "memtui.core.injection_runs", "memtui.core.injection_scores",
+    # the §5 rule's own parts (core/injection.py split by step; the JSON writer and the runs and
+    # counts are loaded only when `preview --json` or the status counts ask for them)
+    "memtui.core.candidates", "memtui.core.injection_result",
+    "memtui.core.injection_lines", "memtui.core.injection_scores",
     "memtui.core.paths", "memtui.core.display", "memtui.core.fileio", "memtui.core.settings",
     "memtui.core.outbound", "memtui.core.gate", "memtui.core.history",
     "memtui.core.forgetting",  # SPEC §18: the expired entries left out (standard library and the model alone)
