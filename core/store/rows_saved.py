@@ -27,10 +27,10 @@ from typing import IO, Any
 
 from .. import gate
 from ..injection import LineMaker
-from ..relevance import entry_terms_many
 from .conversations import Conversations
 from .layer_index import LayerIndex, json_record, saved_pane
 from .level_counts import bitmap
+from .row_postings import RowPostings
 from .rows import base_keys, conversation_columns, conversation_core, conversation_lists
 
 BATCH = 8192  # rows read, made and written at a time (a multiple of `prepared.CHUNK`)
@@ -110,7 +110,7 @@ class _Built:
         self.last: tuple[float, str] | None = None
         self.ends = array("Q", [0])  # where each JSON record ends
         self.ids = bytearray()  # the ids, marshalled (version 2: no references) one after the other
-        self.postings: dict[str, list[bytes]] = {}
+        self.postings = RowPostings()
         self.groups: dict[str, tuple[float, array[int]]] = {}  # a title's newest updated_at and positions
 
     def add(self, raw: list[tuple[Any, ...]]) -> None:
@@ -134,15 +134,7 @@ class _Built:
         for i in range(0, n, CHUNK):
             self.spools[3].add(b"".join(records[i:i + CHUNK]))
         self.ids += marshal.dumps(column["id"], 2)[5:]  # past the list's type and length
-        found: dict[str, array[int]] = {}
-        for pos, terms in enumerate(entry_terms_many(column["text"], column["tags"]), start):
-            for term in terms:
-                have = found.get(term)
-                if have is None:
-                    have = found[term] = array("i")
-                have.append(pos)
-        for term, positions in found.items():
-            self.postings.setdefault(term, []).append(positions.tobytes())
+        self.postings.add(column["text"], column["tags"], start)
         for pos, (title, updated) in enumerate(zip(column["conversation_title"], column["updated_at"]), start):
             group = self.groups.get(title)
             if group is None:  # its first row in the base order is its newest
@@ -168,8 +160,7 @@ class _Built:
         sections = [_chunk_table([(at + first, length, crc) for at, length, crc in spool.chunks])
                     for spool, first in zip(self.spools, starts)]
         tail = _Tail(starts[-1])
-        postings = {term: b"".join(parts) for term, parts in sorted(self.postings.items())}
-        self.postings.clear()
+        postings = dict(sorted(self.postings.postings().items()))
         directory = {term: tail.raw(raw) for term, raw in postings.items()}
         bitmaps = {}
         if n >= LayerIndex.BITMAP_MIN:
