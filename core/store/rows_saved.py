@@ -16,10 +16,13 @@ lays them out.
 from __future__ import annotations
 
 import marshal
+import os
+import sys
+import threading
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from itertools import accumulate
 from operator import le
 from pathlib import Path
@@ -95,8 +98,98 @@ def save_rows_streamed(target: Path, home: Path, conversations: Conversations, w
         spools = [_Spool(stack.enter_context(gate.spool(target.parent, root=home))) for _ in range(4)]
         built = _Built(spools, maker, chunk)
         for raw in conversations.raw_rows_ordered(workspace, BATCH):
+            if built.n == 0 and len(raw) == BATCH:  # a large layer: its postings made beside it
+                aside = _PostingsAside.start(stack.enter_context(gate.spool(target.parent, root=home)))
+                if aside is not None:
+                    built.postings = stack.enter_context(aside)
             built.add(raw)
         gate.write_parts(target, built.file(frame), root=home)
+
+
+class _PostingsAside:
+    """`RowPostings` made by a forked child process, on the other core, from the texts and
+    tags sent to it batch by batch through a pipe; it leaves them, marshalled, in a spool
+    both share. The parent meanwhile makes everything else of the layer (half its work)."""
+
+    def __init__(self, pid: int, pipe: int, out: IO[bytes]):
+        self.pid = pid
+        self.pipe: int | None = pipe
+        self.out = out
+
+    @classmethod
+    def start(cls, out: IO[bytes]) -> _PostingsAside | None:
+        """The child, or None where forking is not safe (a process with other threads) or fails."""
+        if not hasattr(os, "fork") or threading.active_count() != 1:
+            return None
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        read, write = os.pipe()
+        with suppress(ImportError, OSError, AttributeError):
+            import fcntl
+
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 1 << 20)  # (Linux) a larger pipe: fewer waits
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            return None
+        if pid:
+            os.close(read)
+            return cls(pid, write, out)
+        code = 1
+        try:  # the child: nothing of the parent's (its database, its spools) is touched but `out`
+            os.close(write)
+            made = RowPostings()
+            with os.fdopen(read, "rb") as batches:
+                start = 0
+                while head := batches.read(8):
+                    texts, tags = marshal.loads(batches.read(int.from_bytes(head, "little")))
+                    made.add(texts, tags, start)
+                    start += len(texts)
+            data = memoryview(marshal.dumps(made.postings()))
+            fd = out.fileno()
+            while data:
+                data = data[os.write(fd, data):]
+            code = 0
+        except BaseException:  # noqa: BLE001 - the parent builds the layer in memory instead
+            pass
+        finally:
+            os._exit(code)
+
+    def add(self, texts: list[str], tags: list[tuple[str, ...]], start: int) -> None:
+        data = marshal.dumps((texts, tags))
+        assert self.pipe is not None
+        view = memoryview(len(data).to_bytes(8, "little") + data)
+        while view:
+            view = view[os.write(self.pipe, view):]
+
+    def postings(self) -> dict[str, bytes]:
+        if self._finish() != 0:
+            raise NotStreamed("the child process making the postings failed")
+        self.out.seek(0)
+        found: dict[str, bytes] = marshal.loads(self.out.read())
+        return found
+
+    def _finish(self) -> int:
+        if self.pipe is not None:
+            os.close(self.pipe)
+            self.pipe = None
+        if self.pid < 0:
+            return 1
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = -1
+        return os.waitstatus_to_exitcode(status)
+
+    def __enter__(self) -> _PostingsAside:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pid >= 0:  # left early (an error): the child ends once its pipe closes
+            self._finish()
 
 
 class _Built:
@@ -110,7 +203,7 @@ class _Built:
         self.last: tuple[float, str] | None = None
         self.ends = array("Q", [0])  # where each JSON record ends
         self.ids = bytearray()  # the ids, marshalled (version 2: no references) one after the other
-        self.postings = RowPostings()
+        self.postings: RowPostings | _PostingsAside = RowPostings()
         self.groups: dict[str, tuple[float, array[int]]] = {}  # a title's newest updated_at and positions
 
     def add(self, raw: list[tuple[Any, ...]]) -> None:

@@ -172,3 +172,33 @@ def test_a_failed_write_leaves_no_file_and_the_layer_still_answers(paths, monkey
     assert r.text == fresh_text(paths, query)
     assert not prep.cache_path(paths, "conversation").exists()
     assert [p.name for p in prep.cache_path(paths, "conversation").parent.iterdir() if "conversation" in p.name] == []
+
+
+@pytest.mark.parametrize("child_fails", [False, True])
+def test_a_large_layers_postings_are_made_by_a_child_process(paths, monkeypatch, child_fails):
+    """From a full first batch, a forked child makes the postings beside the build: the same
+    layer; a child that fails leaves nothing saved that way, and the layer is built in memory."""
+    from memtui.core.store import row_postings
+
+    enable(paths)
+    Conversations(paths.db_path).ensure_conversation("c-here", "here", str(paths.workspace))
+    _add_rows(paths, random.Random(5), 40)
+    monkeypatch.setattr(prep, "CHUNK", 4)
+    monkeypatch.setattr(rows_saved, "BATCH", 8)
+    monkeypatch.setattr(row_postings, "IN_BULK_FROM", 16)  # numpy's way too, in the child
+    if child_fails:
+        monkeypatch.setattr(row_postings.RowPostings, "postings", lambda self: 1 / 0)
+    started = []
+    real = rows_saved._PostingsAside.start
+    monkeypatch.setattr(rows_saved._PostingsAside, "start", lambda out: started.append(real(out)) or started[-1])
+    monkeypatch.setattr("threading.active_count", lambda: 1)  # (pytest's own threads never touch the fork)
+    settings_ = load_settings(paths)
+    saved = []
+    monkeypatch.setattr(prep, "_save_layer", lambda *args, **kwargs: saved.append(args[2]))
+    built, failed = prep._build(paths, settings_, True, ["conversation"])
+    assert len(started) == 1 and started[0] is not None and started[0].pid == -1  # forked, and waited for
+    fresh, _ = prep._build(paths, settings_, False, ["conversation"])
+    _same_layer(built["conversation"][0], fresh["conversation"][0],
+                LineMaker(settings_.max_item_chars, settings_.redact_secrets))
+    assert saved == (["conversation"] if child_fails else [])  # built in memory (and saved so) when the child failed
+    assert isinstance(built["conversation"][0]._rows, prep.Chunks) != child_fails
