@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import signal
 import sys
 import threading
 import zlib
@@ -174,12 +175,15 @@ class _PostingsAside:
         found: dict[str, bytes] = marshal.loads(self.out.read())
         return found
 
-    def _finish(self) -> int:
+    def _finish(self, stop: bool = False) -> int:
         if self.pipe is not None:
             os.close(self.pipe)
             self.pipe = None
         if self.pid < 0:
             return 1
+        if stop:  # its work is not wanted: ended now rather than waited for
+            with suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
         _, status = os.waitpid(self.pid, 0)
         self.pid = -1
         return os.waitstatus_to_exitcode(status)
@@ -188,8 +192,8 @@ class _PostingsAside:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.pid >= 0:  # left early (an error): the child ends once its pipe closes
-            self._finish()
+        if self.pid >= 0:  # left early (an error)
+            self._finish(stop=True)
 
 
 class _Built:

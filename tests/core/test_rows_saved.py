@@ -174,10 +174,12 @@ def test_a_failed_write_leaves_no_file_and_the_layer_still_answers(paths, monkey
     assert [p.name for p in prep.cache_path(paths, "conversation").parent.iterdir() if "conversation" in p.name] == []
 
 
-@pytest.mark.parametrize("child_fails", [False, True])
+@pytest.mark.parametrize("child_fails", [False, True, "the parent stops"])
 def test_a_large_layers_postings_are_made_by_a_child_process(paths, monkeypatch, child_fails):
     """From a full first batch, a forked child makes the postings beside the build: the same
-    layer; a child that fails leaves nothing saved that way, and the layer is built in memory."""
+    layer; a child that fails, or a build that stops halfway (rows out of the base order in
+    its third batch: the child is ended), leaves nothing saved that way, and the layer is
+    built in memory."""
     from memtui.core.store import row_postings
 
     enable(paths)
@@ -186,8 +188,18 @@ def test_a_large_layers_postings_are_made_by_a_child_process(paths, monkeypatch,
     monkeypatch.setattr(prep, "CHUNK", 4)
     monkeypatch.setattr(rows_saved, "BATCH", 8)
     monkeypatch.setattr(row_postings, "IN_BULK_FROM", 16)  # numpy's way too, in the child
-    if child_fails:
+    if child_fails is True:
         monkeypatch.setattr(row_postings.RowPostings, "postings", lambda self: 1 / 0)
+    elif child_fails:
+        calls = []
+        real_keys = rows_saved.base_keys
+
+        def keys(column):
+            calls.append(1)
+            found = real_keys(column)
+            return found[::-1] if len(calls) == 3 else found
+
+        monkeypatch.setattr(rows_saved, "base_keys", keys)
     started = []
     real = rows_saved._PostingsAside.start
     monkeypatch.setattr(rows_saved._PostingsAside, "start", lambda out: started.append(real(out)) or started[-1])
