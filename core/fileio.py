@@ -14,9 +14,10 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
@@ -183,6 +184,52 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
             _keep_late_appends(path, old_fd, expected if isinstance(expected, bytes) else b"", data, root)
         finally:
             os.close(old_fd)
+
+
+def atomic_write_parts(path: Path, parts: Iterable[bytes | memoryview], *, root: Path | None = None) -> None:
+    """Write the bytes of `parts`, one after the other, to `path` atomically (temporary file,
+    fsync, rename), never joined in memory: a file of hundreds of megabytes made piece by
+    piece. An exception from `parts` leaves the old file as it was and no temporary file."""
+    start, dirs = _parts(path, root)
+    name = path.name
+    with open_below(start, dirs, create=True) as folder:
+        tmp, fd = _temp_in(folder, name)
+        try:
+            try:
+                for piece in parts:
+                    view = memoryview(piece)
+                    while view:
+                        view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=folder)
+            except FileNotFoundError:
+                pass
+            raise
+        _fsync_fd(folder)
+
+
+def spool_below(folder_path: Path, root: Path) -> IO[bytes]:
+    """A new private temporary file (read and write) in the folder `folder_path`, reached from
+    `root` without a symlink, that has no name: it is gone once closed (or the process is)."""
+    start, dirs = _parts(folder_path / "spool", root)
+    with open_below(start, dirs, create=True) as folder:
+        unnamed, fd = getattr(os, "O_TMPFILE", 0), -1
+        if unnamed:
+            try:
+                fd = os.open(".", os.O_RDWR | unnamed | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=folder)
+            except OSError:
+                fd = -1
+        if fd < 0:  # a file system without unnamed files: a named one, unlinked at once
+            tmp, fd = _temp_in(folder, "spool")
+            os.close(fd)
+            fd = os.open(tmp, os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=folder)
+            os.unlink(tmp, dir_fd=folder)
+    return os.fdopen(fd, "w+b")
 
 
 def create_new_bytes(path: Path, data: bytes, *, root: Path | None = None) -> None:

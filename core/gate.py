@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
+from typing import IO
 
 from . import fileio
 from .display import path_text
@@ -182,6 +183,23 @@ def write(path: Path, data: bytes, *, root: Path, kind: Kind, container: Path | 
     check_data(checked, data, kind)
     with _no_race(checked):
         fileio.atomic_write_bytes(checked, data, expected=expected, root=root)
+
+
+def write_parts(path: Path, parts: Iterable[bytes | memoryview], *, root: Path, container: Path | None = None) -> None:
+    """Write memtui's own data (`Kind.DATA`: bytes as they are) to `path` atomically, as
+    `write` does, from `parts` written one after the other as they come (a large cache file
+    made piece by piece, never held whole); an exception from `parts` writes nothing."""
+    checked = target(path, root, container)
+    with _no_race(checked):
+        fileio.atomic_write_parts(checked, parts, root=root)
+
+
+def spool(folder: Path, *, root: Path, container: Path | None = None) -> IO[bytes]:
+    """A private temporary file without a name in `folder` (made when missing), for memtui's
+    own data on its way into a file `write_parts` writes; gone when closed."""
+    checked = target(folder, root, container, root_itself=True)
+    with _no_race(checked):
+        return fileio.spool_below(checked, root)
 
 
 def create(path: Path, data: bytes, *, root: Path, kind: Kind, container: Path | None = None) -> None:

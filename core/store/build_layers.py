@@ -4,18 +4,24 @@ conversation layer's state made straight from the rows, in bulk."""
 
 from __future__ import annotations
 
+import logging
+import marshal
 import time
+import zlib
 from typing import Any
 
 from ..injection import LayerCandidates, LineMaker
 from ..model import Layer
 from ..paths import Paths, Problem
 from ..settings import Settings
+from . import saved_file
 from .layer_index import LayerIndex
 from .line_cache import LineCache
 from .rows import conversation_columns, conversation_state
-from .saved_file import DamagedPreparedIndex
-from .saved_layer import index_of, open_layer, save_layer
+from .saved_file import MAGIC, DamagedPreparedIndex
+from .saved_layer import cache_path, code_stamp, index_of, open_layer, save_layer, settings_key
+
+log = logging.getLogger("memtui.prepared")
 
 
 def _row_generation(paths: Paths, create: bool = False) -> int | str:
@@ -57,7 +63,11 @@ def build_layers(paths: Paths, settings: Settings, save: bool,
         failed = frozenset(layer for layer in files if layer in store.layer_errors)
         problems = {layer: store.layer_problems(layer) for layer in files}
         conversation = None
-        if Layer.CONVERSATION in missing:
+        if Layer.CONVERSATION in missing and save and not failed and isinstance(gen, int) and paths.home.is_dir():
+            streamed = _streamed_rows(paths, settings, store, maker, gen)  # saved a batch at a time, then opened
+            if streamed is not None:
+                built[Layer.CONVERSATION], problems[Layer.CONVERSATION] = streamed
+        if Layer.CONVERSATION in missing and Layer.CONVERSATION not in built:
             # its saved state made straight from the rows, in bulk (no entry per row)
             try:
                 columns = conversation_columns(store.conversations.raw_rows(paths.workspace))
@@ -90,9 +100,31 @@ def build_layers(paths: Paths, settings: Settings, save: bool,
                     built[layer] = index_of(core, lists, postings)  # answers with the lines and JSON just made
                 save_layer(paths, settings, layer, core, lists, postings, info)
             rows_index = built.get(Layer.CONVERSATION)
-            if isinstance(rows_index, LayerIndex) and isinstance(gen, int):
+            if isinstance(rows_index, LayerIndex) and isinstance(gen, int) and conversation is not None:
                 rows_index.row_gen = gen  # read before the rows: they are at least as new
         return {layer: (built[layer], problems[layer]) for layer in missing}, failed
     finally:
         store.close()
 
+
+def _streamed_rows(paths: Paths, settings: Settings, store: Any, maker: LineMaker,
+                   gen: int) -> tuple[LayerCandidates, list[Problem]] | None:
+    """The conversation layer saved a batch at a time (`rows_saved`: never every row held),
+    then opened as any saved layer is; None when it was not saved (built in memory then,
+    which says what is wrong)."""
+    from .current_layers import current_layers
+    from .rows_saved import save_rows_streamed
+
+    def frame(data: dict[str, Any]) -> bytes:  # the header and body of `save_layer`
+        body = marshal.dumps({"stamp": code_stamp(), "workspace": str(paths.workspace), "settings": settings_key(settings),
+                              "layer": str(Layer.CONVERSATION), "info": {"gen": gen}, **data})
+        return MAGIC + len(body).to_bytes(8, "big") + zlib.crc32(body).to_bytes(4, "big") + body
+
+    try:
+        save_rows_streamed(cache_path(paths, Layer.CONVERSATION), paths.home, store.conversations, paths.workspace,
+                           maker, saved_file.CHUNK, frame)
+    except Exception as exc:  # noqa: BLE001 - built in memory instead, which reports what is wrong
+        log.info("conversation layer not saved a batch at a time: %s", exc)
+        return None
+    now = current_layers(paths, settings, layers=(Layer.CONVERSATION,)).get(Layer.CONVERSATION)
+    return None if now is None else (now[0], now[1])

@@ -11,7 +11,7 @@ import json
 import logging
 import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..display import path_text
 from ..model import Layer
-from .database import BUSY_TIMEOUT_MS, DatabaseError, Row, Tables, busy_or_readonly, now_ms
+from .database import BUSY_TIMEOUT_MS, Database, DatabaseError, Row, Tables, busy_or_readonly, now_ms
 from .generation import GENERATION_TRIGGERS, STATE_TABLES
 
 if TYPE_CHECKING:
@@ -195,35 +195,71 @@ class Conversations(Tables):
                 return []
             try:
                 conn = self.database.open(create=False)  # a read: no sqlite-utils
-                tables = self.database.tables(conn)
-                if "memories" not in tables:
+                sql = self._rows_sql(conn, workspace)
+                if sql is None:
                     return []
-                if "conversations" in tables:
-                    # Decide once per conversation (there are far fewer conversations than memories).
-                    # ... and once per distinct workspace path (resolving a path touches the disk)
-                    decided: dict[str | None, bool] = {}
-                    mine = []
-                    for cid, where in conn.execute("SELECT id, workspace_path FROM conversations"):
-                        verdict = decided.get(where)
-                        if verdict is None:
-                            verdict = decided[where] = belongs_to(where, workspace)
-                        if verdict:
-                            mine.append(cid)
-                    conn.execute("DROP TABLE IF EXISTS temp.memtui_mine")
-                    conn.execute("CREATE TEMP TABLE memtui_mine (id TEXT PRIMARY KEY)")
-                    conn.executemany("INSERT OR IGNORE INTO temp.memtui_mine VALUES (?)", [(c,) for c in mine])
-                    sql = (f"SELECT {ROW_COLUMNS} FROM memories m "
-                           "LEFT JOIN conversations c ON c.id = m.conversation_id "
-                           "WHERE m.type = 'conversation' AND (c.id IS NULL OR c.id IN (SELECT id FROM temp.memtui_mine))")
-                else:
-                    sql = ("SELECT id, category, content, tags, source, conversation_id, NULL, NULL, created_at, "
-                           "updated_at FROM memories WHERE type = 'conversation'")
                 _, rows = fetch_text_rows(conn, sql)  # a row that is not UTF-8: left out alone
                 conn.commit()  # end the implicit transaction: never hold a read snapshot
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise DatabaseError(f"{self.database.path}: {exc}") from None
         return rows
+
+    def raw_rows_ordered(self, workspace: Path, batch: int) -> Iterator[list[tuple[Any, ...]]]:
+        """`raw_rows` in batches of at most `batch` rows, newest first (`updated_at`
+        descending, then the id: the conversation layer's base order for ordinary values), read
+        through one cursor in one read snapshot, never all at once. A text that is not UTF-8
+        raises sqlite3.OperationalError ("Could not decode"): `raw_rows` leaves such a row out."""
+        with self.database.lock:
+            if not self.database.exists():
+                return
+            try:
+                conn = self.database.open(create=False)
+                sql = self._rows_sql(conn, workspace)
+                if sql is None:
+                    return
+                cursor = conn.execute(sql + " ORDER BY m.updated_at DESC, m.id")
+                try:
+                    while rows := cursor.fetchmany(batch):
+                        yield rows
+                finally:
+                    cursor.close()
+                    conn.commit()  # end the implicit transaction: never hold a read snapshot
+            except sqlite3.OperationalError as exc:
+                if "decode" in str(exc):
+                    raise
+                self.close()
+                raise DatabaseError(f"{self.database.path}: {exc}") from None
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                raise DatabaseError(f"{self.database.path}: {exc}") from None
+
+    @staticmethod
+    def _rows_sql(conn: sqlite3.Connection, workspace: Path) -> str | None:
+        """The query of this workspace's conversation rows (`ROW_COLUMNS`, from `memories m`),
+        with what it needs made on `conn`; None when there is no table of memories."""
+        tables = Database.tables(conn)
+        if "memories" not in tables:
+            return None
+        if "conversations" not in tables:
+            return ("SELECT id, category, content, tags, source, conversation_id, NULL, NULL, created_at, "
+                    "updated_at FROM memories m WHERE type = 'conversation'")
+        # Decide once per conversation (there are far fewer conversations than memories).
+        # ... and once per distinct workspace path (resolving a path touches the disk)
+        decided: dict[str | None, bool] = {}
+        mine = []
+        for cid, where in conn.execute("SELECT id, workspace_path FROM conversations"):
+            verdict = decided.get(where)
+            if verdict is None:
+                verdict = decided[where] = belongs_to(where, workspace)
+            if verdict:
+                mine.append(cid)
+        conn.execute("DROP TABLE IF EXISTS temp.memtui_mine")
+        conn.execute("CREATE TEMP TABLE memtui_mine (id TEXT PRIMARY KEY)")
+        conn.executemany("INSERT OR IGNORE INTO temp.memtui_mine VALUES (?)", [(c,) for c in mine])
+        return (f"SELECT {ROW_COLUMNS} FROM memories m "
+                "LEFT JOIN conversations c ON c.id = m.conversation_id "
+                "WHERE m.type = 'conversation' AND (c.id IS NULL OR c.id IN (SELECT id FROM temp.memtui_mine))")
 
     def add(
         self,

@@ -91,13 +91,34 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     `state(maker)` give. `lines` holds lines made before (by text), taken instead of making
     them again."""
     n = len(column["id"])
-    ids = column["id"]
     # the base order (`injection.base_key`): every row's importance is the default, so updated_at
     # descending, then the id
-    keys = list(zip(map(neg, column["updated_at"]), ids))
+    keys = base_keys(column)
     order = sorted(range(n), key=keys.__getitem__)
     column = {name: list(map(values.__getitem__, order)) for name, values in column.items()}
-    ids, texts, tags, updated = column["id"], column["text"], column["tags"], column["updated_at"]
+    rows, shown, made, frags = conversation_lists(column, maker, lines)
+    sets = entry_terms_many(column["text"], column["tags"])
+    postings: defaultdict[str, list[int]] = defaultdict(list)
+    for i, terms in enumerate(sets):
+        for term in terms:
+            postings[term].append(i)
+    core = conversation_core(maker, n)
+    core["pane"] = pane_state(core["layer"], list(map(PANE_OF_ROW, rows)))  # the TUI's pane order
+    return core, [rows, shown, made, frags], {t: array("i", p).tobytes() for t, p in postings.items()}
+
+
+def base_keys(column: dict[str, list[Any]]) -> list[tuple[float, str]]:
+    """Each row's key of the base order (`injection.base_key` of its entry: every row's
+    importance is the default, so updated_at descending, then the id)."""
+    return list(zip(map(neg, column["updated_at"]), column["id"]))
+
+
+def conversation_lists(column: dict[str, list[Any]], maker: LineMaker,
+                       lines: LineCache | None = None) -> tuple[list[Any], list[Any], list[SavedMade], list[tuple[str, str]]]:
+    """The per-position lists of the saved state (`LayerIndex.state`'s rows, shown, made and
+    frags) of the rows whose `conversation_columns` are `column`, in the order they are given."""
+    n = len(column["id"])
+    ids, texts, updated = column["id"], column["text"], column["updated_at"]
     rows = list(zip(*(column[name] if name in column else repeat(default, n)
                       for name, default in zip(ENTRY_FIELDS, _ROW_TEMPLATE))))
     importance = _ROW_TEMPLATE[IMPORTANCE_AT]
@@ -105,23 +126,20 @@ def conversation_state(column: dict[str, list[Any]], maker: LineMaker,
     refs = [f"conversation:{c or ''}/{i}" for c, i in zip(column["conversation_id"], ids)]
     shown = list(zip(ids, refs, repeat(importance, n), isos))
     made = cast(list[SavedMade], list(map(tuple, (lines or LineCache()).make_many(maker, texts))))  # plain, for marshal
-    layer = _ROW_TEMPLATE[LAYER_AT]
-    frags = json_pieces_many(layer, shown, made)
-    sets = entry_terms_many(texts, tags)
-    postings: defaultdict[str, list[int]] = defaultdict(list)
-    for i, terms in enumerate(sets):
-        for term in terms:
-            postings[term].append(i)
+    frags = json_pieces_many(_ROW_TEMPLATE[LAYER_AT], shown, made)
+    return rows, shown, made, frags
+
+
+def conversation_core(maker: LineMaker, n: int) -> dict[str, Any]:
+    """The saved state's core (`LayerIndex.state` but the lists, postings and pane) of `n` rows."""
+    importance = _ROW_TEMPLATE[IMPORTANCE_AT]
     rank = [IMPORTANCE_RANK.get(importance, 1)] * n
     assert _ROW_TEMPLATE[STATUS_AT] != "archived"  # every row active: no archived terms
-    core = {"layer": layer, "n_active": n, "rank": array("b", rank).tobytes(), "groups": rank_groups(rank, n),
-            "archived_terms": [], "key": list(maker.key), "size": n,
-            "pane": pane_state(layer, list(map(PANE_OF_ROW, rows))),  # the TUI's pane order
+    return {"layer": _ROW_TEMPLATE[LAYER_AT], "n_active": n, "rank": array("b", rank).tobytes(),
+            "groups": rank_groups(rank, n), "archived_terms": [], "key": list(maker.key), "size": n,
             "scoped": [],  # a conversation memory has no scope (SPEC §16)
             "expiring": {},  # a row's own expiry is in memtui's table, not in the row (SPEC §18)
             "focus": {"pinned": [], "covers": True}}  # a row is never pinned by a file; its terms are its text's and tags'
-
-    return core, [rows, shown, made, frags], {t: array("i", p).tobytes() for t, p in postings.items()}
 
 
 @dataclass(frozen=True)

@@ -519,3 +519,34 @@ def test_writes_by_descriptor_still_make_missing_folders_keep_modes_and_leave_no
     gate.remove_dir(root / "c" / "d", root=root)
     gate.remove_tree(root / "a", root=root)
     assert sorted(p.name for p in root.iterdir()) == ["c"]
+
+
+def test_a_file_written_in_parts_is_atomic_and_a_spool_has_no_name(tmp_path):
+    """`write_parts` writes its pieces one after the other, or (an error among them) nothing:
+    the old file stays and no temporary file is left; a spool is a file without a name in
+    its folder, refused through a link like any write."""
+    root = tmp_path / "home"
+    target = root / "cache" / "layer.bin"
+    gate.write_parts(target, iter([b"one ", memoryview(b"two "), b"", b"three"]), root=root)
+    assert target.read_bytes() == b"one two three"
+
+    def broken():
+        yield b"half of a new file"
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        gate.write_parts(target, broken(), root=root)
+    assert target.read_bytes() == b"one two three" and sorted(p.name for p in target.parent.iterdir()) == ["layer.bin"]
+    with gate.spool(root / "cache", root=root) as spool:
+        spool.write(b"x" * 100_000)
+        spool.seek(0)
+        assert spool.read() == b"x" * 100_000
+        assert sorted(p.name for p in target.parent.iterdir()) == ["layer.bin"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "linked").symlink_to(elsewhere)
+    with pytest.raises(gate.Refused):
+        gate.spool(root / "linked", root=root)
+    with pytest.raises(gate.Refused):
+        gate.write_parts(root / "linked" / "layer.bin", iter([b"x"]), root=root)
+    assert list(elsewhere.iterdir()) == []

@@ -30,6 +30,8 @@ OS_PROCESS_PREFIXES = ("exec", "spawn", "posix_spawn", "fork", "popen", "system"
 ALLOWED = {
     ("core/store/aside.py", "os.fork"): "the prepared index's builder forked: the same interpreter, nothing "
                                         "imported or run anew, so nothing of the workspace can come in",
+    ("core/store/rows_saved.py", "os.fork"): "the conversation layer's postings made beside its build, forked: the "
+                                             "same interpreter, nothing imported or run anew",
 }
 
 

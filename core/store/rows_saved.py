@@ -1,0 +1,293 @@
+"""The conversation layer's prepared state made from muse.db's rows a batch at a time and
+saved as it is made, so the build holds one batch of rows, never every row.
+
+The rows are read newest first (`Conversations.raw_rows_ordered`: SQLite sorts them), which
+is the layer's base order for ordinary values; each batch is checked to follow it exactly
+(`rows.base_keys`), and a database whose values SQLite orders otherwise (a text date, an id
+that is a number) is built in memory instead (`NotStreamed`). Each batch's entry rows, shown
+values, lines and JSON records go, marshalled in chunks, to four unnamed spool files beside
+the prepared index (each list stays one run in the file, as `prepared.ChunkTable` and
+`Records` read it), its terms to the postings (positions as bytes); once the last batch is
+in, the layer's file is written through the gate: header, body, then the spools and the
+sections kept in memory (postings, bitmaps, ids, pane), exactly as `prepared._save_layer`
+lays them out.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+import sys
+import threading
+import zlib
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, suppress
+from itertools import accumulate
+from operator import le
+from pathlib import Path
+from typing import IO, Any
+
+from .. import gate
+from ..injection import LineMaker
+from .candidate_json import json_record
+from .conversations import Conversations
+from .layer_index import LayerIndex
+from .level_counts import bitmap
+from .pane_order import saved_pane
+from .row_postings import RowPostings
+from .rows import base_keys, conversation_columns, conversation_core, conversation_lists
+
+BATCH = 8192  # rows read, made and written at a time (a multiple of `prepared.CHUNK`)
+_COPY = 1 << 22  # bytes of a spool copied into the layer's file at a time
+Chunk = tuple[int, int, int]  # (offset, length, crc32) of a saved chunk
+
+
+class NotStreamed(Exception):
+    """The rows cannot be saved a batch at a time (SQLite's order is not the base order, a
+    text is not UTF-8, a line holds a lone surrogate): the caller builds them in memory."""
+
+
+class _Spool:
+    """One saved list's chunks, written one after the other into an unnamed file."""
+
+    def __init__(self, file: IO[bytes]):
+        self.file = file
+        self.size = 0
+        self.chunks: list[Chunk] = []
+
+    def add(self, piece: bytes) -> None:
+        self.chunks.append((self.size, len(piece), zlib.crc32(piece)))
+        self.file.write(piece)
+        self.size += len(piece)
+
+    def pieces(self) -> Iterator[bytes]:
+        self.file.flush()
+        self.file.seek(0)
+        while piece := self.file.read(_COPY):
+            yield piece
+
+
+class _Tail:
+    """The sections kept in memory until the end (`prepared._Writer`'s way of counting)."""
+
+    def __init__(self, start: int):
+        self.parts: list[bytes] = []
+        self.size = start
+
+    def raw(self, piece: bytes) -> Chunk:
+        at = (self.size, len(piece), zlib.crc32(piece))
+        self.parts.append(piece)
+        self.size += len(piece)
+        return at
+
+
+Frame = Callable[[dict[str, Any]], bytes]  # a layer file's header and body of its sections' directory
+
+
+def save_rows_streamed(target: Path, home: Path, conversations: Conversations, workspace: Path, maker: LineMaker,
+                       chunk: int, frame: Frame) -> None:
+    """Build the conversation layer of `workspace` from `conversations`' rows a batch at a time
+    and save it to `target` (below `home`) as `prepared` lays a layer's file out: chunks of
+    `chunk` positions, its header and body made by `frame` from the directory of the
+    sections. Raises NotStreamed (nothing saved) when that cannot be done exactly, the
+    database's own errors as `Conversations.raw_rows` raises them, OSError when the file
+    cannot be written."""
+    if BATCH % chunk:
+        raise NotStreamed(f"a batch of {BATCH} rows is not a whole number of chunks of {chunk}")
+    gate.make_dir(target.parent, root=home, mode=0o700)
+    with ExitStack() as stack:
+        spools = [_Spool(stack.enter_context(gate.spool(target.parent, root=home))) for _ in range(4)]
+        built = _Built(spools, maker, chunk)
+        for raw in conversations.raw_rows_ordered(workspace, BATCH):
+            if built.n == 0 and len(raw) == BATCH:  # a large layer: its postings made beside it
+                aside = _PostingsAside.start(stack.enter_context(gate.spool(target.parent, root=home)))
+                if aside is not None:
+                    built.postings = stack.enter_context(aside)
+            built.add(raw)
+        gate.write_parts(target, built.file(frame), root=home)
+
+
+class _PostingsAside:
+    """`RowPostings` made by a forked child process, on the other core, from the texts and
+    tags sent to it batch by batch through a pipe; it leaves them, marshalled, in a spool
+    both share. The parent meanwhile makes everything else of the layer (half its work)."""
+
+    def __init__(self, pid: int, pipe: int, out: IO[bytes]):
+        self.pid = pid
+        self.pipe: int | None = pipe
+        self.out = out
+
+    @classmethod
+    def start(cls, out: IO[bytes]) -> _PostingsAside | None:
+        """The child, or None where forking is not safe (a process with other threads) or fails."""
+        if not hasattr(os, "fork") or threading.active_count() != 1:
+            return None
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        read, write = os.pipe()
+        with suppress(ImportError, OSError, AttributeError):
+            import fcntl
+
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 1 << 20)  # (Linux) a larger pipe: fewer waits
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            return None
+        if pid:
+            os.close(read)
+            return cls(pid, write, out)
+        code = 1
+        try:  # the child: nothing of the parent's (its database, its spools) is touched but `out`
+            os.close(write)
+            made = RowPostings()
+            with os.fdopen(read, "rb") as batches:
+                start = 0
+                while head := batches.read(8):
+                    texts, tags = marshal.loads(batches.read(int.from_bytes(head, "little")))
+                    made.add(texts, tags, start)
+                    start += len(texts)
+            data = memoryview(marshal.dumps(made.postings()))
+            fd = out.fileno()
+            while data:
+                data = data[os.write(fd, data):]
+            code = 0
+        except BaseException:  # noqa: BLE001 - the parent builds the layer in memory instead
+            pass
+        finally:
+            os._exit(code)
+
+    def add(self, texts: list[str], tags: list[tuple[str, ...]], start: int) -> None:
+        data = marshal.dumps((texts, tags))
+        assert self.pipe is not None
+        view = memoryview(len(data).to_bytes(8, "little") + data)
+        while view:
+            view = view[os.write(self.pipe, view):]
+
+    def postings(self) -> dict[str, bytes]:
+        if self._finish() != 0:
+            raise NotStreamed("the child process making the postings failed")
+        self.out.seek(0)
+        found: dict[str, bytes] = marshal.loads(self.out.read())
+        return found
+
+    def _finish(self, stop: bool = False) -> int:
+        if self.pipe is not None:
+            os.close(self.pipe)
+            self.pipe = None
+        if self.pid < 0:
+            return 1
+        if stop:  # its work is not wanted: ended now rather than waited for
+            with suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = -1
+        return os.waitstatus_to_exitcode(status)
+
+    def __enter__(self) -> _PostingsAside:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pid >= 0:  # left early (an error)
+            self._finish(stop=True)
+
+
+class _Built:
+    """The layer as its batches come in: the spooled lists and what the end needs."""
+
+    def __init__(self, spools: list[_Spool], maker: LineMaker, chunk: int):
+        self.spools = spools
+        self.maker = maker
+        self.chunk = chunk
+        self.n = 0
+        self.last: tuple[float, str] | None = None
+        self.ends = array("Q", [0])  # where each JSON record ends
+        self.ids = bytearray()  # the ids, marshalled (version 2: no references) one after the other
+        self.postings: RowPostings | _PostingsAside = RowPostings()
+        self.groups: dict[str, tuple[float, array[int]]] = {}  # a title's newest updated_at and positions
+
+    def add(self, raw: list[tuple[Any, ...]]) -> None:
+        CHUNK = self.chunk
+        column = conversation_columns(raw)
+        keys = base_keys(column)
+        if (self.last is not None and keys and keys[0] < self.last) or not all(map(le, keys, keys[1:])):
+            raise NotStreamed("the rows as SQLite orders them are not in the base order")
+        if keys:
+            self.last = keys[-1]
+        start, n = self.n, len(keys)
+        rows, shown, made, frags = conversation_lists(column, self.maker)
+        for spool, values in zip(self.spools, (rows, shown, made)):
+            for i in range(0, n, CHUNK):
+                spool.add(marshal.dumps(values[i:i + CHUNK]))
+        try:
+            records = list(map(json_record, frags))
+        except UnicodeEncodeError:
+            raise NotStreamed("a line holds a lone surrogate") from None
+        self.ends.extend(map(self.ends[-1].__add__, accumulate(map(len, records))))
+        for i in range(0, n, CHUNK):
+            self.spools[3].add(b"".join(records[i:i + CHUNK]))
+        self.ids += marshal.dumps(column["id"], 2)[5:]  # past the list's type and length
+        self.postings.add(column["text"], column["tags"], start)
+        for pos, (title, updated) in enumerate(zip(column["conversation_title"], column["updated_at"]), start):
+            group = self.groups.get(title)
+            if group is None:  # its first row in the base order is its newest
+                group = self.groups[title] = (updated, array("i"))
+            group[1].append(pos)
+        self.n += n
+
+    def pane(self) -> list[Any]:
+        """`layer_index.pane_state` of the rows as saved: by conversation (the one added to
+        last first, memories without one last), each newest first, which is the base order."""
+        ordered = sorted(self.groups.items(), key=lambda g: (not g[0], -g[1][0], g[0]))
+        order = array("i")
+        for _, (_, positions) in ordered:
+            order.extend(positions)
+        return saved_pane((order, [(title, newest, len(positions)) for title, (newest, positions) in ordered]))
+
+    def file(self, frame: Frame) -> Iterator[bytes]:
+        """The layer's file, in pieces: as `prepared._save_layer` writes it."""
+        n = self.n
+        core = conversation_core(self.maker, n)
+        sizes = [spool.size for spool in self.spools]
+        starts = list(accumulate(sizes, initial=0))
+        sections = [_chunk_table([(at + first, length, crc) for at, length, crc in spool.chunks])
+                    for spool, first in zip(self.spools, starts)]
+        tail = _Tail(starts[-1])
+        postings = dict(sorted(self.postings.postings().items()))
+        directory = {term: tail.raw(raw) for term, raw in postings.items()}
+        bitmaps = {}
+        if n >= LayerIndex.BITMAP_MIN:
+            for term, raw in postings.items():
+                if len(raw) * 8 >= n:  # as `prepared._save_layer`
+                    bitmaps[term] = tail.raw(bitmap(memoryview(raw).cast("i"), n).to_bytes((n + 7) // 8, "little"))
+        del postings
+        data: dict[str, Any] = {
+            "core": core, "postings": directory, "bitmaps": bitmaps,
+            "ids": tail.raw(b"[" + n.to_bytes(4, "little") + bytes(self.ids)), "pane": tail.raw(marshal.dumps(self.pane())),
+            "sections": sections[:3], "records": tail.raw(self.ends.tobytes())}
+        data["sections"].append(sections[3])
+        yield frame(data)
+        for spool in self.spools:
+            yield from spool.pieces()
+        yield from _drain(tail.parts)
+
+
+def _drain(parts: list[bytes]) -> Iterable[bytes]:
+    """`parts`, each let go once given."""
+    parts.reverse()
+    while parts:
+        yield parts.pop()
+
+
+
+def _chunk_table(chunks: list[Chunk]) -> tuple[bytes, bytes]:
+    """`prepared.ChunkTable.saved`: each chunk's offset (and where the last ends), each one's crc32."""
+    starts = array("Q", [offset for offset, _, _ in chunks])
+    starts.append(chunks[-1][0] + chunks[-1][1] if chunks else 0)
+    return starts.tobytes(), array("I", [crc for _, _, crc in chunks]).tobytes()
