@@ -36,6 +36,7 @@ from memtui.core.paths import MAX_FILE_BYTES
 from memtui.core.serve import inject_from_store, inject_prepared
 from memtui.core.settings import load_settings
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared
+from memtui.core.store.saved_rows import SavedEntries
 
 from . import forgetting, screens
 from .commands import help_rows
@@ -126,7 +127,7 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         self._generation = 0
         self._filter_generation = 0
         self._choices: dict[str, tuple[Sequence[Entry], list[str]]] = {}  # filter strings per layer snapshot
-        self._ordered: dict[str, tuple[tuple[Entry, ...], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
+        self._ordered: dict[str, tuple[Sequence[Entry], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
         # the prepared index's entries (`startup.PaneListing`: made as they are shown), until the store loads
         self._prepared: dict[str, Sequence[Entry]] = {}
         self._pending_keep: dict[str, str] = {}  # entry to select once the next refresh shows it
@@ -319,8 +320,8 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         if not self.memtui.loaded:
             return self._prepared.get(layer, ())
         snapshot = self.memtui.store.snapshot(layer)
-        if layer != Layer.CONVERSATION:
-            return snapshot  # the store reads Markdown in pane order (file, then line)
+        if layer != Layer.CONVERSATION or isinstance(snapshot, SavedEntries):
+            return snapshot  # the store reads Markdown in pane order (file, then line); saved rows are in it
         cached = self._ordered.get(layer)
         if cached is None or cached[0] is not snapshot:
             cached = (snapshot, tuple(pane_order(layer, snapshot)))
@@ -332,7 +333,8 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         if not self.memtui.loaded or layer != Layer.CONVERSATION:
             return True
         cached = self._ordered.get(layer)
-        return cached is not None and cached[0] is self.memtui.store.snapshot(layer)
+        snapshot = self.memtui.store.snapshot(layer)
+        return isinstance(snapshot, SavedEntries) or (cached is not None and cached[0] is snapshot)
 
     def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
         layers = tuple(LAYERS if layers is None else layers)

@@ -503,6 +503,32 @@ class LayerIndex:
                                                  *row[_PATH_AT + 1:]))
                 for e, row in zip(made, rows)]
 
+    def each_entry(self) -> Iterator[Entry]:
+        """Every position's entry in base order, those not made yet made from the saved rows a
+        chunk at a time and kept neither here nor there (`core.store.saved_rows`)."""
+        pieces = getattr(self._rows, "pieces", None)
+        if pieces is None:
+            yield from map(self.entry, range(self.size))
+            return
+        made = self._entries
+        pos = 0
+        for part in pieces():
+            for row in part:
+                e = made[pos]
+                yield e if e is not None else Entry(*(*row[:_PATH_AT], None if row[_PATH_AT] is None else Path(row[_PATH_AT]),
+                                                      *row[_PATH_AT + 1:]))
+                pos += 1
+
+    def each_id(self) -> Iterator[str]:
+        """Every position's entry id in base order, read as `each_entry` reads the rows."""
+        pieces = getattr(self._shown, "pieces", None)
+        if pieces is None:
+            yield from (self.shown(p).id for p in range(self.size))
+            return
+        for part in pieces():
+            for shown in part:
+                yield shown[_SHOWN_ID]
+
     def holds(self, entries: Sequence[Entry]) -> bool:
         """Whether this (saved) index has exactly `entries`, field for field (then it answers
         for them as an index built from them would)."""

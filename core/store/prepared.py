@@ -284,6 +284,13 @@ class Chunks(Sequence[Any]):
             part = self._loaded[i] = self._sections.read(*self._chunks[i])
         return part[pos - i * CHUNK]
 
+    def pieces(self) -> Iterator[list[Any]]:
+        """Every chunk's values in turn, those not kept read and let go: a pass over every
+        value holds one chunk of them at a time."""
+        for i, at in enumerate(self._chunks):
+            part = self._loaded[i]
+            yield part if part is not None else self._sections.read(*at)
+
 
 class Records(Chunks):
     """The saved candidates' JSON pieces as UTF-8 records (`layer_index.json_record`: each
