@@ -332,7 +332,8 @@ class Scan:
         if cached is not None and cached[0] == sha:
             entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime, self.roots)
             if entries is not None:
-                return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1],
+                # (its payload is not kept: it is indexed already, and made again from `data` if ever asked for)
+                return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, None,
                                   cached=True, ino=st.st_ino, ctime_ns=st.st_ctime_ns)
         try:
             text = md.decode(data)
