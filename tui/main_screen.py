@@ -64,7 +64,7 @@ from .widgets.preview import LeftOut, left_out, left_out_counts
 from .writes import MemoryWrites
 
 if TYPE_CHECKING:
-    pass
+    from .saved_filter import SavedChoices
 
 log = logging.getLogger("memtui.tui")
 
@@ -127,6 +127,7 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         self._generation = 0
         self._filter_generation = 0
         self._choices: dict[str, tuple[Sequence[Entry], list[str]]] = {}  # filter strings per layer snapshot
+        self._saved_choices: dict[str, SavedChoices] = {}  # …of a layer left in the prepared index
         self._ordered: dict[str, tuple[Sequence[Entry], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
         # the prepared index's entries (`startup.PaneListing`: made as they are shown), until the store loads
         self._prepared: dict[str, Sequence[Entry]] = {}
@@ -299,6 +300,8 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         query = utils.default_process(text)
         if not query:
             return snapshot, len(snapshot)  # (not copied: a prepared layer's entries are made as they are shown)
+        if isinstance(snapshot, SavedEntries):  # a large conversation layer: no string per row held
+            return self._filtered_saved(layer, snapshot, query), len(snapshot)
         cached = self._choices.get(layer)
         if cached is None or cached[0] is not snapshot:
             # the entries a change kept are the same objects: their strings are taken, not made again
@@ -313,6 +316,21 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
                                score_cutoff=FILTER_CUTOFF, limit=None)
         hits.sort(key=lambda h: (-h[1], h[2]))
         return [snapshot[h[2]] for h in hits], len(snapshot)
+
+    def _filtered_saved(self, layer: str, snapshot: SavedEntries, query: str) -> Sequence[Entry]:
+        """`filtered` over a conversation layer left in the prepared index (`saved_filter`)."""
+        from rapidfuzz import fuzz, process, utils
+
+        from .saved_filter import SavedChoices, hits
+
+        cached = self._saved_choices.get(layer)
+        if cached is None or cached.listing is not snapshot:
+            cached = SavedChoices(snapshot, lambda e: utils.default_process(
+                f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}"))
+            self._saved_choices[layer] = cached
+        found = process.extract(query, cached, scorer=fuzz.partial_ratio, processor=None,
+                                score_cutoff=FILTER_CUTOFF, limit=None)
+        return hits(cached, found)
 
     def layer_entries(self, layer: str) -> Sequence[Entry]:
         """The layer's entries in pane order: the store's once it has loaded, the prepared

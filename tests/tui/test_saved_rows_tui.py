@@ -1,11 +1,12 @@
 """A large conversation layer (here the demo's, as if it were large: `Tuning.rows_in_store`)
 stays in the prepared index once the store loads: the pane lists what a store that reads
-every row lists, in the same order, a row Muse adds meanwhile is listed after the reload,
+every row lists, in the same order, filtered the same way, a row Muse adds meanwhile is listed after the reload,
 and the inbox is the same."""
 
 from __future__ import annotations
 
 import asyncio
+from unittest import mock
 
 from memtui.core import actions
 from memtui.core.model import Layer
@@ -17,6 +18,7 @@ from memtui.tui import startup
 from memtui.tui.app import MemtuiApp
 from memtui.tui.startup import Tuning
 from memtui.tui.widgets import EntryPane
+from memtui.tui.widgets.entry_pane import pane_rows
 from tests.tui.helpers import wait_until
 
 
@@ -24,13 +26,17 @@ def listed(app: MemtuiApp) -> list[str]:
     return [e.id for e in app.query_one("#pane-conversation", EntryPane).entries]
 
 
-def plain_order(paths) -> list[str]:
+def plain_entries(paths) -> tuple:
     own = MemoryStore(paths, index=False)
     own.load()
     try:
-        return [e.id for e in startup.pane_order(Layer.CONVERSATION, own.snapshot(Layer.CONVERSATION))]
+        return tuple(startup.pane_order(Layer.CONVERSATION, own.snapshot(Layer.CONVERSATION)))
     finally:
         own.close()
+
+
+def plain_order(paths) -> list[str]:
+    return [e.id for e in plain_entries(paths)]
 
 
 async def test_a_large_conversation_layer_is_listed_from_the_prepared_index_as_the_store_would_list_it(demo_paths):
@@ -49,6 +55,14 @@ async def test_a_large_conversation_layer_is_listed_from_the_prepared_index_as_t
         plain.load()
         assert [(p.entry, p.provenance) for p in app.inbox] == [(p.entry, p.provenance) for p in actions.inbox(plain)]
         plain.close()
+
+        for text in ("cookie", "sesion cookei", "部署", "zzzz-nothing"):  # the filter: the same rows, groups and order
+            saved = pane_rows(Layer.CONVERSATION, app.main.filtered(Layer.CONVERSATION, text)[0])
+            with mock.patch.object(app.main, "layer_entries", lambda layer: plain_entries(demo_paths)):
+                want_rows = pane_rows(Layer.CONVERSATION, app.main.filtered(Layer.CONVERSATION, text)[0])
+            assert [row if isinstance(row, str) else row.id for row in saved] == \
+                [row if isinstance(row, str) else row.id for row in want_rows]
+        assert any(not isinstance(row, str) for row in pane_rows(Layer.CONVERSATION, app.main.filtered(Layer.CONVERSATION, "cookie")[0]))
 
         db = Conversations(demo_paths.db_path)  # Muse adds a row (no watcher here: the reload is asked for)
         cid = app.store.snapshot(Layer.CONVERSATION)[0].conversation_id
