@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import stat as stat_mod
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,7 +154,7 @@ def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[
         path=path, rel_path=rel, pinned=bool(f.get("pinned", False)), paths=tuple(f.get("paths", ())), expires=f.get("expires"),
     )
     return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
-                       terms=frozenset(terms), **common)
+                       terms=frozenset(map(sys.intern, terms)), **common)  # (one string per term, not per entry)
                  for entry_id, text, section, start, end, kind, terms in entries)
 
 
