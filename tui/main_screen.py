@@ -319,7 +319,7 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
 
     def _filtered_saved(self, layer: str, snapshot: SavedEntries, query: str) -> Sequence[Entry]:
         """`filtered` over a conversation layer left in the prepared index (`saved_filter`)."""
-        from rapidfuzz import fuzz, process, utils
+        from rapidfuzz import fuzz, utils
 
         from .saved_filter import SavedChoices, hits
 
@@ -328,9 +328,7 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
             cached = SavedChoices(snapshot, lambda e: utils.default_process(
                 f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}"))
             self._saved_choices[layer] = cached
-        found = process.extract(query, cached, scorer=fuzz.partial_ratio, processor=None,
-                                score_cutoff=FILTER_CUTOFF, limit=None)
-        return hits(cached, found)
+        return hits(cached, cached.extract(query, fuzz.partial_ratio, FILTER_CUTOFF))
 
     def layer_entries(self, layer: str) -> Sequence[Entry]:
         """The layer's entries in pane order: the store's once it has loaded, the prepared

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from memtui.core.model import Entry
 from memtui.core.store.saved_rows import SavedEntries, Subset
@@ -26,7 +27,7 @@ class SavedChoices(Sequence[str]):
             blob += choice(e).encode("utf-8", "surrogatepass")
             ends.append(len(blob))
             title_of.append(titles.setdefault(e.conversation_title, len(titles)))
-        self._blob = bytes(blob)
+        self._blob = blob  # (not copied to bytes: twice its size meanwhile)
         self._ends = ends
         self.titles = list(titles)
         self.title_of = title_of
@@ -38,6 +39,19 @@ class SavedChoices(Sequence[str]):
         return self._blob[self._ends[i]:self._ends[i + 1]].decode("utf-8", "surrogatepass")
 
 
+    def extract(self, query: str, scorer: Any, cutoff: float, block: int = 8192) -> list[tuple[float, int]]:
+        """`process.extract` over every choice (by base position), a block at a time: rapidfuzz
+        makes a list of the choices it is given, and a block is what is held of them."""
+        from rapidfuzz import process
+
+        found: list[tuple[float, int]] = []  # (score, base position): the strings are not kept
+        for start in range(0, len(self), block):
+            part = [self[i] for i in range(start, min(start + block, len(self)))]
+            found += [(score, start + i) for _, score, i in
+                      process.extract(query, part, scorer=scorer, processor=None, score_cutoff=cutoff, limit=None)]
+        return found
+
+
 class Hits(Subset):
     """A filter's hits as pane positions, with their conversations' groups (title, count)."""
 
@@ -46,13 +60,13 @@ class Hits(Subset):
         self.groups = groups
 
 
-def hits(choices: SavedChoices, found: list[tuple[str, float, int]]) -> Hits:
+def hits(choices: SavedChoices, found: list[tuple[float, int]]) -> Hits:
     """The hits (`process.extract`'s, by base position) best first, then in pane order, grouped
     under their conversation's title in the order of each group's first hit."""
     rows_of = choices.listing.pane_rows()
-    ranked = sorted(found, key=lambda h: (-h[1], rows_of[h[2]]))
+    ranked = sorted(found, key=lambda h: (-h[0], rows_of[h[1]]))
     by_title: dict[int, list[int]] = {}
-    for _, _, pos in ranked:
+    for _, pos in ranked:
         by_title.setdefault(choices.title_of[pos], []).append(rows_of[pos])
     rows = array("i")
     for members in by_title.values():
