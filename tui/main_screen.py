@@ -9,6 +9,7 @@ import logging
 import os
 import shlex
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -128,6 +129,7 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         self._filter_generation = 0
         self._choices: dict[str, tuple[Sequence[Entry], list[str]]] = {}  # filter strings per layer snapshot
         self._saved_choices: dict[str, SavedChoices] = {}  # …of a layer left in the prepared index
+        self._saved_lock = threading.Lock()
         self._ordered: dict[str, tuple[Sequence[Entry], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
         # the prepared index's entries (`startup.PaneListing`: made as they are shown), until the store loads
         self._prepared: dict[str, Sequence[Entry]] = {}
@@ -323,11 +325,13 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
 
         from .saved_filter import SavedChoices, hits
 
-        cached = self._saved_choices.get(layer)
-        if cached is None or cached.listing is not snapshot:
-            cached = SavedChoices(snapshot, lambda e: utils.default_process(
-                f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}"))
-            self._saved_choices[layer] = cached
+        with self._saved_lock:  # one pass over the rows, whatever the filter workers still running (one per key)
+            cached = self._saved_choices.get(layer)
+            if cached is None or cached.listing is not snapshot:
+                self._saved_choices.pop(layer, None)  # (the old strings gone before the new are made)
+                cached = SavedChoices(snapshot, lambda e: utils.default_process(
+                    f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}"))
+                self._saved_choices[layer] = cached
         return hits(cached, cached.extract(query, fuzz.partial_ratio, FILTER_CUTOFF))
 
     def layer_entries(self, layer: str) -> Sequence[Entry]:
