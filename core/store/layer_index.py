@@ -519,6 +519,15 @@ class LayerIndex:
                                                       *row[_PATH_AT + 1:]))
                 pos += 1
 
+    def entry_made(self, pos: int) -> Entry:
+        """`entry(pos)`, made from its saved row without keeping it (nor the row's chunk)."""
+        e = self._entries[pos]
+        peek = getattr(self._rows, "peek", None)
+        if e is not None or peek is None:
+            return self.entry(pos)
+        row = peek(pos)
+        return Entry(*(*row[:_PATH_AT], None if row[_PATH_AT] is None else Path(row[_PATH_AT]), *row[_PATH_AT + 1:]))
+
     def each_id(self) -> Iterator[str]:
         """Every position's entry id in base order, read as `each_entry` reads the rows."""
         pieces = getattr(self._shown, "pieces", None)
@@ -963,6 +972,10 @@ class PatchedLayer:
     def entry(self, pos: int) -> Entry:
         index, at = self._at(pos)
         return index.entry(at)
+
+    def entry_made(self, pos: int) -> Entry:
+        index, at = self._at(pos)
+        return index.entry_made(at)
 
     def fields(self, pos: int, names: Sequence[str]) -> tuple[Any, ...]:
         index, at = self._at(pos)

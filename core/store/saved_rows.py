@@ -85,12 +85,13 @@ class SavedEntries(Sequence[Entry]):
         return self.at(self.order[i])
 
     def at(self, pos: int) -> Entry:
-        """The entry at base position `pos` (made from its row; the last few made are kept)."""
+        """The entry at base position `pos` (made from its row, neither it nor its chunk kept
+        by the index: the last few made are kept here)."""
         made = self._made.get(pos)
         if made is None:
             if len(self._made) >= MADE_KEPT:
                 self._made.clear()
-            made = self._made[pos] = self.source.entry(pos)
+            made = self._made[pos] = self.source.entry_made(pos)  # type: ignore[attr-defined]
         return made
 
     def __iter__(self) -> Iterator[Entry]:
