@@ -96,3 +96,17 @@ class PendingItems(Sequence[review.Pending]):
 
     def __iter__(self) -> Iterator[review.Pending]:
         return (self[i] for i in range(len(self)))
+
+    def index_of_id(self, entry_id: str) -> int | None:
+        """Where the entry `entry_id` is listed, or None (found without making the entries)."""
+        entries = self.entries
+        row = entries.saved.index_of_id(entry_id)
+        at = -1 if row is None else entries.saved.order[row]
+        if at < 0:
+            at = next((-1 - i for i, e in enumerate(entries.held) if e.id == entry_id), None)
+            if at is None:
+                return None
+        try:
+            return entries.order.index(at)
+        except ValueError:
+            return None

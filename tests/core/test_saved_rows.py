@@ -65,6 +65,8 @@ def test_a_store_that_leaves_the_rows_in_the_prepared_index_holds_what_a_full_lo
                         assert lazy.snapshot(layer) == plain.snapshot(layer)
                     got, wanted = actions.inbox(lazy), actions.inbox(plain)
                     assert [(p.entry, p.provenance) for p in got] == [(p.entry, p.provenance) for p in wanted]
+                    assert [got.index_of_id(p.entry.id) for p in wanted] == list(range(len(wanted)))
+                    assert got.index_of_id("no-such-id") is None
                     assert [e.id for e in actions.unreviewed(lazy)] == [e.id for e in actions.unreviewed(plain)]
                 finally:
                     plain.close()

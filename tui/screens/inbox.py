@@ -145,7 +145,11 @@ class InboxScreen(Screen[None]):
         if not self.children:  # a read that came in before the screen composed: on_mount shows it
             return
         index = self._index
-        if current is not None:
+        find = getattr(self.items, "index_of_id", None)  # a large inbox finds it without making every entry
+        if current is not None and find is not None:
+            found = find(current.entry.id)
+            index = index if found is None else found
+        elif current is not None:
             index = next((i for i, item in enumerate(self.items) if item.entry.id == current.entry.id), index)
         self._index = max(0, min(index, len(self.items) - 1))
         self.query_one(PendingList).show(self.items, self._index if self.items else None)
