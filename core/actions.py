@@ -10,7 +10,7 @@ the entry and says why. A face prints it; it never needs a traceback.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -329,15 +329,27 @@ def _reviewed(store: MemoryStore) -> set[str]:
         raise ActionError(f"cannot read the review state: {exc}") from None
 
 
-def unreviewed(store: MemoryStore) -> list[Entry]:
-    """The entries awaiting review, newest first."""
+def unreviewed(store: MemoryStore) -> Sequence[Entry]:
+    """The entries awaiting review, newest first (a large conversation layer left in the
+    prepared index: made as they are asked for, `pending_rows`)."""
+    from .pending_rows import unreviewed_saved
+    from .store.saved_rows import SavedEntries
+
+    saved = store.snapshot(Layer.CONVERSATION)
+    if isinstance(saved, SavedEntries):
+        return unreviewed_saved([e for layer in FILE_LAYERS for e in store.snapshot(layer)], saved, _reviewed(store))
     return review.newest_first(review.unreviewed_among(store.entries(), _reviewed(store)))
 
 
-def inbox(store: MemoryStore) -> list[review.Pending]:
+def inbox(store: MemoryStore) -> Sequence[review.Pending]:
     """The entries awaiting review, newest first, each with where it came from."""
+    from .pending_rows import PendingEntries, PendingItems
+
+    found = unreviewed(store)
+    if isinstance(found, PendingEntries):
+        return PendingItems(found, [review.provenance(store, e) for e in found.held])
     return [review.Pending(e, None if e.layer == Layer.CONVERSATION else review.provenance(store, e))
-            for e in unreviewed(store)]
+            for e in found]
 
 
 def accept(store: MemoryStore, entries: Iterable[Entry]) -> list[Entry]:

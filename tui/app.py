@@ -9,7 +9,7 @@ import asyncio
 import gc
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from textual import events, on, work
@@ -96,7 +96,7 @@ class MemtuiApp(App[None]):
         self.theme = wanted if wanted in self.available_themes else "memtui-dark"
         self._theme_override = theme
         self.insights = Insights(self)  # the doctor's findings and the injection history
-        self.inbox: list[review.Pending] | None = None  # awaiting review (SPEC §12), newest first; None: not read yet
+        self.inbox: Sequence[review.Pending] | None = None  # awaiting review (SPEC §12), newest first; None: not read yet
         self.main = MainScreen(tuning)
 
     def get_default_screen(self) -> MainScreen:

@@ -9,6 +9,7 @@ import logging
 import os
 import shlex
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -36,6 +37,7 @@ from memtui.core.paths import MAX_FILE_BYTES
 from memtui.core.serve import inject_from_store, inject_prepared
 from memtui.core.settings import load_settings
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared
+from memtui.core.store.saved_rows import SavedEntries
 
 from . import forgetting, screens
 from .commands import help_rows
@@ -63,7 +65,7 @@ from .widgets.preview import LeftOut, left_out, left_out_counts
 from .writes import MemoryWrites
 
 if TYPE_CHECKING:
-    pass
+    from .saved_filter import SavedChoices
 
 log = logging.getLogger("memtui.tui")
 
@@ -126,7 +128,9 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         self._generation = 0
         self._filter_generation = 0
         self._choices: dict[str, tuple[Sequence[Entry], list[str]]] = {}  # filter strings per layer snapshot
-        self._ordered: dict[str, tuple[tuple[Entry, ...], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
+        self._saved_choices: dict[str, SavedChoices] = {}  # …of a layer left in the prepared index
+        self._saved_lock = threading.Lock()
+        self._ordered: dict[str, tuple[Sequence[Entry], tuple[Entry, ...]]] = {}  # store snapshot -> pane order
         # the prepared index's entries (`startup.PaneListing`: made as they are shown), until the store loads
         self._prepared: dict[str, Sequence[Entry]] = {}
         self._pending_keep: dict[str, str] = {}  # entry to select once the next refresh shows it
@@ -298,6 +302,8 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         query = utils.default_process(text)
         if not query:
             return snapshot, len(snapshot)  # (not copied: a prepared layer's entries are made as they are shown)
+        if isinstance(snapshot, SavedEntries):  # a large conversation layer: no string per row held
+            return self._filtered_saved(layer, snapshot, query), len(snapshot)
         cached = self._choices.get(layer)
         if cached is None or cached[0] is not snapshot:
             # the entries a change kept are the same objects: their strings are taken, not made again
@@ -313,14 +319,29 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         hits.sort(key=lambda h: (-h[1], h[2]))
         return [snapshot[h[2]] for h in hits], len(snapshot)
 
+    def _filtered_saved(self, layer: str, snapshot: SavedEntries, query: str) -> Sequence[Entry]:
+        """`filtered` over a conversation layer left in the prepared index (`saved_filter`)."""
+        from rapidfuzz import fuzz, utils
+
+        from .saved_filter import SavedChoices, hits
+
+        with self._saved_lock:  # one pass over the rows, whatever the filter workers still running (one per key)
+            cached = self._saved_choices.get(layer)
+            if cached is None or cached.listing is not snapshot:
+                self._saved_choices.pop(layer, None)  # (the old strings gone before the new are made)
+                cached = SavedChoices(snapshot, lambda e: utils.default_process(
+                    f"{e.text} {e.section} {' '.join(e.tags)} {e.conversation_title}"))
+                self._saved_choices[layer] = cached
+        return hits(cached, cached.extract(query, fuzz.partial_ratio, FILTER_CUTOFF))
+
     def layer_entries(self, layer: str) -> Sequence[Entry]:
         """The layer's entries in pane order: the store's once it has loaded, the prepared
         index's before (the same order, so nothing moves when the store takes over)."""
         if not self.memtui.loaded:
             return self._prepared.get(layer, ())
         snapshot = self.memtui.store.snapshot(layer)
-        if layer != Layer.CONVERSATION:
-            return snapshot  # the store reads Markdown in pane order (file, then line)
+        if layer != Layer.CONVERSATION or isinstance(snapshot, SavedEntries):
+            return snapshot  # the store reads Markdown in pane order (file, then line); saved rows are in it
         cached = self._ordered.get(layer)
         if cached is None or cached[0] is not snapshot:
             cached = (snapshot, tuple(pane_order(layer, snapshot)))
@@ -332,7 +353,8 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         if not self.memtui.loaded or layer != Layer.CONVERSATION:
             return True
         cached = self._ordered.get(layer)
-        return cached is not None and cached[0] is self.memtui.store.snapshot(layer)
+        snapshot = self.memtui.store.snapshot(layer)
+        return isinstance(snapshot, SavedEntries) or (cached is not None and cached[0] is snapshot)
 
     def refresh_panes(self, layers: Iterable[str] | None = None) -> None:
         layers = tuple(LAYERS if layers is None else layers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,7 @@ class StoreLoaded(Result):
     """The first load finished (`ok`), or failed (the start's worker says why). `ordered`:
     the conversation layer's snapshot and its pane order, found in the load's thread."""
 
-    def __init__(self, ordered: tuple[tuple[Entry, ...], tuple[Entry, ...]] | None = None, ok: bool = True) -> None:
+    def __init__(self, ordered: tuple[Sequence[Entry], tuple[Entry, ...]] | None = None, ok: bool = True) -> None:
         super().__init__()
         self.ordered = ordered
         self.ok = ok
@@ -274,6 +275,6 @@ class InsightsReady(Result):
 class InboxReady(Result):
     """The entries awaiting review (`core.review.Pending`, newest first), read in a worker."""
 
-    def __init__(self, items: list[Pending]) -> None:
+    def __init__(self, items: Sequence[Pending]) -> None:
         super().__init__()
         self.items = items

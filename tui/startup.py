@@ -24,7 +24,8 @@ from memtui.core.store import prepared as prepared_index
 from memtui.core.store.layer_index import LayerIndex
 from memtui.core.store.pane_order import conversation_keys
 from memtui.core.store.patched_layer import PatchedLayer
-from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, check_rows, prepare
+from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, check_rows, prepare, saved_conversation
+from memtui.core.store.saved_rows import SavedEntries
 
 from .messages import IndexBuilding, PreparedOpened, StoreLoaded
 
@@ -50,6 +51,10 @@ class Tuning:
     # injection itself; past it (a large store), once the typing pauses: finding them walks
     # thousands of candidates, more than the injection costs per keystroke.
     left_out_at_once: int = 3000
+    # Conversation rows from which the store leaves the layer in the prepared index (each
+    # entry made as it is shown: `core.store.saved_rows`) rather than holding every row as an
+    # entry (over a kilobyte each: 365,000 rows at ten times the large corpus).
+    rows_in_store: int = 50_000
 
 
 class Opened(NamedTuple):
@@ -218,7 +223,7 @@ class StartUp:
         """The steps in order; the store's load is said (`StoreLoaded`) even when it failed (the
         worker's failure says why), so that the panes stop waiting for it."""
         assert self._opening is not None
-        ordered: tuple[tuple[Entry, ...], tuple[Entry, ...]] | None = None
+        ordered: tuple[Sequence[Entry], tuple[Entry, ...]] | None = None
         ok = False
         try:
             opened = await self._opening
@@ -229,7 +234,8 @@ class StartUp:
                 prepared, conversation = opened.prepared, opened.entries[Layer.CONVERSATION]
                 del opened
                 await self._quiet()
-                if prepared.row_gen is not None:  # the store takes the pane's conversation entries while no row moved
+                if prepared.row_gen is not None and len(conversation) < self.tuning.rows_in_store:
+                    # the store takes the pane's conversation entries while no row moved
                     offer = (conversation, prepared.row_gen)  # (made now, those not shown yet)
                 del prepared, conversation
             ordered = await asyncio.to_thread(self._load, offer, listed)
@@ -255,16 +261,18 @@ class StartUp:
         while (now := time.monotonic()) < deadline and (left := self.last_typed + self.tuning.typing_pause - now) > 0:
             await asyncio.sleep(min(left, deadline - now))  # (till the pause would end: a key since moves it)
 
-    def _load(self, offer: tuple[Sequence[Entry], int] | None, listed: bool) -> tuple[tuple[Entry, ...], tuple[Entry, ...]] | None:
+    def _load(self, offer: tuple[Sequence[Entry], int] | None, listed: bool) -> tuple[Sequence[Entry], tuple[Entry, ...]] | None:
         """(In a thread) load the store, then start the watcher; the conversation pane's order
         of the store's entries is found here rather than on the event loop (when the panes
         listed the prepared index: the store then takes over with no wait)."""
-        store = self.app.store
+        store, app = self.app.store, self.app
         if offer is not None:
             store.offer_conversation(*offer)
+        else:  # a large conversation layer stays in the prepared index (as its pane lists it already)
+            store.rows_from_prepared(lambda: saved_conversation(app.paths, app.settings), self.tuning.rows_in_store)
         store.load()
         ordered = None
-        if listed:
+        if listed and not isinstance(store.snapshot(Layer.CONVERSATION), SavedEntries):
             snapshot = store.snapshot(Layer.CONVERSATION)
             ordered = (snapshot, tuple(pane_order(Layer.CONVERSATION, snapshot)))
         # Tens of thousands of entries live as long as the app: keep them out of the cyclic

@@ -282,6 +282,39 @@ class LayerIndex:
                                                            *row[PATH_AT + 1:])))
                 for e, row in zip(made, rows)]
 
+    def each_entry(self) -> Iterator[Entry]:
+        """Every position's entry in base order, those not made yet made from the saved rows a
+        chunk at a time and kept neither here nor there (`core.store.saved_rows`)."""
+        rows = self.rows
+        if not isinstance(rows, Chunks):
+            yield from map(self.entry, range(self.size))
+            return
+        made = self._entries
+        pos = 0
+        for part in rows.pieces():
+            for row in part:
+                e = made[pos]
+                yield e if e is not None else _entry_of_row(row)
+                pos += 1
+
+    def entry_made(self, pos: int) -> Entry:
+        """`entry(pos)`, made from its saved row without keeping it (nor the row's chunk)."""
+        e = self._entries[pos]
+        rows = self.rows
+        if e is not None or not isinstance(rows, Chunks):
+            return self.entry(pos)
+        return _entry_of_row(rows.peek(pos))
+
+    def each_id(self) -> Iterator[str]:
+        """Every position's entry id in base order, read as `each_entry` reads the rows."""
+        shown = self.saved_shown
+        if not isinstance(shown, Chunks):
+            yield from (self.shown(p).id for p in range(self.size))
+            return
+        for part in shown.pieces():
+            for values in part:
+                yield values[_SHOWN_ID]
+
     def holds(self, entries: Sequence[Entry]) -> bool:
         """Whether this (saved) index has exactly `entries`, field for field (then it answers
         for them as an index built from them would)."""
@@ -466,3 +499,8 @@ class LayerIndex:
                 if rest:
                     yield 0, rest
 
+
+def _entry_of_row(row: Sequence[Any]) -> Entry:
+    """An entry from its saved row (`entry_rows.entry_row`): the path back to a Path, the
+    vocabulary's strings back to its members."""
+    return Entry(*with_enums((*row[:PATH_AT], None if row[PATH_AT] is None else Path(row[PATH_AT]), *row[PATH_AT + 1:])))

@@ -11,7 +11,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -27,6 +27,7 @@ from .generation import LOG_KEPT
 from .index import FileIndex, ReviewState
 from .line_cache import LineCache
 from .rows import conversation_entry
+from .saved_rows import SavedEntries
 from .scan import FileRecord, Scan
 from .snapshot import Snapshot
 from .writing import StoreWrites
@@ -65,7 +66,10 @@ class MemoryStore(StoreWrites):
         self.scan = Scan({Layer.USER: paths.user_root, Layer.PROJECT: paths.project_root},
                          within={layer: paths.container(layer) for layer in FILE_LAYERS})
         self._lock = threading.RLock()
-        self._conversation: tuple[Entry, ...] = ()
+        self._conversation: Sequence[Entry] = ()  # a tuple, or the prepared index's rows (`SavedEntries`)
+        # (`rows_from_prepared`) the conversation layer as the prepared index has it brought up
+        # to date, and the least rows for which it is taken from there rather than read whole
+        self._saved_rows: tuple[Callable[[], Any], int] | None = None
         self._conversation_error: Problem | None = None
         self._index_problem: Problem | None = None
         self._data_version: int | None = None
@@ -99,8 +103,10 @@ class MemoryStore(StoreWrites):
     def entries(self, layer: str | None = None) -> list[Entry]:
         return self._snapshot.entries(layer)
 
-    def snapshot(self, layer: str) -> tuple[Entry, ...]:
-        """The layer's entries as an immutable tuple (the same object until the layer changes)."""
+    def snapshot(self, layer: str) -> Sequence[Entry]:
+        """The layer's entries as an immutable tuple (the same object until the layer changes);
+        a large conversation layer taken from the prepared index (`rows_from_prepared`) as a
+        `SavedEntries`, whose entries are made as they are asked for."""
         return self._snapshot.layers[layer]
 
     def get(self, entry_id: str) -> Entry | None:
@@ -236,6 +242,33 @@ class MemoryStore(StoreWrites):
         self._data_version = version
         return moved
 
+    def rows_from_prepared(self, layer_of: Callable[[], Any], least: int) -> None:
+        """Take the conversation layer from the prepared index rather than reading every row
+        into entries, when it has `least` rows or more: `layer_of()` gives it brought up to
+        date (`prepared.saved_conversation`: the rows changed since laid over it, its
+        `row_gen` the counter it is exactly current at), or None (then the rows are read)."""
+        self._saved_rows = (layer_of, least)
+
+    def _take_saved(self) -> bool | None:
+        """The conversation layer from the prepared index (`rows_from_prepared`); whether it
+        changed, or None when it cannot be taken from there (too small, none saved)."""
+        if self._saved_rows is None or not self.database.exists():
+            return None
+        layer_of, least = self._saved_rows
+        version = self.conversations.data_version()  # first: a commit after it moves it again
+        layer = layer_of()
+        gen = getattr(layer, "row_gen", None)
+        if layer is None or not isinstance(gen, int) or layer.size < least:
+            return None
+        self._data_version = version
+        current = self._conversation
+        if isinstance(current, SavedEntries) and current.row_gen == gen and self._conversation_error is None:
+            return False
+        self._conversation = SavedEntries(layer, gen)
+        self._row_gen = gen
+        self._conversation_error = None
+        return True
+
     def offer_conversation(self, entries: Iterable[Entry], row_gen: int) -> None:
         """The conversation layer's entries as another reader made them (the TUI, from the
         prepared index) when memtui's change counter over the rows was `row_gen`: the next
@@ -249,6 +282,14 @@ class MemoryStore(StoreWrites):
         memtui's change counter allows (its triggers in place), from entries offered or from
         the rows changed since the last read alone; else every row is read again."""
         offered, self._offered = self._offered, None
+        if self._saved_rows is not None and offered is None:
+            try:
+                taken = self._take_saved()
+            except Exception as exc:  # anything unsure: the rows are read below
+                log.info("conversation layer not taken from the prepared index: %s", exc)
+                taken = None
+            if taken is not None:
+                return taken
         if offered is not None or (not full and self.loaded and self._row_gen is not None):
             try:
                 changed = self._conversation_since(offered)
@@ -355,7 +396,7 @@ _ROW_FIELDS = attrgetter("id", "content", "category", "tags", "source", "convers
 _ENTRY_FIELDS = attrgetter("id", "text", "category", "tags", "source", "conversation_id", "conversation_title")
 
 
-def _same_rows(entries: tuple[Entry, ...], rows: list[ConversationRow]) -> bool:
+def _same_rows(entries: Sequence[Entry], rows: list[ConversationRow]) -> bool:
     """Whether `rows` would make exactly `entries` (`scan.conversation_entry`'s fields), in
     order: a change elsewhere in muse.db (the hook's injection history) re-reads the rows,
     and only a changed row makes the layer's entries again. Compared field by field from the

@@ -275,6 +275,10 @@ class PatchedLayer:
         index, at = self._at(pos)
         return index.entry(at)
 
+    def entry_made(self, pos: int) -> Entry:
+        index, at = self._at(pos)
+        return index.entry_made(at)
+
     def fields(self, pos: int, names: Sequence[str]) -> tuple[Any, ...]:
         index, at = self._at(pos)
         return index.fields(at, names)

@@ -151,6 +151,21 @@ class Chunks(Sequence[Any]):
             part = self._loaded[i] = self._sections.read(*self._chunks[i])
         return part[pos - i * CHUNK]
 
+    def peek(self, pos: int) -> Any:
+        """The value at `pos`, its chunk read and not kept (unless it is already)."""
+        i = pos // CHUNK
+        part = self._loaded[i]
+        if part is None:
+            part = self._sections.read(*self._chunks[i])
+        return part[pos - i * CHUNK]
+
+    def pieces(self) -> Iterator[list[Any]]:
+        """Every chunk's values in turn, those not kept read and let go: a pass over every
+        value holds one chunk of them at a time."""
+        for i, at in enumerate(self._chunks):
+            part = self._loaded[i]
+            yield part if part is not None else self._sections.read(*at)
+
 
 class Records(Chunks):
     """The saved candidates' JSON pieces as UTF-8 records (`candidate_json.json_record`: each

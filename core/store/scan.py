@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import stat as stat_mod
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,7 +153,7 @@ def _entries(layer: str, path: Path, rel: str, f: dict[str, Any], entries: list[
         path=path, rel_path=rel, pinned=bool(f.get("pinned", False)), paths=tuple(f.get("paths", ())), expires=f.get("expires"),
     )
     return tuple(Entry(id=entry_id, text=text, section=section, line_start=start, line_end=end, kind=kind,
-                       terms=frozenset(terms), **common)
+                       terms=frozenset(map(sys.intern, terms)), **common)  # (one string per term, not per entry)
                  for entry_id, text, section, start, end, kind, terms in entries)
 
 
@@ -331,7 +332,8 @@ class Scan:
         if cached is not None and cached[0] == sha:
             entries = entries_from_payload(layer, path, rel, cached[1], st.st_mtime, self.roots)
             if entries is not None:
-                return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, cached[1],
+                # (its payload is not kept: it is indexed already, and made again from `data` if ever asked for)
+                return FileRecord(path, layer, rel, st.st_size, st.st_mtime_ns, sha, data, entries, None,
                                   cached=True, ino=st.st_ino, ctime_ns=st.st_ctime_ns)
         try:
             text = md.decode(data)

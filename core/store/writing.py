@@ -9,7 +9,7 @@ import hashlib
 import json
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -54,7 +54,7 @@ class StoreWrites:
 
     if TYPE_CHECKING:
         def get(self, entry_id: str) -> Entry | None: ...
-        def snapshot(self, layer: str) -> tuple[Entry, ...]: ...
+        def snapshot(self, layer: str) -> Sequence[Entry]: ...
         def entry_at(self, path: Path, line_start: int) -> Entry | None: ...
         def reload(self, changed: Iterable[Path] | None = None, conversation: bool | None = None,
                    full: bool = False, reason: str = "reload", files: bool = True) -> object: ...

@@ -4,6 +4,7 @@ selected one; the next one is selected after each. The app runs the writes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -56,9 +57,9 @@ class PendingList(RowList):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.items: list[Pending] = []
+        self.items: Sequence[Pending] = []
 
-    def show(self, items: list[Pending], target: int | None) -> None:
+    def show(self, items: Sequence[Pending], target: int | None) -> None:
         self.items = items
         self.items_changed(target)
 
@@ -113,7 +114,7 @@ class InboxScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__(id="inbox-screen")
-        self.items: list[Pending] = []
+        self.items: Sequence[Pending] = []
         self._index = 0
 
     @property
@@ -135,16 +136,20 @@ class InboxScreen(Screen[None]):
         self.query_one(PendingList).focus()
 
     # ------------------------------------------------------------------ showing
-    def show(self, items: list[Pending]) -> None:
+    def show(self, items: Sequence[Pending]) -> None:
         """New contents: the selected entry stays selected while it is listed; when it left
         (accepted, edited, rejected) the one that took its place, i.e. the next, is selected."""
         current = self.selected()
-        self.items = list(items)
+        self.items = items  # (a large inbox: made as it is shown, not copied)
         self.sub_title = inbox_title(len(self.items))
         if not self.children:  # a read that came in before the screen composed: on_mount shows it
             return
         index = self._index
-        if current is not None:
+        find = getattr(self.items, "index_of_id", None)  # a large inbox finds it without making every entry
+        if current is not None and find is not None:
+            found = find(current.entry.id)
+            index = index if found is None else found
+        elif current is not None:
             index = next((i for i, item in enumerate(self.items) if item.entry.id == current.entry.id), index)
         self._index = max(0, min(index, len(self.items) - 1))
         self.query_one(PendingList).show(self.items, self._index if self.items else None)

@@ -147,7 +147,15 @@ class PaneRows(Sequence["Entry | str"]):
         return self.entries[row - group - 1]  # one header before each of the group's entries
 
     def row_of(self, entry_id: str) -> int | None:
-        """The row of the entry `entry_id` (found once for all entries, when first asked)."""
+        """The row of the entry `entry_id` (found once for all entries, when first asked; a
+        large conversation layer's `SavedEntries` finds it itself, without making them)."""
+        find = getattr(self.entries, "index_of_id", None)
+        if find is not None:
+            i = find(entry_id)
+            if i is None:
+                return None
+            group = bisect_right([row - g for g, row in enumerate(self.header_rows)], i) - 1
+            return i + group + 1 if self.header_rows else i
         if self._row_of is None:
             found: dict[str, int] = {}
             group, next_header = -1, 0
