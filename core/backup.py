@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from . import gate, transfer
-from .fileio import read_regular, sha256
+from .bounded_reader import read_regular
+from .fileio import sha256
 from .interop import BackupFile, Memory, ReadResult, jsonl
 from .interop._files import outbound_name, outbound_text
 from .model import LAYER_OF, Entry, Layer

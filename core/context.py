@@ -99,7 +99,7 @@ def transcript_files(transcript: str | Path, workspace: Path, turns: int = TURNS
     """The workspace files Claude Code's transcript shows were read or edited in the last
     `turns` prompts, newest first, workspace-relative. A missing or unreadable transcript, or
     a line that is not JSON, gives nothing for it (the hook never fails for it)."""
-    from .fileio import read_regular_tail
+    from .bounded_reader import read_regular_tail
 
     try:
         data = read_regular_tail(transcript, tail)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 
+from .bounded_reader import file_kind
 from .display import path_text
-from .fileio import file_kind
 from .model import FILE_LAYERS, LAYERS, Layer  # noqa: F401  (re-exported)
 
 MAX_FILE_BYTES = 1024 * 1024  # files over 1 MiB are skipped and reported

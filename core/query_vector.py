@@ -193,7 +193,7 @@ class WeightRows:
     or device in the file's place is refused, never waited on."""
 
     def __init__(self, weights: Path, tensor: str):
-        from .fileio import open_regular
+        from .bounded_reader import open_regular
 
         self._fd = open_regular(weights, 1 << 32)
         try:

@@ -107,8 +107,8 @@ class SemanticSession:
         if self._query is not None:
             return self._query
         from . import gate
+        from .bounded_reader import read_regular
         from .display import path_text
-        from .fileio import read_regular
         from .query_vector import MAX_MODEL_BYTES, QueryModel, Unsupported, build
 
         path = self.home / "cache" / f"query-model-{self.files.info.tag}.bin"
@@ -273,8 +273,8 @@ def _read_aligned(path: Path, stamp: str, size: int) -> Any:
     import mmap
     import zipfile
 
+    from .bounded_reader import open_regular
     from .display import path_text
-    from .fileio import open_regular
     from .query_vector import Rows, le_array
     from .semantic import MODEL_DIM
 

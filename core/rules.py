@@ -86,7 +86,7 @@ class Decision:
 
 # ---------------------------------------------------------------------- reading rule files
 def _read(workspace: Path, rel: str) -> str | None:
-    from .fileio import read_regular
+    from .bounded_reader import read_regular
 
     try:
         return read_regular(workspace / rel, MAX_RULE_BYTES, follow_symlinks=False).decode("utf-8")

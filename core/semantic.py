@@ -84,7 +84,7 @@ def locate() -> ModelFiles:
 def _version(folder: Path) -> str:
     """The installed package's version: from the `Version:` line of its wheel's METADATA beside
     it (the hook does not pay ≈25 ms to import `importlib.metadata`), else from that module."""
-    from .fileio import read_regular
+    from .bounded_reader import read_regular
 
     found = list(folder.parent.glob(f"{MODEL_PACKAGE}-*.dist-info"))
     for dist in found if len(found) == 1 else []:  # two (one left by an upgrade): the installer knows which

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from . import gate, jsondata
+from .bounded_reader import RefusedFileError, read_regular_if_exists
 from .display import path_text
-from .fileio import RefusedFileError, read_regular_if_exists
 from .model import Layer
 from .paths import Paths, Problem, escapes
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fileio import read_regular_if_exists
+from .bounded_reader import read_regular_if_exists
 
 LIMIT = 20_000  # files listed at most
 GITIGNORE_BYTES = 256 * 1024

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .fileio import read_regular_if_exists
+from .bounded_reader import read_regular_if_exists
 from .finding import Finding
 from .model import Entry, Layer
 from .paths import escapes

@@ -28,9 +28,9 @@ from textual.widgets import Collapsible, Footer, Header, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from memtui.core import actions, process_gate
+from memtui.core.bounded_reader import read_regular
 from memtui.core.display import display_path, escape_name
 from memtui.core.doctor import Finding
-from memtui.core.fileio import read_regular
 from memtui.core.injection import InjectionResult
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import MAX_FILE_BYTES

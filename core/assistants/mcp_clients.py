@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..fileio import RefusedFileError
+from ..bounded_reader import RefusedFileError
 from ..settings import json_text_for, parse_json_object, read_settings_bytes
 from . import Client
 from .codex import codex_home

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import gate, markdown, process_gate
-from ..fileio import MAX_REWRITTEN_BYTES, read_regular
+from ..bounded_reader import read_regular
+from ..fileio import MAX_REWRITTEN_BYTES
 from ..markdown import MemoryFileError, parse_text
 from .parse import CannotMergeByEntry
 from .write import MARKER_SIZE, merge_entries

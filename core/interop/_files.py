@@ -24,7 +24,8 @@ import yaml
 
 from .. import gate
 from .. import markdown as md
-from ..fileio import FileTooLargeError, RefusedFileError, file_kind, read_regular, walk
+from ..bounded_reader import FileTooLargeError, RefusedFileError, file_kind, read_regular
+from ..fileio import walk
 from ..paths import MAX_FILE_BYTES, is_inside
 from . import ImportProblem, ReadResult, SourceText, WriteRefused
 

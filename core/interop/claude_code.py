@@ -22,7 +22,7 @@ from typing import Any, NotRequired, TypedDict
 from urllib.parse import unquote
 
 from .. import markdown as md
-from ..fileio import read_regular
+from ..bounded_reader import read_regular
 from ..model import Layer, importance_of, status_of
 from . import ImportProblem, Memory, ReadResult, SourceText
 from ._files import (

@@ -35,7 +35,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from .. import gate, jsondata
-from ..fileio import ConflictError, read_regular, sha256
+from ..bounded_reader import read_regular
+from ..fileio import ConflictError, sha256
 
 MANIFEST_FOLDER = "exports"
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..fileio import read_regular, sha256
+from ..bounded_reader import read_regular
+from ..fileio import sha256
 from ..injection import LayerCandidates, LineMaker
 from ..model import LAYERS, Layer
 from ..paths import MAX_FILE_BYTES, Paths, Problem, memory_file_names

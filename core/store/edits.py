@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import gate, jsondata
-from ..fileio import ConflictError, RefusedFileError, read_if_exists, read_regular, sha256, walk
+from ..bounded_reader import RefusedFileError, read_regular
+from ..fileio import ConflictError, read_if_exists, sha256, walk
 from ..model import Layer
 from ..paths import MAX_FILE_BYTES, Paths
 from .changes import (

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import gate
-from ..fileio import open_regular
+from ..bounded_reader import open_regular
 from ..injection import LayerCandidates
 from ..model import LAYERS
 from ..paths import Paths

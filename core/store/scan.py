@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import markdown as md
-from ..fileio import NotRegularFile, read_regular, sha256
+from ..bounded_reader import NotRegularFile, read_regular
+from ..fileio import sha256
 from ..forgetting import expiry_value
 from ..model import IMPORTANCE_OF, LAYER_OF, STATUS_OF, Entry, Importance, Status, importance_of, status_of
 from ..paths import MAX_FILE_BYTES, Problem, iter_memory_files, relative_posix

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from .. import gate
+from ..bounded_reader import open_regular
 from ..display import path_text
-from ..fileio import open_regular
 from ..semantic import Embedder
 
 if TYPE_CHECKING:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 from .. import gate
 from .. import markdown as md
+from ..bounded_reader import read_regular_if_exists
 from ..display import path_text
-from ..fileio import ConflictError, read_if_exists, read_regular_if_exists
+from ..fileio import ConflictError, read_if_exists
 from ..model import Entry, Layer
 from ..paths import MAX_FILE_BYTES, Paths, UnsafePathError
 from .changes import Change, FlagChange, ReviewChange, RowChange

@@ -24,13 +24,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from memtui.core.bounded_reader import FileTooLargeError, NotRegularFileError, RefusedFileError, read_regular
 from memtui.core.display import display_path, escape_name, escape_text, json_for_terminal, path_text
-from memtui.core.fileio import (
-    FileTooLargeError,
-    NotRegularFileError,
-    RefusedFileError,
-    read_regular,
-)
 from memtui.core.paths import Paths, iter_memory_files, relative_posix
 from memtui.core.settings import SettingsError, load_settings, set_workspace_enabled
 from memtui.core.store import MemoryStore
