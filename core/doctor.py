@@ -133,22 +133,25 @@ def reported_order(e: Entry) -> tuple[int, str, int, float, str]:
     return LAYERS.index(e.layer), e.rel_path, e.line_start, 0.0, ""
 
 
-def duplicates(entries: list[Entry]) -> list[Finding]:
+def duplicates(entries: list[Entry], paths: Paths | None = None) -> list[Finding]:
     """Pairs of active entries (in one layer or across layers) that are near-duplicates by
     the same rule as `remember`'s check. Each later entry is reported against the first:
     layers in their order (user, project, conversation), Markdown entries in file order,
     conversation memories by date (the newer is the duplicate), whatever order `entries`
     come in (a store that took its conversation entries from the prepared index lists them
     in another order than one that read the rows). Blocked, never all pairs
-    (`similarity.duplicate_pairs`)."""
+    (`similarity.duplicate_pairs`). With `paths`, the pairs close enough to judge are those
+    saved by the last run, and the texts it had not seen compared with all (`near_pairs`)."""
     from .contradictions import is_label
+    from .near_pairs import NearPairs
     from .similarity import duplicate_pairs
 
     # a bare label (`**NEVER**:`) heads the list after it: the same label over two lists is no repeat (§17)
     active = sorted((e for e in entries if not e.archived and not is_label(e.text)), key=reported_order)
     return [Finding("duplicate", active[second].source_ref, f"near-duplicate of {active[first].source_ref}",
                     active[second].id, active[second].layer)
-            for first, second in duplicate_pairs([e.text for e in active], max)]
+            for first, second in duplicate_pairs([e.text for e in active], max,
+                                                 NearPairs(paths) if paths is not None else None)]
 
 
 class LineSizes:
@@ -359,7 +362,7 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
     if "stale_reference" in kinds:
         out += stale_references(entries, paths.workspace)
     if "duplicate" in kinds:
-        out += duplicates(entries)
+        out += duplicates(entries, paths)
     sizes = _sizes_of(store, settings, entries) if "unreachable" in kinds or "over_limit" in kinds else None
     if "unreachable" in kinds:
         out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings, sizes)
