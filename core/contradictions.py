@@ -261,7 +261,8 @@ class Reader:
     def _is_name(self, tok: str, low: str, start: bool) -> bool:
         if low in TOOLS:
             return True
-        if not tok[0].isupper() and not any(ch.isupper() for ch in tok[1:]):
+        rest = tok[1:]  # (a lower-case rest has no upper-case letter: the common case, without the walk)
+        if not tok[0].isupper() and (rest.islower() or not any(ch.isupper() for ch in rest)):
             return False
         if low in ACRONYMS or low in NEGATIONS or low in FILLER:
             return False
@@ -352,21 +353,45 @@ def rough_keys(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return (rest | {first} if first and first not in _NOT_ROUGH else rest), rest
 
 
+def rough_groups(text: str) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """The groups of `rough_keys` a text joins in `contradiction_pairs`: the one of its words
+    without the first (None when there are none) and the one with it (None when the same
+    set; a text whose first word is among the others joins its one group twice)."""
+    with_first, rest = rough_keys(text)
+    return rest or None, with_first if with_first is not rest else None
+
+
+def _digest(words: frozenset[str] | None) -> bytes | None:
+    import hashlib
+
+    return None if words is None else hashlib.blake2b("\0".join(sorted(words)).encode(), digest_size=16).digest()
+
+
+def rough_digests(text: str) -> tuple[bytes | None, bytes | None]:
+    """`rough_groups` as digests (the words are letters: joined by NUL, no two sets alike):
+    what the doctor keeps per text between runs (`text_memo`)."""
+    rest, with_first = rough_groups(text)
+    return _digest(rest), _digest(with_first)
+
+
 def contradiction_pairs(texts: Sequence[str], skip: Callable[[int, int], bool] | None = None,
-                        per_entry: int = 8) -> list[tuple[int, int, Disagreement]]:
+                        per_entry: int = 8,
+                        groups_of: Callable[[str], tuple[object, object]] = rough_groups,
+                        ) -> list[tuple[int, int, Disagreement]]:
     """(first, later, disagreement) for texts that contradict an earlier one, in the order
     given. Blocked twice, never all pairs: texts are first grouped by `rough_keys` (regular
     expressions and a set each: cheap), and only those that share a key with another text are
     read as facts; those are grouped by subject and value classes, and each is compared with
     the first text of each earlier distinct set of values in its group (at most `per_entry`
     of them), so the work is linear in the texts. `skip(i, j)` leaves a pair out (one
-    remembered as not contradicting)."""
-    rough: dict[frozenset[str], list[int]] = {}
+    remembered as not contradicting). `groups_of` gives a text's rough groups
+    (`rough_groups`, or the same as digests)."""
+    rough: dict[object, list[int]] = {}
     for j, text in enumerate(texts):
-        with_first, rest = rough_keys(text)
-        if rest:
+        rest, with_first = groups_of(text)
+        if rest is not None:
             rough.setdefault(rest, []).append(j)
-        if with_first is not rest:
+        if with_first is not None:
             rough.setdefault(with_first, []).append(j)
     shared = sorted({j for group in rough.values() if len(group) > 1 for j in group})
     if not shared:
