@@ -176,6 +176,7 @@ class Reader:
 
     def __init__(self, lower: frozenset[str] = frozenset()):
         self.lower = lower
+        self.asked: list[tuple[str, bool]] | None = None  # when a list: each look-up in `lower` and its answer
 
     @staticmethod
     def lower_words(texts: Iterable[str]) -> frozenset[str]:
@@ -267,7 +268,12 @@ class Reader:
         if low in ACRONYMS or low in NEGATIONS or low in FILLER:
             return False
         if start:
-            return low not in COMMON and low not in self.lower and stem(low) not in COMMON
+            if low in COMMON:
+                return False
+            seen = low in self.lower
+            if self.asked is not None:
+                self.asked.append((low, seen))
+            return not seen and stem(low) not in COMMON
         return True
 
 
@@ -374,9 +380,35 @@ def rough_digests(text: str) -> tuple[bytes | None, bytes | None]:
     return _digest(rest), _digest(with_first)
 
 
+Saved = tuple[tuple[str, ...], tuple[tuple[str, str, str, str], ...], tuple[tuple[str, bool], ...]]
+
+
+class SavedFacts:
+    """`Reader.fact` through values kept by text (`get`, `put`: the doctor's `TextMemo`): a
+    fact depends on its text and on whether some of its words are in the reader's `lower`,
+    so a kept fact is taken when those look-ups still give the same answers."""
+
+    def __init__(self, get: Callable[[str], Saved | None], put: Callable[[str, Saved], None]):
+        self.get, self.put = get, put
+
+    def __call__(self, reader: Reader, text: str) -> Fact:
+        kept = self.get(text)
+        if kept is not None and all((low in reader.lower) == seen for low, seen in kept[2]):
+            return Fact(frozenset(kept[0]), tuple(Value(*v) for v in kept[1]))
+        reader.asked = []
+        try:
+            fact = reader.fact(text)
+            asked = tuple(reader.asked)
+        finally:
+            reader.asked = None
+        self.put(text, (tuple(sorted(fact.subject)), tuple((v.cls, v.kind, v.norm, v.shown) for v in fact.values), asked))
+        return fact
+
+
 def contradiction_pairs(texts: Sequence[str], skip: Callable[[int, int], bool] | None = None,
                         per_entry: int = 8,
                         groups_of: Callable[[str], tuple[object, object]] = rough_groups,
+                        fact_of: Callable[[Reader, str], Fact] | None = None,
                         ) -> list[tuple[int, int, Disagreement]]:
     """(first, later, disagreement) for texts that contradict an earlier one, in the order
     given. Blocked twice, never all pairs: texts are first grouped by `rough_keys` (regular
@@ -385,7 +417,8 @@ def contradiction_pairs(texts: Sequence[str], skip: Callable[[int, int], bool] |
     the first text of each earlier distinct set of values in its group (at most `per_entry`
     of them), so the work is linear in the texts. `skip(i, j)` leaves a pair out (one
     remembered as not contradicting). `groups_of` gives a text's rough groups
-    (`rough_groups`, or the same as digests)."""
+    (`rough_groups`, or the same as digests); `fact_of(reader, text)` its fact (`reader.fact`,
+    or `SavedFacts`)."""
     rough: dict[object, list[int]] = {}
     for j, text in enumerate(texts):
         rest, with_first = groups_of(text)
@@ -400,7 +433,7 @@ def contradiction_pairs(texts: Sequence[str], skip: Callable[[int, int], bool] |
     groups: dict[tuple[frozenset[str], tuple[str, ...]], list[tuple[tuple[str, ...], int, Fact]]] = {}
     out: list[tuple[int, int, Disagreement]] = []
     for j in shared:
-        fact = reader.fact(texts[j])
+        fact = reader.fact(texts[j]) if fact_of is None else fact_of(reader, texts[j])
         if not fact.subject or not fact.values:
             continue
         key = (fact.subject, fact.classes())

@@ -429,7 +429,7 @@ def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | No
     """Pairs of visible entries (any layers; archived and superseded ones are not visible) that
     state different values for the same thing (SPEC §17, `contradictions.contradiction_pairs`),
     each reported on both sides, naming the other; pairs the person kept apart are left out."""
-    from .contradictions import contradiction_pairs, rough_digests, rough_groups
+    from .contradictions import SavedFacts, contradiction_pairs, rough_digests, rough_groups
     from .supersede import kept_apart
     from .supersession import pair_key
 
@@ -444,7 +444,8 @@ def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | No
 
     out = []
     groups_of = memo.table("rough groups", rough_digests) if memo is not None else rough_groups
-    for i, j, found in contradiction_pairs([e.text for e in visible], skip, groups_of=groups_of):
+    fact_of = SavedFacts(*memo.getter("facts")) if memo is not None else None
+    for i, j, found in contradiction_pairs([e.text for e in visible], skip, groups_of=groups_of, fact_of=fact_of):
         first, later = visible[i], visible[j]
         for mine, theirs, said, other_said in ((later, first, found.theirs, found.mine),
                                                 (first, later, found.mine, found.theirs)):

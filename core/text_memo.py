@@ -100,6 +100,29 @@ class TextMemo:
             log.info("the doctor's saved values not read (%s)", exc)
             return {}
 
+    def getter(self, kind: str) -> tuple[Callable[[str], Any], Callable[[str, Any], None]]:
+        """(get, put) of one kind by text, for values that are checked before they are taken:
+        `get` gives this run's or the last run's (None: none), `put` keeps one made now."""
+        if self._saved is None:
+            self._saved = self._read()
+        saved = self._saved.get(kind, {})
+        now = self._now.setdefault(kind, {})
+
+        def get(text: str) -> Any:
+            key = self.key(text)
+            found = now.get(key)
+            if found is None:
+                found = saved.get(key)
+                if found is not None:
+                    now[key] = found
+            return found
+
+        def put(text: str, value: Any) -> None:
+            now[self.key(text)] = value
+            self.made += 1
+
+        return get, put
+
     def keep(self, kind: str, values: dict[str, Any]) -> None:
         """Values of a kind found elsewhere in this run (by text), saved with it."""
         if self._saved is None:

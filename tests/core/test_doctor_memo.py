@@ -112,3 +112,32 @@ def test_contradiction_groups_as_digests_find_the_same_pairs():
     assert len(found) > 20
     assert contradiction_pairs(texts, groups_of=rough_digests) == found
     assert sum(1 for t in texts if (lambda g: g[0] is not None and g[0] == g[1])(rough_groups(t))) > 0
+
+
+def test_kept_facts_are_taken_only_while_the_words_they_looked_up_say_the_same():
+    """A fact depends on whether its capitalised first word is seen in lower case elsewhere
+    ("Alice owns …" beside "alice …"): a fact kept from a run over other texts is made
+    again when that changed, and the pairs are those of a reader without kept facts."""
+    from memtui.core.contradictions import Reader, SavedFacts, contradiction_pairs
+
+    kept: dict[str, object] = {}
+    made: list[str] = []
+
+    def put(text: str, value) -> None:
+        made.append(text)
+        kept[text] = value
+
+    facts = SavedFacts(kept.get, put)  # type: ignore[arg-type]
+    rnd = random.Random(4)
+    base = _lines(rnd, 300) + ["Alice owns the billing service", "Bob owns the billing service",
+                               "Release day is Friday", "Release day is Monday"]
+    for extra in ([], ["alice owns the billing service", "release day is sunday"], []):
+        texts = base + extra
+        rnd.shuffle(texts)
+        made.clear()
+        assert contradiction_pairs(texts, fact_of=facts) == contradiction_pairs(texts)
+        if extra:  # the look-up of "Alice" answers otherwise now
+            assert "Alice owns the billing service" in made
+            assert "Bob owns the billing service" not in made  # kept: its look-up answers as before
+    reader = Reader(frozenset({"release"}))
+    assert facts(reader, "Release day is Friday") == Reader(frozenset({"release"})).fact("Release day is Friday")
