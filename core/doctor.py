@@ -137,7 +137,12 @@ def reported_order(e: Entry) -> tuple[int, str, int, float, str]:
     return LAYERS.index(e.layer), e.rel_path, e.line_start, 0.0, ""
 
 
-def duplicates(entries: list[Entry], paths: Paths | None = None) -> list[Finding]:
+def _visible(entries: list[Entry]) -> list[Entry]:
+    """The entries not archived, in the order `duplicates` and `contradictions` report in."""
+    return sorted((e for e in entries if not e.archived), key=reported_order)
+
+
+def duplicates(entries: list[Entry], paths: Paths | None = None, in_order: bool = False) -> list[Finding]:
     """Pairs of active entries (in one layer or across layers) that are near-duplicates by
     the same rule as `remember`'s check. Each later entry is reported against the first:
     layers in their order (user, project, conversation), Markdown entries in file order,
@@ -145,13 +150,14 @@ def duplicates(entries: list[Entry], paths: Paths | None = None) -> list[Finding
     come in (a store that took its conversation entries from the prepared index lists them
     in another order than one that read the rows). Blocked, never all pairs
     (`similarity.duplicate_pairs`). With `paths`, the pairs close enough to judge are those
-    saved by the last run, and the texts it had not seen compared with all (`near_pairs`)."""
+    saved by the last run, and the texts it had not seen compared with all (`near_pairs`).
+    `in_order`: `entries` are the visible ones in that order already (`_visible`)."""
     from .contradictions import is_label
     from .near_pairs import NearPairs
     from .similarity import duplicate_pairs
 
     # a bare label (`**NEVER**:`) heads the list after it: the same label over two lists is no repeat (§17)
-    active = sorted((e for e in entries if not e.archived and not is_label(e.text)), key=reported_order)
+    active = [e for e in (entries if in_order else _visible(entries)) if not is_label(e.text)]
     return [Finding("duplicate", active[second].source_ref, f"near-duplicate of {active[first].source_ref}",
                     active[second].id, active[second].layer)
             for first, second in duplicate_pairs([e.text for e in active], max,
@@ -376,6 +382,12 @@ def _found(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[st
     snapshot = store.current  # one consistent view, even while the store reloads
     entries = snapshot.entries()
     out: list[Finding] = []
+    in_order: list[list[Entry]] = []
+
+    def visible() -> list[Entry]:  # sorted once for the two kinds that need it
+        if not in_order:
+            in_order.append(_visible(entries))
+        return in_order[0]
     if "invalid" in kinds:
         out += [Finding("invalid", p.source, p.message) for p in list(settings.problems) + store.file_problems]
         out += [Finding("invalid", p.source, p.message, layer=layer) for layer, p in store.layer_errors.items()]
@@ -384,7 +396,7 @@ def _found(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[st
     if "stale_reference" in kinds:
         out += stale_references(entries, paths.workspace)
     if "duplicate" in kinds:
-        out += duplicates(entries, paths)
+        out += duplicates(visible(), paths, in_order=True)
     sizes = _sizes_of(store, settings, entries, memo) if "unreachable" in kinds or "over_limit" in kinds else None
     if "unreachable" in kinds:
         out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings, sizes)
@@ -401,7 +413,7 @@ def _found(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[st
     if "conflict" in kinds:
         out += conflicts(store)
     if "contradiction" in kinds:
-        out += contradictions(store, entries, memo)
+        out += contradictions(store, visible(), memo, in_order=True)
     if "expired" in kinds or "to_evict" in kinds:
         out += forgetting(store, settings, entries, kinds)
     return out
@@ -425,7 +437,8 @@ def conflicts(store: MemoryStore) -> list[Finding]:
     return out
 
 
-def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | None = None) -> list[Finding]:
+def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | None = None,
+                   in_order: bool = False) -> list[Finding]:
     """Pairs of visible entries (any layers; archived and superseded ones are not visible) that
     state different values for the same thing (SPEC §17, `contradictions.contradiction_pairs`),
     each reported on both sides, naming the other; pairs the person kept apart are left out."""
@@ -433,7 +446,7 @@ def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | No
     from .supersede import kept_apart
     from .supersession import pair_key
 
-    visible = sorted((e for e in entries if not e.archived), key=reported_order)
+    visible = entries if in_order else _visible(entries)
     try:
         kept = kept_apart(store)
     except Exception:  # an unreadable review table hides nothing: every pair is reported
