@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import marshal
+import os
 import zlib
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import gate
+from .fileio import read_regular_if_exists
 from .paths import Paths
 from .similarity import close_across, close_pairs
 
@@ -26,6 +28,7 @@ log = logging.getLogger("memtui.near_pairs")
 
 MAGIC = b"memtui-near-pairs\n"
 KEY_BYTES = 16
+MAX_BYTES = 1 << 30  # the largest saved file read
 REDO_SHARE = 3  # more than 1/REDO_SHARE of the texts new: the whole search is cheaper
 
 
@@ -41,7 +44,8 @@ def _stamp() -> str:
 
     digest = hashlib.sha256()
     for module in (similarity.__file__, __file__):
-        digest.update(Path(module).read_bytes())
+        st = os.stat(module)
+        digest.update(f"{module} {st.st_size} {st.st_mtime_ns}\n".encode())
     return f"{digest.hexdigest()[:24]}:{rapidfuzz.__version__}"
 
 
@@ -98,8 +102,10 @@ class NearPairs:
         if self.paths is None:
             return None
         try:
-            raw = cache_path(self.paths).read_bytes()
+            raw = read_regular_if_exists(cache_path(self.paths), MAX_BYTES)
         except OSError:
+            return None
+        if raw is None:
             return None
         try:
             if not raw.startswith(MAGIC):

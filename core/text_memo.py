@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import gate
+from .fileio import read_regular_if_exists
 from .paths import Paths
 
 log = logging.getLogger("memtui.text_memo")
@@ -84,8 +85,10 @@ class TextMemo:
         if self.paths is None:
             return {}
         try:
-            raw = cache_path(self.paths).read_bytes()
+            raw = read_regular_if_exists(cache_path(self.paths), 1 << 30)
         except OSError:
+            return {}
+        if raw is None:
             return {}
         try:
             body = raw[len(MAGIC) + 4:]
