@@ -176,6 +176,7 @@ class Reader:
 
     def __init__(self, lower: frozenset[str] = frozenset()):
         self.lower = lower
+        self.asked: list[tuple[str, bool]] | None = None  # when a list: each look-up in `lower` and its answer
 
     @staticmethod
     def lower_words(texts: Iterable[str]) -> frozenset[str]:
@@ -261,12 +262,18 @@ class Reader:
     def _is_name(self, tok: str, low: str, start: bool) -> bool:
         if low in TOOLS:
             return True
-        if not tok[0].isupper() and not any(ch.isupper() for ch in tok[1:]):
+        rest = tok[1:]  # (a lower-case rest has no upper-case letter: the common case, without the walk)
+        if not tok[0].isupper() and (rest.islower() or not any(ch.isupper() for ch in rest)):
             return False
         if low in ACRONYMS or low in NEGATIONS or low in FILLER:
             return False
         if start:
-            return low not in COMMON and low not in self.lower and stem(low) not in COMMON
+            if low in COMMON:
+                return False
+            seen = low in self.lower
+            if self.asked is not None:
+                self.asked.append((low, seen))
+            return not seen and stem(low) not in COMMON
         return True
 
 
@@ -352,21 +359,72 @@ def rough_keys(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return (rest | {first} if first and first not in _NOT_ROUGH else rest), rest
 
 
+def rough_groups(text: str) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """The groups of `rough_keys` a text joins in `contradiction_pairs`: the one of its words
+    without the first (None when there are none) and the one with it (None when the same
+    set; a text whose first word is among the others joins its one group twice)."""
+    with_first, rest = rough_keys(text)
+    return rest or None, with_first if with_first is not rest else None
+
+
+def _digest(words: frozenset[str] | None) -> bytes | None:
+    import hashlib
+
+    return None if words is None else hashlib.blake2b("\0".join(sorted(words)).encode(), digest_size=16).digest()
+
+
+def rough_digests(text: str) -> tuple[bytes | None, bytes | None]:
+    """`rough_groups` as digests (the words are letters: joined by NUL, no two sets alike):
+    what the doctor keeps per text between runs (`text_memo`)."""
+    rest, with_first = rough_groups(text)
+    return _digest(rest), _digest(with_first)
+
+
+Saved = tuple[tuple[str, ...], tuple[tuple[str, str, str, str], ...], tuple[tuple[str, bool], ...]]
+
+
+class SavedFacts:
+    """`Reader.fact` through values kept by text (`get`, `put`: the doctor's `TextMemo`): a
+    fact depends on its text and on whether some of its words are in the reader's `lower`,
+    so a kept fact is taken when those look-ups still give the same answers."""
+
+    def __init__(self, get: Callable[[str], Saved | None], put: Callable[[str, Saved], None]):
+        self.get, self.put = get, put
+
+    def __call__(self, reader: Reader, text: str) -> Fact:
+        kept = self.get(text)
+        if kept is not None and all((low in reader.lower) == seen for low, seen in kept[2]):
+            return Fact(frozenset(kept[0]), tuple(Value(*v) for v in kept[1]))
+        reader.asked = []
+        try:
+            fact = reader.fact(text)
+            asked = tuple(reader.asked)
+        finally:
+            reader.asked = None
+        self.put(text, (tuple(sorted(fact.subject)), tuple((v.cls, v.kind, v.norm, v.shown) for v in fact.values), asked))
+        return fact
+
+
 def contradiction_pairs(texts: Sequence[str], skip: Callable[[int, int], bool] | None = None,
-                        per_entry: int = 8) -> list[tuple[int, int, Disagreement]]:
+                        per_entry: int = 8,
+                        groups_of: Callable[[str], tuple[object, object]] = rough_groups,
+                        fact_of: Callable[[Reader, str], Fact] | None = None,
+                        ) -> list[tuple[int, int, Disagreement]]:
     """(first, later, disagreement) for texts that contradict an earlier one, in the order
     given. Blocked twice, never all pairs: texts are first grouped by `rough_keys` (regular
     expressions and a set each: cheap), and only those that share a key with another text are
     read as facts; those are grouped by subject and value classes, and each is compared with
     the first text of each earlier distinct set of values in its group (at most `per_entry`
     of them), so the work is linear in the texts. `skip(i, j)` leaves a pair out (one
-    remembered as not contradicting)."""
-    rough: dict[frozenset[str], list[int]] = {}
+    remembered as not contradicting). `groups_of` gives a text's rough groups
+    (`rough_groups`, or the same as digests); `fact_of(reader, text)` its fact (`reader.fact`,
+    or `SavedFacts`)."""
+    rough: dict[object, list[int]] = {}
     for j, text in enumerate(texts):
-        with_first, rest = rough_keys(text)
-        if rest:
+        rest, with_first = groups_of(text)
+        if rest is not None:
             rough.setdefault(rest, []).append(j)
-        if with_first is not rest:
+        if with_first is not None:
             rough.setdefault(with_first, []).append(j)
     shared = sorted({j for group in rough.values() if len(group) > 1 for j in group})
     if not shared:
@@ -375,7 +433,7 @@ def contradiction_pairs(texts: Sequence[str], skip: Callable[[int, int], bool] |
     groups: dict[tuple[frozenset[str], tuple[str, ...]], list[tuple[tuple[str, ...], int, Fact]]] = {}
     out: list[tuple[int, int, Disagreement]] = []
     for j in shared:
-        fact = reader.fact(texts[j])
+        fact = reader.fact(texts[j]) if fact_of is None else fact_of(reader, texts[j])
         if not fact.subject or not fact.values:
             continue
         key = (fact.subject, fact.classes())

@@ -8,8 +8,9 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from .actions import layer_counts, open_store
@@ -23,6 +24,9 @@ from .store import MemoryStore
 from .store.conversations import Conversations
 from .store.database import busy_or_readonly
 from .workspace_findings import already_loaded, never_fires, stale_references
+
+if TYPE_CHECKING:
+    from .text_memo import TextMemo
 
 log = logging.getLogger("memtui.doctor")
 
@@ -133,22 +137,31 @@ def reported_order(e: Entry) -> tuple[int, str, int, float, str]:
     return LAYERS.index(e.layer), e.rel_path, e.line_start, 0.0, ""
 
 
-def duplicates(entries: list[Entry]) -> list[Finding]:
+def _visible(entries: list[Entry]) -> list[Entry]:
+    """The entries not archived, in the order `duplicates` and `contradictions` report in."""
+    return sorted((e for e in entries if not e.archived), key=reported_order)
+
+
+def duplicates(entries: list[Entry], paths: Paths | None = None, in_order: bool = False) -> list[Finding]:
     """Pairs of active entries (in one layer or across layers) that are near-duplicates by
     the same rule as `remember`'s check. Each later entry is reported against the first:
     layers in their order (user, project, conversation), Markdown entries in file order,
     conversation memories by date (the newer is the duplicate), whatever order `entries`
     come in (a store that took its conversation entries from the prepared index lists them
     in another order than one that read the rows). Blocked, never all pairs
-    (`similarity.duplicate_pairs`)."""
+    (`similarity.duplicate_pairs`). With `paths`, the pairs close enough to judge are those
+    saved by the last run, and the texts it had not seen compared with all (`near_pairs`).
+    `in_order`: `entries` are the visible ones in that order already (`_visible`)."""
     from .contradictions import is_label
+    from .near_pairs import NearPairs
     from .similarity import duplicate_pairs
 
     # a bare label (`**NEVER**:`) heads the list after it: the same label over two lists is no repeat (§17)
-    active = sorted((e for e in entries if not e.archived and not is_label(e.text)), key=reported_order)
+    active = [e for e in (entries if in_order else _visible(entries)) if not is_label(e.text)]
     return [Finding("duplicate", active[second].source_ref, f"near-duplicate of {active[first].source_ref}",
                     active[second].id, active[second].layer)
-            for first, second in duplicate_pairs([e.text for e in active], max)]
+            for first, second in duplicate_pairs([e.text for e in active], max,
+                                                 NearPairs(paths) if paths is not None else None)]
 
 
 class LineSizes:
@@ -165,13 +178,17 @@ class LineSizes:
         self.limited = [(proto, proto.limit) for proto in (protocol(target) for target in TARGETS) if proto.limit is not None]
         self._measures = [proto.measure for proto, _ in self.limited]
         self.known: dict[str, tuple[int, ...]] = {}
+        self.make: Callable[[str], tuple[int, ...]] = self._make  # `TextMemo`'s, in the doctor
 
     def __call__(self, text: str) -> tuple[int, ...]:
         sizes = self.known.get(text)
         if sizes is None:
-            line = make_line(text, *self.key)[0]
-            sizes = self.known[text] = self._of(line, est(line))
+            sizes = self.known[text] = self.make(text)
         return sizes
+
+    def _make(self, text: str) -> tuple[int, ...]:
+        line = make_line(text, *self.key)[0]
+        return self._of(line, est(line))
 
     def _of(self, line: str, tokens: int) -> tuple[int, ...]:
         return (tokens, *[measure(line) for measure in self._measures])
@@ -200,16 +217,21 @@ class LineSizes:
 _SIZES: WeakKeyDictionary[MemoryStore, LineSizes] = WeakKeyDictionary()
 
 
-def _sizes_of(store: MemoryStore, settings: Settings, entries: list[Entry]) -> LineSizes:
+def _sizes_of(store: MemoryStore, settings: Settings, entries: list[Entry], memo: TextMemo | None = None) -> LineSizes:
     """The store's line sizes from its last doctor run with the same settings, kept to the
     texts of `entries` (an edited entry's old text is dropped); on the first run, those the
-    prepared index holds."""
+    doctor saved last time (`memo`), else those the prepared index holds."""
     kept = _SIZES.get(store)
     sizes = LineSizes(settings)
+    kind = f"sizes {sizes.key}"
+    if memo is not None:
+        sizes.make = memo.table(kind, sizes.make)
     if kept is not None and kept.key == sizes.key:
         sizes.known = {e.text: kept.known[e.text] for e in entries if e.text in kept.known}
-    else:
+    elif memo is None or not memo.has(kind):
         sizes.take_saved(store.paths, settings, entries)
+        if memo is not None:
+            memo.keep(kind, sizes.known)  # the next run finds them saved
     _SIZES[store] = sizes
     return sizes
 
@@ -348,9 +370,24 @@ def findings_read(paths: Paths) -> tuple[list[Finding], tuple[Any, ...] | None]:
 
 
 def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[str, ...]) -> list[Finding]:
+    from .text_memo import TextMemo
+
+    memo = TextMemo(paths)  # what each text gave the last run
+    out = _found(paths, settings, store, kinds, memo)
+    memo.save()
+    return out
+
+
+def _found(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[str, ...], memo: TextMemo) -> list[Finding]:
     snapshot = store.current  # one consistent view, even while the store reloads
     entries = snapshot.entries()
     out: list[Finding] = []
+    in_order: list[list[Entry]] = []
+
+    def visible() -> list[Entry]:  # sorted once for the two kinds that need it
+        if not in_order:
+            in_order.append(_visible(entries))
+        return in_order[0]
     if "invalid" in kinds:
         out += [Finding("invalid", p.source, p.message) for p in list(settings.problems) + store.file_problems]
         out += [Finding("invalid", p.source, p.message, layer=layer) for layer, p in store.layer_errors.items()]
@@ -359,8 +396,8 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
     if "stale_reference" in kinds:
         out += stale_references(entries, paths.workspace)
     if "duplicate" in kinds:
-        out += duplicates(entries)
-    sizes = _sizes_of(store, settings, entries) if "unreachable" in kinds or "over_limit" in kinds else None
+        out += duplicates(visible(), paths, in_order=True)
+    sizes = _sizes_of(store, settings, entries, memo) if "unreachable" in kinds or "over_limit" in kinds else None
     if "unreachable" in kinds:
         out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings, sizes)
     if "never_injected" in kinds:
@@ -376,7 +413,7 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
     if "conflict" in kinds:
         out += conflicts(store)
     if "contradiction" in kinds:
-        out += contradictions(store, entries)
+        out += contradictions(store, visible(), memo, in_order=True)
     if "expired" in kinds or "to_evict" in kinds:
         out += forgetting(store, settings, entries, kinds)
     return out
@@ -400,15 +437,16 @@ def conflicts(store: MemoryStore) -> list[Finding]:
     return out
 
 
-def contradictions(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
+def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | None = None,
+                   in_order: bool = False) -> list[Finding]:
     """Pairs of visible entries (any layers; archived and superseded ones are not visible) that
     state different values for the same thing (SPEC §17, `contradictions.contradiction_pairs`),
     each reported on both sides, naming the other; pairs the person kept apart are left out."""
-    from .contradictions import contradiction_pairs
+    from .contradictions import SavedFacts, contradiction_pairs, rough_digests, rough_groups
     from .supersede import kept_apart
     from .supersession import pair_key
 
-    visible = sorted((e for e in entries if not e.archived), key=reported_order)
+    visible = entries if in_order else _visible(entries)
     try:
         kept = kept_apart(store)
     except Exception:  # an unreadable review table hides nothing: every pair is reported
@@ -418,7 +456,9 @@ def contradictions(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
         return bool(kept) and pair_key(visible[i].text, visible[j].text) in kept
 
     out = []
-    for i, j, found in contradiction_pairs([e.text for e in visible], skip):
+    groups_of = memo.table("rough groups", rough_digests) if memo is not None else rough_groups
+    fact_of = SavedFacts(*memo.getter("facts")) if memo is not None else None
+    for i, j, found in contradiction_pairs([e.text for e in visible], skip, groups_of=groups_of, fact_of=fact_of):
         first, later = visible[i], visible[j]
         for mine, theirs, said, other_said in ((later, first, found.theirs, found.mine),
                                                 (first, later, found.mine, found.theirs)):
@@ -432,9 +472,15 @@ def forgetting(store: MemoryStore, settings: Settings, entries: list[Entry], kin
                now: float | None = None) -> list[Finding]:
     """SPEC §18: `expired` entries (left out of every injection) and, with decay on, the
     `to_evict` ones (strength below 0.1), each with what to do."""
-    from .forgetting import TO_EVICT, iso
+    from .forgetting import TO_EVICT, iso, read_flags
     from .forgetting_actions import ActionError, entry_vitals
 
+    if settings.half_life_days is None:  # no decay: only an entry with an expiry can be judged
+        try:
+            own = {entry_id for entry_id, f in read_flags(store.paths.db_path).items() if f.expires is not None}
+            entries = [e for e in entries if e.expires is not None or e.id in own]
+        except Exception:  # noqa: BLE001 - entry_vitals says why the table cannot be read
+            pass
     try:
         vit = entry_vitals(store, settings, now, entries)
     except ActionError as exc:

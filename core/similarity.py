@@ -210,19 +210,114 @@ def _candidates(norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(rows_out), np.concatenate(cols_out)
 
 
-def duplicate_pairs(texts: Sequence[str], later: Callable[[int, int], int]) -> list[tuple[int, int]]:
+def _cross_candidates(row_norms: Sequence[str], col_norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (r, c) of a text of `row_norms` and one of `col_norms` (indexes into each, in
+    any order of lengths) that pass the common-characters bound, as `_candidates` finds them
+    within one list: each block of rows (sorted by length) against the columns of its length
+    window, the `_DENSE` buckets and the rest together first, the full count after."""
+    import numpy as np
+
+    empty = np.zeros(0, dtype=np.int64)
+    if not row_norms or not col_norms:
+        return empty, empty
+    row_counts, row_lengths = _bucket_counts(row_norms)
+    col_counts, col_lengths = _bucket_counts(col_norms)
+    row_order = np.argsort(row_lengths, kind="stable")
+    col_order = np.argsort(col_lengths, kind="stable")
+    row_counts, row_lengths = row_counts[row_order], row_lengths[row_order]
+    col_counts, col_lengths = col_counts[col_order], col_lengths[col_order]
+    dense = np.argsort(-col_counts.var(axis=0), kind="stable")[:_DENSE]
+    row_rest = row_lengths - row_counts[:, dense].sum(axis=1)
+    col_rest = col_lengths - col_counts[:, dense].sum(axis=1)
+    factor = DUPLICATE_SCORE / (200 - DUPLICATE_SCORE)
+    lows = np.ceil(row_lengths * factor - _SLACK).astype(np.int64)  # the length window of each row
+    highs = np.floor(row_lengths / factor + _SLACK).astype(np.int64)
+    typed: dict[type, tuple[np.ndarray, ...]] = {}
+    rows_out: list[np.ndarray] = []
+    cols_out: list[np.ndarray] = []
+    for start in range(0, len(row_norms), _ROWS):
+        stop = min(len(row_norms), start + _ROWS)
+        first = int(np.searchsorted(col_lengths, lows[start], side="left"))
+        end = int(np.searchsorted(col_lengths, highs[stop - 1], side="right"))
+        for c0 in range(first, end, _COLS):
+            c1 = min(end, c0 + _COLS)
+            dtype = _fits(max(int(row_lengths[stop - 1]), int(col_lengths[c1 - 1])))
+            if dtype not in typed:
+                typed[dtype] = (np.ascontiguousarray(row_counts[:, dense].T.astype(dtype)), row_rest.astype(dtype),
+                                np.ascontiguousarray(col_counts[:, dense].T.astype(dtype)), col_rest.astype(dtype))
+            row_buckets, row_rests, col_buckets, col_rests = typed[dtype]
+            acc = np.minimum(row_rests[start:stop, None], col_rests[None, c0:c1])
+            tmp = np.empty_like(acc)
+            for mine, theirs in zip(row_buckets, col_buckets):
+                np.minimum(mine[start:stop, None], theirs[None, c0:c1], out=tmp)
+                acc += tmp
+            # the least any pair of the row needs: its shortest partner is the block's first column
+            least = -(-_UNDER * (row_lengths[start:stop] + col_lengths[c0]) // _OVER)
+            flat = np.flatnonzero(acc >= least.astype(dtype)[:, None])
+            if not len(flat):
+                continue
+            rows, cols = np.divmod(flat, c1 - c0)
+            rows += start
+            cols += c0
+            common = np.minimum(row_counts[rows], col_counts[cols]).sum(axis=1, dtype=np.int64)
+            keep = _OVER * common >= _UNDER * (row_lengths[rows] + col_lengths[cols])
+            rows_out.append(row_order[rows[keep]])
+            cols_out.append(col_order[cols[keep]])
+    if not rows_out:
+        return empty, empty
+    return np.concatenate(rows_out), np.concatenate(cols_out)
+
+
+def close_pairs(norms: Sequence[str]) -> list[tuple[int, int]]:
+    """Every pair (i, j), i < j, of normalised texts at the cutoff (`fuzz.ratio`), found
+    among the pairs that pass the bounds (`_candidates`)."""
+    from rapidfuzz import fuzz
+
+    order = sorted(range(len(norms)), key=lambda i: len(norms[i]))
+    rows, cols = _candidates([norms[i] for i in order])
+    out = []
+    for place, other in zip(rows.tolist(), cols.tolist()):
+        a, b = order[place], order[other]
+        if fuzz.ratio(norms[a], norms[b], score_cutoff=DUPLICATE_SCORE):
+            out.append((min(a, b), max(a, b)))
+    return out
+
+
+def close_across(row_norms: Sequence[str], col_norms: Sequence[str]) -> list[tuple[int, int]]:
+    """Every pair (r, c) of a text of `row_norms` and one of `col_norms` at the cutoff."""
+    from rapidfuzz import fuzz
+
+    rows, cols = _cross_candidates(row_norms, col_norms)
+    return [(r, c) for r, c in zip(rows.tolist(), cols.tolist())
+            if fuzz.ratio(row_norms[r], col_norms[c], score_cutoff=DUPLICATE_SCORE)]
+
+
+def duplicate_pairs(texts: Sequence[str], later: Callable[[int, int], int],
+                    close: Callable[[list[str]], Iterable[tuple[int, int]]] | None = None) -> list[tuple[int, int]]:
     """(first, later) for each text found to be a near-duplicate of an earlier one, in the
     order the plain all-pairs walk finds them: texts by length, each compared with the
     longer ones after it; a text already reported is skipped as a partner, and is not
-    walked from again. `later(a, b)` says which of a found pair is the one reported."""
+    walked from again. `later(a, b)` says which of a found pair is the one reported.
+    `close(norms)`, when given, names pairs of indexes among which are all those at the
+    cutoff (`near_pairs.NearPairs`: kept from an earlier run); the walk is the same over them,
+    since a pair below the cutoff changes nothing in it."""
     import numpy as np
     from rapidfuzz import fuzz
 
     norm = [normalise_for_duplicates(t) for t in texts]
     order = sorted(range(len(norm)), key=lambda i: len(norm[i]))
-    rows, cols = _candidates([norm[i] for i in order])  # places in `order`
-    by_place = np.lexsort((cols, rows))
-    rows, cols = rows[by_place].tolist(), cols[by_place].tolist()
+    rows: list[int]
+    cols: list[int]
+    if close is None:
+        places = _candidates([norm[i] for i in order])  # places in `order`
+        by_place = np.lexsort((places[1], places[0]))
+        rows, cols = places[0][by_place].tolist(), places[1][by_place].tolist()
+    else:
+        place_of = [0] * len(norm)
+        for at, i in enumerate(order):
+            place_of[i] = at
+        pairs = sorted({(min(place_of[i], place_of[j]), max(place_of[i], place_of[j])) for i, j in close(norm) if i != j})
+        rows, cols = [p for p, _ in pairs], [q for _, q in pairs]
     out = []
     reported: set[int] = set()
     walking, skip = -1, False
