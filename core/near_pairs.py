@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import gate
-from .fileio import read_regular_if_exists
+from .bounded_reader import read_regular_if_exists
 from .paths import Paths
 from .similarity import close_across, close_pairs
 

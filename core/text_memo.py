@@ -2,7 +2,7 @@
 given settings, its contradiction blocking keys), kept between runs by text: at 400,000
 memories making them again is seconds of every run, while a run after a change meets a few
 new texts. Saved in the Muse home's cache (`<home>/cache/doctor-….bin`, rebuildable, never
-required), stamped with memtui's code (`prepared.code_stamp`): other code, nothing is taken.
+required), stamped with memtui's code (`saved_layer.code_stamp`): other code, nothing is taken.
 Each kind of value is saved for the texts of the last run that asked for it, so texts gone
 from the store drop out."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import gate
-from .fileio import read_regular_if_exists
+from .bounded_reader import read_regular_if_exists
 from .paths import Paths
 
 log = logging.getLogger("memtui.text_memo")
@@ -32,7 +32,7 @@ def cache_path(paths: Paths) -> Path:
 
 
 def _stamp() -> str:
-    from .store.prepared import code_stamp
+    from .store.saved_layer import code_stamp
 
     return code_stamp()
 
