@@ -28,7 +28,7 @@ WARM_HOOK_MODULES = {
     # counts are loaded only when `preview --json` or the status counts ask for them)
     "memtui.core.candidates", "memtui.core.injection_result",
     "memtui.core.injection_lines", "memtui.core.injection_scores",
-    "memtui.core.paths", "memtui.core.display", "memtui.core.fileio", "memtui.core.settings",
+    "memtui.core.paths", "memtui.core.display", "memtui.core.fileio", "memtui.core.bounded_reader", "memtui.core.settings",
     "memtui.core.outbound", "memtui.core.gate", "memtui.core.history",
     "memtui.core.forgetting",  # SPEC §18: the expired entries left out (standard library and the model alone)
     "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
