@@ -282,7 +282,7 @@ def scores(query: Sequence[float], rows: Rows) -> list[float]:
     fast = _fast_dots(query, view, rows.n, rows.dim)
     if fast is None:
         dim = rows.dim
-        values = [math.fsum(map(mul, query, view[i * dim:(i + 1) * dim])) for i in range(rows.n)]
+        values = [_exact_dot(query, view[i * dim:(i + 1) * dim]) for i in range(rows.n)]
     else:
         values = fast
     if not math.isfinite(sum(values)):
@@ -294,8 +294,17 @@ def scores(query: Sequence[float], rows: Rows) -> list[float]:
         for i, x in enumerate(values):
             y = x * 10000.0
             if abs(y - math.floor(y) - 0.5) < slack:
-                out[i] = _rounded(math.fsum(map(mul, query, view[i * dim:(i + 1) * dim])))
+                out[i] = _rounded(_exact_dot(query, view[i * dim:(i + 1) * dim]))
     return out
+
+
+def _exact_dot(query: Sequence[float], row: memoryview[Any]) -> float:
+    """The correctly rounded sum of the products (`fsum`); NaN when they are not numbers (fsum
+    refuses an infinity of each sign instead of giving NaN)."""
+    try:
+        return math.fsum(map(mul, query, row))
+    except ValueError:
+        return math.nan
 
 
 def _fast_dots(query: Sequence[float], view: memoryview[Any], n: int, dim: int) -> list[float] | None:

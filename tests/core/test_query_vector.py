@@ -197,6 +197,9 @@ def test_rows_that_are_not_numbers_are_refused_by_either_path(monkeypatch, fast)
             values[at] = bad
             with pytest.raises(qv.NotNumbers):
                 qv.scores([1.0, 0.0], qv.Rows(values, 2, 2))
+    both = array("f", [float("inf"), float("-inf"), 0.0, 1.0])  # an infinity of each sign in one row
+    with pytest.raises(qv.NotNumbers):
+        qv.scores([1.0, 1.0], qv.Rows(both, 2, 2))
     assert qv.scores([1.0, 0.0], qv.Rows(array("f"), 0, 2)) == []
 
 
