@@ -12,7 +12,7 @@ from typing import overload
 
 from . import review
 from .model import LAYERS, Entry
-from .store.saved_rows import SavedEntries
+from .store.saved_rows import MadeWhenAsked, SavedEntries
 
 
 def _key(e: Entry) -> tuple[float, int, str, int, str]:
@@ -20,7 +20,7 @@ def _key(e: Entry) -> tuple[float, int, str, int, str]:
     return (-e.updated_at, LAYERS.index(e.layer), e.rel_path, e.line_start, e.id)
 
 
-class PendingEntries(Sequence[Entry]):
+class PendingEntries(MadeWhenAsked):
     """Entries awaiting review, newest first: some held (`held`, the Markdown layers'), the
     saved conversation layer's by base position (`order`: i >= 0 a position there, -1 - i
     the held entry i)."""
@@ -33,13 +33,7 @@ class PendingEntries(Sequence[Entry]):
     def __len__(self) -> int:
         return len(self.order)
 
-    @overload
-    def __getitem__(self, i: int) -> Entry: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Entry]: ...
-    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def entry_at(self, i: int) -> Entry:
         at = self.order[i]
         return self.saved.at(at) if at >= 0 else self.held[-1 - at]
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, NamedTuple, overload
+from typing import TYPE_CHECKING, NamedTuple
 
 from memtui.core.injection import LayerCandidates
 from memtui.core.model import LAYERS, Entry, Layer
@@ -25,7 +25,7 @@ from memtui.core.store.layer_index import LayerIndex
 from memtui.core.store.pane_order import conversation_keys
 from memtui.core.store.patched_layer import PatchedLayer
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, check_rows, prepare, saved_conversation
-from memtui.core.store.saved_rows import SavedEntries
+from memtui.core.store.saved_rows import MadeWhenAsked, SavedEntries
 
 from .messages import IndexBuilding, PreparedOpened, StoreLoaded
 
@@ -88,7 +88,7 @@ def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:
     return sorted(entries, key=attrgetter("rel_path", "line_start"))
 
 
-class PaneListing(Sequence[Entry]):
+class PaneListing(MadeWhenAsked):
     """A prepared layer's entries in pane order, each made from its saved row when first
     asked for: the pane shows a screenful, so the first frame makes a few dozen entries, not
     tens of thousands. The order and the conversation pane's groups (`groups`: title and
@@ -105,16 +105,10 @@ class PaneListing(Sequence[Entry]):
     def __len__(self) -> int:
         return len(self.order)
 
-    @overload
-    def __getitem__(self, i: int) -> Entry: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Entry]: ...
-    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
+    def entry_at(self, i: int) -> Entry:
         every = self._all
         if every is not None:
             return every[i]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
         return self.source.entry(self.order[i])  # (a negative i counts from the end, as a list's)
 
     def __iter__(self) -> Iterator[Entry]:

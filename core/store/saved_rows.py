@@ -54,7 +54,25 @@ def _merged(index: LayerCandidates, saved: Iterator[Any], added: Callable[[int],
         at = src + n
 
 
-class SavedEntries(Sequence[Entry]):
+class MadeWhenAsked(Sequence[Entry]):
+    """A sequence of entries each made when it is asked for: a subclass gives `__len__` and
+    `entry_at(i)` (an index, negative ones counting from the end as a list's); a slice is
+    the list of those entries."""
+
+    def entry_at(self, i: int) -> Entry:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> Entry: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Entry]: ...
+    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
+        if isinstance(i, slice):
+            return [self.entry_at(j) for j in range(*i.indices(len(self)))]
+        return self.entry_at(i)
+
+
+class SavedEntries(MadeWhenAsked):
     """A prepared conversation layer's entries in pane order (`LayerIndex.pane`), made when
     asked for and few kept (`MADE_KEPT`); `groups` are the pane's conversations (title,
     count). `row_gen` is memtui's change counter over the rows the layer is exactly current
@@ -75,13 +93,7 @@ class SavedEntries(Sequence[Entry]):
     def __bool__(self) -> bool:
         return len(self.order) > 0
 
-    @overload
-    def __getitem__(self, i: int) -> Entry: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Entry]: ...
-    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def entry_at(self, i: int) -> Entry:
         return self.at(self.order[i])
 
     def at(self, pos: int) -> Entry:
@@ -141,7 +153,7 @@ class SavedEntries(Sequence[Entry]):
         return Subset(self, rows)
 
 
-class Subset(Sequence[Entry]):
+class Subset(MadeWhenAsked):
     """Some entries of a `SavedEntries` (a filter's hits), by pane position."""
 
     def __init__(self, listing: SavedEntries, rows: Sequence[int]):
@@ -151,14 +163,8 @@ class Subset(Sequence[Entry]):
     def __len__(self) -> int:
         return len(self.rows)
 
-    @overload
-    def __getitem__(self, i: int) -> Entry: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Entry]: ...
-    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return self.listing[self.rows[i]]
+    def entry_at(self, i: int) -> Entry:
+        return self.listing.entry_at(self.rows[i])
 
 
 def every_entry(layers: Sequence[Sequence[Entry]]) -> Iterator[Entry]:
