@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import marshal
 import os
-import zlib
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import gate
-from .bounded_reader import read_regular_if_exists
+from . import saved_cache
 from .paths import Paths
+from .saved_cache import read_saved, write_saved
 from .similarity import close_across, close_pairs
 
 log = logging.getLogger("memtui.near_pairs")
@@ -50,8 +48,7 @@ def _stamp() -> str:
 
 
 def cache_path(paths: Paths) -> Path:
-    digest = hashlib.sha256(str(paths.workspace).encode("utf-8", "surrogatepass")).hexdigest()[:24]
-    return paths.home / "cache" / f"duplicates-{digest}.bin"
+    return saved_cache.cache_path(paths, "duplicates")
 
 
 class NearPairs:
@@ -101,21 +98,10 @@ class NearPairs:
         """The texts (keys) of the last run and their pairs at the cutoff, or None."""
         if self.paths is None:
             return None
-        try:
-            raw = read_regular_if_exists(cache_path(self.paths), MAX_BYTES)
-        except OSError:
-            return None
-        if raw is None:
+        data = read_saved(cache_path(self.paths), MAGIC, _stamp(), MAX_BYTES, log, "saved near-duplicate pairs")
+        if data is None:
             return None
         try:
-            if not raw.startswith(MAGIC):
-                return None
-            body = raw[len(MAGIC) + 4:]
-            if zlib.crc32(body) != int.from_bytes(raw[len(MAGIC):len(MAGIC) + 4], "big"):
-                return None
-            data = marshal.loads(body)
-            if data.get("stamp") != _stamp():
-                return None
             blob: bytes = data["keys"]
             order = [blob[k:k + KEY_BYTES] for k in range(0, len(blob), KEY_BYTES)]
             flat = array("I")
@@ -129,11 +115,5 @@ class NearPairs:
         if self.paths is None or not self.paths.home.is_dir():
             return
         flat = array("I", [k for pair in sorted(pairs) for k in pair])
-        body = marshal.dumps({"stamp": _stamp(), "keys": b"".join(keys), "pairs": flat.tobytes()})
-        target = cache_path(self.paths)
-        try:
-            gate.make_dir(target.parent, root=self.paths.home, mode=0o700)
-            gate.write(target, MAGIC + zlib.crc32(body).to_bytes(4, "big") + body, root=self.paths.home,
-                       kind=gate.Kind.DATA)
-        except (OSError, ValueError) as exc:
-            log.info("near-duplicate pairs not saved: %s", exc)
+        write_saved(self.paths, cache_path(self.paths), MAGIC, _stamp(), {"keys": b"".join(keys), "pairs": flat.tobytes()},
+                    log, "near-duplicate pairs")

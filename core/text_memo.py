@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import marshal
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import gate
-from .bounded_reader import read_regular_if_exists
+from . import saved_cache
 from .paths import Paths
+from .saved_cache import read_saved, write_saved
 
 log = logging.getLogger("memtui.text_memo")
 
@@ -27,8 +25,7 @@ V = TypeVar("V")
 
 
 def cache_path(paths: Paths) -> Path:
-    digest = hashlib.sha256(str(paths.workspace).encode("utf-8", "surrogatepass")).hexdigest()[:24]
-    return paths.home / "cache" / f"doctor-{digest}.bin"
+    return saved_cache.cache_path(paths, "doctor")
 
 
 def _stamp() -> str:
@@ -84,24 +81,14 @@ class TextMemo:
     def _read(self) -> dict[str, dict[bytes, Any]]:
         if self.paths is None:
             return {}
-        try:
-            raw = read_regular_if_exists(cache_path(self.paths), 1 << 30)
-        except OSError:
+        data = read_saved(cache_path(self.paths), MAGIC, _stamp(), 1 << 30, log, "the doctor's saved values")
+        if data is None:
             return {}
-        if raw is None:
+        tables = data.get("tables")
+        if not isinstance(tables, dict):
+            log.info("the doctor's saved values not read (no tables)")
             return {}
-        try:
-            body = raw[len(MAGIC) + 4:]
-            if not raw.startswith(MAGIC) or zlib.crc32(body) != int.from_bytes(raw[len(MAGIC):len(MAGIC) + 4], "big"):
-                return {}
-            data = marshal.loads(body)
-            if data.get("stamp") != _stamp():
-                return {}
-            tables: dict[str, dict[bytes, Any]] = data["tables"]
-            return tables
-        except Exception as exc:  # a cache is never required
-            log.info("the doctor's saved values not read (%s)", exc)
-            return {}
+        return tables
 
     def getter(self, kind: str) -> tuple[Callable[[str], Any], Callable[[str, Any], None]]:
         """(get, put) of one kind by text, for values that are checked before they are taken:
@@ -148,11 +135,4 @@ class TextMemo:
             return
         tables = dict(saved)
         tables.update(self._now)
-        body = marshal.dumps({"stamp": _stamp(), "tables": tables})
-        target = cache_path(self.paths)
-        try:
-            gate.make_dir(target.parent, root=self.paths.home, mode=0o700)
-            gate.write(target, MAGIC + zlib.crc32(body).to_bytes(4, "big") + body, root=self.paths.home,
-                       kind=gate.Kind.DATA)
-        except (OSError, ValueError) as exc:
-            log.info("the doctor's values not saved: %s", exc)
+        write_saved(self.paths, cache_path(self.paths), MAGIC, _stamp(), {"tables": tables}, log, "the doctor's values")
