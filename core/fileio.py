@@ -103,10 +103,15 @@ def _temp_in(fd: int, name: str) -> tuple[str, int]:
 
 
 def _write_all(fd: int, data: bytes) -> None:
+    _write_out(fd, data)
+    os.fsync(fd)
+
+
+def _write_out(fd: int, data: bytes | memoryview) -> None:
+    """Every byte of `data` written to `fd` (a write may take fewer than it is given)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-    os.fsync(fd)
 
 
 def sha256(data: bytes) -> str:
@@ -199,9 +204,7 @@ def atomic_write_parts(path: Path, parts: Iterable[bytes | memoryview], *, root:
         try:
             try:
                 for piece in parts:
-                    view = memoryview(piece)
-                    while view:
-                        view = view[os.write(fd, view):]
+                    _write_out(fd, piece)
                 os.fsync(fd)
             finally:
                 os.close(fd)
