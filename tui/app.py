@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerState
 
 from memtui.core import actions, review
 from memtui.core.display import display_path, escape_name
-from memtui.core.doctor import Finding
+from memtui.core.finding_set import FindingIndex, FoundSet
 from memtui.core.injection import InjectionResult
 from memtui.core.model import Entry
 from memtui.core.paths import Paths
@@ -118,11 +118,11 @@ class MemtuiApp(App[None]):
         return self.preview.prepared
 
     @property
-    def findings(self) -> list[Finding] | None:
+    def findings(self) -> FoundSet | None:
         return self.insights.findings
 
     @property
-    def findings_by_entry(self) -> dict[str, tuple[Finding, ...]]:
+    def findings_by_entry(self) -> FindingIndex:
         return self.insights.by_entry
 
     @property

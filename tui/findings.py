@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from memtui.core import history
 from memtui.core.display import display_path
 from memtui.core.doctor import findings
-from memtui.core.finding import Finding, findings_by_entry
+from memtui.core.finding import Finding
+from memtui.core.finding_set import FindingIndex, FoundSet
 from memtui.core.model import LAYERS
 
 from .insights import DoctorProcess
@@ -26,8 +27,8 @@ class Insights:
 
     def __init__(self, app: MemtuiApp) -> None:
         self.app = app
-        self.findings: list[Finding] | None = None
-        self.by_entry: dict[str, tuple[Finding, ...]] = {}
+        self.findings: FoundSet | None = None
+        self.by_entry = FindingIndex()
         self.history: dict[str, tuple[Any, ...]] = {}
         self.running = False
         self._again = False
@@ -68,11 +69,11 @@ class Insights:
         ok = True
         try:
             if app.loaded and sum(len(store.snapshot(layer)) for layer in LAYERS) <= app.tuning.doctor_in_process:
-                found: list[Finding] = findings(paths, store=store)  # the loaded store, not a reload
+                found = FoundSet(findings(paths, store=store))  # the loaded store, not a reload
             else:  # in a child process at low priority: the panes and the preview keep the interpreter
                 found, read = self._doctor.run(paths)
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
-            found = [Finding("invalid", display_path(paths.workspace), f"the doctor could not run: {exc}")]
+            found = FoundSet([Finding("invalid", display_path(paths.workspace), f"the doctor could not run: {exc}")])
             ok = False
         try:
             stats = history.stats(paths.db_path, paths.workspace, by_target=True) if paths.db_path.is_file() else {}
@@ -96,7 +97,7 @@ class Insights:
         self.running = False
         self._read, self._ok = message.read, message.ok
         self.findings = message.findings
-        self.by_entry = findings_by_entry(message.findings or [], app.store.entries)
+        self.by_entry = FindingIndex(message.findings, app.store.entries)
         self.history = message.stats
         again = self._again
         if app.loaded and self._early:

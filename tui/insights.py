@@ -13,7 +13,8 @@ import threading
 from typing import Any
 
 from memtui.core import process_gate
-from memtui.core.doctor import Finding, findings_read
+from memtui.core.doctor import findings_read
+from memtui.core.finding_set import FoundSet
 from memtui.core.paths import Paths
 
 NICENESS = 10  # the child yields the machine's cores to the interactive process
@@ -32,7 +33,8 @@ def main(argv: list[str]) -> int:
     except OSError:
         pass
     try:
-        out: tuple[str, object] = ("ok", findings_read(Paths.resolve(home=argv[0], workspace=argv[1])))
+        found, read = findings_read(Paths.resolve(home=argv[0], workspace=argv[1]))
+        out: tuple[str, object] = ("ok", (FoundSet(found), read))  # packed: a few strings, not an object each
     except Exception as exc:
         out = ("error", f"{type(exc).__name__}: {exc}")
     sys.stdout.buffer.write(pickle.dumps(out))
@@ -47,7 +49,7 @@ class DoctorProcess:
         self._process: process_gate.Popen[bytes] | None = None
         self._stopped = False
 
-    def run(self, paths: Paths) -> tuple[list[Finding], tuple[Any, ...] | None]:
+    def run(self, paths: Paths) -> tuple[FoundSet, tuple[Any, ...] | None]:
         """The findings and what they were found in, from a child process (blocks: call it
         from a worker thread)."""
         with self._lock:
@@ -69,7 +71,7 @@ class DoctorProcess:
             raise DoctorFailed(f"the doctor's process ended without findings (exit status {process.returncode})") from None
         if status != "ok":
             raise DoctorFailed(value)
-        found: tuple[list[Finding], tuple[Any, ...] | None] = value
+        found: tuple[FoundSet, tuple[Any, ...] | None] = value
         return found
 
     def stop(self) -> None:

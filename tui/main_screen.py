@@ -59,7 +59,6 @@ from .messages import (
 from .startup import Tuning, pane_order
 from .text import LAYER_TITLES, describe
 from .widgets import DetailView, EntryPane, PreviewPane
-from .widgets.entry_pane import badge_for
 from .widgets.line_input import LineInput
 from .widgets.preview import LeftOut, left_out, left_out_counts
 from .writes import MemoryWrites
@@ -366,8 +365,7 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
 
     def _show_panes(self, results: dict[str, tuple[Sequence[Entry], int]]) -> None:
         self._last_results = {**self._last_results, **results}
-        badges = {entry_id: badge_for([f.kind for f in found])
-                  for entry_id, found in self.memtui.findings_by_entry.items()}
+        badges = self.memtui.findings_by_entry
         for pane in self.query(EntryPane):
             pane.badges = badges
             pane.border_subtitle = "" if self.order == "file" else f"o: {actions.ORDER_TITLES[self.order]}"
@@ -418,8 +416,7 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         if self.order != "file" and self._last_results:
             self._show_panes(self._last_results)
             return
-        badges = {entry_id: badge_for([f.kind for f in found])
-                  for entry_id, found in self.memtui.findings_by_entry.items()}
+        badges = self.memtui.findings_by_entry
         for pane in self.query(EntryPane):
             pane.badges = badges
             pane.refresh()

@@ -14,7 +14,7 @@ from memtui.core.model import Entry
 from memtui.core.store import Change, PlannedDelete, StoreChange
 
 if TYPE_CHECKING:
-    from memtui.core.finding import Finding
+    from memtui.core.finding_set import FoundSet
     from memtui.core.review import Pending
 
     from .startup import Opened
@@ -263,7 +263,7 @@ class StoreReloaded(Result):
 class InsightsReady(Result):
     """The doctor's findings and the injection history, read in a worker."""
 
-    def __init__(self, findings: list[Finding], stats: dict[str, tuple[Any, ...]], read: tuple[Any, ...] | None = None,
+    def __init__(self, findings: FoundSet, stats: dict[str, tuple[Any, ...]], read: tuple[Any, ...] | None = None,
                  ok: bool = True) -> None:
         super().__init__()
         self.findings = findings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ class FindingList(RowList):
             super().__init__()
             self.index = index
 
-    def __init__(self, findings: list[Finding] | None, **kwargs: Any) -> None:
+    def __init__(self, findings: Sequence[Finding] | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.findings = findings or []
         self.checking = findings is None
@@ -74,7 +75,7 @@ class FindingsScreen(ModalScreen[Finding | None]):
 
     BINDINGS = [Binding("escape,q,D", "close", "Close", id="findings.close")]
 
-    def __init__(self, findings: list[Finding] | None) -> None:
+    def __init__(self, findings: Sequence[Finding] | None) -> None:
         super().__init__(classes="dialog-screen")
         self.findings = findings
 

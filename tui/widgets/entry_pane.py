@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.message import Message
 
 from memtui.core.display import escape_name
+from memtui.core.finding_set import FindingIndex
 from memtui.core.model import Entry, Layer
 
 from ..text import LAYER_TITLES, one_line
@@ -208,7 +209,7 @@ class EntryPane(RowList):
         self.entries: Sequence[Entry] = []
         self.rows = PaneRows([])  # a str is a conversation's group header (already escaped)
         self.total = 0
-        self.badges: dict[str, str] = {}  # entry id -> the doctor's markers (badge_for)
+        self.badges = FindingIndex()  # the doctor's findings per entry, shown as markers (badge_for)
         self.border_title = LAYER_TITLES[layer]
 
     # ---------------------------------------------------------------- content
@@ -270,4 +271,4 @@ class EntryPane(RowList):
             text = Text(item, no_wrap=True, overflow="ellipsis", style=self.get_component_rich_style("entry-pane--group"))
             text.truncate(width, overflow="ellipsis")
             return text
-        return entry_prompt(item, width, self.badges.get(item.id, ""))
+        return entry_prompt(item, width, badge_for(self.badges.kinds(item.id)))

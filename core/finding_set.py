@@ -1,0 +1,191 @@
+"""The doctor's findings as a face holds them: a large store's layer-wide kinds (one
+`never_injected` per conversation row never injected: hundreds of thousands at ten times the
+store) kept as a few strings instead of an object per finding.
+
+`FoundSet` is the findings in the doctor's order (a `Sequence[Finding]`: each finding is made
+when asked for); `FindingIndex` is each entry's findings, for the badges and the detail (what
+`finding.findings_by_entry` gives, without a dict entry per entry)."""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import accumulate
+from typing import overload
+
+from .finding import Finding, conflict_file
+from .model import Entry
+
+PACK_MIN = 16  # a run of at least this many findings of one kind, reason and layer is packed
+
+
+class PackedRun(Sequence[Finding]):
+    """Findings of one kind, reason and layer, one entry each, in the doctor's order: their
+    entry ids and sources as two strings with offsets, and the positions in id order (an id
+    is found by bisection)."""
+
+    __slots__ = ("kind", "reason", "layer", "_ids", "_id_ends", "_sources", "_source_ends", "_by_id")
+
+    def __init__(self, found: Sequence[Finding]) -> None:
+        first = found[0]
+        self.kind, self.reason, self.layer = first.kind, first.reason, first.layer
+        ids = [f.entry_id or "" for f in found]
+        sources = [f.source for f in found]
+        self._ids = "".join(ids)
+        self._id_ends = _offsets(accumulate(map(len, ids)))
+        self._sources = "".join(sources)
+        self._source_ends = _offsets(accumulate(map(len, sources)))
+        self._by_id = _offsets(sorted(range(len(ids)), key=ids.__getitem__))
+
+    @staticmethod
+    def fits(finding: Finding, first: Finding) -> bool:
+        """Whether `finding` belongs in a run that `first` starts."""
+        return (bool(finding.entry_id) and finding.other_id is None and finding.kind != "conflict"
+                and (finding.kind, finding.reason, finding.layer) == (first.kind, first.reason, first.layer))
+
+    def __len__(self) -> int:
+        return len(self._id_ends)
+
+    @overload
+    def __getitem__(self, index: int) -> Finding: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Finding]: ...
+    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return Finding(self.kind, _piece(self._sources, self._source_ends, index), self.reason,
+                       self.entry_id(index), self.layer)
+
+    def entry_id(self, index: int) -> str:
+        return _piece(self._ids, self._id_ends, index)
+
+    def positions_of(self, entry_id: str) -> list[int]:
+        """The positions in the run of the findings about `entry_id`."""
+        lo = bisect_left(self._by_id, entry_id, key=self.entry_id)
+        hi = bisect_right(self._by_id, entry_id, lo, key=self.entry_id)
+        return [self._by_id[i] for i in range(lo, hi)]
+
+
+def _offsets(values: Iterable[int]) -> array[int]:
+    """Ascending or bounded integers in 4 bytes each (8 past 4 GiB)."""
+    items = list(values)
+    return array("I" if not items or max(items) < 2**32 else "Q", items)
+
+
+def _piece(joined: str, ends: array[int], index: int) -> str:
+    return joined[ends[index - 1] if index else 0:ends[index]]
+
+
+Segment = list[Finding] | PackedRun
+
+
+class FoundSet(Sequence[Finding]):
+    """The doctor's findings in its order, long runs of one kind, reason and layer packed
+    (`PackedRun`); equal to a list of the same findings."""
+
+    def __init__(self, found: Iterable[Finding] = ()) -> None:
+        self.segments: list[Segment] = _segments(list(found))
+        self._starts = [0, *accumulate(len(s) for s in self.segments)]
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    @overload
+    def __getitem__(self, index: int) -> Finding: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Finding]: ...
+    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        at = bisect_right(self._starts, index) - 1
+        return self.segments[at][index - self._starts[at]]
+
+    def __iter__(self) -> Iterator[Finding]:
+        for segment in self.segments:
+            yield from segment
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FoundSet | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FoundSet({len(self)} findings, {sum(isinstance(s, PackedRun) for s in self.segments)} packed runs)"
+
+
+def _segments(found: list[Finding]) -> list[Segment]:
+    out: list[Segment] = []
+    loose: list[Finding] = []
+    i = 0
+    while i < len(found):
+        first = found[i]
+        j = i + 1
+        if PackedRun.fits(first, first):
+            while j < len(found) and PackedRun.fits(found[j], first):
+                j += 1
+        if j - i >= PACK_MIN:
+            if loose:
+                out.append(loose)
+                loose = []
+            out.append(PackedRun(found[i:j]))
+        else:
+            loose.extend(found[i:j])
+        i = j
+    if loose:
+        out.append(loose)
+    return out
+
+
+class FindingIndex:
+    """Each entry's findings (its own in the doctor's order, then a `conflict` of its file: a
+    half-merged file is marked on every entry it still has), as `finding.findings_by_entry`
+    gives them. `entries` is called only when a file-level finding needs them."""
+
+    def __init__(self, found: FoundSet | Iterable[Finding] = (),
+                 entries: Callable[[], Iterable[Entry]] = tuple) -> None:
+        found = found if isinstance(found, FoundSet) else FoundSet(found)
+        self._loose: dict[str, list[tuple[int, Finding]]] = {}
+        self._runs: list[tuple[int, PackedRun]] = []
+        files: dict[tuple[str | None, str], list[Finding]] = {}
+        start = 0
+        for segment in found.segments:
+            if isinstance(segment, PackedRun):
+                self._runs.append((start, segment))
+            else:
+                for offset, finding in enumerate(segment):
+                    if finding.entry_id:
+                        self._loose.setdefault(finding.entry_id, []).append((start + offset, finding))
+                    elif finding.kind == "conflict":
+                        files.setdefault(conflict_file(finding), []).append(finding)
+            start += len(segment)
+        self._files: dict[str, tuple[Finding, ...]] = {}
+        if files:
+            for entry in entries():
+                marked = files.get((entry.layer, entry.rel_path))
+                if marked:
+                    self._files[entry.id] = tuple(marked)
+
+    def get(self, entry_id: str, default: tuple[Finding, ...] = ()) -> tuple[Finding, ...]:
+        own = list(self._loose.get(entry_id, ()))
+        for start, run in self._runs:
+            own.extend((start + p, run[p]) for p in run.positions_of(entry_id))
+        own.sort(key=lambda pair: pair[0])
+        out = tuple(f for _, f in own) + self._files.get(entry_id, ())
+        return out or default
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and bool(self.get(entry_id))
+
+    def kinds(self, entry_id: str) -> list[str]:
+        return [f.kind for f in self.get(entry_id)]
