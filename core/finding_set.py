@@ -1,6 +1,6 @@
 """The doctor's findings as a face holds them: a large store's layer-wide kinds (one
 `never_injected` per conversation row never injected: hundreds of thousands at ten times the
-store) kept as a few strings instead of an object per finding.
+store) kept as a few strings and arrays instead of an object per finding.
 
 `FoundSet` is the findings in the doctor's order (a `Sequence[Finding]`: each finding is made
 when asked for); `FindingIndex` is each entry's findings, for the badges and the detail (what
@@ -17,35 +17,36 @@ from typing import overload
 from .finding import Finding, conflict_file
 from .model import Entry
 
-PACK_MIN = 16  # a run of at least this many findings of one kind, reason and layer is packed
+PACK_MIN = 16  # a run of at least this many findings of one kind and layer is packed
 
 
 class PackedRun(Sequence[Finding]):
-    """Findings of one kind, reason and layer, one entry each, in the doctor's order: their
-    entry ids and sources as two strings with offsets, and the positions in id order (an id
-    is found by bisection)."""
+    """Findings of one kind and layer, each about an entry, in the doctor's order: their entry
+    ids as one string with offsets, their reasons and sources kept once per distinct value
+    (a source that ends with its entry's id, as a conversation row's does, is kept without
+    it), and the positions in id order (an id is found by bisection)."""
 
-    __slots__ = ("kind", "reason", "layer", "_ids", "_id_ends", "_sources", "_source_ends", "_by_id")
+    __slots__ = ("kind", "layer", "_ids", "_reasons", "_heads", "_with_id", "_by_id")
 
     def __init__(self, found: Sequence[Finding]) -> None:
         first = found[0]
-        self.kind, self.reason, self.layer = first.kind, first.reason, first.layer
+        self.kind, self.layer = first.kind, first.layer
         ids = [f.entry_id or "" for f in found]
-        sources = [f.source for f in found]
-        self._ids = "".join(ids)
-        self._id_ends = _offsets(accumulate(map(len, ids)))
-        self._sources = "".join(sources)
-        self._source_ends = _offsets(accumulate(map(len, sources)))
+        with_id = [bool(i) and f.source.endswith(i) for i, f in zip(ids, found, strict=True)]
+        self._ids = _Strings(ids)
+        self._reasons = _Table([f.reason for f in found])
+        self._heads = _Table([f.source[:-len(i)] if cut else f.source for i, f, cut in zip(ids, found, with_id, strict=True)])
+        self._with_id = array("B", with_id)
         self._by_id = _offsets(sorted(range(len(ids)), key=ids.__getitem__))
 
     @staticmethod
     def fits(finding: Finding, first: Finding) -> bool:
         """Whether `finding` belongs in a run that `first` starts."""
         return (bool(finding.entry_id) and finding.other_id is None and finding.kind != "conflict"
-                and (finding.kind, finding.reason, finding.layer) == (first.kind, first.reason, first.layer))
+                and finding.kind == first.kind and finding.layer == first.layer)
 
     def __len__(self) -> int:
-        return len(self._id_ends)
+        return len(self._ids)
 
     @overload
     def __getitem__(self, index: int) -> Finding: ...
@@ -58,34 +59,58 @@ class PackedRun(Sequence[Finding]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(index)
-        return Finding(self.kind, _piece(self._sources, self._source_ends, index), self.reason,
-                       self.entry_id(index), self.layer)
-
-    def entry_id(self, index: int) -> str:
-        return _piece(self._ids, self._id_ends, index)
+        entry_id = self._ids[index]
+        source = self._heads[index] + entry_id if self._with_id[index] else self._heads[index]
+        return Finding(self.kind, source, self._reasons[index], entry_id, self.layer)
 
     def positions_of(self, entry_id: str) -> list[int]:
         """The positions in the run of the findings about `entry_id`."""
-        lo = bisect_left(self._by_id, entry_id, key=self.entry_id)
-        hi = bisect_right(self._by_id, entry_id, lo, key=self.entry_id)
+        lo = bisect_left(self._by_id, entry_id, key=self._ids.__getitem__)
+        hi = bisect_right(self._by_id, entry_id, lo, key=self._ids.__getitem__)
         return [self._by_id[i] for i in range(lo, hi)]
 
 
+class _Strings:
+    """Strings as one, with where each ends."""
+
+    __slots__ = ("_joined", "_ends")
+
+    def __init__(self, values: list[str]) -> None:
+        self._joined = "".join(values)
+        self._ends = _offsets(accumulate(map(len, values)))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, index: int) -> str:
+        return self._joined[self._ends[index - 1] if index else 0:self._ends[index]]
+
+
+class _Table:
+    """Strings with few distinct values: each value kept once, each row its value's number."""
+
+    __slots__ = ("_values", "_rows")
+
+    def __init__(self, values: list[str]) -> None:
+        numbers: dict[str, int] = {}
+        self._rows = _offsets([numbers.setdefault(v, len(numbers)) for v in values])
+        self._values = _Strings(list(numbers))
+
+    def __getitem__(self, index: int) -> str:
+        return self._values[self._rows[index]]
+
+
 def _offsets(values: Iterable[int]) -> array[int]:
-    """Ascending or bounded integers in 4 bytes each (8 past 4 GiB)."""
+    """Integers of at least 0 in 4 bytes each (8 from 4 GiB on)."""
     items = list(values)
     return array("I" if not items or max(items) < 2**32 else "Q", items)
-
-
-def _piece(joined: str, ends: array[int], index: int) -> str:
-    return joined[ends[index - 1] if index else 0:ends[index]]
 
 
 Segment = list[Finding] | PackedRun
 
 
 class FoundSet(Sequence[Finding]):
-    """The doctor's findings in its order, long runs of one kind, reason and layer packed
+    """The doctor's findings in its order, long runs of one kind and layer packed
     (`PackedRun`); equal to a list of the same findings."""
 
     def __init__(self, found: Iterable[Finding] = ()) -> None:

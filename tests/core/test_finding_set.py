@@ -36,13 +36,14 @@ def finding_lists(draw: st.DrawFn) -> list[Finding]:
     out: list[Finding] = []
     for _ in range(draw(st.integers(0, 6))):
         kind = draw(st.sampled_from(["never_injected", "duplicate", "conflict", "contradiction", "stale_reference"]))
-        reason = draw(st.sampled_from(["r1", "r2"]))
+        reasons = draw(st.sampled_from([["r1"], ["r1", "r2", "a longer reason"]]))
         layer = draw(st.sampled_from(["user", "conversation", None]))
         length = draw(st.sampled_from([1, 3, PACK_MIN - 1, PACK_MIN, PACK_MIN + 5]))
         for _ in range(length):
             entry_id = draw(IDS)
+            reason = draw(st.sampled_from(reasons))
             other = draw(st.sampled_from([None, None, "b"]))
-            source = "notes.md:3" if kind == "conflict" and not entry_id else f"conversation:c/{entry_id}"
+            source = draw(st.sampled_from(["notes.md:3", f"conversation:c/{entry_id}", f"{entry_id}x", entry_id]))
             out.append(Finding(kind, source, reason, entry_id or None, layer, other, "o.md:1" if other else None))
     return out
 
