@@ -460,7 +460,7 @@ _LABEL = re.compile(r"^\W*[\w][\w\s/&'\-]{0,40}?\W*:\W*$")
 
 def is_label(text: str) -> bool:
     """A bare label (`**NEVER**:`, `Rules:`, `### Testing:`): it says nothing until what follows."""
-    return bool(_LABEL.match(text.strip())) and len(text.split()) <= 5
+    return ":" in text and bool(_LABEL.match(text.strip())) and len(text.split()) <= 5  # (no colon: no label)
 
 
 def _words(text: str) -> list[str]:

@@ -5,6 +5,7 @@ invalid files, an index out of step. The doctor only reads."""
 
 from __future__ import annotations
 
+import heapq
 import logging
 import os
 import time
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
+from . import collector
 from .actions import layer_counts, open_store
 from .finding import KINDS, Finding
 from .injection import HEADERS, TITLE, est, make_line
@@ -331,14 +333,15 @@ def findings(paths: Paths, kinds: tuple[str, ...] = KINDS, store: MemoryStore | 
     already loaded `store` (the TUI's), it judges that store's snapshot instead of loading
     every file again."""
     settings = load_settings(paths)
-    if store is not None:
-        return _findings(paths, settings, store, kinds)
-    own = MemoryStore(paths, index=False)  # a doctor that reads must not repair as it reads
-    try:
-        _load(own, settings)
-        return _findings(paths, settings, own, kinds)
-    finally:
-        own.close()
+    with collector.paused():  # millions of objects at ten times the store, next to no cycles
+        if store is not None:
+            return _findings(paths, settings, store, kinds)
+        own = MemoryStore(paths, index=False)  # a doctor that reads must not repair as it reads
+        try:
+            _load(own, settings)
+            return _findings(paths, settings, own, kinds)
+        finally:
+            own.close()
 
 
 def _load(store: MemoryStore, settings: Settings) -> None:
@@ -363,8 +366,9 @@ def findings_read(paths: Paths) -> tuple[list[Finding], tuple[Any, ...] | None]:
     settings = load_settings(paths)
     own = MemoryStore(paths, index=False)
     try:
-        _load(own, settings)
-        return _findings(paths, settings, own, KINDS), own.read_state()
+        with collector.paused():
+            _load(own, settings)
+            return _findings(paths, settings, own, KINDS), own.read_state()
     finally:
         own.close()
 
@@ -513,9 +517,12 @@ def over_limit(entries: list[Entry], settings: Settings, paths: Paths, sizes: Li
         return []
     total = settings.budget["total"]
     out = []
+    # `most` walks the items by text per token, most first, until the budget is spent: at most one
+    # item per token of the total and every item that costs no token, so only those are sorted
+    reach = total + 1 + sum(1 for size in measured if size[0] <= 0)
     for at, (proto, limit) in enumerate(sizes.limited, start=1):
-        items = sorted(((size[at] + 1, size[0]) for size in measured), key=lambda it: it[0] / max(it[1], 1),
-                       reverse=True)  # + 1: the newline before each line
+        items = heapq.nlargest(reach, ((size[at] + 1, size[0]) for size in measured),  # + 1: the newline before each line
+                               key=lambda it: it[0] / max(it[1], 1))  # (as `sorted(..., reverse=True)[:reach]`)
         fixed = proto.measure(TITLE) + sum(proto.measure(h) + 2 for h in HEADERS.values())
 
         def most(budget: int, items: list[tuple[int, int]] = items, fixed: int = fixed) -> int:

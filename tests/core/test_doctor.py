@@ -8,7 +8,7 @@ import os
 import subprocess
 import time
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
@@ -317,3 +317,60 @@ def test_a_path_relative_to_a_sub_crate_is_not_stale_while_a_root_folder_of_that
     write(paths.project_root / "gone.md", "- The parser lives in `src/parser.rs`\n")  # no crate has it: stale
     [finding] = doctor.findings(paths)
     assert finding.kind == "stale_reference" and "`src/parser.rs`" in finding.reason
+
+
+@hyp_settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 400), min_size=1, max_size=60), st.integers(1, 3000), st.integers(0, 2**32))
+def test_over_limit_sorts_only_what_the_budget_can_reach(lengths, total, seed):
+    """`over_limit` takes the entries with the most text per token, as many as the total pays
+    for (`heapq.nlargest`): the same findings as when every entry is sorted."""
+    import heapq
+    import random
+    from unittest import mock
+
+    from memtui.core.model import Entry
+    from memtui.core.settings import Settings
+
+    rng = random.Random(seed)
+    entries = [Entry(id=f"e{i}", layer="project", text=("x" if rng.random() < 0.5 else "a lot ") * n or "-",
+                     rel_path="notes.md", line_start=i) for i, n in enumerate(lengths)]
+    settings = Settings()
+    settings.budget = {**settings.budget, "total": total}
+    here = os.path.dirname(__file__)
+    paths = Paths.resolve(home=os.path.join(here, "no-home"), workspace=here)  # (only named in a finding)
+    found = doctor.over_limit(entries, settings, paths)
+    with mock.patch.object(doctor.heapq, "nlargest", lambda n, items, key: sorted(items, key=key, reverse=True)):
+        everything = doctor.over_limit(entries, settings, paths)
+    assert found == everything
+    assert heapq.nlargest is not None
+    if total >= 2600 and len(lengths) >= 55 and min(lengths) >= 300:
+        assert found  # (the example below: the bound is over a hook's limit, the budget to fit is searched)
+
+
+test_over_limit_sorts_only_what_the_budget_can_reach = example([350] * 60, 2900, 7)(
+    test_over_limit_sorts_only_what_the_budget_can_reach)
+
+
+def test_the_doctor_pauses_the_cycle_collector_and_leaves_it_as_it_was(paths, monkeypatch):
+    import gc
+
+    seen = []
+    inner = doctor._findings
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(doctor, "_findings", watched)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        doctor.findings(paths)
+        doctor.findings_read(paths)
+        assert gc.isenabled()
+        gc.disable()
+        doctor.findings(paths)
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False, False, False]
