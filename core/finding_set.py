@@ -138,6 +138,10 @@ class FoundSet(Sequence[Finding]):
         for segment in self.segments:
             yield from segment
 
+    def has_kind(self, kind: str) -> bool:
+        """Whether any finding is of `kind` (a packed run answers for all of its findings)."""
+        return any(s.kind == kind if isinstance(s, PackedRun) else any(f.kind == kind for f in s) for s in self.segments)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FoundSet | list | tuple):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))

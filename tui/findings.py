@@ -88,7 +88,7 @@ class Insights:
         the search index out of step, which the store's load has just brought in step."""
         self._early = False
         held = self.app.store.read_state()
-        stale_index = any(f.kind == "index" for f in self.findings or ())
+        stale_index = self.findings is not None and self.findings.has_kind("index")  # (not made one by one)
         return not self._ok or stale_index or self._read is None or held is None or self._read != held
 
     def ready(self, message: InsightsReady) -> None:

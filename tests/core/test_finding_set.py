@@ -63,6 +63,8 @@ def test_a_found_set_is_the_list_it_was_made_of(found: list[Finding]) -> None:
     assert packed[1:5] == found[1:5]
     assert packed == found
     assert pickle.loads(pickle.dumps(packed)) == found
+    for kind in ("never_injected", "duplicate", "conflict", "contradiction", "stale_reference", "index"):
+        assert packed.has_kind(kind) == any(f.kind == kind for f in found)
 
 
 @settings(max_examples=300, deadline=None)
