@@ -50,3 +50,21 @@ async def test_a_large_stores_near_misses_follow_once_the_typing_pauses(demo_pat
                          message="the near misses, after the pause")
         near = max((c for c in expected.candidates if c.status != "included"), key=lambda c: c.score)
         assert near.entry.text[:25] in shown(left, width=400)
+
+
+def test_a_folds_title_is_shortened_by_whole_words():
+    """The injected fold's title drops `tokens` when the pane is narrow; a left-out fold that
+    says "over the token budget" keeps every word (it once read "over theen budget")."""
+    from rich.cells import cell_len
+
+    from memtui.tui.widgets.preview import fit_title
+
+    injected = "52 memories injected · 1400/2000 tokens · truncated · 1 clipped"
+    assert fit_title(injected, 200) == injected
+    assert fit_title(injected, 55) == "52 injected · 1400/2000 tokens · truncated · 1 clipped"
+    assert fit_title(injected, 50) == "52 injected · 1400/2000 · truncated · 1 clipped"
+    assert fit_title(injected, 45) == "52 injected · 1400/2000 · trunc. · 1 clipped"
+    assert cell_len(fit_title(injected, 45)) <= 45
+    left_out = "29092 more over the token budget (first 60; all: memtui preview --json)"
+    for width in (80, 40, 20):
+        assert "over the token budget" in fit_title(left_out, width)

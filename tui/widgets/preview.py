@@ -4,6 +4,7 @@ gauge per layer, and what was left out: near misses first, the rest counted per 
 from __future__ import annotations
 
 import heapq
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import islice
@@ -103,8 +104,10 @@ def fold_title(result: InjectionResult, summary: LeftOut) -> str:
     return " · ".join(parts)
 
 
-TITLE_CUTS = (("memories injected", "injected"), ("memory injected", "injected"), (" tokens", " tok"), (" tok", ""),
-              ("truncated", "trunc."))
+# whole words only: "over the token budget" keeps its "token" when the fold's `tokens` are cut
+TITLE_CUTS = tuple((re.compile(old), new) for old, new in (
+    (r"\bmemories injected\b", "injected"), (r"\bmemory injected\b", "injected"), (r" tokens\b", " tok"),
+    (r"(?<=\d) tok\b", ""), (r"\btruncated\b", "trunc.")))
 
 
 def fit_title(title: str, width: int) -> str:
@@ -113,7 +116,7 @@ def fit_title(title: str, width: int) -> str:
     for old, new in TITLE_CUTS:
         if cell_len(title) <= width:
             break
-        title = title.replace(old, new)
+        title = old.sub(new, title)
     return title
 
 
