@@ -3,8 +3,8 @@
 store) kept as a few strings and arrays instead of an object per finding.
 
 `FoundSet` is the findings in the doctor's order (a `Sequence[Finding]`: each finding is made
-when asked for); `FindingIndex` is each entry's findings, for the badges and the detail (what
-`finding.findings_by_entry` gives, without a dict entry per entry)."""
+when asked for); `FindingIndex` is each entry's findings, for the badges and the detail (a dict
+entry only for an entry of a short run; a packed run is searched by bisection)."""
 
 from __future__ import annotations
 
@@ -178,8 +178,8 @@ def _segments(found: list[Finding]) -> list[Segment]:
 
 class FindingIndex:
     """Each entry's findings (its own in the doctor's order, then a `conflict` of its file: a
-    half-merged file is marked on every entry it still has), as `finding.findings_by_entry`
-    gives them. `entries` is called only when a file-level finding needs them."""
+    half-merged file is marked on every entry it still has). `entries` is called only when a
+    file-level finding needs them."""
 
     def __init__(self, found: FoundSet | Iterable[Finding] = (),
                  entries: Callable[[], Iterable[Entry]] = tuple) -> None:
