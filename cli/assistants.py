@@ -66,7 +66,7 @@ def _change(obj: Any, target: str, install: bool, project: bool, shared: bool) -
     receipts = Receipts(receipts_path(obj.paths.home))
     try:
         if install:
-            change = add(files, target, where.path, hook_command(target, shared=where.shared), receipts, where.within)
+            change = add(files, target, where.path, hook_command(target, shared=where.shared, home=obj.paths.home), receipts, where.within)
         else:
             change = remove(files, target, where.path, receipts, where.within)
     except ConfigError as exc:

@@ -176,14 +176,18 @@ def run_argv(argv: Sequence[str]) -> int | None:
     return main(target, home=home, problem=problem)
 
 
-if __name__ == "__main__":  # python -m memtui.cli.hook [TARGET]
+if __name__ == "__main__":  # python -m memtui.cli.hook [TARGET] [--home HOME]
     given = sys.argv[1:]
     chosen = Target.CLAUDE_CODE
     problem: str | None = None
+    home: str | None = None
+    if len(given) >= 2 and given[-2] == "--home":  # (as `hook install` writes it without a console script)
+        home = given.pop()
+        given.pop()
     if given and given[0] in _TARGET_NAMES:
         chosen = Target(given.pop(0))
     elif given:
         problem = f"unknown target {given[0]!r} (targets: {', '.join(str(t) for t in TARGETS)})"
     if given and problem is None:
         problem = f"unexpected argument {given[0]!r} after {str(chosen)!r}"
-    sys.exit(main(chosen, problem=problem))
+    sys.exit(main(chosen, home=home, problem=problem))

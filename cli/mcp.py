@@ -279,7 +279,9 @@ def _register(obj: Any, client: str, install: bool, project: bool, dry_run: bool
                 return
             # Claude Desktop starts the server in no particular folder: it serves this workspace
             workspace = str(obj.paths.workspace) if client == "claude-desktop" else None
-            change = mcp_clients.install(client, path, program, receipts, within, dry_run, workspace)
+            # a project's committed file serves each person's own home; the person's own file, this one
+            home = None if project else obj.paths.home
+            change = mcp_clients.install(client, path, program, receipts, within, dry_run, workspace, home)
         else:
             change = mcp_clients.uninstall(client, path, receipts, within, dry_run)
     except ConfigError as exc:

@@ -23,6 +23,13 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     return Path(home).expanduser().resolve()
 
 
+def home_option(home: Path) -> tuple[str, ...]:
+    """`--home HOME` for a command another program runs (an assistant's hook, an MCP client's
+    server): it starts without this shell's `$MUSE_HOME`, so a home other than `~/.muse` is
+    named; nothing for `~/.muse`."""
+    return () if home == (Path.home() / ".muse").expanduser().resolve() else ("--home", str(home))
+
+
 class WorkspaceError(ValueError):
     """The workspace asked for cannot be one (not an existing folder, or its project memory
     root would be the user memory root); the message says which and why."""

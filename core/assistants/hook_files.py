@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..paths import home_option
 from ..settings import SettingsError, read_json_for_update, write_json_object
 from .files import DIR, FILE, Change, ConfigError, Receipts, remove_file, shown, write_target
 
@@ -53,25 +54,37 @@ def find_memtui() -> str | None:
     return shutil.which("memtui")
 
 
-def hook_command(target: str, program: str | None = None, shared: bool = False) -> str:
+def hook_command(target: str, program: str | None = None, shared: bool = False, home: Path | None = None) -> str:
     """The shell command the assistant runs. Shared (a committed file): plain `memtui`,
-    found on each person's PATH. Personal: this installation's `memtui` by absolute path,
-    quoted; with no console script, this Python running the hook module."""
+    found on each person's PATH, with each person's own home. Personal: this installation's
+    `memtui` by absolute path, quoted; with no console script, this Python running the hook
+    module; `--home HOME` when `home` is not `~/.muse` (the assistant runs the hook without
+    this shell's `$MUSE_HOME`: the hook must read the store the person installed it for)."""
     if shared:
         return f"memtui hook {target}"
+    named = [shlex.quote(word) for word in home_option(home)] if home is not None else []
     if program is None:
         program = find_memtui()
     if program is None:
-        return f"{shlex.quote(os.path.abspath(sys.executable))} -m {HOOK_MODULE} {target}"
-    return " ".join([shlex.quote(os.path.abspath(program)), "hook", target])
+        return " ".join([shlex.quote(os.path.abspath(sys.executable)), "-m", HOOK_MODULE, target, *named])
+    return " ".join([shlex.quote(os.path.abspath(program)), *named, "hook", target])
+
+
+def _without_home(words: list[str]) -> list[str]:
+    """A hook command's words without its `--home HOME`."""
+    if "--home" in words[:-1]:
+        at = words.index("--home")
+        return words[:at] + words[at + 2:]
+    return words
 
 
 def is_memtui_hook(command: object, target: str) -> bool:
-    """A command this module writes for `target` (any path to memtui, or the hook module)."""
+    """A command this module writes for `target` (any path to memtui, or the hook module; with
+    or without a `--home`)."""
     if not isinstance(command, str):
         return False
     try:
-        words = shlex.split(command)
+        words = _without_home(shlex.split(command))
     except ValueError:
         return False
     if len(words) >= 3 and words[-2:] == ["hook", target] and Path(words[-3]).name == "memtui":

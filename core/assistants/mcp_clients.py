@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bounded_reader import RefusedFileError
+from ..paths import home_option
 from ..settings import json_text_for, parse_json_object, read_settings_bytes
 from . import Client
 from .codex import codex_home
@@ -147,8 +148,9 @@ class _Doc:
             raise ConfigError(f"{shown(self.path)}: \"{self.spec.key}\" is not a table of servers; not changed")
         return found
 
-    def entry(self, program: str, among: MutableMapping[str, Any], workspace: str | None = None) -> Any:
-        value = _with_workspace(self.spec.entry(program), workspace)
+    def entry(self, program: str, among: MutableMapping[str, Any], workspace: str | None = None,
+              home: Path | None = None) -> Any:
+        value = _with_workspace(self.spec.entry(program), workspace, home)
         if self.spec.toml:
             import tomlkit
             from tomlkit.items import InlineTable
@@ -181,26 +183,32 @@ def _plain(value: Any) -> Any:
     return unwrap() if callable(unwrap) else value
 
 
-def _with_workspace(value: dict[str, Any], workspace: str | None) -> dict[str, Any]:
+def _with_workspace(value: dict[str, Any], workspace: str | None, home: Path | None = None) -> dict[str, Any]:
     """The entry serving `workspace` (`-w DIR` before `mcp`), for a client that starts the
-    server in no particular folder (Claude Desktop); as it is without one."""
-    if workspace is not None:
-        value["args"] = ["-w", workspace, *ARGS]
+    server in no particular folder (Claude Desktop); with `--home HOME` first when `home` is
+    not `~/.muse` (a client starts the server without this shell's `$MUSE_HOME`); as it is
+    without either."""
+    named = list(home_option(home)) if home is not None else []
+    if workspace is not None or named:
+        value["args"] = [*named, *(["-w", workspace] if workspace is not None else []), *ARGS]
     return value
 
 
 def is_memtui_entry(value: Any) -> bool:
     """A server entry this module writes (its command is some `memtui`, its arguments `mcp`
-    or `-w DIR mcp`)."""
+    or `-w DIR mcp`, either after a `--home HOME`)."""
     value = _plain(value)
     if not (isinstance(value, dict) and isinstance(value.get("command"), str) and Path(value["command"]).name == NAME):
         return False
     args = list(value.get("args") or [])
+    if args[:1] == ["--home"] and len(args) >= 3:
+        args = args[2:]
     return args == list(ARGS) or (len(args) == 3 and args[0] == "-w" and args[2:] == list(ARGS))
 
 
 def install(client: Client | str, path: Path, program: str, receipts: Receipts | None = None,
-            within: Path | None = None, dry_run: bool = False, workspace: str | None = None) -> Change:
+            within: Path | None = None, dry_run: bool = False, workspace: str | None = None,
+            home: Path | None = None) -> Change:
     """Register `program mcp` (`program -w WORKSPACE mcp` with a workspace) as the server
     `memtui` in `path` (every other key kept)."""
     spec = CONFIGS[Client(client)]
@@ -214,7 +222,7 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
         made.append(spec.key)
     servers = doc.servers(create=True)
     assert servers is not None
-    wanted = _with_workspace(spec.entry(program), workspace)
+    wanted = _with_workspace(spec.entry(program), workspace, home)
     current = servers.get(NAME)
     plain = _plain(current)
     if isinstance(plain, dict) and all(plain.get(k) == v for k, v in wanted.items()):
@@ -224,7 +232,7 @@ def install(client: Client | str, path: Path, program: str, receipts: Receipts |
     verb = {(False, False): "Registered", (True, False): "Updated", (False, True): "Would register",
             (True, True): "Would update"}[(current is not None, dry_run)]
     if current is None:
-        servers[NAME] = doc.entry(program, servers, workspace)
+        servers[NAME] = doc.entry(program, servers, workspace, home)
     else:  # the person's own keys of the entry (env, cwd, timeouts) are kept; only what memtui owns changes
         for key, value in wanted.items():
             current[key] = value

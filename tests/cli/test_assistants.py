@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -252,8 +253,8 @@ def test_hook_install_round_trips_and_the_installed_command_runs(ws, target, arg
     assert data["hooks"]["Stop"] == FOREIGN["hooks"]["Stop"]
     if shared:
         assert handler["command"] == f"memtui hook {target}" and "PATH" in r.stdout
-    else:
-        assert handler["command"] == f"{MEMTUI} hook {target}"
+    else:  # this installation, and the home it was installed for (the assistant has no $MUSE_HOME)
+        assert handler["command"] == f"{MEMTUI} --home {shlex.quote(str(ws.home))} hook {target}"
     if target is Target.GEMINI:
         assert handler["timeout"] == 10_000 and handler["name"] == "memtui"  # milliseconds
     else:
@@ -263,7 +264,7 @@ def test_hook_install_round_trips_and_the_installed_command_runs(ws, target, arg
     assert again.returncode == 0 and "already" in again.stdout and path.read_bytes() == once
     if not shared:  # the installed command, run through a shell as the assistant does
         ran = subprocess.run(handler["command"], shell=True, input=hook_input(target, ws.workspace), capture_output=True,
-                             timeout=60, env={**os.environ, "MUSE_HOME": str(ws.home)})
+                             timeout=60, env={k: v for k, v in os.environ.items() if k != "MUSE_HOME"})
         assert ran.returncode == 0 and context_of(target, ran.stdout) == preview_text(ws, target)
     assert memtui(ws, "hook", "uninstall", str(target), *args).returncode == 0
     assert json.loads(path.read_text(encoding="utf-8")) == FOREIGN
@@ -362,7 +363,8 @@ def test_mcp_install_round_trips_every_other_key(ws, monkeypatch, client, args, 
     else:  # the person's own file: this installation, by its absolute path
         assert entry["command"] == MEMTUI and os.path.isabs(entry["command"])
     # Claude Desktop starts the server in no particular folder: it is told the workspace
-    assert entry["args"] == (["-w", str(ws.workspace), "mcp"] if client == "claude-desktop" else ["mcp"])
+    own_home = [] if args else ["--home", str(ws.home)]  # a client starts the server without $MUSE_HOME
+    assert entry["args"] == own_home + (["-w", str(ws.workspace), "mcp"] if client == "claude-desktop" else ["mcp"])
     if client in ("vscode", "claude-code"):
         assert entry["type"] == "stdio"
     assert {k: v for k, v in data.items() if k != key} == {k: v for k, v in other.items() if k != key}
@@ -393,11 +395,13 @@ def test_mcp_install_codex_keeps_the_toml_byte_for_byte(ws, args, where):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(CODEX_TOML, encoding="utf-8")
     program = "memtui" if args else MEMTUI  # a project's file is committed: plain `memtui`
+    argv = ["mcp"] if args else ["--home", str(ws.home), "mcp"]  # the person's own: this installation's home
+    shown = "[" + ", ".join(f'"{a}"' for a in argv) + "]"
     assert memtui(ws, "mcp", "install", "codex", *args).returncode == 0
     text = path.read_text(encoding="utf-8")
-    assert text == CODEX_TOML.replace('[projects', f'[mcp_servers.memtui]\ncommand = "{program}"\nargs = ["mcp"]\n\n[projects')
+    assert text == CODEX_TOML.replace('[projects', f'[mcp_servers.memtui]\ncommand = "{program}"\nargs = {shown}\n\n[projects')
     doc = tomlkit.parse(text).unwrap()
-    assert doc["mcp_servers"]["memtui"] == {"command": program, "args": ["mcp"]}
+    assert doc["mcp_servers"]["memtui"] == {"command": program, "args": argv}
     assert doc["mcp_servers"]["git"] == {"command": "uvx", "args": ["mcp-server-git"]}
     assert "already" in memtui(ws, "mcp", "install", "codex", *args).stdout
     assert memtui(ws, "mcp", "uninstall", "codex", *args).returncode == 0
@@ -405,7 +409,7 @@ def test_mcp_install_codex_keeps_the_toml_byte_for_byte(ws, args, where):
     appended = 'model = "x"\n'  # a file without mcp_servers: the table is added at the end, and taken out again
     path.write_text(appended, encoding="utf-8")
     assert memtui(ws, "mcp", "install", "codex", *args).returncode == 0
-    assert path.read_text(encoding="utf-8") == f'model = "x"\n\n[mcp_servers.memtui]\ncommand = "{program}"\nargs = ["mcp"]\n'
+    assert path.read_text(encoding="utf-8") == f'model = "x"\n\n[mcp_servers.memtui]\ncommand = "{program}"\nargs = {shown}\n'
     assert memtui(ws, "mcp", "uninstall", "codex", *args).returncode == 0
     assert path.read_text(encoding="utf-8") == appended
 
@@ -428,7 +432,7 @@ def test_mcp_install_into_nothing_then_uninstall_leaves_nothing(ws):
         assert not (ws.workspace / folder).exists()
     assert memtui(ws, "mcp", "install", "codex").returncode == 0
     assert tomlkit.parse((user_home() / ".codex" / "config.toml").read_text()).unwrap() == {
-        "mcp_servers": {"memtui": {"command": MEMTUI, "args": ["mcp"]}}}
+        "mcp_servers": {"memtui": {"command": MEMTUI, "args": ["--home", str(ws.home), "mcp"]}}}
 
 
 @pytest.mark.parametrize("content, reason", [("{oops", "invalid JSON"), ("// comment\n{}", "invalid JSON"),
@@ -513,3 +517,38 @@ def test_the_schema_fixtures_are_valid_and_reject_what_the_tools_reject(name, ba
     jsonschema.Draft7Validator.check_schema(schema(name))
     with pytest.raises(jsonschema.ValidationError):
         validate(bad, name)
+
+
+def test_an_installed_hook_and_server_name_a_home_other_than_the_default_and_only_then(ws, tmp_path, monkeypatch):
+    """An assistant runs the hook, and a client starts the server, without this shell's
+    `$MUSE_HOME`: a home other than `~/.muse` is written into the command; `~/.muse` is not."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert memtui(ws, "hook", "install", "codex").returncode == 0
+    [group] = json.loads((user_home() / ".codex" / "hooks.json").read_text())["hooks"]["UserPromptSubmit"]
+    assert "--home" in group["hooks"][0]["command"]
+    assert memtui(ws, "hook", "uninstall", "codex").returncode == 0
+    default = user_home() / ".muse"
+    default.mkdir()
+    (ws.home / "memory").rename(default / "memory")
+    as_default = dataclasses.replace(ws, home=default.resolve())
+    assert memtui(as_default, "hook", "install", "codex").returncode == 0
+    [group] = json.loads((user_home() / ".codex" / "hooks.json").read_text())["hooks"]["UserPromptSubmit"]
+    assert group["hooks"][0]["command"] == f"{MEMTUI} hook codex"
+    assert memtui(as_default, "mcp", "install", "cursor").returncode == 0
+    entry = json.loads((user_home() / ".cursor" / "mcp.json").read_text())["mcpServers"]["memtui"]
+    assert entry["args"] == ["mcp"]
+
+
+def test_the_hook_module_form_names_its_home_and_is_found_again(ws, monkeypatch):
+    """Without a console script the hook is this Python running the hook module, the home after
+    the target; run through a shell without `$MUSE_HOME` it reads that home, and an uninstall
+    recognises it as memtui's."""
+    from memtui.core.assistants import hook_files
+
+    monkeypatch.setattr(hook_files, "find_memtui", lambda: None)
+    command = hook_files.hook_command("codex", home=ws.home)
+    assert command.endswith(f"-m {hook_files.HOOK_MODULE} codex --home {shlex.quote(str(ws.home))}")
+    assert hook_files.is_memtui_hook(command, "codex") and not hook_files.is_memtui_hook(command, "gemini")
+    ran = subprocess.run(command, shell=True, input=hook_input(Target.CODEX, ws.workspace), capture_output=True,
+                         timeout=60, env={k: v for k, v in os.environ.items() if k != "MUSE_HOME"})
+    assert ran.returncode == 0 and context_of(Target.CODEX, ran.stdout) == preview_text(ws, Target.CODEX)

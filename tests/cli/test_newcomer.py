@@ -201,7 +201,7 @@ def test_mcp_install_project_writes_plain_memtui_and_desktop_names_the_workspace
     r = ok(memtui(paths, "mcp", "install", "claude-desktop"))
     config = Path(os.environ["HOME"]) / ".config" / "Claude" / "claude_desktop_config.json"
     desktop = json.loads(config.read_text())["mcpServers"]["memtui"]
-    assert desktop["args"] == ["-w", str(paths.workspace), "mcp"] and os.path.isabs(desktop["command"])
-    assert f"-w {paths.workspace} mcp" in r.stdout
+    assert desktop["args"] == ["--home", str(paths.home), "-w", str(paths.workspace), "mcp"]
+    assert os.path.isabs(desktop["command"]) and f"-w {paths.workspace} mcp" in r.stdout
     ok(memtui(paths, "mcp", "uninstall", "claude-desktop"))  # found again as memtui's, with its -w
     assert not config.exists()  # install made the file: uninstall takes it away
