@@ -88,7 +88,8 @@ class Paths:
                                  "folder or name one with -w")
         if _is_home(found.workspace / ".muse", home_path) or _is_home(found.project_root, found.user_root):
             raise WorkspaceError(f"{path_text(str(found.workspace))} cannot be a workspace: its project memory "
-                                 f"would be the user memory ({path_text(str(found.user_root))})")
+                                 f"would be the user memory ({path_text(str(found.user_root))}); run memtui in a "
+                                 "project folder or name one with -w (your user memories are there in every project)")
         return found
 
     @property

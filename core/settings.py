@@ -101,7 +101,7 @@ class Settings:
             return f"memoryEnabled is {str(self.enabled).lower()} in {self.workspace_path}"
         if self.enabled_source == "global":
             return f"memoryEnabled is {str(self.enabled).lower()} in {self.global_path}"
-        return "memoryEnabled is not set (off by default)"
+        return "memoryEnabled is not set, and memory is off by default"
 
 
 def read_settings_bytes(path: Path) -> bytes | None:

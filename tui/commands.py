@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "toggle_memory": ("Toggle memory", "Turn memory on or off for this workspace"),
     "settings": ("Settings", "Settings: budgets, gates, switches and theme"),
     "focus_query": ("Preview injection", "Type a message and see what would be injected"),
-    "focus_filter": ("Filter memories", "Fuzzy filter over all layers"),
+    "focus_filter": ("Filter memories", "Fuzzy filter over all layers (enter: to what it found)"),
     "findings": ("Doctor findings", "Doctor's findings: stale paths, duplicates, unreachable, never injected, invalid"),
     "cycle_order": ("Sort by injection history", "Sort each pane: file order → most injected → last injected"),
     "reload": ("Reload", "Reload every memory file, the database and the settings"),

@@ -394,6 +394,14 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
         if self.showing:
             self.refresh_panes()
 
+    @on(Input.Submitted, "#filter")
+    def filter_submitted(self) -> None:
+        """Enter in the filter goes to what it found: the current layer when it lists any, else
+        the first layer that does (on a small terminal, its tab)."""
+        current = self.current_pane()
+        found = next((p for p in self.query(EntryPane) if p.item_count()), current)
+        self.action_focus_pane((current if current.item_count() else found).memory_layer)
+
     @on(EntryPane.Highlighted)
     def highlighted(self, event: EntryPane.Highlighted) -> None:
         if event.pane.has_focus:

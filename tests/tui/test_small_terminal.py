@@ -214,3 +214,24 @@ async def test_a_toast_puts_no_period_after_a_shortened_text(demo_paths):
         await wait_until(pilot, lambda: any(n.title == "Deleted" for n in app._notifications), message="the toast")
         message = next(str(n.message) for n in app._notifications if n.title == "Deleted")
         assert "…. " not in message and message.endswith("… Press u to undo."), message
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_enter_in_the_filter_goes_to_what_it_found(demo_paths, size):
+    """Enter in `/`: the current layer when it lists matches, else the first layer that does
+    (at 80×24 its tab comes forward); typing there never lands in the filter."""
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await loaded(pilot)
+        screen = app.main
+        await pilot.press("3")  # the conversation layer
+        await pilot.press("slash", *"neovim with lsp")
+        conversation = screen.pane("conversation")
+        user = screen.pane("user")
+        await wait_until(pilot, lambda: "of" in str(conversation.border_title) and not conversation.item_count()
+                         and user.item_count() > 0, message="only the user layer matches")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is user, message="the user layer's matches focused")
+        assert screen.last_layer == "user" and screen.query_one("#filter").value == "neovim with lsp"
+        await pilot.press("slash", "backspace", "enter")  # "neovim with ls" : the user layer still lists it
+        await wait_until(pilot, lambda: app.focused is user, message="the current layer kept")

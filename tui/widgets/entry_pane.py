@@ -258,7 +258,7 @@ class EntryPane(RowList):
         if self.loading:
             hint = ""
         elif self.total:
-            hint = "Nothing here matches the filter (esc clears it)."
+            hint = "Nothing here matches the filter (enter goes to a layer that has matches; esc clears it)."
         elif self.memory_layer == Layer.CONVERSATION:
             hint = "No conversation memories for this workspace yet: Muse writes them as you chat."
         else:
