@@ -38,6 +38,15 @@ def skipped_summary(problems: Sequence[Problem]) -> str:
     return f"{len(problems)} files skipped — D shows them"
 
 
+def problems_note(problems: Sequence[Problem]) -> str:
+    """What the preview's warning line says of what it could not use: the one problem itself
+    (`settings.json: memory.retrieval is "hybrid" but …`), or how many and where to read them
+    all (`memtui status`; the files skipped are also on the doctor's screen, D)."""
+    if len(problems) == 1:
+        return one_line(f"{escape_name(PurePath(problems[0].source).name)}: {problems[0].message}")
+    return f"{len(problems)} problems — `memtui status` lists them"
+
+
 def text(value: str, style: str = "") -> Text:
     """Memory text: literal, with control characters escaped (tab and newline kept)."""
     return Text(escape_text(value), style=style)

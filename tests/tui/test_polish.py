@@ -30,8 +30,8 @@ async def test_four_unreadable_files_take_one_line_and_d_lists_them(demo_paths):
     async with app.run_test(size=(100, 30)) as pilot:
         await started(pilot)
         problems = app.query_one("#problems")
-        await wait_until(pilot, lambda: problems.display and "skipped" in shown(problems), message="the warning")
-        assert "⚠ 4 files skipped — D shows them" in shown(problems, width=problems.size.width)
+        await wait_until(pilot, lambda: problems.display and "problems" in shown(problems), message="the warning")
+        assert "⚠ 4 problems — `memtui status` lists them" in shown(problems, width=problems.size.width)
         await wait_until(pilot, lambda: "4 files skipped — D shows them" in toasts(app), message="the toast")
         text = screen_text(app)
         assert not any(name in text for name in names), text  # no path fills the pane
@@ -163,3 +163,18 @@ def test_a_toast_that_arrives_once_the_screens_are_gone_is_dropped(demo_paths):
     app = MemtuiApp(demo_paths, watch=False)  # not running: no screen on the stack yet
     app.on_notify(Notify(Notification("the disk went away")))
     assert list(app._notifications) == []
+
+
+async def test_a_setting_not_used_is_named_with_its_reason_not_as_a_file_skipped(demo_paths):
+    import json
+
+    settings = json.loads(demo_paths.global_settings.read_text(encoding="utf-8"))
+    settings.setdefault("memory", {})["budget"] = {"total": "lots"}
+    demo_paths.global_settings.write_text(json.dumps(settings), encoding="utf-8")
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await started(pilot)
+        problems = app.query_one("#problems")
+        await wait_until(pilot, lambda: problems.display and "settings.json" in shown(problems), message="the warning")
+        line = shown(problems, width=400)
+        assert "⚠ settings.json: memory.budget.total" in line and "skipped" not in line, line

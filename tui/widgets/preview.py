@@ -28,7 +28,7 @@ from memtui.core.display import escape_name, escape_text
 from memtui.core.injection import Candidate, InjectionResult
 from memtui.core.model import LAYERS, Layer
 
-from ..text import LAYER_TITLES, one_line, skipped_summary
+from ..text import LAYER_TITLES, one_line, problems_note
 from .line_input import LineInput
 
 REASONS = {
@@ -342,9 +342,9 @@ class PreviewPane(Vertical):
         left = self.query_one("#left-out", Static)
         gauges = self.query_one("#gauges", Static)
         notes = Text()
-        if result.errors:  # one line: the injection below stays in view (D lists each with its reason)
+        if result.errors:  # one line: the injection below stays in view
             notes.append("⚠ ", style="bold red")
-            notes.append(f"{skipped_summary(result.errors)}\n", style="red")
+            notes.append(f"{problems_note(result.errors)}\n", style="red")
         if result.disabled_reason == "switch_off":
             fold.title = Content("memory is off for this workspace · nothing injected")  # type: ignore[assignment]  # literal, never markup
             injected.update(Text.assemble(
