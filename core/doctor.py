@@ -321,7 +321,8 @@ def index_findings(store: MemoryStore) -> list[Finding]:
     out = []
     for path, sha in sorted(files.items()):
         if indexed.get(path) != sha:
-            out.append(Finding("index", path, "not indexed from its current content; `memtui doctor --fix` rebuilds it"))
+            out.append(Finding("index", path, "changed since it was indexed (the next `memtui preview` or the TUI "
+                                              "indexes it; `memtui doctor --fix` does now)"))
     for path in sorted(set(indexed) - set(files)):
         if path.startswith(roots):
             out.append(Finding("index", path, "indexed but no longer a memory file; `memtui doctor --fix` rebuilds it"))
