@@ -10,6 +10,7 @@ import gc
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from textual import events, on, work
@@ -151,6 +152,16 @@ class MemtuiApp(App[None]):
             log.debug("dropped %s: the app is closing", type(message).__name__)
             return
         await super()._on_message(message)
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """The palette's screenshot (SVG): into the Downloads folder where there is one, else
+        the home folder (Textual's own only tries Downloads, and says no more than that it failed)."""
+        if path is None:
+            from platformdirs import user_downloads_path
+
+            downloads = user_downloads_path()
+            path = str(downloads if downloads.is_dir() else Path.home())
+        super().action_screenshot(filename, path)
 
     def on_mount(self) -> None:
         self._size_class(self.size.width, self.size.height)

@@ -178,3 +178,17 @@ async def test_a_setting_not_used_is_named_with_its_reason_not_as_a_file_skipped
         await wait_until(pilot, lambda: problems.display and "settings.json" in shown(problems), message="the warning")
         line = shown(problems, width=400)
         assert "⚠ settings.json: memory.budget.total" in line and "skipped" not in line, line
+
+
+async def test_a_screenshot_is_saved_in_the_home_folder_when_there_is_no_downloads_folder(demo_paths, tmp_path, monkeypatch):
+    home = tmp_path / "a-home-without-downloads"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_DOWNLOAD_DIR", raising=False)
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        app.action_screenshot()
+        await wait_until(pilot, lambda: any(home.glob("*.svg")), message="the screenshot saved")
+        assert not (home / "Downloads").exists()
+        assert "<svg" in next(home.glob("*.svg")).read_text(encoding="utf-8")[:2000]
