@@ -68,3 +68,28 @@ def test_a_folds_title_is_shortened_by_whole_words():
     left_out = "29092 more over the token budget (first 60; all: memtui preview --json)"
     for width in (80, 40, 20):
         assert "over the token budget" in fit_title(left_out, width)
+
+
+async def test_a_superseded_memory_left_out_has_its_own_fold(tmp_path):
+    """`Left out (1)` over an empty list: a superseded memory (SPEC §17) had no fold of its reason."""
+    from memtui.core import actions
+    from memtui.core.paths import Paths
+    from memtui.core.store import MemoryStore
+    from memtui.tui.app import MemtuiApp
+    from tests.tui.conftest import screen_text, wait_until
+
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (home / "memory").mkdir(parents=True)
+    (ws / ".muse" / "memory").mkdir(parents=True)
+    (ws / ".muse" / "settings.json").write_text('{"memoryEnabled": true}\n')
+    (ws / ".muse" / "memory" / "context.md").write_text("- The API listens on port 8080\n- The API listens on port 9090\n")
+    paths = Paths.resolve(home, ws)
+    store = MemoryStore(paths)
+    store.load()
+    old, new = sorted(store.entries(), key=lambda e: e.line_start)
+    actions.supersede(store, old, new)
+    store.close()
+    app = MemtuiApp(paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.loaded and app.last_result is not None
+                         and "1 superseded" in screen_text(app), message="the superseded fold")

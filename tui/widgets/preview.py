@@ -38,9 +38,12 @@ REASONS = {
     "archived": "archived",
     "unreviewed": "awaiting review (memory.requireReview; i opens the inbox)",
     "out_of_scope": "out of scope (their paths: match no file in context)",
+    "superseded": "superseded (replaced by a newer memory)",
+    "expired": "expired (past their expires date)",
 }
 SHORT_REASONS = {"below_gate": "below gate", "budget": "over budget", "max_items": "max items", "archived": "archived",
-                 "unreviewed": "unreviewed", "out_of_scope": "out of scope"}
+                 "unreviewed": "unreviewed", "out_of_scope": "out of scope", "superseded": "superseded",
+                 "expired": "expired"}
 NEAR_MISSES = 8  # listed first: the memories that almost made it
 PER_REASON = 60  # listed under each reason when expanded; every line is re-rendered per query
 GAUGE_CELLS = 4
