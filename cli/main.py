@@ -624,6 +624,10 @@ def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: boo
     if as_json:
         _echo_json(report.as_dict())
         sys.exit(1 if read_nothing else 0)
+    source = path if path is not None else str(report.source)
+    if read_nothing and not os.path.lexists(source):  # nothing there to read: no counts of nothing
+        where = "" if path is not None else f" (where {fmt} keeps this workspace's memories; give PATH to read another)"
+        _fail(f"error: nothing imported: {_name(source)} does not exist{where}.")
     _say_already_loaded(obj.paths, report)
     verb = "Would import" if dry_run else "Imported"
     click.echo(f"{verb} {len(report.added)} memories from {_name(report.source)}; skipped {len(report.duplicates)} "
@@ -640,9 +644,7 @@ def import_(obj: Ctx, fmt: str, path: str | None, to_project: bool, to_user: boo
         click.echo("Undo with `memtui undo`.")
     if read_nothing:
         where = path or _name(report.source)
-        if path is not None and not os.path.lexists(path):
-            why = f"{_name(path)} does not exist"
-        elif report.invalid:
+        if report.invalid:
             why = f"every record in {_name(where)} was invalid (see the warnings above)"
         else:
             why = f"found no {fmt} memories in {_name(where)}"

@@ -504,3 +504,12 @@ def test_export_to_a_file_that_is_no_folder_says_so(paths):
     r = cli(paths, "export", "cursor", "/etc/passwd")
     assert r.returncode == 1 and "/etc/passwd: not a directory" in r.stderr and "left" not in r.stdout
 
+
+
+def test_importing_from_where_a_tool_keeps_nothing_says_so_plainly(paths):
+    """No Claude Code memory folder for this workspace: one error naming the folder, not a
+    count of nothing and an 'invalid' record."""
+    r = cli(paths, "import", "claude-code", "--dry-run")
+    assert r.returncode == 1 and r.stdout == ""
+    assert "does not exist (where claude-code keeps this workspace's memories" in r.stderr
+    assert "invalid" not in r.stderr
