@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from . import gate, review
 from .fileio import ConflictError
-from .model import FILE_LAYERS, LAYERS, Entry, Layer
+from .model import FILE_LAYERS, LAYERS, Entry, Layer, memory_file_label
 from .paths import Paths
 from .settings import Settings, SettingsError, load_settings, set_workspace_enabled
 from .similarity import DUPLICATE_SCORE, near_duplicate, normalise_for_duplicates  # noqa: F401 (the faces' one rule)
@@ -565,12 +565,12 @@ def sort_entries(entries: list[Entry], stats: dict[str, tuple[int, int]], order:
 
 def muse_scopes(store: MemoryStore) -> list[tuple[str, tuple[str, ...]]]:
     """Muse's memory files as `rules.discover` takes them: (label, `paths:` globs); a project
-    file is labelled by its workspace-relative path, a user file by `~muse/memory/<path>`."""
+    file is labelled by its workspace-relative path, a user file by `~/.muse/memory/<path>` (`model.memory_file_label`)."""
     seen: dict[str, tuple[str, ...]] = {}
     for e in store.entries():
         if e.layer == Layer.CONVERSATION or not e.rel_path:
             continue
-        label = f".muse/memory/{e.rel_path}" if e.layer == Layer.PROJECT else f"~muse/memory/{e.rel_path}"
+        label = memory_file_label(e)
         seen.setdefault(label, e.paths)
     return sorted(seen.items())
 

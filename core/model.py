@@ -173,6 +173,12 @@ class Entry(Record):
         return data
 
 
+def memory_file_label(entry: Entry) -> str:
+    """A Markdown entry's memory file as rules and scopes name it: `.muse/memory/<path>` in
+    the workspace, `~/.muse/memory/<path>` in the Muse home."""
+    return f".muse/memory/{entry.rel_path}" if entry.layer == Layer.PROJECT else f"~/.muse/memory/{entry.rel_path}"
+
+
 _NAMES = [f.name for f in fields(Entry)]
 _BY_NAME = ((_NAMES.index("layer"), LAYER_OF), (_NAMES.index("importance"), IMPORTANCE_OF),
             (_NAMES.index("status"), STATUS_OF))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .bounded_reader import read_regular_if_exists
 from .finding import Finding
-from .model import Entry, Layer
+from .model import Entry, Layer, memory_file_label
 from .paths import escapes
 from .similarity import DUPLICATE_SCORE, normalise_for_duplicates
 
@@ -180,7 +180,7 @@ def never_fires(entries: list[Entry], workspace: Path) -> list[Finding]:
     first: dict[str, Entry] = {}  # a Muse file's label -> its first entry (the finding's place)
     for e in entries:
         if e.layer != Layer.CONVERSATION and e.rel_path and e.paths:
-            label = f".muse/memory/{e.rel_path}" if e.layer == Layer.PROJECT else f"~muse/memory/{e.rel_path}"
+            label = memory_file_label(e)
             if label not in first or e.line_start < first[label].line_start:
                 first[label] = e
     muse = [(label, e.paths) for label, e in sorted(first.items())]

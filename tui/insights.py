@@ -61,19 +61,14 @@ class DoctorProcess:
                 ["-m", "memtui.tui.insights", str(paths.home), str(paths.workspace)], home=paths.home,
                 stdout=process_gate.PIPE)
         try:
-            assert process.stdout is not None
-            with process.stdout:
-                try:  # read from the pipe as it comes: the whole output is never held beside its objects
-                    status, value = pickle.load(process.stdout)  # our own child's output, never anyone else's
-                except Exception:
-                    status, value = "failed", None
-                process.stdout.read()  # whatever follows (nothing, from our child): it may end
-            process.wait()
+            data, _ = process.communicate()  # (packed: 14 MB for 418,000 findings at ten times the store)
         finally:
             with self._lock:
                 self._process = None
-        if status == "failed":
-            raise DoctorFailed(f"the doctor's process ended without findings (exit status {process.returncode})")
+        try:
+            status, value = pickle.loads(data)  # our own child's output, never anyone else's
+        except Exception:
+            raise DoctorFailed(f"the doctor's process ended without findings (exit status {process.returncode})") from None
         if status != "ok":
             raise DoctorFailed(value)
         found: tuple[FoundSet, tuple[Any, ...] | None] = value

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memtui.core import process_gate
+from memtui.core.finding_set import FoundSet
 from memtui.core.paths import Paths
 from memtui.core.store import aside
 from memtui.tui.insights import DoctorProcess
@@ -115,7 +116,7 @@ def hostile(tmp_path, monkeypatch):
 def test_the_tui_doctor_child_imports_nothing_the_workspace_ships(hostile):
     paths, markers = hostile
     findings, state = DoctorProcess().run(paths)  # the real child: it must succeed too
-    assert isinstance(findings, list)
+    assert isinstance(findings, FoundSet)  # (the findings, packed for the TUI)
     assert sorted(p.name for p in markers.iterdir()) == []
 
 
