@@ -203,8 +203,8 @@ def test_a_large_layers_postings_are_made_by_a_child_process(paths, monkeypatch,
 
         monkeypatch.setattr(rows_saved, "base_keys", keys)
     started = []
-    real = rows_saved._PostingsAside.start
-    monkeypatch.setattr(rows_saved._PostingsAside, "start", lambda out: started.append(real(out)) or started[-1])
+    real = rows_saved._Aside.start
+    monkeypatch.setattr(rows_saved._Aside, "start", lambda texts, out: started.append(real(texts, out)) or started[-1])
     monkeypatch.setattr("threading.active_count", lambda: 1)  # (pytest's own threads never touch the fork)
     settings_ = load_settings(paths)
     saved = []
