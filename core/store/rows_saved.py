@@ -40,7 +40,6 @@ from .row_postings import RowPostings
 from .rows import base_keys, conversation_columns, conversation_core, conversation_made, conversation_shown
 
 BATCH = 8192  # rows read, made and written at a time (a multiple of `prepared.CHUNK`)
-_COPY = 1 << 22  # bytes of a spool copied into the layer's file at a time
 Chunk = tuple[int, int, int]  # (offset, length, crc32) of a saved chunk
 
 
@@ -66,11 +65,6 @@ class _Spool:
         for piece in pieces:
             self.add(piece)
 
-    def pieces(self) -> Iterator[bytes]:
-        self.file.flush()
-        self.file.seek(0)
-        while piece := self.file.read(_COPY):
-            yield piece
 
 
 class _Tail:
@@ -301,7 +295,7 @@ class _Built:
             order.extend(positions)
         return saved_pane((order, [(title, newest, len(positions)) for title, (newest, positions) in ordered]))
 
-    def file(self, frame: Frame) -> Iterator[bytes]:
+    def file(self, frame: Frame) -> Iterator[bytes | IO[bytes]]:
         """The layer's file, in pieces: as `prepared._save_layer` writes it."""
         n = self.n
         postings = dict(sorted(self.texts.postings().items()))  # (the child's spools taken over first)
@@ -324,12 +318,11 @@ class _Built:
             "sections": sections[:3], "records": tail.raw(self.texts.ends.tobytes())}
         data["sections"].append(sections[3])
         yield frame(data)
-        for spool in self.spools:
-            yield from spool.pieces()
+        yield from (spool.file for spool in self.spools)  # each copied whole (by the kernel where it can)
         yield from _drain(tail.parts)
 
 
-def _drain(parts: list[bytes]) -> Iterable[bytes]:
+def _drain(parts: list[bytes]) -> Iterator[bytes]:
     """`parts`, each let go once given."""
     parts.reverse()
     while parts:
