@@ -34,7 +34,7 @@ from ..injection import LineMaker
 from .candidate_json import json_record
 from .conversations import Conversations
 from .layer_index import LayerIndex
-from .level_counts import bitmap
+from .level_counts import bitmap, bitmap_bytes_many
 from .pane_order import saved_pane
 from .row_postings import RowPostings
 from .rows import base_keys, conversation_columns, conversation_core, conversation_made, conversation_shown
@@ -112,13 +112,15 @@ class _Texts:
     """What is made of the rows' texts, in this process: each row's line and JSON record
     (spooled: `made` and `records`, with where each record ends) and the postings."""
 
-    def __init__(self, made: _Spool, records: _Spool, maker: LineMaker, chunk: int, in_bulk_from: int | None = None):
+    def __init__(self, made: _Spool, records: _Spool, maker: LineMaker, chunk: int, aside: bool = False):
+        self.aside = aside  # in the child: numpy's way at once, for the postings and the bitmaps
+        self.count = 0
         self.made = made
         self.records = records
         self.maker = maker
         self.chunk = chunk
         self.ends = array("Q", [0])  # where each JSON record ends
-        self.terms = RowPostings(in_bulk_from)
+        self.terms = RowPostings(0 if aside else None)
 
     def add(self, texts: list[str], tags: list[tuple[str, ...]], shown: list[Any], start: int) -> None:
         CHUNK, n = self.chunk, len(texts)
@@ -133,9 +135,17 @@ class _Texts:
         for i in range(0, n, CHUNK):
             self.records.add(b"".join(records[i:i + CHUNK]))
         self.terms.add(texts, tags, start)
+        self.count += n
 
-    def postings(self) -> dict[str, bytes]:
-        return self.terms.postings()
+    def finish(self) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        """The postings, and the bitmaps (as bytes) of the terms one row in eight or more
+        holds, from `LayerIndex.BITMAP_MIN` rows (as `prepared._save_layer` keeps them)."""
+        postings, n = self.terms.postings(), self.count
+        common = {term: raw for term, raw in postings.items() if len(raw) * 8 >= n} if n >= LayerIndex.BITMAP_MIN else {}
+        if self.aside:
+            return postings, bitmap_bytes_many(common, n)
+        return postings, {term: bitmap(memoryview(raw).cast("i"), n).to_bytes((n + 7) // 8, "little")
+                          for term, raw in common.items()}
 
     def state(self) -> tuple[Any, ...]:
         """What the spools and ends hold, to be sent (`take`) to the process that writes the file."""
@@ -189,14 +199,14 @@ class _Aside:
         code = 1
         try:  # the child: nothing of the parent's (its database, its other spools) is touched but these
             os.close(write)
-            made = _Texts(texts.made, texts.records, texts.maker, texts.chunk, in_bulk_from=0)  # numpy's way at once
+            made = _Texts(texts.made, texts.records, texts.maker, texts.chunk, aside=True)
             with os.fdopen(read, "rb") as batches:
                 start = 0
                 while head := batches.read(8):
                     texts_of, tags, shown = marshal.loads(batches.read(int.from_bytes(head, "little")))
                     made.add(texts_of, tags, list(chain.from_iterable(map(marshal.loads, shown))), start)
                     start += len(texts_of)
-            data = memoryview(marshal.dumps((made.postings(), made.state())))
+            data = memoryview(marshal.dumps((made.finish(), made.state())))
             fd = out.fileno()
             while data:
                 data = data[os.write(fd, data):]
@@ -218,14 +228,14 @@ class _Aside:
     def ends(self) -> array[int]:
         return self.texts.ends
 
-    def postings(self) -> dict[str, bytes]:
-        """The postings; the spools' state taken over (`_Texts.take`)."""
+    def finish(self) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        """`_Texts.finish`; the spools' state taken over (`_Texts.take`)."""
         if self._finish() != 0:
             raise NotStreamed("the child process making the lines and postings failed")
         self.out.seek(0)
         found, state = marshal.loads(self.out.read())
         self.texts.take(state)
-        return cast(dict[str, bytes], found)
+        return cast(tuple[dict[str, bytes], dict[str, bytes]], found)
 
     def _finish(self, stop: bool = False) -> int:
         if self.pipe is not None:
@@ -298,7 +308,8 @@ class _Built:
     def file(self, frame: Frame) -> Iterator[bytes | IO[bytes]]:
         """The layer's file, in pieces: as `prepared._save_layer` writes it."""
         n = self.n
-        postings = dict(sorted(self.texts.postings().items()))  # (the child's spools taken over first)
+        found, common = self.texts.finish()  # (the child's spools taken over first)
+        postings = dict(sorted(found.items()))
         core = conversation_core(self.maker, n)
         sizes = [spool.size for spool in self.spools]
         starts = list(accumulate(sizes, initial=0))
@@ -306,12 +317,8 @@ class _Built:
                     for spool, first in zip(self.spools, starts)]
         tail = _Tail(starts[-1])
         directory = {term: tail.raw(raw) for term, raw in postings.items()}
-        bitmaps = {}
-        if n >= LayerIndex.BITMAP_MIN:
-            for term, raw in postings.items():
-                if len(raw) * 8 >= n:  # as `prepared._save_layer`
-                    bitmaps[term] = tail.raw(bitmap(memoryview(raw).cast("i"), n).to_bytes((n + 7) // 8, "little"))
-        del postings
+        bitmaps = {term: tail.raw(common[term]) for term in postings if term in common}
+        del postings, found, common
         data: dict[str, Any] = {
             "core": core, "postings": directory, "bitmaps": bitmaps,
             "ids": tail.raw(b"[" + n.to_bytes(4, "little") + bytes(self.ids)), "pane": tail.raw(marshal.dumps(self.pane())),
