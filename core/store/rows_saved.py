@@ -10,7 +10,9 @@ the prepared index (each list stays one run in the file, as `prepared.ChunkTable
 `Records` read it), its terms to the postings (positions as bytes); once the last batch is
 in, the layer's file is written through the gate: header, body, then the spools and the
 sections kept in memory (postings, bitmaps, ids, pane), exactly as `prepared._save_layer`
-lays them out.
+lays them out. For a large layer (a full first batch), what depends on a row's text (its
+line, JSON record, terms: `_Texts`) is made by a forked child on the other core (`_Aside`),
+which writes the lines' and records' spools itself.
 """
 
 from __future__ import annotations
