@@ -114,6 +114,34 @@ def _write_out(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view):]
 
 
+_COPY_PIECE = 1 << 22  # bytes read and written at a time where the kernel cannot copy a file itself
+
+
+def _copy_file(source: IO[bytes], fd: int) -> None:
+    """The whole contents of the file `source` (from its start, whatever its position)
+    written to `fd` at its position: by `os.copy_file_range` (no copy through this process)
+    where the kernel and file system can, else (or from where it stopped) read and written."""
+    source.flush()
+    src = source.fileno()
+    size = os.fstat(src).st_size
+    done = 0
+    copy = getattr(os, "copy_file_range", None)
+    while copy is not None and done < size:
+        try:
+            copied = copy(src, fd, size - done, done)
+        except OSError:  # (not across file systems, nor on every kernel or file system)
+            break
+        if copied <= 0:
+            break
+        done += copied
+    while done < size:
+        piece = os.pread(src, min(_COPY_PIECE, size - done), done)
+        if not piece:
+            raise OSError(errno.EIO, f"a spool ended at {done} of its {size} bytes")
+        _write_out(fd, piece)
+        done += len(piece)
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -193,10 +221,12 @@ def atomic_write_bytes(path: Path, data: bytes, expected: bytes | None | str = "
             os.close(old_fd)
 
 
-def atomic_write_parts(path: Path, parts: Iterable[bytes | memoryview], *, root: Path | None = None) -> None:
+def atomic_write_parts(path: Path, parts: Iterable[bytes | memoryview | IO[bytes]], *, root: Path | None = None) -> None:
     """Write the bytes of `parts`, one after the other, to `path` atomically (temporary file,
     fsync, rename), never joined in memory: a file of hundreds of megabytes made piece by
-    piece. An exception from `parts` leaves the old file as it was and no temporary file."""
+    piece. A part that is a file (a spool) gives its whole contents, copied by the kernel
+    where it can (`_copy_file`). An exception from `parts` leaves the old file as it was and
+    no temporary file."""
     start, dirs = _parts(path, root)
     name = path.name
     with open_below(start, dirs, create=True) as folder:
@@ -204,7 +234,10 @@ def atomic_write_parts(path: Path, parts: Iterable[bytes | memoryview], *, root:
         try:
             try:
                 for piece in parts:
-                    _write_out(fd, piece)
+                    if isinstance(piece, (bytes, bytearray, memoryview)):
+                        _write_out(fd, piece)
+                    else:
+                        _copy_file(piece, fd)
                 os.fsync(fd)
             finally:
                 os.close(fd)

@@ -185,10 +185,12 @@ def write(path: Path, data: bytes, *, root: Path, kind: Kind, container: Path | 
         fileio.atomic_write_bytes(checked, data, expected=expected, root=root)
 
 
-def write_parts(path: Path, parts: Iterable[bytes | memoryview], *, root: Path, container: Path | None = None) -> None:
+def write_parts(path: Path, parts: Iterable[bytes | memoryview | IO[bytes]], *, root: Path,
+                container: Path | None = None) -> None:
     """Write memtui's own data (`Kind.DATA`: bytes as they are) to `path` atomically, as
     `write` does, from `parts` written one after the other as they come (a large cache file
-    made piece by piece, never held whole); an exception from `parts` writes nothing."""
+    made piece by piece, never held whole; a part that is a `spool` gives its whole
+    contents); an exception from `parts` writes nothing."""
     checked = target(path, root, container)
     with _no_race(checked):
         fileio.atomic_write_parts(checked, parts, root=root)

@@ -6,7 +6,7 @@ without importing the library."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple, cast
 
@@ -71,6 +71,51 @@ def may_hold_secret(text: str) -> bool:
         if word in lowered:
             return _SIGNS.search(text) is not None
     return False
+
+
+# Over many lines at once (`may_hold_secret_many`), looked for in the lower-cased lines joined:
+# literals one of which every line the pre-filter lets through before `_WORDS` holds (each
+# marker holds one: "pwd" holds "pw", "private key" "key"; every `_KEY_NAME` ends with "key";
+# "://"), and `_WORDS`; the long tokens in the lines' UTF-8 bytes with every byte mapped to a
+# token byte, a newline or neither (a token character is ASCII: any other character is bytes
+# from 0x80, never one of them).
+_LITERALS = tuple(literal.encode() for literal in ("pass", "pw", "aws", "xox", "xapp", "hooks.slack.com",
+                                                  "authorization", "bearer", "eyj", "curl", "mysql", "key", "://"))
+_WORDS_UTF8 = tuple(word.encode() for word in _WORDS)
+_TOKEN_BYTES = bytes.maketrans(
+    bytes(range(256)), bytes(0x61 if chr(b) in "-_" or chr(b).isascii() and chr(b).isalnum() else 0x0A if b == 0x0A
+                             else 0x20 for b in range(256)))
+_LONG_TOKEN = b"a" * 20  # `LONG_RUN` in the mapped bytes
+
+
+def may_hold_secret_many(texts: Sequence[str]) -> list[int]:
+    """`[i for i, text in enumerate(texts) if may_hold_secret(text)]`, each literal and long
+    token of the pre-filter looked for once in all the texts joined, as UTF-8 (a C search): a
+    text holding a literal or a long token is asked `may_hold_secret`, one holding only one of
+    `_WORDS` whether it holds a sign, as `may_hold_secret` then does; the others hold none."""
+    lowered = "\n".join(map(str.lower, texts)).encode("utf-8", "surrogatepass")
+    if lowered.count(b"\n") != len(texts) - 1:  # (a text of several lines: one at a time)
+        return [at for at, text in enumerate(texts) if may_hold_secret(text)]
+    strong = _lines_holding(lowered, _LITERALS)
+    strong |= _lines_holding("\n".join(texts).encode("utf-8", "surrogatepass").translate(_TOKEN_BYTES), [_LONG_TOKEN])
+    weak = [at for at in _lines_holding(lowered, _WORDS_UTF8) - strong if _SIGNS.search(texts[at]) is not None]
+    return sorted([at for at in strong if may_hold_secret(texts[at])] + weak)
+
+
+def _lines_holding(joined: bytes, needles: Iterable[bytes]) -> set[int]:
+    """The lines (of `joined`, one a newline) holding one of `needles` (none holds a newline)."""
+    found = set()
+    for needle in needles:
+        at, seen, line = joined.find(needle), 0, 0  # (`line`: the newlines before `seen`)
+        while at >= 0:
+            line += joined.count(b"\n", seen, at)
+            found.add(line)
+            seen = joined.find(b"\n", at) + 1
+            if not seen:
+                break
+            line += 1
+            at = joined.find(needle, seen)
+    return found
 
 
 # ------------------------------------------------------------------ our own patterns

@@ -31,9 +31,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
-from itertools import compress
 
-from .secret_rules import LONG_RUN, REDACTED, Library, Rule, library, load_rules, may_hold_secret
+from .secret_rules import LONG_RUN, REDACTED, Library, Rule, library, load_rules, may_hold_secret, may_hold_secret_many
 
 __all__ = ["REDACTED", "load_rules", "redact", "redact_many"]
 
@@ -331,9 +330,10 @@ def redact(text: str) -> tuple[str, int]:
 
 def redact_many(lines: Sequence[str]) -> dict[int, tuple[str, int]]:
     """`redact` of each line, kept only where it replaced something: {position: (line, count)}.
-    The pre-filter runs over all of them in one C loop; the detectors see only those it passes."""
+    The pre-filter looks over all of them at once (`may_hold_secret_many`); the detectors see
+    only those it passes."""
     found = {}
-    for at in compress(range(len(lines)), map(may_hold_secret, lines)):
+    for at in may_hold_secret_many(lines):
         line, n = _scan(lines[at])
         if n:
             found[at] = (line, n)

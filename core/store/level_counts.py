@@ -32,6 +32,20 @@ def bitmap(positions: Sequence[int], size: int) -> int:
     return int(flags.translate(_DIGITS), 2)
 
 
+def bitmap_bytes_many(postings: Mapping[str, bytes], size: int) -> dict[str, bytes]:
+    """`bitmap(positions, size).to_bytes((size + 7) // 8, "little")` of each term's positions
+    (as bytes of native ints, `array("i")`), made by numpy (bit p of the int is bit p % 8 of
+    byte p // 8: numpy's little bit order)."""
+    import numpy as np
+
+    found = {}
+    for term, raw in postings.items():
+        flags = np.zeros(size, dtype=np.bool_)
+        flags[np.frombuffer(raw, dtype=np.intc)] = True
+        found[term] = np.packbits(flags, bitorder="little").tobytes()
+    return found
+
+
 def positions(bits: int, start: int, stop: int) -> list[int]:
     """The set bits of `bits` in `start .. stop-1`, ascending (`bits` may be negative: the
     complement of a bitmap, as `~b`)."""

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 _WORDS = re.compile(r"[a-z0-9_]+").findall  # `relevance._LOWER_WORD_RUN`: word runs of lower-cased ASCII
+_SEP = "\x80"  # between two ASCII texts joined: never in one, never a term (not a word character)
+_WORDS_OR_SEP = re.compile(r"[a-z0-9_]+|\x80").findall
 _OTHER_WORD_CHAR = re.compile(r"[^\W\x00-\x7f\u4e00-\u9fff]").search  # a word character neither ASCII nor ideograph
 _FIRST, _LAST = 0x4E00, 0x9FFF  # CJK Unified Ideographs: each a wide letter (`relevance._IDEOGRAPHS`)
 _PAIR_SHIFT = 21  # a pair of code points as one key: the first above every code point
@@ -64,9 +66,10 @@ class _TagTerms(dict[tuple[str, ...], list[str]]):
 class RowPostings:
     """The postings of rows added a batch at a time, in position order."""
 
-    def __init__(self) -> None:
-        self._stop = len(STOP_WORDS)  # ids below this are the stop words
-        self._ids = _Ids(sorted(STOP_WORDS))
+    def __init__(self, in_bulk_from: int | None = None) -> None:
+        self._in_bulk_from = in_bulk_from  # None: `IN_BULK_FROM` (0: numpy's way from the first row)
+        self._stop = len(STOP_WORDS) + 1  # ids below this are the stop words and `_SEP`
+        self._ids = _Ids([*sorted(STOP_WORDS), _SEP])
         self._tags = _TagTerms()
         self._pieces: dict[int, list[bytes]] = {}
 
@@ -75,7 +78,7 @@ class RowPostings:
         n = len(texts)
         if not n:
             return
-        if start + n <= IN_BULK_FROM:
+        if start + n <= (IN_BULK_FROM if self._in_bulk_from is None else self._in_bulk_from):
             self._add_sets(texts, tags, start)
             return
         import numpy as np
@@ -85,14 +88,16 @@ class RowPostings:
         at_others = [i for i, ascii in enumerate(plain) if not ascii]
         folded = list(map(str.casefold, map(_NFKC, compress(texts, map(not_, plain)))))
         simple = [_OTHER_WORD_CHAR(f) is None for f in folded]
-        ascii_words = map(_WORDS, map(str.lower, compress(texts, plain)))
-        other_words = iter([_WORDS(f) if easy else list(terms(text))
-                            for f, easy, text in zip(folded, simple, (texts[i] for i in at_others))])
-        words = [next(ascii_words) if ascii else next(other_words) for ascii in plain]
+        # the ASCII texts' words found in one pass over them all, `_SEP` between two texts
+        ascii_words = _WORDS_OR_SEP(_SEP.join(compress(texts, plain)).lower())
+        ascii_ids = np.fromiter(map(self._ids.__getitem__, ascii_words), np.int64, len(ascii_words))
+        other_words = [_WORDS(f) if easy else list(terms(text))
+                       for f, easy, text in zip(folded, simple, (texts[i] for i in at_others))]
         tag_terms = list(map(self._tags.__getitem__, tags))
-        ids = [np.fromiter(map(self._ids.__getitem__, chain.from_iterable(words)), np.int64),
+        ids = [ascii_ids, np.fromiter(map(self._ids.__getitem__, chain.from_iterable(other_words)), np.int64),
                np.fromiter(map(self._ids.__getitem__, chain.from_iterable(tag_terms)), np.int64)]
-        at = [np.repeat(positions, np.fromiter(map(len, words), np.int64, n)),
+        at = [positions[np.fromiter(plain, bool, n)][np.cumsum(ascii_ids == self._stop - 1)],  # (`_SEP`'s id)
+              np.repeat(positions[at_others], np.fromiter(map(len, other_words), np.int64, len(other_words))),
               np.repeat(positions, np.fromiter(map(len, tag_terms), np.int64, n))]
         wide = [f for f, easy in zip(folded, simple) if easy]
         if wide:

@@ -117,17 +117,29 @@ def conversation_lists(column: dict[str, list[Any]], maker: LineMaker,
                        lines: LineCache | None = None) -> tuple[list[Any], list[Any], list[SavedMade], list[tuple[str, str]]]:
     """The per-position lists of the saved state (`LayerIndex.state`'s rows, shown, made and
     frags) of the rows whose `conversation_columns` are `column`, in the order they are given."""
+    rows, shown = conversation_shown(column)
+    made, frags = conversation_made(column["text"], shown, maker, lines)
+    return rows, shown, made, frags
+
+
+def conversation_shown(column: dict[str, list[Any]]) -> tuple[list[Any], list[Any]]:
+    """`conversation_lists`' rows and shown: what does not depend on the lines."""
     n = len(column["id"])
-    ids, texts, updated = column["id"], column["text"], column["updated_at"]
+    ids, updated = column["id"], column["updated_at"]
     rows = list(zip(*(column[name] if name in column else repeat(default, n)
                       for name, default in zip(ENTRY_FIELDS, _ROW_TEMPLATE))))
     importance = _ROW_TEMPLATE[IMPORTANCE_AT]
     isos = list(map(datetime.isoformat, map(datetime.fromtimestamp, updated, repeat(UTC))))
     refs = [f"conversation:{c or ''}/{i}" for c, i in zip(column["conversation_id"], ids)]
-    shown = list(zip(ids, refs, repeat(importance, n), isos))
+    return rows, list(zip(ids, refs, repeat(importance, n), isos))
+
+
+def conversation_made(texts: Sequence[str], shown: Sequence[Any], maker: LineMaker,
+                      lines: LineCache | None = None) -> tuple[list[SavedMade], list[tuple[str, str]]]:
+    """`conversation_lists`' made and frags: each row's line (from its text) and its JSON
+    pieces (from its line and what it shows). `lines` holds lines made before (by text)."""
     made = cast(list[SavedMade], list(map(tuple, (lines or LineCache()).make_many(maker, texts))))  # plain, for marshal
-    frags = json_pieces_many(_ROW_TEMPLATE[LAYER_AT], shown, made)
-    return rows, shown, made, frags
+    return made, json_pieces_many(_ROW_TEMPLATE[LAYER_AT], shown, made)
 
 
 def conversation_core(maker: LineMaker, n: int) -> dict[str, Any]:

@@ -545,8 +545,33 @@ def test_a_file_written_in_parts_is_atomic_and_a_spool_has_no_name(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (root / "linked").symlink_to(elsewhere)
+    _a_spool_is_written_whole(root, target)
     with pytest.raises(gate.Refused):
         gate.spool(root / "linked", root=root)
     with pytest.raises(gate.Refused):
         gate.write_parts(root / "linked" / "layer.bin", iter([b"x"]), root=root)
     assert list(elsewhere.iterdir()) == []
+
+
+def _a_spool_is_written_whole(root, target):
+    """A part that is a spool gives its whole contents, whatever its position: copied by the
+    kernel, or read and written where the kernel refuses (or stops partway)."""
+    import os
+    from unittest import mock
+
+    big = bytes(range(256)) * 40_000  # (several pieces of the read-and-write copy)
+    real = getattr(os, "copy_file_range", None)
+
+    def halfway(src, dst, count, offset_src=None, offset_dst=None):  # copies a little, then refuses
+        if offset_src:
+            raise OSError(18, "Invalid cross-device link")
+        return real(src, dst, min(count, 1000), offset_src, offset_dst) if real else os.write(dst, os.pread(src, 1000, 0))
+
+    for copy in ([real] if real else []) + [halfway, None]:
+        with gate.spool(root / "cache", root=root) as one, gate.spool(root / "cache", root=root) as two, \
+                mock.patch.object(os, "copy_file_range", copy, create=True):  # (None: no such call)
+            one.write(big)
+            two.write(b"tail")
+            two.seek(2)
+            gate.write_parts(target, iter([b"head ", one, b" ", two]), root=root)
+        assert target.read_bytes() == b"head " + big + b" tail"

@@ -48,3 +48,18 @@ def _check(batches):
         tags += [g for _, g in batch]
     got = {term: list(memoryview(raw).cast("i")) for term, raw in made.postings().items()}
     assert got == _rule(texts, tags)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 200).flatmap(lambda n: st.tuples(st.just(n), st.dictionaries(
+    st.text("abc", min_size=1, max_size=3), st.sets(st.integers(0, n - 1)).map(sorted), max_size=5))))
+def test_bitmaps_made_by_numpy_are_the_ints(made):
+    """`level_counts.bitmap_bytes_many` (the child's way) is `bitmap(...).to_bytes` of each term."""
+    from array import array
+
+    from memtui.core.store.level_counts import bitmap, bitmap_bytes_many
+
+    size, postings = made
+    raw = {term: array("i", positions).tobytes() for term, positions in postings.items()}
+    assert bitmap_bytes_many(raw, size) == {term: bitmap(positions, size).to_bytes((size + 7) // 8, "little")
+                                            for term, positions in postings.items()}

@@ -178,10 +178,10 @@ def test_a_failed_write_leaves_no_file_and_the_layer_still_answers(paths, monkey
 
 @pytest.mark.parametrize("child_fails", [False, True, "the parent stops"])
 def test_a_large_layers_postings_are_made_by_a_child_process(paths, monkeypatch, child_fails):
-    """From a full first batch, a forked child makes the postings beside the build: the same
-    layer; a child that fails, or a build that stops halfway (rows out of the base order in
-    its third batch: the child is ended), leaves nothing saved that way, and the layer is
-    built in memory."""
+    """From a full first batch, a forked child makes the lines, records and postings beside
+    the build: the same layer; a child that fails, or a build that stops halfway (rows out of
+    the base order in its third batch: the child is ended), leaves nothing saved that way,
+    and the layer is built in memory."""
     from memtui.core.store import row_postings
 
     enable(paths)
@@ -203,8 +203,8 @@ def test_a_large_layers_postings_are_made_by_a_child_process(paths, monkeypatch,
 
         monkeypatch.setattr(rows_saved, "base_keys", keys)
     started = []
-    real = rows_saved._PostingsAside.start
-    monkeypatch.setattr(rows_saved._PostingsAside, "start", lambda out: started.append(real(out)) or started[-1])
+    real = rows_saved._Aside.start
+    monkeypatch.setattr(rows_saved._Aside, "start", lambda texts, out: started.append(real(texts, out)) or started[-1])
     monkeypatch.setattr("threading.active_count", lambda: 1)  # (pytest's own threads never touch the fork)
     settings_ = load_settings(paths)
     saved = []

@@ -233,3 +233,25 @@ def main() -> None:  # pragma: no cover
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+# pieces of every kind the pre-filter looks for, near misses, signs, and characters that lower-case
+# to ASCII or to more than one character (K, İ), that are not UTF-8 alone (a lone surrogate)
+_PREFILTER_PIECES = st.sampled_from([
+    "pass", "PASSWORD", "pwd", "p w", "AWS", "xox", "xapp", "hooks.slack.com", "Authorization", "bearer", "eyJ", "curl",
+    "mysql", "private key", "putty-user-key", "API_KEY", "db.key", "Key", "ke y", "://", "@", "http://u:p@h", "secret",
+    "Token", "contraseña", "密码", "口令", "密钥", "パスワード", "是", "=", ":", "＝", "'", "<", "a" * 19, "b" * 20,
+    "x-y_z" * 4, "数" * 20, "K", "İ", "\ud800", " ", "-", "\n", "é"])
+_PREFILTER_LINE = st.lists(_PREFILTER_PIECES | st.text(max_size=5), max_size=8).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PREFILTER_LINE, max_size=12))
+def test_the_prefilter_over_many_lines_is_the_prefilter_of_each(lines):
+    """`may_hold_secret_many` (every literal looked for once in all the lines) lets through
+    exactly the lines `may_hold_secret` lets through, one by one."""
+    assert secret_rules.may_hold_secret_many(lines) == [at for at, line in enumerate(lines)
+                                                        if secret_rules.may_hold_secret(line)]
+    one_line = [" ".join(line.split()) for line in lines]  # (as the injection's lines are: no newline)
+    assert secret_rules.may_hold_secret_many(one_line) == [at for at, line in enumerate(one_line)
+                                                           if secret_rules.may_hold_secret(line)]
