@@ -11,14 +11,16 @@ layer's indexed terms allow it; see `Narrowed` and `FocusedScores._lifted`. Held
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain, repeat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain, compress, repeat
+from operator import ge
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from . import focused
 from .candidates import Candidate, inactive_status
 from .focused import Why
 from .model import CandidateStatus, Entry
+from .store.level_counts import LevelCounts
 
 if TYPE_CHECKING:
     from .candidates import LayerCandidates
@@ -54,7 +56,7 @@ class Narrowed:
     def __init__(self, view: LayerCandidates, q: frozenset[str], focus: Focus, pinned_ids: frozenset[str]):
         self.n_active = view.n_active
         self.q = q
-        self.holds = {t: frozenset(view.shared(focused.stored_forms(t))) for t in sorted(q)}
+        self.holds = {t: _positions(view.shared(focused.stored_forms(t))) for t in sorted(q)}
         self.archived = {p: frozenset(map(focused.content_term, view.archived_terms(p))).difference(("",))
                          for p in range(view.n_active, view.size)}
         pinned = set(focus.pinned)
@@ -80,6 +82,23 @@ class Narrowed:
         ps = self.holds[t]
         return len(ps) - sum(1 for p in held if p in ps)
 
+    def parts(self, live: frozenset[int]) -> list[tuple[frozenset[str], frozenset[int]]]:
+        """`live` split by Q ∩ M (`terms`): each distinct Q ∩ M with its positions, found
+        by set operations on the postings (a pass per term of Q, none per position)."""
+        found = [(frozenset[str](), live)] if live else []
+        for t, ps in self.holds.items():
+            if not ps:
+                continue
+            split = []
+            for key, part in found:
+                inside = part & ps
+                if inside:
+                    split.append((key | {t}, inside))
+                if len(inside) < len(part):
+                    split.append((key, part - inside))
+            found = split
+        return found
+
 
 class FocusedScores:
     """Steps F2–F8 over every layer at once (F4's df and F7's cut are the message's, across
@@ -99,7 +118,7 @@ class FocusedScores:
         self.held_as: dict[str, Mapping[int, CandidateStatus]] = {}
         for layer, view in views.items():
             out, self.held_as[layer] = held_back.get(layer, (frozenset(), {}))
-            self.in_play[layer] = [p for p in range(view.n_active) if p not in out]
+            self.in_play[layer] = [p for p in range(view.n_active) if p not in out] if out else list(range(view.n_active))
             self.held[layer] = sorted(out)
         # F3. Terms
         q = self.q = focused.content_terms(query)
@@ -128,8 +147,11 @@ class FocusedScores:
                 df[t] += nw.df(t, self.held[layer])
         self.weight = {t: focused.idf(df[t], n) for t in q}
         # F5. Relevance: the semantic score (§13, when given) lifts the keyword score
-        known = [sem[p] for layer, ps in self.in_play.items() for sem in (self.semantic[layer],) if sem is not None
-                 for p in ps]
+        known: list[float] = []
+        for layer, ps in self.in_play.items():
+            sem = self.semantic[layer]
+            if sem is not None:  # every active position in play, or some held back
+                known += sem[:len(ps)] if len(ps) == views[layer].n_active else [sem[p] for p in ps]
         self.base = focused.lower_median(known)
         # F7. ... in the user and project layers, the closest in meaning (with the semantic score)
         self.near = {layer: focused.nearest((p, sems[p], focused.semantic_lift(sems[p], self.base))
@@ -147,24 +169,28 @@ class FocusedScores:
         # A narrowed layer's in play and not pinned are first given their relevance alone (F4, F5): F6's
         # score is at most the relevance × the highest importance factor, so it is found only for those
         # that could set F7's best or pass its cut; the others are scored when listed.
-        maybe: list[tuple[float, str, int]] = []
+        orders: dict[str, ByRelevance] = {}
         for layer in views:
             if layer not in self.narrow:
                 for p in self.scorable[layer]:
                     self._scored(layer, p)
                 continue
-            held, pinned, n_active = set(self.held[layer]), self.narrow[layer].pinned, self.views[layer].n_active
-            live = [p for p in sorted(self.scorable[layer]) if p < n_active and p not in held and p not in pinned]
-            maybe += zip(self._relevances(layer, live), repeat(layer), live)
-            for p in self.scorable[layer]:
-                if p >= n_active or p in held or p in pinned:
-                    self._scored(layer, p)  # pinned, held back or archived
-        maybe.sort(key=lambda m: -m[0])
+            nw = self.narrow[layer]
+            apart = nw.pinned | frozenset(self.held[layer]) | nw.archived.keys()  # pinned, held back or archived
+            for p in sorted(apart):
+                self._scored(layer, p)
+            parts = nw.parts(frozenset(self.scorable[layer]) - apart)
+            orders[layer] = ByRelevance([(self._keyword_of(key), ps) for key, ps in parts], self.semantic[layer],
+                                        self.base)
         # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
-        best = max((self.scored[layer][p][5] for layer, ps in self.in_play.items() for p in ps
-                    if p in self.scored[layer] and not self.is_pinned(layer, p)), default=0.0)
-        for rel, layer, p in maybe:
-            if _reach(rel) < best:
+        best = 0.0
+        for layer, sc in self.scored.items():
+            out, n_active = frozenset(self.held[layer]), views[layer].n_active
+            for p, got in sc.items():
+                if p < n_active and p not in out and not self.is_pinned(layer, p):
+                    best = max(best, got[5])
+        for neg, layer, p in heapq.merge(*(_tagged(layer, order) for layer, order in orders.items())):
+            if _reach(-neg) < best:
                 break
             best = max(best, self._scored(layer, p)[5])
         self.cut = focused.cut_off(self._best_of_the_rest(best))
@@ -175,19 +201,18 @@ class FocusedScores:
         # that many passing candidates outrank whatever its score: it is past max items (`listed`).
         ahead = {layer: self._passing_ahead(layer, limit) for layer, limit in (max_items or {}).items()
                  if layer in self.narrow and limit is not None}
-        for rel, layer, p in maybe:
-            if rel < focused.FLOOR or _reach(rel) < self.cut:
-                break
-            if p in self.scored[layer]:  # scored already (and counted in `ahead`)
-                continue
-            top = ahead.get(layer)
-            if top is not None and top[0] <= 0:
-                continue
-            if top is not None and len(top[1]) >= top[0] and top[1][0] > _reach(rel):
-                continue
-            self._scored(layer, p)
-            if top is not None and self.passes(layer, p):
-                _keep_highest(top, self.scored[layer][p][5])
+        for layer, order in orders.items():
+            sc, top = self.scored[layer], ahead.get(layer)
+            for rel, p in order:
+                if rel < focused.FLOOR or _reach(rel) < self.cut:
+                    break
+                if p in sc:  # scored already (and counted in `ahead`)
+                    continue
+                if top is not None and (top[0] <= 0 or len(top[1]) >= top[0] and top[1][0] > _reach(rel)):
+                    break  # and so is every one after it: their reach is no higher, the heap's least no lower
+                self._scored(layer, p)
+                if top is not None and self.passes(layer, p):
+                    _keep_highest(top, sc[p][5])
         self.scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
 
     def _passing_ahead(self, layer: str, limit: int) -> tuple[int, list[float]]:
@@ -210,10 +235,10 @@ class FocusedScores:
         sems = self.semantic[layer]
         if sems is None:
             return set()
-        near = self.near[layer]
+        near, out = self.near[layer], frozenset(self.held[layer])
         least = self.base + (focused.FLOOR - 0.001) * (1.0 - self.base)  # below it, a lift rounds under the floor
-        lifted = {p for p in self.in_play[layer] if sems[p] >= least
-                  and focused.semantic_lift(sems[p], self.base) >= focused.FLOOR}
+        over = compress(range(self.views[layer].n_active), map(ge, sems, repeat(least)))  # in C: few pass
+        lifted = {p for p in over if p not in out and focused.semantic_lift(sems[p], self.base) >= focused.FLOOR}
         return lifted if near is None else lifted | {near}
 
     def _best_of_the_rest(self, best: float) -> float:
@@ -224,6 +249,9 @@ class FocusedScores:
         is that weak)."""
         def reach(sem: float) -> float:  # the highest score a rest entry of this semantic score can have
             return _reach(focused.semantic_lift(sem, self.base))
+
+        if _reach(focused.FLOOR) < best:  # the rest are lifted under the floor (`_lifted`): none can beat it
+            return best
 
         rest = [(sems[p], layer, p) for layer in self.narrow for sems in (self.semantic[layer],) if sems is not None
                 for p in self.in_play[layer] if p not in self.scorable[layer]]
@@ -257,38 +285,18 @@ class FocusedScores:
     def _relevance(self, layer: str, pos: int) -> tuple[float, float | None, float, float]:
         """F4, F5 for one candidate: (keyword, semantic, lift, relevance)."""
         q = self.q
-        shared = q & self._terms(layer, pos)
-        kw = self._keyword.get(shared)
-        if kw is None:
-            kw = self._keyword[shared] = focused.keyword_score(q, shared, self.weight)
+        kw = self._keyword_of(q & self._terms(layer, pos))
         sems = self.semantic[layer]
         sem = sems[pos] if sems is not None else None
         lift = focused.semantic_lift(sem, self.base) if sem is not None else 0.0
         return kw, sem, lift, focused.relevance(kw, lift)
 
-    def _relevances(self, layer: str, positions: Sequence[int]) -> list[float]:
-        """`_relevance(layer, p)[3]` of each active position of a narrowed layer, at once: Q ∩ M
-        from the postings turned around, F4's keyword once per distinct Q ∩ M."""
-        nw = self.narrow[layer]
-        shared: dict[int, list[str]] = {}
-        for t, ps in nw.holds.items():
-            for p in ps:
-                shared.setdefault(p, []).append(t)
-        keyword = self._keyword
-        q, weight, none = self.q, self.weight, frozenset[str]()
-        kws = []
-        for p in positions:
-            terms = shared.get(p)
-            key = frozenset(terms) if terms else none
-            kw = keyword.get(key)
-            if kw is None:
-                kw = keyword[key] = focused.keyword_score(q, key, weight)
-            kws.append(kw)
-        sems = self.semantic[layer]
-        if sems is None:
-            return [focused.relevance(kw, 0.0) for kw in kws]
-        lift, relevance, base = focused.semantic_lift, focused.relevance, self.base
-        return [relevance(kw, lift(sems[p], base)) for kw, p in zip(kws, positions)]
+    def _keyword_of(self, shared: frozenset[str]) -> float:
+        """F4's keyword score of a candidate whose Q ∩ M is `shared`, found once per distinct one."""
+        kw = self._keyword.get(shared)
+        if kw is None:
+            kw = self._keyword[shared] = focused.keyword_score(self.q, shared, self.weight)
+        return kw
 
     def _score(self, layer: str, pos: int) -> Scored:
         """F4–F6 for one candidate."""
@@ -363,6 +371,59 @@ class FocusedScores:
         out += [self.candidate(layer, p, inactive_status(view, p), maker)
                 for p in sorted(range(view.n_active, view.size), key=lambda p: (-sc[p][5], p))]
         return out
+
+
+class ByRelevance:
+    """A narrowed layer's candidates in play that may pass F7 (sharing a term of Q, or lifted),
+    as (relevance, position) in non-increasing relevance, made only as far as they are read:
+    the positions come in parts of one keyword score (one Q ∩ M, `Narrowed.parts`), where F5's
+    relevance rises with the semantic score (every step of `semantic_lift` and `relevance` is
+    monotone), so a part is sorted by semantic score only once the walk reaches its best, and
+    the parts are merged on a heap. Without the semantic score a part's relevance is its
+    keyword score, its positions ascending. Each iteration walks from the start."""
+
+    def __init__(self, parts: Sequence[tuple[float, frozenset[int]]], semantic: Sequence[float] | None, base: float):
+        self.parts, self.semantic, self.base = parts, semantic, base
+
+    def relevance(self, kw: float, sem: float) -> float:
+        return focused.relevance(kw, focused.semantic_lift(sem, self.base))
+
+    def __iter__(self) -> Iterator[tuple[float, int]]:
+        sems = self.semantic
+        if sems is None:
+            by: dict[float, list[frozenset[int]]] = {}
+            for kw, ps in self.parts:
+                by.setdefault(focused.relevance(kw, 0.0), []).append(ps)
+            for rel in sorted(by, reverse=True):
+                yield from zip(repeat(rel), sorted(frozenset[int]().union(*by[rel])))
+            return
+        # (−relevance, position, part): a part not yet sorted stands on the heap as its best, position −1
+        heap = [(-self.relevance(kw, max(map(sems.__getitem__, ps))), -1, i) for i, (kw, ps) in enumerate(self.parts)]
+        heapq.heapify(heap)
+        runs: dict[int, Iterator[int]] = {}
+        while heap:
+            neg, p, i = heap[0]
+            if p >= 0:
+                yield -neg, p
+            run = runs.get(i)
+            if run is None:
+                run = runs[i] = iter(sorted(self.parts[i][1], key=sems.__getitem__, reverse=True))
+            nxt = next(run, None)
+            if nxt is None:
+                heapq.heappop(heap)
+            else:
+                heapq.heapreplace(heap, (-self.relevance(self.parts[i][0], sems[nxt]), nxt, i))
+
+
+def _tagged(layer: str, order: ByRelevance) -> Iterator[tuple[float, str, int]]:
+    """`order` as (−relevance, layer, position), to merge the layers' walks."""
+    for rel, p in order:
+        yield -rel, layer, p
+
+
+def _positions(shared: Mapping[int, int]) -> frozenset[int]:
+    """The positions of a layer's `shared` (from its bitmaps when it has them: no dict made)."""
+    return frozenset(shared.positions() if isinstance(shared, LevelCounts) else shared)
 
 
 def _keep_highest(top: tuple[int, list[float]], score: float) -> None:

@@ -82,6 +82,10 @@ class LevelCounts(Mapping[int, int]):
         """count -> how many positions have it (`Counter(self.values())`)."""
         return {n: level.bit_count() for n, level in self.levels}
 
+    def positions(self) -> list[int]:
+        """Every position counted, ascending (the keys, without making the dict)."""
+        return positions(self.any, 0, self.any.bit_length())
+
     def as_dict(self) -> dict[int, int]:
         if self._dict is None:
             found: dict[int, int] = {}

@@ -1,0 +1,63 @@
+"""The narrowed walk of focused injection (core/injection_focused.py): a layer's candidates in
+play that may pass F7, split by Q ∩ M (`Narrowed.parts`) and read in non-increasing relevance
+(`ByRelevance`), are every one of them, each with the relevance F4 and F5 give it. The
+engine's results are held to `reference_focused` in test_focused.py; these hold the parts."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memtui.core import focused
+from memtui.core.injection_focused import ByRelevance, Narrowed
+
+TERMS = ["pool", "timeout", "cache", "deploy", "数据库"]
+
+
+def _holds(rnd: random.Random, n: int, q: list[str]) -> dict[str, frozenset[int]]:
+    return {t: frozenset(p for p in range(n) if rnd.random() < rnd.choice([0.05, 0.3, 0.7])) for t in sorted(q)}
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 120), k=st.integers(0, 5),
+       semantic=st.sampled_from(["none", "spread", "close", "ties"]))
+def test_the_walk_gives_every_live_position_once_in_non_increasing_relevance(seed, n, k, semantic):
+    rnd = random.Random(seed)
+    q = rnd.sample(TERMS, k)
+    holds = _holds(rnd, n, q)
+    live = frozenset(p for p in range(n) if rnd.random() < 0.7)
+    narrowed = Narrowed.__new__(Narrowed)
+    narrowed.holds = holds
+    parts = narrowed.parts(live)
+    # the parts: a partition of `live`, each part exactly the positions of one Q ∩ M
+    assert sorted(p for _, ps in parts for p in ps) == sorted(live)
+    assert len({key for key, _ in parts}) == len(parts)
+    for key, ps in parts:
+        assert all(frozenset(t for t in holds if p in holds[t]) == key for p in ps)
+    weight = {t: focused.idf(rnd.randint(0, n), n) for t in q}
+    qs = frozenset(q)
+    kws = [(focused.keyword_score(qs, key, weight), ps) for key, ps in parts]
+    sems = None
+    if semantic != "none":
+        low, spread = {"spread": (0.0, 1.0), "close": (0.5, 0.1), "ties": (0.3, 0.0)}[semantic]
+        sems = [round(low + spread * rnd.random(), 4) for _ in range(n)]
+    base = focused.lower_median(sems) if sems else 0.0
+    walk = list(ByRelevance(kws, sems, base))
+    plain = {p: focused.relevance(kw, focused.semantic_lift(sems[p], base) if sems else 0.0) for kw, ps in kws for p in ps}
+    assert sorted(p for _, p in walk) == sorted(live)
+    assert all(rel == plain[p] for rel, p in walk)
+    assert all(a[0] >= b[0] for a, b in zip(walk, walk[1:]))
+    assert list(ByRelevance(kws, sems, base)) == walk  # each walk starts over, the same
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 300), k=st.integers(0, 4))
+def test_the_positions_of_level_counts_are_its_keys_ascending(seed, n, k):
+    """`LevelCounts.positions`, what `Narrowed` reads of a large layer's postings: every
+    position counted, without the dict of counts."""
+    from memtui.core.store.level_counts import LevelCounts, bitmap
+
+    rnd = random.Random(seed)
+    lists = [sorted(rnd.sample(range(n), rnd.randint(0, n))) for _ in range(k)]
+    counts = LevelCounts([bitmap(ps, n) for ps in lists])
+    assert counts.positions() == sorted(set().union(*lists)) == sorted(counts.as_dict())
