@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import chain, compress, repeat
+from itertools import chain, compress, islice, repeat
 from operator import ge
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from . import focused
 from .candidates import Candidate, inactive_status
 from .focused import Why
-from .model import CandidateStatus, Entry
+from .model import IMPORTANCE_RANK, CandidateStatus, Entry
 from .store.level_counts import LevelCounts
 
 if TYPE_CHECKING:
@@ -192,7 +192,8 @@ class FocusedScores:
         for neg, layer, p in heapq.merge(*(_tagged(layer, order) for layer, order in orders.items())):
             if _reach(-neg) < best:
                 break
-            best = max(best, self._scored(layer, p)[5])
+            if _reach(-neg, views[layer].rank[p]) >= best:  # else its importance keeps it under the best
+                best = max(best, self._scored(layer, p)[5])
         self.cut = focused.cut_off(self._best_of_the_rest(best))
         for layer, near in self.near.items():
             if near is not None:
@@ -202,29 +203,35 @@ class FocusedScores:
         ahead = {layer: self._passing_ahead(layer, limit) for layer, limit in (max_items or {}).items()
                  if layer in self.narrow and limit is not None}
         for layer, order in orders.items():
-            sc, top = self.scored[layer], ahead.get(layer)
+            sc, top, rank, cut = self.scored[layer], ahead.get(layer), views[layer].rank, self.cut
+            highest = min(islice(rank, views[layer].n_active), default=0)  # the layer's highest importance's rank
             for rel, p in order:
-                if rel < focused.FLOOR or _reach(rel) < self.cut:
-                    break
+                if rel < focused.FLOOR or _reach(rel, highest) < cut:
+                    break  # and so is every one after it: their relevance is no higher
                 if p in sc:  # scored already (and counted in `ahead`)
                     continue
-                if top is not None and (top[0] <= 0 or len(top[1]) >= top[0] and top[1][0] > _reach(rel)):
+                reach = _reach(rel, rank[p])
+                if reach < cut:  # its importance keeps it under the cut
+                    continue
+                if top is not None and (top[0] <= 0 or len(top[1]) >= top[0] and top[1][0][0] > _reach(rel, highest)):
                     break  # and so is every one after it: their reach is no higher, the heap's least no lower
+                if top is not None and len(top[1]) >= top[0] and top[1][0] > (reach, rel, -p):
+                    continue  # at least max items' worth come before it in F8's order, whatever its score
                 self._scored(layer, p)
                 if top is not None and self.passes(layer, p):
-                    _keep_highest(top, sc[p][5])
+                    _keep_highest(top, (sc[p][5], rel, -p))
         self.scopes = {layer: views[layer].scoped() for layer in views}  # SPEC §16: a scoped file's globs
 
-    def _passing_ahead(self, layer: str, limit: int) -> tuple[int, list[float]]:
+    def _passing_ahead(self, layer: str, limit: int) -> tuple[int, list[tuple[float, float, int]]]:
         """For F9's `limit` in a narrowed layer: how many of its passing candidates that are not
-        pinned can still come before max items (the pinned come first), and the scores of the
-        best of those found so far (a heap, the lowest first)."""
+        pinned can still come before max items (the pinned come first), and the F8 keys of the
+        best of those found so far (`_keep_highest`: a heap, the lowest first)."""
         held, n_active = set(self.held[layer]), self.views[layer].n_active
         room = limit - sum(1 for p in self.narrow[layer].pinned if p < n_active and p not in held)
-        top: tuple[int, list[float]] = (room, [])
+        top: tuple[int, list[tuple[float, float, int]]] = (room, [])
         for p, found in self.scored[layer].items():
             if p < n_active and p not in held and not self.is_pinned(layer, p) and self.passes(layer, p):
-                _keep_highest(top, found[5])
+                _keep_highest(top, (found[5], found[3], -p))
         return top
 
     def _lifted(self, layer: str) -> set[int]:
@@ -426,21 +433,30 @@ def _positions(shared: Mapping[int, int]) -> frozenset[int]:
     return frozenset(shared.positions() if isinstance(shared, LevelCounts) else shared)
 
 
-def _keep_highest(top: tuple[int, list[float]], score: float) -> None:
-    """Add `score` to the heap `top[1]`, which keeps the `top[0]` highest."""
+def _keep_highest(top: tuple[int, list[tuple[float, float, int]]], key: tuple[float, float, int]) -> None:
+    """Add `key` (score, relevance, −position: F8's order, the first highest) to the heap
+    `top[1]`, which keeps the `top[0]` highest."""
     room, heap = top
     if room <= 0:
         return
     if len(heap) < room:
-        heapq.heappush(heap, score)
-    elif score > heap[0]:
-        heapq.heapreplace(heap, score)
+        heapq.heappush(heap, key)
+    elif key > heap[0]:
+        heapq.heapreplace(heap, key)
 
 
-def _reach(relevance: float) -> float:
-    """The highest F6 score a candidate of this relevance can have (the highest importance, no
-    decay): it cannot set F7's best or pass the cut under it."""
-    return round(relevance * max(focused.IMPORTANCE_FACTOR.values()), focused.DIGITS)
+_TOP_FACTOR = max(focused.IMPORTANCE_FACTOR.values())
+# F6's importance factor of each importance rank (`IMPORTANCE_RANK`: an importance it does not name
+# ranks as normal, and F6 weighs it as normal)
+_RANK_FACTOR = {IMPORTANCE_RANK[importance]: f for importance, f in focused.IMPORTANCE_FACTOR.items()}
+
+
+def _reach(relevance: float, rank: int | None = None) -> float:
+    """The highest F6 score a candidate of this relevance can have (no decay; of the highest
+    importance, or of the importance of this rank): it cannot set F7's best or pass the cut
+    under it."""
+    factor = _TOP_FACTOR if rank is None else _RANK_FACTOR.get(rank, _TOP_FACTOR)
+    return round(relevance * factor, focused.DIGITS)
 
 
 def _content_terms(e: Entry) -> frozenset[str]:
