@@ -11,7 +11,8 @@ layer's indexed terms allow it; see `Narrowed` and `FocusedScores._lifted`. Held
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress, islice, repeat
 from operator import ge
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -20,7 +21,7 @@ from . import focused
 from .candidates import Candidate, inactive_status
 from .focused import Why
 from .model import IMPORTANCE_RANK, CandidateStatus, Entry
-from .store.level_counts import LevelCounts
+from .store.level_counts import LevelCounts, bitmap, flags, positions
 
 if TYPE_CHECKING:
     from .candidates import LayerCandidates
@@ -56,7 +57,9 @@ class Narrowed:
     def __init__(self, view: LayerCandidates, q: frozenset[str], focus: Focus, pinned_ids: frozenset[str]):
         self.n_active = view.n_active
         self.q = q
-        self.holds = {t: _positions(view.shared(focused.stored_forms(t))) for t in sorted(q)}
+        # each term of Q: the bitmap of the active positions holding it (bit p: position p)
+        self.holds = {t: _bits(view.shared(focused.stored_forms(t)), view.n_active) for t in sorted(q)}
+        self._flags: dict[str, bytes] = {}
         self.archived = {p: frozenset(map(focused.content_term, view.archived_terms(p))).difference(("",))
                          for p in range(view.n_active, view.size)}
         pinned = set(focus.pinned)
@@ -64,7 +67,9 @@ class Narrowed:
             pinned |= view.positions_of(pinned_ids)
             pinned.update(p for p in self.archived if view.shown(p).id in pinned_ids)
         self.pinned = frozenset(pinned)
-        self.sharing = frozenset().union(*self.holds.values())
+        self.sharing = 0  # the bitmap of the active positions holding a term of Q
+        for bits in self.holds.values():
+            self.sharing |= bits
 
     @classmethod
     def of(cls, view: LayerCandidates, q: frozenset[str], pinned_ids: frozenset[str]) -> Narrowed | None:
@@ -76,28 +81,59 @@ class Narrowed:
         """Q ∩ M of a position (all that F4's keyword score reads of M)."""
         if pos >= self.n_active:
             return self.archived[pos] & self.q
-        return frozenset(t for t, ps in self.holds.items() if pos in ps)
+        return frozenset(t for t in self.holds if pos < len(f := self._flag(t)) and f[pos])
+
+    def _flag(self, t: str) -> bytes:
+        found = self._flags.get(t)
+        if found is None:
+            found = self._flags[t] = flags(self.holds[t])
+        return found
 
     def df(self, t: str, held: Sequence[int]) -> int:
-        ps = self.holds[t]
-        return len(ps) - sum(1 for p in held if p in ps)
+        f = self._flag(t) if held else b""
+        return self.holds[t].bit_count() - sum(1 for p in held if p < len(f) and f[p])
 
-    def parts(self, live: frozenset[int]) -> list[tuple[frozenset[str], frozenset[int]]]:
-        """`live` split by Q ∩ M (`terms`): each distinct Q ∩ M with its positions, found
-        by set operations on the postings (a pass per term of Q, none per position)."""
-        found = [(frozenset[str](), live)] if live else []
-        for t, ps in self.holds.items():
-            if not ps:
-                continue
+    def parts(self, live: int) -> list[tuple[frozenset[str], list[int]]]:
+        """The positions of the bitmap `live` split by Q ∩ M (`terms`): each distinct Q ∩ M
+        with its positions, ascending. Eight terms at a time, each position's byte of which
+        of them it holds (one bit per term, laid over the terms' `flags` as big integers)
+        orders the positions (a sort in C), and each run of one byte is a part."""
+        terms = [t for t, bits in self.holds.items() if bits]
+        found = [(frozenset[str](), positions(live, 0, live.bit_length()))] if live else []
+        for at in range(0, len(terms), 8):
+            chunk = terms[at:at + 8]
+            code = 0
+            for bit, t in enumerate(chunk):
+                code |= int.from_bytes(self._flag(t), "little") << bit
+            codes = code.to_bytes(max(self.n_active, 1), "little")  # byte p: the terms of `chunk` p holds
             split = []
-            for key, part in found:
-                inside = part & ps
-                if inside:
-                    split.append((key | {t}, inside))
-                if len(inside) < len(part):
-                    split.append((key, part - inside))
+            for key, ps in found:
+                ordered = sorted(ps, key=codes.__getitem__)  # stable: ascending within a byte
+                keys = list(map(codes.__getitem__, ordered))
+                i = 0
+                while i < len(keys):
+                    c, j = keys[i], bisect_right(keys, keys[i], i)
+                    split.append((key.union(t for bit, t in enumerate(chunk) if c >> bit & 1), ordered[i:j]))
+                    i = j
             found = split
         return found
+
+
+class Scorable:
+    """Which positions of a narrowed layer can score above 0 (`FocusedScores.scorable`): the
+    active ones of a bitmap (sharing a term of Q, or lifted) and a few others (pinned, held
+    back, archived), asked one at a time."""
+
+    def __init__(self, bits: int, others: frozenset[int]):
+        self.bits, self.others = bits, others
+        self._flags: bytes | None = None
+
+    def __contains__(self, pos: object) -> bool:
+        if pos in self.others:
+            return True
+        if self._flags is None:
+            self._flags = flags(self.bits)
+        return isinstance(pos, int) and 0 <= pos < len(self._flags) and bool(self._flags[pos])
 
 
 class FocusedScores:
@@ -160,10 +196,10 @@ class FocusedScores:
                      for layer in views for sems in (self.semantic[layer],)}
         # the positions that can score above 0: every one, or in a narrowed layer those sharing a term of Q,
         # lifted to the floor, or listed apart (the rest score 0, or under the floor on meaning alone)
-        self.scorable: dict[str, Sequence[int] | frozenset[int]] = {layer: range(view.size) for layer, view in views.items()}
+        self.scorable: dict[str, Container[int]] = {layer: range(view.size) for layer, view in views.items()}
         for layer, nw in self.narrow.items():
-            self.scorable[layer] = (nw.sharing | nw.pinned | set(self.held[layer]) | nw.archived.keys()
-                                    | self._lifted(layer))
+            lifted = bitmap(sorted(self._lifted(layer)), nw.n_active)
+            self.scorable[layer] = Scorable(nw.sharing | lifted, nw.pinned.union(self.held[layer], nw.archived))
         self._keyword: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
         self.scored: dict[str, dict[int, Scored]] = {layer: {} for layer in views}
         # A narrowed layer's in play and not pinned are first given their relevance alone (F4, F5): F6's
@@ -172,14 +208,15 @@ class FocusedScores:
         orders: dict[str, ByRelevance] = {}
         for layer in views:
             if layer not in self.narrow:
-                for p in self.scorable[layer]:
+                for p in range(views[layer].size):
                     self._scored(layer, p)
                 continue
-            nw = self.narrow[layer]
-            apart = nw.pinned | frozenset(self.held[layer]) | nw.archived.keys()  # pinned, held back or archived
+            nw, scorable = self.narrow[layer], self.scorable[layer]
+            assert isinstance(scorable, Scorable)
+            apart = scorable.others  # pinned, held back or archived
             for p in sorted(apart):
                 self._scored(layer, p)
-            parts = nw.parts(frozenset(self.scorable[layer]) - apart)
+            parts = nw.parts(scorable.bits & ~bitmap(sorted(p for p in apart if p < nw.n_active), nw.n_active))
             orders[layer] = ByRelevance([(self._keyword_of(key), ps) for key, ps in parts], self.semantic[layer],
                                         self.base)
         # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
@@ -389,7 +426,7 @@ class ByRelevance:
     the parts are merged on a heap. Without the semantic score a part's relevance is its
     keyword score, its positions ascending. Each iteration walks from the start."""
 
-    def __init__(self, parts: Sequence[tuple[float, frozenset[int]]], semantic: Sequence[float] | None, base: float):
+    def __init__(self, parts: Sequence[tuple[float, Sequence[int]]], semantic: Sequence[float] | None, base: float):
         self.parts, self.semantic, self.base = parts, semantic, base
 
     def relevance(self, kw: float, sem: float) -> float:
@@ -398,11 +435,11 @@ class ByRelevance:
     def __iter__(self) -> Iterator[tuple[float, int]]:
         sems = self.semantic
         if sems is None:
-            by: dict[float, list[frozenset[int]]] = {}
+            by: dict[float, list[Sequence[int]]] = {}
             for kw, ps in self.parts:
                 by.setdefault(focused.relevance(kw, 0.0), []).append(ps)
             for rel in sorted(by, reverse=True):
-                yield from zip(repeat(rel), sorted(frozenset[int]().union(*by[rel])))
+                yield from zip(repeat(rel), sorted(chain.from_iterable(by[rel])))
             return
         # (−relevance, position, part): a part not yet sorted stands on the heap as its best, position −1
         heap = [(-self.relevance(kw, max(map(sems.__getitem__, ps))), -1, i) for i, (kw, ps) in enumerate(self.parts)]
@@ -428,9 +465,9 @@ def _tagged(layer: str, order: ByRelevance) -> Iterator[tuple[float, str, int]]:
         yield -rel, layer, p
 
 
-def _positions(shared: Mapping[int, int]) -> frozenset[int]:
-    """The positions of a layer's `shared` (from its bitmaps when it has them: no dict made)."""
-    return frozenset(shared.positions() if isinstance(shared, LevelCounts) else shared)
+def _bits(shared: Mapping[int, int], n_active: int) -> int:
+    """The bitmap of the positions of a layer's `shared` (its own, when it counts in bitmaps)."""
+    return shared.any if isinstance(shared, LevelCounts) else bitmap(sorted(shared), n_active)
 
 
 def _keep_highest(top: tuple[int, list[tuple[float, float, int]]], key: tuple[float, float, int]) -> None:

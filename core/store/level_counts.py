@@ -44,6 +44,12 @@ def positions(bits: int, start: int, stop: int) -> list[int]:
     return list(compress(range(start, start + len(flags)), flags))
 
 
+def flags(bits: int) -> bytes:
+    """Byte p of the result is 1 when bit p of `bits` (not negative) is set, else 0; it ends
+    at the highest set bit: a position at or past its length is not set."""
+    return bin(bits)[:1:-1].encode().translate(_FLAGS)
+
+
 class LevelCounts(Mapping[int, int]):
     """position -> `|Q ∩ M|` of the positions sharing a term with the query, from each query
     term's bitmap. `levels`: (count, bitmap of the positions with exactly that count), the
@@ -81,10 +87,6 @@ class LevelCounts(Mapping[int, int]):
     def histogram(self) -> dict[int, int]:
         """count -> how many positions have it (`Counter(self.values())`)."""
         return {n: level.bit_count() for n, level in self.levels}
-
-    def positions(self) -> list[int]:
-        """Every position counted, ascending (the keys, without making the dict)."""
-        return positions(self.any, 0, self.any.bit_length())
 
     def as_dict(self) -> dict[int, int]:
         if self._dict is None:

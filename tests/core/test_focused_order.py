@@ -11,16 +11,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memtui.core import focused
-from memtui.core.injection_focused import ByRelevance, Narrowed
+from memtui.core.injection_focused import ByRelevance, Narrowed, Scorable
+from memtui.core.store.level_counts import bitmap, flags
 
-TERMS = ["pool", "timeout", "cache", "deploy", "数据库"]
+TERMS = ["pool", "timeout", "cache", "deploy", "数据库", "queue", "retry", "lint", "token", "schema", "redis", "trace"]
 
 
 def _holds(rnd: random.Random, n: int, q: list[str]) -> dict[str, frozenset[int]]:
     return {t: frozenset(p for p in range(n) if rnd.random() < rnd.choice([0.05, 0.3, 0.7])) for t in sorted(q)}
 
 
-@given(seed=st.integers(0, 10_000), n=st.integers(0, 120), k=st.integers(0, 5),
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 120), k=st.integers(0, 12),
        semantic=st.sampled_from(["none", "spread", "close", "ties"]))
 def test_the_walk_gives_every_live_position_once_in_non_increasing_relevance(seed, n, k, semantic):
     rnd = random.Random(seed)
@@ -28,8 +29,10 @@ def test_the_walk_gives_every_live_position_once_in_non_increasing_relevance(see
     holds = _holds(rnd, n, q)
     live = frozenset(p for p in range(n) if rnd.random() < 0.7)
     narrowed = Narrowed.__new__(Narrowed)
-    narrowed.holds = holds
-    parts = narrowed.parts(live)
+    narrowed.holds = {t: bitmap(sorted(ps), n) for t, ps in holds.items()}
+    narrowed.n_active, narrowed._flags = n, {}
+    parts = narrowed.parts(bitmap(sorted(live), n))
+    assert all(list(ps) == sorted(ps) for _, ps in parts)
     # the parts: a partition of `live`, each part exactly the positions of one Q ∩ M
     assert sorted(p for _, ps in parts for p in ps) == sorted(live)
     assert len({key for key, _ in parts}) == len(parts)
@@ -51,13 +54,13 @@ def test_the_walk_gives_every_live_position_once_in_non_increasing_relevance(see
     assert list(ByRelevance(kws, sems, base)) == walk  # each walk starts over, the same
 
 
-@given(seed=st.integers(0, 10_000), n=st.integers(0, 300), k=st.integers(0, 4))
-def test_the_positions_of_level_counts_are_its_keys_ascending(seed, n, k):
-    """`LevelCounts.positions`, what `Narrowed` reads of a large layer's postings: every
-    position counted, without the dict of counts."""
-    from memtui.core.store.level_counts import LevelCounts, bitmap
-
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 300), others=st.frozensets(st.integers(0, 400), max_size=5))
+def test_flags_and_scorable_answer_as_the_positions_do(seed, n, others):
+    """`flags` (a bitmap as one byte per position) and `Scorable` (a bitmap and a few others)
+    answer membership as the sets of positions they stand for."""
     rnd = random.Random(seed)
-    lists = [sorted(rnd.sample(range(n), rnd.randint(0, n))) for _ in range(k)]
-    counts = LevelCounts([bitmap(ps, n) for ps in lists])
-    assert counts.positions() == sorted(set().union(*lists)) == sorted(counts.as_dict())
+    ps = sorted(rnd.sample(range(n), rnd.randint(0, n)))
+    f = flags(bitmap(ps, n))
+    assert [p for p in range(len(f)) if f[p]] == ps and set(f) <= {0, 1}
+    scorable = Scorable(bitmap(ps, n), others)
+    assert [p for p in range(-2, 402) if p in scorable] == sorted(set(ps) | others)
