@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_right
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
-from itertools import chain, compress, islice, repeat
+from itertools import chain, compress, count, islice, repeat
 from operator import ge
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -190,9 +190,7 @@ class FocusedScores:
                 known += sem[:len(ps)] if len(ps) == views[layer].n_active else [sem[p] for p in ps]
         self.base = focused.lower_median(known)
         # F7. ... in the user and project layers, the closest in meaning (with the semantic score)
-        self.near = {layer: focused.nearest((p, sems[p], focused.semantic_lift(sems[p], self.base))
-                                            for p in self.in_play[layer] if not self.is_pinned(layer, p))
-                     if layer in focused.NEAREST_LAYERS and sems is not None else None
+        self.near = {layer: self._nearest(layer, sems) if layer in focused.NEAREST_LAYERS and sems is not None else None
                      for layer in views for sems in (self.semantic[layer],)}
         # the positions that can score above 0: every one, or in a narrowed layer those sharing a term of Q,
         # lifted to the floor, or listed apart (the rest score 0, or under the floor on meaning alone)
@@ -279,11 +277,26 @@ class FocusedScores:
         sems = self.semantic[layer]
         if sems is None:
             return set()
-        near, out = self.near[layer], frozenset(self.held[layer])
-        least = self.base + (focused.FLOOR - 0.001) * (1.0 - self.base)  # below it, a lift rounds under the floor
+        near, out, base = self.near[layer], frozenset(self.held[layer]), self.base
+        least = base + (focused.FLOOR - 0.001) * (1.0 - base)  # below it, a lift rounds under the floor
+        sure = base + (focused.FLOOR + 0.001) * (1.0 - base) if base < 1.0 else 2.0  # from it, it rounds to the floor or over
         over = compress(range(self.views[layer].n_active), map(ge, sems, repeat(least)))  # in C: few pass
-        lifted = {p for p in over if p not in out and focused.semantic_lift(sems[p], self.base) >= focused.FLOOR}
+        lifted = {p for p in over if p not in out and (sems[p] >= sure or focused.semantic_lift(sems[p], base) >= focused.FLOOR)}
         return lifted if near is None else lifted | {near}
+
+    def _nearest(self, layer: str, sems: Sequence[float]) -> int | None:
+        """F7's nearest in meaning of a layer (`focused.nearest`): of its candidates in play and
+        not pinned, the first of the highest semantic score, found in C."""
+        ps = self.in_play[layer]
+        nw = self.narrow.get(layer)
+        pinned = nw.pinned if nw is not None else frozenset(compress(count(), self.pinned[layer]))
+        if not pinned.isdisjoint(ps):
+            ps = [p for p in ps if p not in pinned]
+        if not ps:
+            return None
+        top = max(map(sems.__getitem__, ps))
+        pos = ps[list(map(sems.__getitem__, ps)).index(top)]
+        return focused.nearest([(pos, top, focused.semantic_lift(top, self.base))])
 
     def _best_of_the_rest(self, best: float) -> float:
         """F7's best over every candidate in play and not pinned, given `best` over those
