@@ -200,9 +200,9 @@ class FocusedScores:
             self.scorable[layer] = Scorable(nw.sharing | lifted, nw.pinned.union(self.held[layer], nw.archived))
         self._keyword: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
         self.scored: dict[str, dict[int, Scored]] = {layer: {} for layer in views}
-        # A narrowed layer's in play and not pinned are first given their relevance alone (F4, F5): F6's
-        # score is at most the relevance × the highest importance factor, so it is found only for those
-        # that could set F7's best or pass its cut; the others are scored when listed.
+        # A narrowed layer's in play and not pinned are walked in relevance order (F4, F5: `ByRelevance`):
+        # F6's score is at most the relevance × its importance factor (`_reach`), so it is found only for
+        # those that could set F7's best or pass its cut; the others are scored when listed.
         orders: dict[str, ByRelevance] = {}
         for layer in views:
             if layer not in self.narrow:
@@ -239,16 +239,16 @@ class FocusedScores:
                  if layer in self.narrow and limit is not None}
         for layer, order in orders.items():
             sc, top, rank, cut = self.scored[layer], ahead.get(layer), views[layer].rank, self.cut
-            highest = min(islice(rank, views[layer].n_active), default=0)  # the layer's highest importance's rank
+            highest = _highest_factor(rank, views[layer].n_active)
             for rel, p in order:
-                if rel < focused.FLOOR or _reach(rel, highest) < cut:
+                if rel < focused.FLOOR or _reach(rel, factor=highest) < cut:
                     break  # and so is every one after it: their relevance is no higher
                 if p in sc:  # scored already (and counted in `ahead`)
                     continue
                 reach = _reach(rel, rank[p])
                 if reach < cut:  # its importance keeps it under the cut
                     continue
-                if top is not None and (top[0] <= 0 or len(top[1]) >= top[0] and top[1][0][0] > _reach(rel, highest)):
+                if top is not None and (top[0] <= 0 or len(top[1]) >= top[0] and top[1][0][0] > _reach(rel, factor=highest)):
                     break  # and so is every one after it: their reach is no higher, the heap's least no lower
                 if top is not None and len(top[1]) >= top[0] and top[1][0] > (reach, rel, -p):
                     continue  # at least max items' worth come before it in F8's order, whatever its score
@@ -501,12 +501,18 @@ _TOP_FACTOR = max(focused.IMPORTANCE_FACTOR.values())
 _RANK_FACTOR = {IMPORTANCE_RANK[importance]: f for importance, f in focused.IMPORTANCE_FACTOR.items()}
 
 
-def _reach(relevance: float, rank: int | None = None) -> float:
-    """The highest F6 score a candidate of this relevance can have (no decay; of the highest
-    importance, or of the importance of this rank): it cannot set F7's best or pass the cut
-    under it."""
-    factor = _TOP_FACTOR if rank is None else _RANK_FACTOR.get(rank, _TOP_FACTOR)
+def _reach(relevance: float, rank: int | None = None, factor: float | None = None) -> float:
+    """The highest F6 score a candidate of this relevance can have (no decay; of the importance
+    of this rank, or at most this `factor`, else the highest importance): it cannot set F7's
+    best or pass the cut under it."""
+    if factor is None:
+        factor = _TOP_FACTOR if rank is None else _RANK_FACTOR.get(rank, _TOP_FACTOR)
     return round(relevance * factor, focused.DIGITS)
+
+
+def _highest_factor(rank: Sequence[int], n_active: int) -> float:
+    """The highest importance factor of a layer's active positions (from their ranks)."""
+    return max((_RANK_FACTOR.get(r, _TOP_FACTOR) for r in set(islice(rank, n_active))), default=_TOP_FACTOR)
 
 
 def _content_terms(e: Entry) -> frozenset[str]:
