@@ -11,7 +11,7 @@ layer's indexed terms allow it; see `Narrowed` and `FocusedScores._lifted`. Held
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
+import math
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress, count, islice, repeat
 from operator import ge
@@ -93,30 +93,35 @@ class Narrowed:
         f = self._flag(t) if held else b""
         return self.holds[t].bit_count() - sum(1 for p in held if p < len(f) and f[p])
 
-    def parts(self, live: int) -> list[tuple[frozenset[str], list[int]]]:
-        """The positions of the bitmap `live` split by Q ∩ M (`terms`): each distinct Q ∩ M
-        with its positions, ascending. Eight terms at a time, each position's byte of which
-        of them it holds (one bit per term, laid over the terms' `flags` as big integers)
-        orders the positions (a sort in C), and each run of one byte is a part."""
+    def parts(self, live: int, weight: Mapping[str, float]) -> list[tuple[float, list[int]]]:
+        """The positions of the bitmap `live` grouped by Q ∩ M (`terms`), each group with its
+        F4 keyword score (`weight`: F4's weight of each term of Q) and its positions, ascending.
+        Eight terms at a time, each position's byte of which of them it holds (one bit per
+        term, laid over the terms' `flags` as big integers) is read in C; a group's keyword
+        score is the share of the weights its bytes name."""
+        if not live:
+            return []
+        ps = positions(live, 0, live.bit_length())
         terms = [t for t, bits in self.holds.items() if bits]
-        found = [(frozenset[str](), positions(live, 0, live.bit_length()))] if live else []
+        codes: list[bytes] = []  # per chunk of eight terms, byte p: which of them position p holds
+        named: list[list[tuple[float, ...]]] = []  # per chunk, per byte: the weights of the terms it names
         for at in range(0, len(terms), 8):
             chunk = terms[at:at + 8]
             code = 0
             for bit, t in enumerate(chunk):
                 code |= int.from_bytes(self._flag(t), "little") << bit
-            codes = code.to_bytes(max(self.n_active, 1), "little")  # byte p: the terms of `chunk` p holds
-            split = []
-            for key, ps in found:
-                ordered = sorted(ps, key=codes.__getitem__)  # stable: ascending within a byte
-                keys = list(map(codes.__getitem__, ordered))
-                i = 0
-                while i < len(keys):
-                    c, j = keys[i], bisect_right(keys, keys[i], i)
-                    split.append((key.union(t for bit, t in enumerate(chunk) if c >> bit & 1), ordered[i:j]))
-                    i = j
-            found = split
-        return found
+            codes.append(code.to_bytes(max(self.n_active, 1), "little"))
+            named.append([tuple(weight[t] for bit, t in enumerate(chunk) if c >> bit & 1) for c in range(1 << len(chunk))])
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for p, key in zip(ps, zip(*(map(c.__getitem__, ps) for c in codes)) if codes else repeat(())):
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [p]
+            else:
+                group.append(p)
+        total = math.fsum(weight[t] for t in sorted(self.q))
+        return [(focused.weight_share(chain.from_iterable(map(list.__getitem__, named, key)), total), group)
+                for key, group in groups.items()]
 
 
 class Scorable:
@@ -214,9 +219,9 @@ class FocusedScores:
             apart = scorable.others  # pinned, held back or archived
             for p in sorted(apart):
                 self._scored(layer, p)
-            parts = nw.parts(scorable.bits & ~bitmap(sorted(p for p in apart if p < nw.n_active), nw.n_active))
-            orders[layer] = ByRelevance([(self._keyword_of(key), ps) for key, ps in parts], self.semantic[layer],
-                                        self.base)
+            parts = nw.parts(scorable.bits & ~bitmap(sorted(p for p in apart if p < nw.n_active), nw.n_active),
+                             self.weight)
+            orders[layer] = ByRelevance(parts, self.semantic[layer], self.base)
         # F7. Cut-off: relative to the best adjusted score of the message (pinned ones aside)
         best = 0.0
         for layer, sc in self.scored.items():
@@ -453,6 +458,10 @@ class ByRelevance:
                 by.setdefault(focused.relevance(kw, 0.0), []).append(ps)
             for rel in sorted(by, reverse=True):
                 yield from zip(repeat(rel), sorted(chain.from_iterable(by[rel])))
+            return
+        if len(self.parts) * 4 > sum(len(ps) for _, ps in self.parts):  # small parts (a long message): each at once
+            walk = sorted((-self.relevance(kw, sems[p]), p) for kw, ps in self.parts for p in ps)
+            yield from ((-neg, p) for neg, p in walk)
             return
         # (−relevance, position, part): a part not yet sorted stands on the heap as its best, position −1
         heap = [(-self.relevance(kw, max(map(sems.__getitem__, ps))), -1, i) for i, (kw, ps) in enumerate(self.parts)]

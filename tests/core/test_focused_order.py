@@ -17,30 +17,33 @@ from memtui.core.store.level_counts import bitmap, flags
 TERMS = ["pool", "timeout", "cache", "deploy", "数据库", "queue", "retry", "lint", "token", "schema", "redis", "trace"]
 
 
-def _holds(rnd: random.Random, n: int, q: list[str]) -> dict[str, frozenset[int]]:
-    return {t: frozenset(p for p in range(n) if rnd.random() < rnd.choice([0.05, 0.3, 0.7])) for t in sorted(q)}
+def _holds(rnd: random.Random, n: int, q: list[str], dense: bool = False) -> dict[str, frozenset[int]]:
+    return {t: frozenset(p for p in range(n) if rnd.random() < (0.5 if dense else rnd.choice([0.05, 0.3, 0.7])))
+            for t in sorted(q)}
 
 
-@given(seed=st.integers(0, 10_000), n=st.integers(0, 120), k=st.integers(0, 12),
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 120), k=st.integers(0, 12), dense=st.booleans(),
        semantic=st.sampled_from(["none", "spread", "close", "ties"]))
-def test_the_walk_gives_every_live_position_once_in_non_increasing_relevance(seed, n, k, semantic):
+def test_the_walk_gives_every_live_position_once_in_non_increasing_relevance(seed, n, k, dense, semantic):
+    """With few parts (a short message: the parts merged on a heap) or many (`dense`: nearly
+    each position its own Q ∩ M, as a long message gives: every position walked at once)."""
     rnd = random.Random(seed)
     q = rnd.sample(TERMS, k)
-    holds = _holds(rnd, n, q)
+    holds = _holds(rnd, n, q, dense)
     live = frozenset(p for p in range(n) if rnd.random() < 0.7)
     narrowed = Narrowed.__new__(Narrowed)
     narrowed.holds = {t: bitmap(sorted(ps), n) for t, ps in holds.items()}
-    narrowed.n_active, narrowed._flags = n, {}
-    parts = narrowed.parts(bitmap(sorted(live), n))
-    assert all(list(ps) == sorted(ps) for _, ps in parts)
-    # the parts: a partition of `live`, each part exactly the positions of one Q ∩ M
-    assert sorted(p for _, ps in parts for p in ps) == sorted(live)
-    assert len({key for key, _ in parts}) == len(parts)
-    for key, ps in parts:
-        assert all(frozenset(t for t in holds if p in holds[t]) == key for p in ps)
+    narrowed.n_active, narrowed._flags, narrowed.q = n, {}, frozenset(q)
     weight = {t: focused.idf(rnd.randint(0, n), n) for t in q}
     qs = frozenset(q)
-    kws = [(focused.keyword_score(qs, key, weight), ps) for key, ps in parts]
+    kws = narrowed.parts(bitmap(sorted(live), n), weight)
+    # the parts: a partition of `live`, each part's positions ascending and of one Q ∩ M, whose
+    # F4 keyword score it carries; distinct Q ∩ M in distinct parts
+    assert sorted(p for _, ps in kws for p in ps) == sorted(live)
+    assert all(list(ps) == sorted(ps) for _, ps in kws)
+    keys = [{frozenset(t for t in holds if p in holds[t]) for p in ps} for _, ps in kws]
+    assert all(len(k) == 1 for k in keys) and len({next(iter(k)) for k in keys}) == len(kws)
+    assert all(kw == focused.keyword_score(qs, next(iter(k)), weight) for (kw, _), k in zip(kws, keys))
     sems = None
     if semantic != "none":
         low, spread = {"spread": (0.0, 1.0), "close": (0.5, 0.1), "ties": (0.3, 0.0)}[semantic]
