@@ -446,6 +446,10 @@ class ByRelevance:
 
     def __init__(self, parts: Sequence[tuple[float, Sequence[int]]], semantic: Sequence[float] | None, base: float):
         self.parts, self.semantic, self.base = parts, semantic, base
+        self._walk: list[tuple[float, int]] | None = None  # every position at once, kept for the next walk
+        self._heap: list[tuple[float, int, int]] | None = None  # each part's best, kept
+        self._runs: dict[int, list[int]] = {}  # a part by semantic score, kept once sorted
+        self._by: list[tuple[float, list[Sequence[int]]]] | None = None  # without it: the parts by relevance
 
     def relevance(self, kw: float, sem: float) -> float:
         return focused.relevance(kw, focused.semantic_lift(sem, self.base))
@@ -453,19 +457,27 @@ class ByRelevance:
     def __iter__(self) -> Iterator[tuple[float, int]]:
         sems = self.semantic
         if sems is None:
-            by: dict[float, list[Sequence[int]]] = {}
-            for kw, ps in self.parts:
-                by.setdefault(focused.relevance(kw, 0.0), []).append(ps)
-            for rel in sorted(by, reverse=True):
-                yield from zip(repeat(rel), sorted(chain.from_iterable(by[rel])))
+            if self._by is None:
+                by: dict[float, list[Sequence[int]]] = {}
+                for kw, ps in self.parts:
+                    by.setdefault(focused.relevance(kw, 0.0), []).append(ps)
+                self._by = sorted(by.items(), reverse=True)
+            for rel, runs_of in self._by:
+                yield from zip(repeat(rel), sorted(chain.from_iterable(runs_of)))
             return
-        if len(self.parts) * 4 > sum(len(ps) for _, ps in self.parts):  # small parts (a long message): each at once
-            walk = sorted((-self.relevance(kw, sems[p]), p) for kw, ps in self.parts for p in ps)
-            yield from ((-neg, p) for neg, p in walk)
+        if self._walk is None and len(self.parts) * 4 > sum(len(ps) for _, ps in self.parts):
+            # small parts (a long message): every position at once
+            self._walk = [(-neg, p) for neg, p in sorted((-self.relevance(kw, sems[p]), p)
+                                                          for kw, ps in self.parts for p in ps)]
+        if self._walk is not None:
+            yield from self._walk
             return
         # (−relevance, position, part): a part not yet sorted stands on the heap as its best, position −1
-        heap = [(-self.relevance(kw, max(map(sems.__getitem__, ps))), -1, i) for i, (kw, ps) in enumerate(self.parts)]
-        heapq.heapify(heap)
+        if self._heap is None:
+            self._heap = [(-self.relevance(kw, max(map(sems.__getitem__, ps))), -1, i)
+                          for i, (kw, ps) in enumerate(self.parts)]
+            heapq.heapify(self._heap)
+        heap = list(self._heap)
         runs: dict[int, Iterator[int]] = {}
         while heap:
             neg, p, i = heap[0]
@@ -473,7 +485,10 @@ class ByRelevance:
                 yield -neg, p
             run = runs.get(i)
             if run is None:
-                run = runs[i] = iter(sorted(self.parts[i][1], key=sems.__getitem__, reverse=True))
+                ordered = self._runs.get(i)
+                if ordered is None:
+                    ordered = self._runs[i] = sorted(self.parts[i][1], key=sems.__getitem__, reverse=True)
+                run = runs[i] = iter(ordered)
             nxt = next(run, None)
             if nxt is None:
                 heapq.heappop(heap)
