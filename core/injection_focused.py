@@ -18,10 +18,10 @@ from operator import ge
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from . import focused
+from .bitmaps import bitmap, flags, positions
 from .candidates import Candidate, inactive_status
 from .focused import Why
 from .model import IMPORTANCE_RANK, CandidateStatus, Entry
-from .store.level_counts import LevelCounts, bitmap, flags, positions
 
 if TYPE_CHECKING:
     from .candidates import LayerCandidates
@@ -34,6 +34,14 @@ BELOW_GATE, MAX_ITEMS, UNREVIEWED = CandidateStatus.BELOW_GATE, CandidateStatus.
 
 # a candidate's scores: (keyword, semantic, lift, relevance, decay, adjusted score, importance)
 Scored = tuple[float, "float | None", float, float, "float | None", float, str]
+
+
+@runtime_checkable
+class Bitmapped(Protocol):
+    """A layer's `shared` answer that keeps its positions as a bitmap (the prepared index's
+    `LevelCounts`): `any`, every position counted."""
+
+    any: int
 
 
 @runtime_checkable
@@ -504,7 +512,7 @@ def _tagged(layer: str, order: ByRelevance) -> Iterator[tuple[float, str, int]]:
 
 def _bits(shared: Mapping[int, int], n_active: int) -> int:
     """The bitmap of the positions of a layer's `shared` (its own, when it counts in bitmaps)."""
-    return shared.any if isinstance(shared, LevelCounts) else bitmap(sorted(shared), n_active)
+    return shared.any if isinstance(shared, Bitmapped) else bitmap(sorted(shared), n_active)
 
 
 def _keep_highest(top: tuple[int, list[tuple[float, float, int]]], key: tuple[float, float, int]) -> None:

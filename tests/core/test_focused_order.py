@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memtui.core import focused
+from memtui.core.bitmaps import bitmap, flags
 from memtui.core.injection_focused import ByRelevance, Narrowed, Scorable
-from memtui.core.store.level_counts import bitmap, flags
 
 TERMS = ["pool", "timeout", "cache", "deploy", "数据库", "queue", "retry", "lint", "token", "schema", "redis", "trace"]
 
