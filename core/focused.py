@@ -120,9 +120,13 @@ def keyword_score(q: frozenset[str], m: frozenset[str], weight: dict[str, float]
     shared = q & m
     if not shared:
         return 0.0
-    total = math.fsum(weight[t] for t in sorted(q))
-    held = math.fsum(weight[t] for t in sorted(shared))
-    return round(held / total, DIGITS) if total else 0.0
+    return weight_share([weight[t] for t in sorted(shared)], math.fsum(weight[t] for t in sorted(q)))
+
+
+def weight_share(held: Iterable[float], total: float) -> float:
+    """F4's share: the sum of the weights of Q ∩ M (`held`) over `total`, the sum of Q's, rounded.
+    `fsum` rounds the exact sum once, so the weights may come in any order."""
+    return round(math.fsum(held) / total, DIGITS) if total else 0.0
 
 
 def lower_median(values: Sequence[float]) -> float:

@@ -287,15 +287,33 @@ def scores(query: Sequence[float], rows: Rows) -> list[float]:
         values = fast
     if not math.isfinite(sum(values)):
         raise NotNumbers("vectors that are not numbers")
-    out = [round(min(max(x, 0.0), 1.0) * 10000.0) / 10000.0 for x in values]  # `_rounded`, inline: 40,000 at once
-    if fast is not None:
-        slack = FAST_ERROR * 10000.0
-        dim = rows.dim
-        for i, x in enumerate(values):
-            y = x * 10000.0
-            if abs(y - math.floor(y) - 0.5) < slack:
-                out[i] = _rounded(_exact_dot(query, view[i * dim:(i + 1) * dim]))
+    if fast is None:
+        return list(map(_rounded, values))
+    out, near = _rounded_fast(values, FAST_ERROR * 10000.0)
+    dim = rows.dim
+    for i in near:
+        out[i] = _rounded(_exact_dot(query, view[i * dim:(i + 1) * dim]))
     return out
+
+
+_RINT = 6755399441055744.0  # 1.5 x 2^52: y + _RINT - _RINT is y rounded to an integer, half to even, for |y| < 2^51
+
+
+def _rounded_fast(values: Sequence[float], slack: float) -> tuple[list[float], list[int]]:
+    """`_rounded` of each finite value, in a few passes of plain arithmetic (no call per value:
+    ~3 ms for 40,000 where `round` and `min`/`max` take ~15), and the indexes of the values
+    within `slack` (or a little more) of a 4-decimal rounding boundary, whose rounding the
+    caller takes again from the exact sum. A value scaled by 10⁴ is rounded by adding and
+    taking away `_RINT` (the float unit's own rounding, half to even, as `round`'s), twice:
+    `slack` over and under it; the two differ exactly when a boundary lies between, and
+    elsewhere both are the rounding of the value itself. Clipped after rounding: rounding is
+    monotone and 0 and 10⁴ are whole, so the order does not change the result."""
+    top, twice = _RINT + 10000.0, 2.0 * slack
+    over = [x * 10000.0 + twice + _RINT for x in values]
+    under = [x * 10000.0 - twice + _RINT for x in values]
+    near = [] if over == under else [i for i, (a, b) in enumerate(zip(over, under)) if a != b]
+    out = [(r - _RINT) / 10000.0 if _RINT <= r <= top else (0.0 if r < _RINT else 1.0) for r in over]
+    return out, near
 
 
 def _exact_dot(query: Sequence[float], row: memoryview[Any]) -> float:

@@ -14,48 +14,11 @@ bitmaps instead. A dict of every position is made only when something asks for o
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
-from itertools import compress, repeat
 
-_FLAGS = bytes.maketrans(b"01", b"\x00\x01")  # a binary digit as the byte compress() reads
-_DIGITS = bytes.maketrans(b"\x00\x01", b"01")
+from ..bitmaps import bitmap, bitmap_bytes_many, positions
 
-
-def bitmap(positions: Sequence[int], size: int) -> int:
-    """The bitmap of `positions` (each below `size`)."""
-    if not len(positions):
-        return 0
-    flags = bytearray(size)
-    deque(map(flags.__setitem__, positions, repeat(1)), maxlen=0)  # set in C, a position at a time
-    flags.reverse()  # the highest position first, as int() reads digits
-    return int(flags.translate(_DIGITS), 2)
-
-
-def bitmap_bytes_many(postings: Mapping[str, bytes], size: int) -> dict[str, bytes]:
-    """`bitmap(positions, size).to_bytes((size + 7) // 8, "little")` of each term's positions
-    (as bytes of native ints, `array("i")`), made by numpy (bit p of the int is bit p % 8 of
-    byte p // 8: numpy's little bit order)."""
-    import numpy as np
-
-    found = {}
-    for term, raw in postings.items():
-        flags = np.zeros(size, dtype=np.bool_)
-        flags[np.frombuffer(raw, dtype=np.intc)] = True
-        found[term] = np.packbits(flags, bitorder="little").tobytes()
-    return found
-
-
-def positions(bits: int, start: int, stop: int) -> list[int]:
-    """The set bits of `bits` in `start .. stop-1`, ascending (`bits` may be negative: the
-    complement of a bitmap, as `~b`)."""
-    if stop <= start:
-        return []
-    x = (bits >> start) & ((1 << (stop - start)) - 1)
-    if not x:
-        return []
-    flags = bin(x)[:1:-1].encode().translate(_FLAGS)  # the lowest bit first, one byte per bit
-    return list(compress(range(start, start + len(flags)), flags))
+__all__ = ["LevelCounts", "bitmap", "bitmap_bytes_many", "positions"]
 
 
 class LevelCounts(Mapping[int, int]):

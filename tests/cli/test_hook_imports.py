@@ -33,6 +33,7 @@ WARM_HOOK_MODULES = {
     "memtui.core.forgetting",  # SPEC §18: the expired entries left out (standard library and the model alone)
     "memtui.core.store", "memtui.core.store.prepared", "memtui.core.store.layer_index", "memtui.core.store.generation",
     "memtui.core.store.rows", "memtui.core.store.level_counts",
+    "memtui.core.bitmaps",  # sets of positions as big integers (the index's postings; standard library only)
     # the prepared index's parts (each module one job: saved rows, pane order, candidate JSON, made lines, a patched layer)
     "memtui.core.store.entry_rows", "memtui.core.store.pane_order", "memtui.core.store.candidate_json",
     "memtui.core.store.line_cache", "memtui.core.store.patched_layer", "memtui.core.store.saved_file",

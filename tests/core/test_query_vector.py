@@ -249,3 +249,24 @@ def test_a_query_model_file_with_a_deep_header_or_weights_without_one_are_refuse
     short.write_bytes(b"\x01\x02")
     with pytest.raises(ValueError):
         qv.WeightRows(short, semantic.TENSOR)
+
+
+_BOUNDARY = st.integers(-10, 10_010).map(lambda k: (k + 0.5) / 10000.0)  # a 4-decimal rounding boundary
+
+
+@given(values=st.lists(st.one_of(st.floats(-2.0, 2.0), st.floats(-1e300, 1e300),
+                                 _BOUNDARY, st.tuples(_BOUNDARY, st.floats(-2e-12, 2e-12)).map(sum),
+                                 st.sampled_from([0.0, -0.0, 1.0, 1.00004, 1.00005, -0.00005, 5e-324])),
+                       max_size=40),
+       slack=st.sampled_from([0.0, 1e-8, 1e-3]))
+def test_the_fast_rounding_is_the_plain_one_away_from_a_boundary(values, slack):
+    """`_rounded_fast`: each value's `_rounded`, except those it names as near a boundary,
+    which are every value within `slack` of one (the caller sums them again exactly)."""
+    out, near = qv._rounded_fast(values, slack)
+    assert len(out) == len(values) and near == sorted(set(near))
+    for i, x in enumerate(values):
+        y = x * 10000.0
+        if abs(y - math.floor(y) - 0.5) < slack:
+            assert i in near, x
+        if i not in near:
+            assert out[i] == qv._rounded(x) and math.copysign(1.0, out[i]) == 1.0, x
