@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 DUPLICATE_SCORE = 90.0
 _SLACK = 1e-6  # bounds rounded outwards: a pair is never dropped by a float's last bits
 _BUCKETS = 32  # a character's bucket: its code point mod 32
-_ROWS, _COLS = 128, 1024  # texts per block: rows × columns of the length window
+_ROWS, _COLS = 128, 2048  # texts per block: rows × columns of the length window
 _DENSE = 20  # buckets compared for every pair of a block
 _MARKS = 1024  # bits of a text's pair marks
 _MARK_TEXTS = 4096  # texts marked at a time
@@ -155,15 +155,19 @@ class NearDuplicates(Generic[T]):
 
 
 def _bucket_counts(norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every text's character counts per bucket (one row each, in one pass over all the
-    texts) and its length."""
+    """Every text's character counts per bucket (one row each; `_MARK_TEXTS` texts at a
+    time, in one pass over each part) and its length."""
     import numpy as np
 
     lengths = np.fromiter(map(len, norms), dtype=np.int64, count=len(norms))
-    codes = np.frombuffer("".join(norms).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    owner = np.repeat(np.arange(len(norms), dtype=np.int64), lengths)
-    counts = np.bincount(owner * _BUCKETS + codes % _BUCKETS, minlength=len(norms) * _BUCKETS)
-    return counts.reshape(len(norms), _BUCKETS), lengths
+    counts = np.zeros((len(norms), _BUCKETS), dtype=np.int32)
+    for first in range(0, len(norms), _MARK_TEXTS):
+        part = norms[first:first + _MARK_TEXTS]
+        codes = np.frombuffer("".join(part).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        owner = np.repeat(np.arange(len(part), dtype=np.int64), lengths[first:first + len(part)])
+        counts[first:first + len(part)] = np.bincount(owner * _BUCKETS + codes % _BUCKETS,
+                                                      minlength=len(part) * _BUCKETS).reshape(len(part), _BUCKETS)
+    return counts, lengths
 
 
 def _fits(most: int) -> type[np.unsignedinteger]:
@@ -228,7 +232,6 @@ class _Side:
         self.others = np.setdiff1d(np.arange(_BUCKETS), self.dense)
         self.rest = self.lengths - self.counts[:, self.dense].sum(axis=1)
         self._typed: dict[type, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._marks: np.ndarray | None = None
 
     def typed(self, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The dense buckets (one row per bucket), the rest and the other buckets (one row per
@@ -240,10 +243,11 @@ class _Side:
                                   np.ascontiguousarray(self.counts[:, self.others].astype(dtype)))
         return self._typed[dtype]
 
-    def marks(self) -> np.ndarray:
-        if self._marks is None:
-            self._marks = _pair_marks([self.norms[i] for i in self.order.tolist()])
-        return self._marks
+    def marks(self, places: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pair marks of the texts at `places` (sorted, distinct), one row each, and
+        the length of each."""
+        norms = self.norms
+        return _pair_marks([norms[i] for i in self.order[places].tolist()]), self.lengths[places]
 
 
 def _block_pairs(rows: _Side, cols: _Side, within: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -296,7 +300,17 @@ def _block_pairs(rows: _Side, cols: _Side, within: bool) -> tuple[np.ndarray, np
     if not rows_out:
         return empty, empty
     r, c = np.concatenate(rows_out), np.concatenate(cols_out)
-    keep = _pair_bound(rows.marks(), rows.lengths, r, cols.marks(), cols.lengths, c)
+    # marked: only the texts of a pair left (a few new texts against all: a few columns)
+    if within:
+        places = np.unique(np.concatenate([r, c]))
+        row_marks, row_lengths = col_marks, col_lengths = rows.marks(places)
+        r_at, c_at = np.searchsorted(places, r), np.searchsorted(places, c)
+    else:
+        row_places, r_at = np.unique(r, return_inverse=True)
+        col_places, c_at = np.unique(c, return_inverse=True)
+        row_marks, row_lengths = rows.marks(row_places)
+        col_marks, col_lengths = cols.marks(col_places)
+    keep = _pair_bound(row_marks, row_lengths, r_at, col_marks, col_lengths, c_at)
     return r[keep], c[keep]
 
 
