@@ -314,6 +314,17 @@ def _block_pairs(rows: _Side, cols: _Side, within: bool) -> tuple[np.ndarray, np
     return r[keep], c[keep]
 
 
+def _bits_set(words: np.ndarray) -> np.ndarray:
+    """The bits set in each row of uint64 words (numpy's popcount from 2.0, a table before)."""
+    import numpy as np
+
+    if hasattr(np, "bitwise_count"):
+        counted: np.ndarray = np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+        return counted
+    table = np.array([bin(k).count("1") for k in range(256)], dtype=np.uint8)
+    return table[np.ascontiguousarray(words).view(np.uint8)].sum(axis=1, dtype=np.int64)
+
+
 def _pair_bound(row_marks: np.ndarray, row_lengths: np.ndarray, r: np.ndarray,
                 col_marks: np.ndarray, col_lengths: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Which pairs (r[k], c[k]) pass the pair-token bound (the module's docstring)."""
@@ -324,8 +335,7 @@ def _pair_bound(row_marks: np.ndarray, row_lengths: np.ndarray, r: np.ndarray,
         rr, cc = r[at:at + _PAIR_CHUNK], c[at:at + _PAIR_CHUNK]
         a, b = row_marks[rr], col_marks[cc]
         la, lb = row_lengths[rr], col_lengths[cc]
-        only_a = np.bitwise_count(a & ~b).sum(axis=1, dtype=np.int64)
-        only_b = np.bitwise_count(b & ~a).sum(axis=1, dtype=np.int64)
+        only_a, only_b = _bits_set(a & ~b), _bits_set(b & ~a)
         shared = np.minimum(np.maximum(la - 1, 0) - only_a, np.maximum(lb - 1, 0) - only_b)
         total = la + lb
         lcs = -(-_UNDER * total // _OVER)  # the least common subsequence at the cutoff

@@ -267,3 +267,15 @@ def test_the_pair_bound_holds_at_every_distance(seed, kind, edits):
     passes = bool(_pair_bound(marks, lengths, np.array([0]), marks, lengths, np.array([1]))[0])
     if fuzz.ratio(a, b) >= DUPLICATE_SCORE:
         assert passes
+
+
+def test_the_bits_are_counted_with_or_without_numpys_popcount(monkeypatch):
+    import numpy as np
+
+    import memtui.core.similarity as similarity
+
+    words = np.random.default_rng(4).integers(0, 2**63, size=(50, 16), dtype=np.uint64)
+    expected = [sum(bin(int(w)).count("1") for w in row) for row in words]
+    assert similarity._bits_set(words).tolist() == expected
+    monkeypatch.delattr(np, "bitwise_count", raising=False)
+    assert similarity._bits_set(words).tolist() == expected
