@@ -251,7 +251,7 @@ class _Side:
 
 
 def _block_pairs(rows: _Side, cols: _Side, within: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs (r, c) of places in `rows` and `cols` (sorted by length) that pass both bounds;
+    """The pairs (r, c) of places in `rows` and `cols` (sorted by length) that pass the bounds;
     `within`: the two are one list, and only pairs r < c are wanted.
 
     Each block of `_ROWS` rows is compared with the columns of its length window, `_COLS` at a
