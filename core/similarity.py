@@ -3,7 +3,7 @@ doctor): rapidfuzz's ratio of the casefolded, whitespace-collapsed texts, at or 
 DUPLICATE_SCORE.
 
 Comparing every pair is quadratic (20,000 entries are 200 million ratios), so the pairs are
-blocked first, without losing one, by two bounds that every near-duplicate pair meets:
+blocked first, without losing one, by three bounds that every near-duplicate pair meets:
 
 - `fuzz.ratio(a, b) = 200 * lcs / (la + lb)` (lcs: the longest common subsequence), so a
   ratio >= s needs `lcs >= s/200 * (la + lb)`, and hence the shorter text to be at least
@@ -12,13 +12,28 @@ blocked first, without losing one, by two bounds that every near-duplicate pair 
   is at most the same count over 32 buckets of characters: `sum(min(x, y))` of the two
   texts' bucket counts, and at most that sum over some of the buckets plus
   `min(rest_x, rest_y)` for the others taken together.
+- The pairs of adjacent characters the two texts have in common, counted with repeats, are
+  at least `3 * lcs - (la + lb) - 1`. Take a longest common subsequence: `a` loses
+  `la - lcs` characters to it and `b` has `lb - lcs` characters that are not in it. Each of
+  `a`'s `la - 1` pairs whose two characters are both in the subsequence, with none of `b`'s
+  extra characters between them, is a pair of `b` too (at a place of its own). A character
+  of `a` not in it spoils at most the 2 pairs it is part of; an extra character of `b`
+  spoils at most the 1 pair of `a` around the place it comes in. So at least
+  `(la - 1) - 2 * (la - lcs) - (lb - lcs)` of `a`'s pairs are `b`'s. Counted from above:
+  number a text's pairs by how many times the same pair came before in it, and the pairs
+  both have are the numbered pairs both have; hash each numbered pair to one of 1,024 bits
+  (the text's marks). A bit set for `a` and not for `b` stands for at least one numbered
+  pair of `a` that `b` lacks, a different one for each such bit, so the pairs in common are
+  at most `(la - 1) - popcount(marks_a & ~marks_b)`, and the same from `b`'s side.
 
 The texts are sorted by length; a block of them is compared with the columns of its length
 window (numpy, a few small arrays of bytes at a time) by the second bound over the 20 buckets
-that vary most and the rest together, and the few pairs that pass by the full count. The
-bounds are compared in integers (`200 * lcs >= 90 * (la + lb)`), never rounded inwards. Only
-the pairs left are judged by `fuzz.ratio` with the same cutoff, so the result is the
-all-pairs result exactly (tests compare them on seeded corpora).
+that vary most and the rest together; the pairs that pass are counted over every bucket, and
+those left by the third bound (about one in twelve of them, on a large store of texts in one
+vocabulary). The bounds are compared in integers (`200 * lcs >= 90 * (la + lb)`, the least
+such lcs rounded up), never rounded inwards. Only the pairs left are judged by `fuzz.ratio`
+with the same cutoff, so the result is the all-pairs result exactly (tests compare them on
+seeded corpora, and check each bound on its own).
 """
 
 from __future__ import annotations
@@ -35,8 +50,11 @@ if TYPE_CHECKING:
 DUPLICATE_SCORE = 90.0
 _SLACK = 1e-6  # bounds rounded outwards: a pair is never dropped by a float's last bits
 _BUCKETS = 32  # a character's bucket: its code point mod 32
-_ROWS, _COLS = 128, 1024  # texts per block: rows × columns of the length window
+_ROWS, _COLS = 128, 2048  # texts per block: rows × columns of the length window
 _DENSE = 20  # buckets compared for every pair of a block
+_MARKS = 1024  # bits of a text's pair marks
+_MARK_TEXTS = 4096  # texts marked at a time
+_PAIR_CHUNK = 1 << 18  # pairs counted at a time
 # the cutoff as a fraction: ratio >= cutoff is `_OVER * lcs >= _UNDER * (la + lb)` in integers
 _UNDER, _OVER = DUPLICATE_SCORE.as_integer_ratio()[0], 200 * DUPLICATE_SCORE.as_integer_ratio()[1]
 
@@ -137,15 +155,19 @@ class NearDuplicates(Generic[T]):
 
 
 def _bucket_counts(norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every text's character counts per bucket (one row each, in one pass over all the
-    texts) and its length."""
+    """Every text's character counts per bucket (one row each; `_MARK_TEXTS` texts at a
+    time, in one pass over each part) and its length."""
     import numpy as np
 
     lengths = np.fromiter(map(len, norms), dtype=np.int64, count=len(norms))
-    codes = np.frombuffer("".join(norms).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    owner = np.repeat(np.arange(len(norms), dtype=np.int64), lengths)
-    counts = np.bincount(owner * _BUCKETS + codes % _BUCKETS, minlength=len(norms) * _BUCKETS)
-    return counts.reshape(len(norms), _BUCKETS), lengths
+    counts = np.zeros((len(norms), _BUCKETS), dtype=np.int32)
+    for first in range(0, len(norms), _MARK_TEXTS):
+        part = norms[first:first + _MARK_TEXTS]
+        codes = np.frombuffer("".join(part).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        owner = np.repeat(np.arange(len(part), dtype=np.int64), lengths[first:first + len(part)])
+        counts[first:first + len(part)] = np.bincount(owner * _BUCKETS + codes % _BUCKETS,
+                                                      minlength=len(part) * _BUCKETS).reshape(len(part), _BUCKETS)
+    return counts, lengths
 
 
 def _fits(most: int) -> type[np.unsignedinteger]:
@@ -155,117 +177,195 @@ def _fits(most: int) -> type[np.unsignedinteger]:
     return np.uint8 if most <= 0xFF else np.uint16 if most <= 0xFFFF else np.uint32
 
 
-def _candidates(norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs (i, j), i < j, of texts sorted by length that pass the common-characters
-    bound: `ratio >= cutoff` with lcs raised to the characters in common per bucket.
-
-    For a block of rows against the columns of their length window, the `_DENSE` buckets
-    with the most variance are compared for every pair, and the others together
-    (`min(rest_a, rest_b)`, at least their sum of minimums), against the smallest need of
-    the row in that block; the few pairs left get the full count over every bucket."""
+def _mixed(x: np.ndarray) -> np.ndarray:
+    """Every bit of each uint64 of `x` stirred into every other (splitmix64's finaliser)."""
     import numpy as np
 
-    n = len(norms)
-    counts, lengths = _bucket_counts(norms)
-    if n < 2:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    dense = np.argsort(-counts.var(axis=0), kind="stable")[:_DENSE]
-    rest = lengths - counts[:, dense].sum(axis=1)
-    factor = DUPLICATE_SCORE / (200 - DUPLICATE_SCORE)
-    highs = np.floor(lengths / factor + _SLACK).astype(np.int64)  # the length window's top
-    typed: dict[type, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    rows_out: list[np.ndarray] = []
-    cols_out: list[np.ndarray] = []
-    for start in range(0, n, _ROWS):
-        stop = min(n, start + _ROWS)
-        end = int(np.searchsorted(lengths, highs[stop - 1], side="right"))
-        for c0 in range(start, end, _COLS):
-            c1 = min(end, c0 + _COLS)
-            dtype = _fits(int(lengths[c1 - 1]))  # sorted: the block's longest text is its last column
-            if dtype not in typed:
-                typed[dtype] = (np.ascontiguousarray(counts[:, dense].T.astype(dtype)), rest.astype(dtype),
-                                counts.astype(dtype))
-            by_bucket, rests, full = typed[dtype]
-            acc = np.minimum(rests[start:stop, None], rests[None, c0:c1])
-            tmp = np.empty_like(acc)
-            for bucket in by_bucket:
-                np.minimum(bucket[start:stop, None], bucket[None, c0:c1], out=tmp)
-                acc += tmp
-            # the least any pair of the row needs: its shortest partner is the first column
-            least = -(-_UNDER * (lengths[start:stop] + lengths[c0]) // _OVER)
-            flat = np.flatnonzero(acc >= least.astype(dtype)[:, None])
-            if not len(flat):
-                continue
-            rows, cols = np.divmod(flat, c1 - c0)
-            rows += start
-            cols += c0
-            keep = cols > rows
-            rows, cols = rows[keep], cols[keep]
-            common = np.minimum(full[rows], full[cols]).sum(axis=1, dtype=np.int64)
-            keep = _OVER * common >= _UNDER * (lengths[rows] + lengths[cols])
-            rows_out.append(rows[keep])
-            cols_out.append(cols[keep])
-    if not rows_out:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(rows_out), np.concatenate(cols_out)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: np.ndarray = x ^ (x >> np.uint64(31))
+    return out
 
 
-def _cross_candidates(row_norms: Sequence[str], col_norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs (r, c) of a text of `row_norms` and one of `col_norms` (indexes into each, in
-    any order of lengths) that pass the common-characters bound, as `_candidates` finds them
-    within one list: each block of rows (sorted by length) against the columns of its length
-    window, the `_DENSE` buckets and the rest together first, the full count after."""
+def _pair_marks(norms: Sequence[str]) -> np.ndarray:
+    """Per text, `_MARKS` bits: the bit of each of its pair tokens (two adjacent characters
+    and how many times that pair came before in the text), hashed. One row of uint64 words each."""
     import numpy as np
 
-    empty = np.zeros(0, dtype=np.int64)
-    if not row_norms or not col_norms:
-        return empty, empty
-    row_counts, row_lengths = _bucket_counts(row_norms)
-    col_counts, col_lengths = _bucket_counts(col_norms)
-    row_order = np.argsort(row_lengths, kind="stable")
-    col_order = np.argsort(col_lengths, kind="stable")
-    row_counts, row_lengths = row_counts[row_order], row_lengths[row_order]
-    col_counts, col_lengths = col_counts[col_order], col_lengths[col_order]
-    dense = np.argsort(-col_counts.var(axis=0), kind="stable")[:_DENSE]
-    row_rest = row_lengths - row_counts[:, dense].sum(axis=1)
-    col_rest = col_lengths - col_counts[:, dense].sum(axis=1)
+    words = _MARKS // 64
+    out = np.zeros((len(norms), words), dtype=np.uint64)
+    shift = np.uint64(64 - (_MARKS.bit_length() - 1))
+    for first in range(0, len(norms), _MARK_TEXTS):
+        part = norms[first:first + _MARK_TEXTS]
+        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part))
+        codes = np.frombuffer("".join(part).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+        owner = np.repeat(np.arange(len(part), dtype=np.uint64), lengths)
+        inside = np.flatnonzero(owner[1:] == owner[:-1])  # a pair's first character, both in one text
+        if not len(inside):
+            continue
+        # a code point is below 2**21: (text, pair) packed in one key, sorted (stably: by place after)
+        key = (owner[inside] << np.uint64(42)) | (codes[inside] << np.uint64(21)) | codes[inside + 1]
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        before = np.arange(len(key)) - np.repeat(starts, np.diff(np.r_[starts, len(key)]))  # same pair before it
+        token = (key & np.uint64((1 << 42) - 1)) | (before.astype(np.uint64) << np.uint64(42))
+        bit = _mixed(token) >> shift
+        flags = np.zeros((len(part), _MARKS), dtype=bool)
+        flags[(key >> np.uint64(42)).astype(np.int64), bit.astype(np.int64)] = True
+        out[first:first + len(part)] = np.packbits(flags, axis=1, bitorder="little").view(np.uint64)
+    return out
+
+
+class _Side:
+    """Texts sorted by length for the search: their bucket counts (all, and in the types the
+    blocks use), lengths, pair marks, and where each came from."""
+
+    def __init__(self, norms: Sequence[str], dense: np.ndarray | None = None):
+        import numpy as np
+
+        counts, lengths = _bucket_counts(norms)
+        self.order = np.argsort(lengths, kind="stable")
+        self.counts, self.lengths = counts[self.order], lengths[self.order]
+        self.norms = norms
+        self.dense = np.argsort(-self.counts.var(axis=0), kind="stable")[:_DENSE] if dense is None else dense
+        self.others = np.setdiff1d(np.arange(_BUCKETS), self.dense)
+        self.rest = self.lengths - self.counts[:, self.dense].sum(axis=1)
+        self._typed: dict[type, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def typed(self, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The dense buckets (one row per bucket), the rest and the other buckets (one row per
+        text), in `dtype`."""
+        import numpy as np
+
+        if dtype not in self._typed:
+            self._typed[dtype] = (np.ascontiguousarray(self.counts[:, self.dense].T.astype(dtype)), self.rest.astype(dtype),
+                                  np.ascontiguousarray(self.counts[:, self.others].astype(dtype)))
+        return self._typed[dtype]
+
+    def marks(self, places: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pair marks of the texts at `places` (sorted, distinct), one row each, and
+        the length of each."""
+        norms = self.norms
+        return _pair_marks([norms[i] for i in self.order[places].tolist()]), self.lengths[places]
+
+
+def _block_pairs(rows: _Side, cols: _Side, within: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (r, c) of places in `rows` and `cols` (sorted by length) that pass the bounds;
+    `within`: the two are one list, and only pairs r < c are wanted.
+
+    Each block of `_ROWS` rows is compared with the columns of its length window, `_COLS` at a
+    time: the `_DENSE` buckets for every pair and the others together (`min(rest_a, rest_b)`),
+    against the least need of the row in that block; for the pairs left the sum is made exact
+    over every bucket, and then the pair tokens are counted (`_pair_bound`)."""
+    import numpy as np
+
     factor = DUPLICATE_SCORE / (200 - DUPLICATE_SCORE)
-    lows = np.ceil(row_lengths * factor - _SLACK).astype(np.int64)  # the length window of each row
-    highs = np.floor(row_lengths / factor + _SLACK).astype(np.int64)
-    typed: dict[type, tuple[np.ndarray, ...]] = {}
+    lows = np.ceil(rows.lengths * factor - _SLACK).astype(np.int64)  # the length window of each row
+    highs = np.floor(rows.lengths / factor + _SLACK).astype(np.int64)
     rows_out: list[np.ndarray] = []
     cols_out: list[np.ndarray] = []
-    for start in range(0, len(row_norms), _ROWS):
-        stop = min(len(row_norms), start + _ROWS)
-        first = int(np.searchsorted(col_lengths, lows[start], side="left"))
-        end = int(np.searchsorted(col_lengths, highs[stop - 1], side="right"))
+    for start in range(0, len(rows.lengths), _ROWS):
+        stop = min(len(rows.lengths), start + _ROWS)
+        first = start if within else int(np.searchsorted(cols.lengths, lows[start], side="left"))
+        end = int(np.searchsorted(cols.lengths, highs[stop - 1], side="right"))
         for c0 in range(first, end, _COLS):
             c1 = min(end, c0 + _COLS)
-            dtype = _fits(max(int(row_lengths[stop - 1]), int(col_lengths[c1 - 1])))
-            if dtype not in typed:
-                typed[dtype] = (np.ascontiguousarray(row_counts[:, dense].T.astype(dtype)), row_rest.astype(dtype),
-                                np.ascontiguousarray(col_counts[:, dense].T.astype(dtype)), col_rest.astype(dtype))
-            row_buckets, row_rests, col_buckets, col_rests = typed[dtype]
+            dtype = _fits(max(int(rows.lengths[stop - 1]), int(cols.lengths[c1 - 1])))
+            row_buckets, row_rests, row_others = rows.typed(dtype)
+            col_buckets, col_rests, col_others = cols.typed(dtype)
             acc = np.minimum(row_rests[start:stop, None], col_rests[None, c0:c1])
             tmp = np.empty_like(acc)
             for mine, theirs in zip(row_buckets, col_buckets):
                 np.minimum(mine[start:stop, None], theirs[None, c0:c1], out=tmp)
                 acc += tmp
             # the least any pair of the row needs: its shortest partner is the block's first column
-            least = -(-_UNDER * (row_lengths[start:stop] + col_lengths[c0]) // _OVER)
+            least = -(-_UNDER * (rows.lengths[start:stop] + cols.lengths[c0]) // _OVER)
             flat = np.flatnonzero(acc >= least.astype(dtype)[:, None])
             if not len(flat):
                 continue
-            rows, cols = np.divmod(flat, c1 - c0)
-            rows += start
-            cols += c0
-            common = np.minimum(row_counts[rows], col_counts[cols]).sum(axis=1, dtype=np.int64)
-            keep = _OVER * common >= _UNDER * (row_lengths[rows] + col_lengths[cols])
-            rows_out.append(row_order[rows[keep]])
-            cols_out.append(col_order[cols[keep]])
+            r, c = np.divmod(flat, c1 - c0)
+            r += start
+            c += c0
+            if within:
+                keep = c > r
+                flat, r, c = flat[keep], r[keep], c[keep]
+            # exact over every bucket: the dense ones as summed, the others each instead of together
+            common = acc.reshape(-1)[flat].astype(np.int64) - np.minimum(row_rests[r], col_rests[c]).astype(np.int64)
+            common += np.minimum(row_others[r], col_others[c]).sum(axis=1, dtype=np.int64)
+            keep = _OVER * common >= _UNDER * (rows.lengths[r] + cols.lengths[c])
+            rows_out.append(r[keep])
+            cols_out.append(c[keep])
+    empty = np.zeros(0, dtype=np.int64)
     if not rows_out:
         return empty, empty
-    return np.concatenate(rows_out), np.concatenate(cols_out)
+    r, c = np.concatenate(rows_out), np.concatenate(cols_out)
+    # marked: only the texts of a pair left (a few new texts against all: a few columns)
+    if within:
+        places = np.unique(np.concatenate([r, c]))
+        row_marks, row_lengths = col_marks, col_lengths = rows.marks(places)
+        r_at, c_at = np.searchsorted(places, r), np.searchsorted(places, c)
+    else:
+        row_places, r_at = np.unique(r, return_inverse=True)
+        col_places, c_at = np.unique(c, return_inverse=True)
+        row_marks, row_lengths = rows.marks(row_places)
+        col_marks, col_lengths = cols.marks(col_places)
+    keep = _pair_bound(row_marks, row_lengths, r_at, col_marks, col_lengths, c_at)
+    return r[keep], c[keep]
+
+
+def _bits_set(words: np.ndarray) -> np.ndarray:
+    """The bits set in each row of uint64 words (numpy's popcount from 2.0, a table before)."""
+    import numpy as np
+
+    if hasattr(np, "bitwise_count"):
+        counted: np.ndarray = np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+        return counted
+    table = np.array([bin(k).count("1") for k in range(256)], dtype=np.uint8)
+    return table[np.ascontiguousarray(words).view(np.uint8)].sum(axis=1, dtype=np.int64)
+
+
+def _pair_bound(row_marks: np.ndarray, row_lengths: np.ndarray, r: np.ndarray,
+                col_marks: np.ndarray, col_lengths: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Which pairs (r[k], c[k]) pass the pair-token bound (the module's docstring)."""
+    import numpy as np
+
+    keep = np.zeros(len(r), dtype=bool)
+    for at in range(0, len(r), _PAIR_CHUNK):
+        rr, cc = r[at:at + _PAIR_CHUNK], c[at:at + _PAIR_CHUNK]
+        a, b = row_marks[rr], col_marks[cc]
+        la, lb = row_lengths[rr], col_lengths[cc]
+        only_a, only_b = _bits_set(a & ~b), _bits_set(b & ~a)
+        shared = np.minimum(np.maximum(la - 1, 0) - only_a, np.maximum(lb - 1, 0) - only_b)
+        total = la + lb
+        lcs = -(-_UNDER * total // _OVER)  # the least common subsequence at the cutoff
+        keep[at:at + _PAIR_CHUNK] = shared >= 3 * lcs - total - 1
+    return keep
+
+
+def _candidates(norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (i, j), i < j, of texts sorted by length that pass the bounds."""
+    import numpy as np
+
+    if len(norms) < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    side = _Side(norms)
+    r, c = _block_pairs(side, side, within=True)
+    return side.order[r], side.order[c]
+
+
+def _cross_candidates(row_norms: Sequence[str], col_norms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (r, c) of a text of `row_norms` and one of `col_norms` (indexes into each, in
+    any order of lengths) that pass the bounds, found as `_candidates` finds them within one list."""
+    import numpy as np
+
+    empty = np.zeros(0, dtype=np.int64)
+    if not row_norms or not col_norms:
+        return empty, empty
+    cols = _Side(col_norms)
+    rows = _Side(row_norms, cols.dense)
+    r, c = _block_pairs(rows, cols, within=False)
+    return rows.order[r], cols.order[c]
 
 
 def close_pairs(norms: Sequence[str]) -> list[tuple[int, int]]:
