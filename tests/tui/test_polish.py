@@ -189,6 +189,9 @@ async def test_a_screenshot_is_saved_in_the_home_folder_when_there_is_no_downloa
     async with app.run_test(size=(100, 30)) as pilot:
         await started(pilot)
         app.action_screenshot()
-        await wait_until(pilot, lambda: any(home.glob("*.svg")), message="the screenshot saved")
+        def saved() -> bool:  # (written by the driver's thread: whole once it ends with its closing tag)
+            return any(f.read_text(encoding="utf-8").rstrip().endswith("</svg>") for f in home.glob("*.svg"))
+
+        await wait_until(pilot, saved, message="the screenshot saved")
         assert not (home / "Downloads").exists()
         assert "<svg" in next(home.glob("*.svg")).read_text(encoding="utf-8")[:2000]
