@@ -334,7 +334,9 @@ def findings(paths: Paths, kinds: tuple[str, ...] = KINDS, store: MemoryStore | 
     already loaded `store` (the TUI's), it judges that store's snapshot instead of loading
     every file again."""
     settings = load_settings(paths)
-    with collector.paused():  # millions of objects at ten times the store, next to no cycles
+    # millions of objects at ten times the store, next to no cycles (in the TUI's worker thread, a
+    # small store's run, the pause is the whole process's for that run: harmless, and short)
+    with collector.paused():
         if store is not None:
             return _findings(paths, settings, store, kinds)
         own = MemoryStore(paths, index=False)  # a doctor that reads must not repair as it reads

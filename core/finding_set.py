@@ -42,7 +42,8 @@ class PackedRun(Sequence[Finding]):
     @staticmethod
     def fits(finding: Finding, first: Finding) -> bool:
         """Whether `finding` belongs in a run that `first` starts."""
-        return (bool(finding.entry_id) and finding.other_id is None and finding.kind != "conflict"
+        return (bool(finding.entry_id) and finding.other_id is None and finding.other_source is None
+                and finding.kind != "conflict"
                 and finding.kind == first.kind and finding.layer == first.layer)
 
     def __len__(self) -> int:

@@ -140,8 +140,9 @@ class _Texts:
         self.count += n
 
     def finish(self) -> tuple[dict[str, bytes], dict[str, bytes]]:
-        """The postings, and the bitmaps (as bytes) of the terms one row in eight or more
-        holds, from `LayerIndex.BITMAP_MIN` rows (as `prepared._save_layer` keeps them)."""
+        """The postings, and the bitmaps (as bytes) of the terms one row in 32 or more holds
+        (a posting of 4-byte positions at least an eighth of the rows' count in bytes), from
+        `LayerIndex.BITMAP_MIN` rows (as `saved_layer` keeps them)."""
         postings, n = self.terms.postings(), self.count
         common = {term: raw for term, raw in postings.items() if len(raw) * 8 >= n} if n >= LayerIndex.BITMAP_MIN else {}
         if self.aside:

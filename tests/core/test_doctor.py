@@ -321,10 +321,10 @@ def test_a_path_relative_to_a_sub_crate_is_not_stale_while_a_root_folder_of_that
 
 @hyp_settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 400), min_size=1, max_size=60), st.integers(1, 3000), st.integers(0, 2**32))
+@example([350] * 60, 2900, 7)  # the bound over a hook's limit: the budget that fits is searched
 def test_over_limit_sorts_only_what_the_budget_can_reach(lengths, total, seed):
     """`over_limit` takes the entries with the most text per token, as many as the total pays
     for (`heapq.nlargest`): the same findings as when every entry is sorted."""
-    import heapq
     import random
     from unittest import mock
 
@@ -342,13 +342,9 @@ def test_over_limit_sorts_only_what_the_budget_can_reach(lengths, total, seed):
     with mock.patch.object(doctor.heapq, "nlargest", lambda n, items, key: sorted(items, key=key, reverse=True)):
         everything = doctor.over_limit(entries, settings, paths)
     assert found == everything
-    assert heapq.nlargest is not None
     if total >= 2600 and len(lengths) >= 55 and min(lengths) >= 300:
         assert found  # (the example below: the bound is over a hook's limit, the budget to fit is searched)
 
-
-test_over_limit_sorts_only_what_the_budget_can_reach = example([350] * 60, 2900, 7)(
-    test_over_limit_sorts_only_what_the_budget_can_reach)
 
 
 def test_the_doctor_pauses_the_cycle_collector_and_leaves_it_as_it_was(paths, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from memtui.core.finding_set import FoundSet
 from memtui.core.paths import Paths
 from memtui.tui.app import MemtuiApp
 from memtui.tui.screens import ConfirmScreen, ConflictScreen, EditScreen, SettingsScreen
@@ -340,7 +341,7 @@ async def test_insights_that_arrive_while_the_app_closes_are_dropped(demo_paths)
                          message="first insights")
         for pane in app.query(EntryPane):
             await pane.remove()
-        app.post_message(InsightsReady([], {}))
+        app.post_message(InsightsReady(FoundSet(), {}))
         await pilot.pause()
         assert app.findings == []
 

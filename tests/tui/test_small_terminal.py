@@ -233,5 +233,11 @@ async def test_enter_in_the_filter_goes_to_what_it_found(demo_paths, size):
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.focused is user, message="the user layer's matches focused")
         assert screen.last_layer == "user" and screen.query_one("#filter").value == "neovim with lsp"
-        await pilot.press("slash", "backspace", "enter")  # "neovim with ls" : the user layer still lists it
-        await wait_until(pilot, lambda: app.focused is user, message="the current layer kept")
+        project = screen.pane("project")
+        await pilot.press("2", "slash")  # the project layer current; a word both layers have
+        screen.query_one("#filter").value = ""
+        await pilot.press(*"pnpm")
+        await wait_until(pilot, lambda: project.item_count() > 0 and user.item_count() > 0,
+                         message="the user and the project layer both match")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is project, message="the current layer kept, not the first")

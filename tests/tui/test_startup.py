@@ -304,37 +304,44 @@ async def test_a_failed_load_runs_neither_the_doctor_nor_the_inbox(demo_paths):
         assert ran == []
 
 
-def test_a_doctor_child_stopped_midway_gives_an_error_not_findings(tmp_path):
-    """The findings are read from the child's pipe as they come; a child ended before it wrote
-    them (the app quitting) is a `DoctorFailed` naming how it ended, never partial findings."""
+def test_a_doctor_child_stopped_midway_gives_an_error_not_findings(tmp_path, monkeypatch):
+    """A child ended before it wrote its findings (the app quitting) is a `DoctorFailed`
+    naming how it ended, never partial findings; one asked for after `stop()` starts no child.
+    The child here is a real process that cannot finish on its own, so the stop always comes first."""
     import time
 
     import pytest
 
+    from memtui.core import process_gate
+    from memtui.tui import insights
     from memtui.tui.insights import DoctorFailed, DoctorProcess
     from tests.tui.test_insights import planted
 
     paths = planted(tmp_path)
+    start = process_gate.start_python
+    monkeypatch.setattr(insights.process_gate, "start_python",
+                        lambda args, **kw: start(["-c", "import time; time.sleep(120)"], **kw))
     doctor = DoctorProcess()
-    outcome: list[object] = []
+    outcome: list[BaseException] = []
 
     def run() -> None:
         try:
-            outcome.append(doctor.run(paths))
-        except DoctorFailed as exc:
+            doctor.run(paths)
+        except BaseException as exc:  # (any: the assertion below names it)
             outcome.append(exc)
 
     worker = threading.Thread(target=run)
     worker.start()
     deadline = time.monotonic() + 30
-    while doctor._process is None and worker.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.001)  # a condition polled, with a deadline: the child has started
+    while doctor._process is None and time.monotonic() < deadline:  # wait for the child, with a deadline
+        time.sleep(0.01)
+    assert doctor._process is not None, "the child never started"
     doctor.stop()
     worker.join(60)
-    assert not worker.is_alive()
-    if not isinstance(outcome[0], DoctorFailed):
-        pytest.skip("the child finished before it could be stopped")  # not seen; a machine that fast says so
-    assert "without findings" in str(outcome[0]) or "closing" in str(outcome[0])
+    assert not worker.is_alive() and len(outcome) == 1
+    assert isinstance(outcome[0], DoctorFailed) and "without findings" in str(outcome[0]), outcome
+    with pytest.raises(DoctorFailed, match="closing"):
+        doctor.run(paths)
 
 
 def test_a_doctor_child_gives_the_findings_packed(tmp_path):
