@@ -12,15 +12,15 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
-from typing import overload
 
 from .finding import Finding, conflict_file
+from .made_when_asked import MadeWhenAsked
 from .model import Entry
 
 PACK_MIN = 16  # a run of at least this many findings of one kind and layer is packed
 
 
-class PackedRun(Sequence[Finding]):
+class PackedRun(MadeWhenAsked[Finding]):
     """Findings of one kind and layer, each about an entry, in the doctor's order: their entry
     ids as one string with offsets, their reasons and sources kept once per distinct value
     (a source that ends with its entry's id, as a conversation row's does, is kept without
@@ -49,17 +49,8 @@ class PackedRun(Sequence[Finding]):
     def __len__(self) -> int:
         return len(self._ids)
 
-    @overload
-    def __getitem__(self, index: int) -> Finding: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Finding]: ...
-    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def item_at(self, i: int) -> Finding:
+        index = self.list_index(i)
         entry_id = self._ids[index]
         source = self._heads[index] + entry_id if self._with_id[index] else self._heads[index]
         return Finding(self.kind, source, self._reasons[index], entry_id, self.layer)
@@ -110,7 +101,7 @@ def _offsets(values: Iterable[int]) -> array[int]:
 Segment = list[Finding] | PackedRun
 
 
-class FoundSet(Sequence[Finding]):
+class FoundSet(MadeWhenAsked[Finding]):
     """The doctor's findings in its order, long runs of one kind and layer packed
     (`PackedRun`); equal to a list of the same findings."""
 
@@ -121,17 +112,8 @@ class FoundSet(Sequence[Finding]):
     def __len__(self) -> int:
         return self._starts[-1]
 
-    @overload
-    def __getitem__(self, index: int) -> Finding: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Finding]: ...
-    def __getitem__(self, index: int | slice) -> Finding | list[Finding]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def item_at(self, i: int) -> Finding:
+        index = self.list_index(i)
         at = bisect_right(self._starts, index) - 1
         return self.segments[at][index - self._starts[at]]
 

@@ -11,8 +11,9 @@ from collections.abc import Iterator, Sequence
 from typing import overload
 
 from . import review
+from .made_when_asked import MadeWhenAsked
 from .model import LAYERS, Entry
-from .store.saved_rows import MadeWhenAsked, SavedEntries
+from .store.saved_rows import SavedEntries
 
 
 def _key(e: Entry) -> tuple[float, int, str, int, str]:
@@ -20,7 +21,7 @@ def _key(e: Entry) -> tuple[float, int, str, int, str]:
     return (-e.updated_at, LAYERS.index(e.layer), e.rel_path, e.line_start, e.id)
 
 
-class PendingEntries(MadeWhenAsked):
+class PendingEntries(MadeWhenAsked[Entry]):
     """Entries awaiting review, newest first: some held (`held`, the Markdown layers'), the
     saved conversation layer's by base position (`order`: i >= 0 a position there, -1 - i
     the held entry i)."""
@@ -33,7 +34,7 @@ class PendingEntries(MadeWhenAsked):
     def __len__(self) -> int:
         return len(self.order)
 
-    def entry_at(self, i: int) -> Entry:
+    def item_at(self, i: int) -> Entry:
         at = self.order[i]
         return self.saved.at(at) if at >= 0 else self.held[-1 - at]
 

@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from memtui.core.injection import LayerCandidates
+from memtui.core.made_when_asked import MadeWhenAsked
 from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
@@ -25,7 +26,7 @@ from memtui.core.store.layer_index import LayerIndex
 from memtui.core.store.pane_order import conversation_keys
 from memtui.core.store.patched_layer import PatchedLayer
 from memtui.core.store.prepared import DamagedPreparedIndex, Prepared, cache_path, check_rows, prepare, saved_conversation
-from memtui.core.store.saved_rows import MadeWhenAsked, SavedEntries
+from memtui.core.store.saved_rows import SavedEntries
 
 from .messages import IndexBuilding, PreparedOpened, StoreLoaded
 
@@ -88,7 +89,7 @@ def pane_order(layer: str, entries: Sequence[Entry]) -> list[Entry]:
     return sorted(entries, key=attrgetter("rel_path", "line_start"))
 
 
-class PaneListing(MadeWhenAsked):
+class PaneListing(MadeWhenAsked[Entry]):
     """A prepared layer's entries in pane order, each made from its saved row when first
     asked for: the pane shows a screenful, so the first frame makes a few dozen entries, not
     tens of thousands. The order and the conversation pane's groups (`groups`: title and
@@ -105,7 +106,7 @@ class PaneListing(MadeWhenAsked):
     def __len__(self) -> int:
         return len(self.order)
 
-    def entry_at(self, i: int) -> Entry:
+    def item_at(self, i: int) -> Entry:
         every = self._all
         if every is not None:
             return every[i]

@@ -14,8 +14,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
+from ..made_when_asked import MadeWhenAsked
 from ..model import Entry
 
 if TYPE_CHECKING:
@@ -54,25 +55,7 @@ def _merged(index: LayerCandidates, saved: Iterator[Any], added: Callable[[int],
         at = src + n
 
 
-class MadeWhenAsked(Sequence[Entry]):
-    """A sequence of entries each made when it is asked for: a subclass gives `__len__` and
-    `entry_at(i)` (an index, negative ones counting from the end as a list's); a slice is
-    the list of those entries."""
-
-    def entry_at(self, i: int) -> Entry:
-        raise NotImplementedError
-
-    @overload
-    def __getitem__(self, i: int) -> Entry: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Entry]: ...
-    def __getitem__(self, i: int | slice) -> Entry | list[Entry]:
-        if isinstance(i, slice):
-            return [self.entry_at(j) for j in range(*i.indices(len(self)))]
-        return self.entry_at(i)
-
-
-class SavedEntries(MadeWhenAsked):
+class SavedEntries(MadeWhenAsked[Entry]):
     """A prepared conversation layer's entries in pane order (`LayerIndex.pane`), made when
     asked for and few kept (`MADE_KEPT`); `groups` are the pane's conversations (title,
     count). `row_gen` is memtui's change counter over the rows the layer is exactly current
@@ -93,7 +76,7 @@ class SavedEntries(MadeWhenAsked):
     def __bool__(self) -> bool:
         return len(self.order) > 0
 
-    def entry_at(self, i: int) -> Entry:
+    def item_at(self, i: int) -> Entry:
         return self.at(self.order[i])
 
     def at(self, pos: int) -> Entry:
@@ -153,7 +136,7 @@ class SavedEntries(MadeWhenAsked):
         return Subset(self, rows)
 
 
-class Subset(MadeWhenAsked):
+class Subset(MadeWhenAsked[Entry]):
     """Some entries of a `SavedEntries` (a filter's hits), by pane position."""
 
     def __init__(self, listing: SavedEntries, rows: Sequence[int]):
@@ -163,8 +146,8 @@ class Subset(MadeWhenAsked):
     def __len__(self) -> int:
         return len(self.rows)
 
-    def entry_at(self, i: int) -> Entry:
-        return self.listing.entry_at(self.rows[i])
+    def item_at(self, i: int) -> Entry:
+        return self.listing.item_at(self.rows[i])
 
 
 def every_entry(layers: Sequence[Sequence[Entry]]) -> Iterator[Entry]:
