@@ -7,7 +7,6 @@ preview that follows; the query box does not lay the screen out per key."""
 from __future__ import annotations
 
 import json
-import time
 
 from textual.app import App, ComposeResult
 
@@ -25,6 +24,23 @@ def as_json(result) -> dict:
     return data
 
 
+class CostClock:
+    """The preview's clock in these tests: a preview costs what the test says (nothing, unless
+    it spends some), so where the next one is made does not hang on the machine's load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def thread_time(self) -> float:
+        return self.now
+
+
+def cost_clock(monkeypatch) -> CostClock:
+    clock = CostClock()
+    monkeypatch.setattr(main_screen, "time", clock)
+    return clock
+
+
 def cli_json(paths, query: str) -> dict:
     return as_json(build_injection(paths.workspace, query, home=paths.home))
 
@@ -35,8 +51,9 @@ async def settled(pilot, app: MemtuiApp) -> None:
                      and app.main._preview_cost < main_screen.INLINE_COST, message="first preview")
 
 
-async def test_a_cheap_preview_is_shown_with_its_key_as_memtui_preview_answers_it(demo_paths):
+async def test_a_cheap_preview_is_shown_with_its_key_as_memtui_preview_answers_it(demo_paths, monkeypatch):
     build_injection(demo_paths.workspace, "", home=demo_paths.home)  # `memtui preview` saves the index
+    cost_clock(monkeypatch)
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await settled(pilot, app)
@@ -52,18 +69,14 @@ async def test_a_cheap_preview_is_shown_with_its_key_as_memtui_preview_answers_i
 async def test_a_costly_preview_is_made_in_the_worker_and_the_keys_still_echo(demo_paths, monkeypatch):
     build_injection(demo_paths.workspace, "", home=demo_paths.home)
     inject = main_screen.inject_prepared
+    clock = cost_clock(monkeypatch)
 
     def costly(*args, **kwargs):
-        if "slow" in args[3]:  # the query: 300 ms of CPU, far past INLINE_COST
-            until = time.thread_time() + 0.3
-            while time.thread_time() < until:
-                pass
+        if "slow" in args[3]:  # the query: 300 ms of CPU, far past INLINE_COST; others cost nothing
+            clock.now += 0.3
         return inject(*args, **kwargs)
 
     monkeypatch.setattr(main_screen, "inject_prepared", costly)
-    # the demo's cheap previews cost a few milliseconds of CPU, but a loaded virtual machine
-    # can count several times that: the bound sits between the two, far from both
-    monkeypatch.setattr(main_screen, "INLINE_COST", 0.1)
     app = MemtuiApp(demo_paths, watch=False)
     async with app.run_test(size=(140, 45)) as pilot:
         await settled(pilot, app)
@@ -82,10 +95,10 @@ async def test_a_costly_preview_is_made_in_the_worker_and_the_keys_still_echo(de
         assert as_json(app.last_result) == cli_json(demo_paths, "deploy preview")
 
 
-
 async def test_a_preview_that_fails_on_the_event_loop_is_the_workers_and_its_error_is_said(demo_paths, monkeypatch):
     build_injection(demo_paths.workspace, "", home=demo_paths.home)
     inject = main_screen.inject_prepared
+    cost_clock(monkeypatch)
 
     def failing(*args, **kwargs):
         if args[3] == "boom":  # the query
@@ -106,6 +119,7 @@ async def test_a_preview_that_fails_on_the_event_loop_is_the_workers_and_its_err
         query.value = "deploy preview"
         assert app.last_result.query == "deploy preview"
         assert as_json(app.last_result) == cli_json(demo_paths, "deploy preview")
+
 
 async def test_an_outside_edit_while_typing_is_in_the_preview_that_follows(demo_paths):
     build_injection(demo_paths.workspace, "", home=demo_paths.home)
