@@ -91,8 +91,12 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
 
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="main.help"),
-        Binding("slash", "focus_filter", "Filter", id="main.filter"),
-        Binding("p", "focus_query", "Preview", show=False, id="main.preview"),
+        # `/` and `p` put the focus in an input, and what comes next is typed there: they are
+        # run as the key arrives, before the app hands the next key on (a paste, tmux, a fast
+        # typist on a busy machine: "pdeploy" is not p, then d (delete) and y (its yes) for the
+        # pane); while an input has focus `check_action` turns them down and they type
+        Binding("slash", "focus_filter", "Filter", id="main.filter", priority=True),
+        Binding("p", "focus_query", "Preview", show=False, id="main.preview", priority=True),
         Binding("n", "new", "New", id="main.new"),
         Binding("e", "edit", "Edit", id="main.edit"),
         Binding("E", "edit_external", "$EDITOR", show=False, id="main.edit_external"),
@@ -610,15 +614,15 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
 
     # ------------------------------------------------------------------ focus
     def action_focus_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        self.set_focus(self.query_one("#filter", Input))  # now, not after the keys already sent
 
     def action_focus_query(self) -> None:
-        self.query_one("#query", Input).focus()
+        self.set_focus(self.query_one("#query", Input))
 
     def action_focus_pane(self, layer: str) -> None:
         self.last_layer = layer
         self._show_tabs()
-        self.pane(layer).focus()
+        self.set_focus(self.pane(layer))
 
     def action_leave_input(self) -> None:
         """Esc leaves an input; leaving the filter clears it."""

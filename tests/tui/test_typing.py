@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from textual import events
 from textual.app import App, ComposeResult
 
 from memtui.core.serve import build_injection
@@ -173,3 +174,31 @@ async def test_a_key_typed_into_a_line_input_lays_nothing_out_and_long_text_stil
         await pilot.press("home")
         await pilot.pause()
         assert box.scroll_x == 0 and screen_text(app).splitlines()[0].startswith("the quick")
+
+
+def send_burst(app: MemtuiApp, keys: str) -> None:
+    """Keys as a paste or a fast typist sends them through a terminal: every one queued at once,
+    the app handling none before the next arrives."""
+    for ch in keys:
+        key = "slash" if ch == "/" else ch
+        app._driver.send_message(events.Key(key, ch))
+
+
+async def test_keys_sent_in_one_burst_after_slash_or_p_are_typed_into_the_input(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settled(pilot, app)
+        app.main.current_pane().focus()
+        await pilot.pause()
+        entries = len(app.store.entries())
+        send_burst(app, "pdeploy")  # "d" is delete and "y" its yes, were they the panes'
+        query = app.main.query_one("#query")
+        await wait_until(pilot, lambda: query.value == "deploy", message="the burst in the query")
+        await wait_until(pilot, lambda: app.last_result.query == "deploy", message="its preview")
+        assert app.screen is app.main and len(app.store.entries()) == entries
+        app.main.current_pane().focus()
+        await pilot.pause()
+        send_burst(app, "/postgres")  # "o" would cycle the order, "s" open the settings
+        box = app.main.query_one("#filter")
+        await wait_until(pilot, lambda: box.value == "postgres", message="the burst in the filter")
+        assert app.screen is app.main and app.focused is box
