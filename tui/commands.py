@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pin": ("", "Pin or unpin the selected memory: a pinned one does not decay (u undoes it)"),
     "forecast": ("", "Forecast: the memories whose level changes or that expire within 7 days"),
     "toggle_private": ("", "Private mode on for an hour, or off: nothing is injected or recorded meanwhile"),
+    "toggle_fold": ("", "Expand or collapse the injected text in the preview"),
+    "focus_pane('user')": ("", "Go to the user layer: your memories in every workspace"),
+    "focus_pane('project')": ("", "Go to the project layer: this workspace's memory files"),
+    "focus_pane('conversation')": ("", "Go to the conversation layer: what Muse kept from this workspace's conversations"),
     "open_detail": ("", "On a small terminal (the detail view hidden): the selected memory in full, "
                         "with its fields and the doctor's reasons"),
 }
