@@ -4,6 +4,7 @@ that may start before the store has loaded."""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from memtui.core import history
@@ -54,13 +55,16 @@ class Insights:
             self.refresh()  # (a running early doctor is checked when its findings come in)
 
     def refresh(self) -> None:
-        """Run the doctor and read the injection history again, in a thread."""
+        """Run the doctor and read the injection history again, in a thread of its own that
+        quitting does not wait for (a worker's would be joined at exit: a doctor that takes
+        seconds kept the terminal for as long after `q`); a child process it runs is stopped
+        with the app (`stop`)."""
         if self.running:
             self._again = True
             return
         self.running = True
         self._again = False
-        self.app.run_worker(self._compute, thread=True, group="insights", exit_on_error=False)
+        threading.Thread(target=self._compute, name="memtui-doctor", daemon=True).start()
 
     def _compute(self) -> None:
         app = self.app
@@ -79,7 +83,10 @@ class Insights:
             stats = history.stats(paths.db_path, paths.workspace, by_target=True) if paths.db_path.is_file() else {}
         except Exception:  # no history table yet, or a damaged database: nothing to show
             stats = {}
-        app.post_message(InsightsReady(found, stats, read, ok))
+        try:
+            app.post_message(InsightsReady(found, stats, read, ok))
+        except RuntimeError:  # the app has quit and its event loop is closed: nobody to tell
+            pass
 
     def _early_stale(self) -> bool:
         """(The store just loaded, the early doctor done) whether its findings must be found

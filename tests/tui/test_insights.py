@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from memtui.core.paths import Paths
 from memtui.core.serve import build_injection
 from memtui.tui.app import MemtuiApp
@@ -142,3 +144,28 @@ async def test_a_half_merged_file_is_marked_on_its_entries_and_in_the_detail(tmp
         pane.select_id(alice.id)
         await wait_until(pilot, lambda: "⚑ merge" in shown(app.query_one("#detail-body"))
                          and "lines 2-6" in shown(app.query_one("#detail-body")), message="the conflict in the detail")
+
+
+async def test_quitting_does_not_wait_for_a_doctor_still_running_in_the_app(demo_paths, monkeypatch):
+    """A doctor that takes its time in the app's own process (a store under the child process's
+    size) is left behind at `q`: the process ends with the app, not seconds after its screen."""
+    from memtui.tui import findings as tui_findings
+
+    started, release = threading.Event(), threading.Event()
+    real = tui_findings.findings
+
+    def slow(*args, **kwargs):
+        started.set()
+        release.wait(timeout=60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tui_findings, "findings", slow)
+    app = MemtuiApp(demo_paths, watch=False)
+    try:
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_until(pilot, started.is_set, message="the doctor running")
+            await pilot.press("q")
+        doctors = [t for t in threading.enumerate() if t.name == "memtui-doctor"]
+        assert doctors and all(t.daemon and t.is_alive() for t in doctors)  # the app is gone; exit would not join it
+    finally:
+        release.set()
