@@ -242,17 +242,17 @@ class FocusedScores:
     def _take_candidates(self, held_back: Mapping[str, tuple[frozenset[int], Mapping[int, CandidateStatus]]]) -> None:
         """F2. Candidates: each layer's active entries (positions 0 .. n_active − 1, in base
         order), less those held back at step 2 (unreviewed, out of scope, expired): `in_play`;
-        the held back in `held` (ascending; `held_out`, as a set) and their statuses in
+        the held back in `held` (ascending; `held_set`, as a set) and their statuses in
         `held_as`."""
         self.in_play: dict[str, list[int]] = {}
         self.held: dict[str, list[int]] = {}
-        self.held_out: dict[str, frozenset[int]] = {}
+        self.held_set: dict[str, frozenset[int]] = {}
         self.held_as: dict[str, Mapping[int, CandidateStatus]] = {}
         for layer, view in self.views.items():
             out, self.held_as[layer] = held_back.get(layer, (frozenset(), {}))
             self.in_play[layer] = [p for p in range(view.n_active) if p not in out] if out else list(range(view.n_active))
             self.held[layer] = sorted(out)
-            self.held_out[layer] = frozenset(out)
+            self.held_set[layer] = frozenset(out)
 
     def _read_memories(self, pinned_ids: frozenset[str], narrow_min: int) -> None:
         """F3's M of each candidate, and which are pinned (a file's `pinned: true` or
@@ -278,9 +278,9 @@ class FocusedScores:
         n = sum(map(len, self.in_play.values()))
         df = focused.document_frequency((self.memory_terms[layer][p] for layer, ps in self.in_play.items()
                                          if layer not in self.narrow for p in ps), self.q)
-        for layer, nw in self.narrow.items():
+        for layer, narrowed in self.narrow.items():
             for t in self.q:
-                df[t] += nw.df(t, self.held[layer])
+                df[t] += narrowed.df(t, self.held[layer])
         return {t: focused.idf(df[t], n) for t in self.q}
 
     def _semantic_base(self) -> float:
@@ -310,8 +310,8 @@ class FocusedScores:
 
     def _terms(self, layer: str, pos: int) -> frozenset[str]:
         """F3's M of a candidate (in a narrowed layer, Q ∩ M: all that F4 reads of it)."""
-        nw = self.narrow.get(layer)
-        return nw.terms(pos) if nw is not None else self.memory_terms[layer][pos]
+        narrowed = self.narrow.get(layer)
+        return narrowed.terms(pos) if narrowed is not None else self.memory_terms[layer][pos]
 
     # ------------------------------------------------------------------ F6: the score
     def _score(self, layer: str, pos: int) -> Scored:
@@ -336,11 +336,13 @@ class FocusedScores:
         return found
 
     def _importance(self, layer: str, pos: int) -> str:
+        """F6's importance of a candidate (read without making its entry in a narrowed layer)."""
         return self.views[layer].shown(pos).importance if layer in self.narrow else self.entries[layer][pos].importance
 
     def is_pinned(self, layer: str, pos: int) -> bool:
-        nw = self.narrow.get(layer)
-        return pos in nw.pinned if nw is not None else self.pinned[layer][pos]
+        """Pinned: its file's `pinned: true` or `alwaysApply: true`, or `memtui pin`."""
+        narrowed = self.narrow.get(layer)
+        return pos in narrowed.pinned if narrowed is not None else self.pinned[layer][pos]
 
     # ------------------------------------------------------------------ which candidates are scored
     def _scorable(self) -> dict[str, Container[int]]:
@@ -349,9 +351,9 @@ class FocusedScores:
         (`_lifted`) and those listed apart (pinned, held back, archived). The rest score 0,
         or under the floor on meaning alone."""
         scorable: dict[str, Container[int]] = {layer: range(view.size) for layer, view in self.views.items()}
-        for layer, nw in self.narrow.items():
-            lifted = bitmap(sorted(self._lifted(layer)), nw.n_active)
-            scorable[layer] = Scorable(nw.sharing | lifted, nw.pinned.union(self.held[layer], nw.archived))
+        for layer, narrowed in self.narrow.items():
+            lifted = bitmap(sorted(self._lifted(layer)), narrowed.n_active)
+            scorable[layer] = Scorable(narrowed.sharing | lifted, narrowed.pinned.union(self.held[layer], narrowed.archived))
         return scorable
 
     def _lifted(self, layer: str) -> set[int]:
@@ -362,7 +364,7 @@ class FocusedScores:
         sems = self.semantic[layer]
         if sems is None:
             return set()
-        near, out, base = self.near[layer], self.held_out[layer], self.base
+        near, out, base = self.near[layer], self.held_set[layer], self.base
         least = base + (focused.FLOOR - 0.001) * (1.0 - base)  # below it, a lift rounds under the floor
         sure = base + (focused.FLOOR + 0.001) * (1.0 - base) if base < 1.0 else 2.0  # from it, it rounds to the floor or over
         over = compress(range(self.views[layer].n_active), map(ge, sems, repeat(least)))  # in C: few pass
@@ -378,8 +380,8 @@ class FocusedScores:
         (`_best`, `_score_walk`)."""
         walks: dict[str, ByRelevance] = {}
         for layer, view in self.views.items():
-            nw = self.narrow.get(layer)
-            if nw is None:
+            narrowed = self.narrow.get(layer)
+            if narrowed is None:
                 for p in range(view.size):
                     self._scored(layer, p)
                 continue
@@ -388,14 +390,14 @@ class FocusedScores:
             apart = scorable.others  # pinned, held back or archived
             for p in sorted(apart):
                 self._scored(layer, p)
-            walked = scorable.bits & ~bitmap(sorted(p for p in apart if p < nw.n_active), nw.n_active)
-            walks[layer] = ByRelevance(nw.parts(walked, self.weight), self.semantic[layer], self.base)
+            walked = scorable.bits & ~bitmap(sorted(p for p in apart if p < narrowed.n_active), narrowed.n_active)
+            walks[layer] = ByRelevance(narrowed.parts(walked, self.weight), self.semantic[layer], self.base)
         return walks
 
     # ------------------------------------------------------------------ F7: the cut-off
     def _contends(self, layer: str, pos: int) -> bool:
         """A candidate F7's best is taken over: in play and not pinned."""
-        return pos < self.views[layer].n_active and pos not in self.held_out[layer] and not self.is_pinned(layer, pos)
+        return pos < self.views[layer].n_active and pos not in self.held_set[layer] and not self.is_pinned(layer, pos)
 
     def _best(self, walks: Mapping[str, ByRelevance]) -> float:
         """F7's `best`: the highest F6 score among the candidates in play and not pinned (0 if
@@ -446,8 +448,8 @@ class FocusedScores:
         if layer not in focused.NEAREST_LAYERS or sems is None:
             return None
         ps = self.in_play[layer]
-        nw = self.narrow.get(layer)
-        pinned = nw.pinned if nw is not None else frozenset(compress(count(), self.pinned[layer]))
+        narrowed = self.narrow.get(layer)
+        pinned = narrowed.pinned if narrowed is not None else frozenset(compress(count(), self.pinned[layer]))
         if not pinned.isdisjoint(ps):
             ps = [p for p in ps if p not in pinned]
         if not ps:
@@ -472,7 +474,7 @@ class FocusedScores:
         """For F9's `limit` in a narrowed layer: `Ahead`, with the passing candidates not pinned
         that are scored so far."""
         room = limit - sum(1 for p in self.narrow[layer].pinned
-                           if p < self.views[layer].n_active and p not in self.held_out[layer])
+                           if p < self.views[layer].n_active and p not in self.held_set[layer])
         ahead = Ahead(room)
         for p, found in self.scored[layer].items():
             if self._contends(layer, p) and self.passes(layer, p):
@@ -487,11 +489,11 @@ class FocusedScores:
         passed over. With max items (`ahead`), a candidate that max items' worth of passing
         candidates outrank whatever its score is past max items: not scored (`listed` says so),
         and once that holds at the highest importance, the walk stops."""
-        nw, sc, rank, cut = self.narrow[layer], self.scored[layer], self.views[layer].rank, self.cut
+        narrowed, sc, rank, cut = self.narrow[layer], self.scored[layer], self.views[layer].rank, self.cut
         for rel, p in walk:
             if rel < focused.FLOOR:
                 break
-            most = _reach(rel, factor=nw.highest_factor)  # what this one, or any after it, can score at most
+            most = _reach(rel, factor=narrowed.highest_factor)  # what this one, or any after it, can score at most
             if most < cut:
                 break
             if p in sc:  # scored already (and counted in `ahead`)
@@ -520,12 +522,16 @@ class FocusedScores:
         rest)."""
         sc = self.scored[layer]
         if layer in self.narrow:
-            return sorted((p for p in self.in_play[layer] if p in sc and self.passes(layer, p)),
-                          key=lambda p: self._key(layer, p))
-        return sorted(self.in_play[layer], key=lambda p: self._key(layer, p))
+            return self._in_f8_order(layer, (p for p in self.in_play[layer] if p in sc and self.passes(layer, p)))
+        return self._in_f8_order(layer, self.in_play[layer])
+
+    def _in_f8_order(self, layer: str, ps: Iterable[int]) -> list[int]:
+        """`ps` sorted by F8's key: pinned first, the score descending, the relevance
+        descending, the position (its place in the base order)."""
+        return sorted(ps, key=lambda p: self._key(layer, p))
 
     def _key(self, layer: str, p: int) -> tuple[bool, float, float, int]:
-        """F8's key of a candidate (its position is its place in the base order)."""
+        """F8's key of a candidate."""
         found = self._scored(layer, p)
         return not self.is_pinned(layer, p), -found.score, -found.relevance, p
 
@@ -548,6 +554,7 @@ class FocusedScores:
         return self.candidate(layer, pos, CandidateStatus.INCLUDED, maker)
 
     def candidate(self, layer: str, pos: int, status: CandidateStatus, maker: LineMaker) -> Candidate:
+        """A candidate of this status, its score F6's, with its `why`."""
         w = self.why(layer, pos)
         return Candidate(self.views[layer], pos, w.score, status, maker, None, w)
 
@@ -573,10 +580,9 @@ class FocusedScores:
         if layer not in self.narrow:
             return ranked
         if self.semantic[layer] is not None:
-            return sorted(self.in_play[layer], key=lambda p: self._key(layer, p))
+            return self._in_f8_order(layer, self.in_play[layer])
         scorable = self.scorable[layer]
-        head = sorted((p for p in self.in_play[layer] if p in scorable and self._above_zero(layer, p)),
-                      key=lambda p: self._key(layer, p))
+        head = self._in_f8_order(layer, (p for p in self.in_play[layer] if p in scorable and self._above_zero(layer, p)))
         first = set(head)
         return chain(head, (p for p in self.in_play[layer] if p not in first))
 
