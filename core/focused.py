@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .model import Importance, Layer
+from .model import IMPORTANCE_RANK, Importance, Layer
 from .relevance import STOP_WORDS, terms
 
 # Words that carry no topic: §5's stop list, then pronouns, question words, auxiliaries and
@@ -43,6 +43,10 @@ COMMON_WORDS = STOP_WORDS | frozenset(
 
 DIGITS = 4  # every score is rounded to this many decimals
 IMPORTANCE_FACTOR: dict[str, float] = {Importance.HIGH: 1.25, Importance.NORMAL: 1.0, Importance.LOW: 0.8}  # F6: a nudge, never an override
+# F6's factor of each importance rank (`IMPORTANCE_RANK`: an importance it does not name ranks as
+# normal, and F6 weighs it as normal), and the highest: what a candidate of a rank can score at most
+RANK_FACTOR: dict[int, float] = {IMPORTANCE_RANK[importance]: f for importance, f in IMPORTANCE_FACTOR.items()}
+TOP_FACTOR = max(IMPORTANCE_FACTOR.values())
 RELATIVE_CUT = 0.5  # F7: a candidate passes at half the best adjusted score or more ...
 FLOOR = 0.2  # ... and with a relevance of at least this (keyword only, a message about nothing stored injects nothing)
 NEAREST_LAYERS = (Layer.USER, Layer.PROJECT)  # F7: in these layers the closest in meaning passes too ...

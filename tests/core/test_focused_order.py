@@ -1,4 +1,4 @@
-"""The narrowed walk of focused injection (core/injection_focused.py): a layer's candidates in
+"""The narrowed walk of focused injection (core/injection_narrowed.py): a layer's candidates in
 play that may pass F7, split by Q ∩ M (`Narrowed.parts`) and read in non-increasing relevance
 (`ByRelevance`), are every one of them, each with the relevance F4 and F5 give it. The
 engine's results are held to `reference_focused` in test_focused.py; these hold the parts."""
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memtui.core import focused
 from memtui.core.bitmaps import bitmap, flags, positions
-from memtui.core.injection_focused import ByRelevance, Narrowed, Scorable
+from memtui.core.injection_narrowed import ByRelevance, Narrowed, Scorable
 
 TERMS = ["pool", "timeout", "cache", "deploy", "数据库", "queue", "retry", "lint", "token", "schema", "redis", "trace"]
 
