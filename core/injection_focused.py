@@ -107,7 +107,7 @@ class FocusedScores:
         self.weight = self._term_weights()  # F4
         self.base = self._semantic_base()  # F5
         self.near = {layer: self._nearest(layer) for layer in views}  # F7: each layer's nearest in meaning
-        self.scorable = self._scorable()
+        self.scorable = self._scorable()  # which positions can score above 0 (a narrowed layer: few)
         self._keyword: dict[frozenset[str], float] = {}  # few distinct Q ∩ M: each one's keyword score found once
         self.scored: dict[str, dict[int, Scored]] = {layer: {} for layer in views}
         walks = self._score_or_walk()  # F4–F6
