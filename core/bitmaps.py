@@ -1,7 +1,8 @@
 """Sets of positions as bitmaps: a Python int whose bit p is set when position p is in the
 set, so that a union, an intersection or a count is a big-integer operation in C. The
-prepared index keeps a large layer's frequent terms' postings so (`store.level_counts`),
-and focused injection narrows a layer with them (`injection_focused`)."""
+prepared index saves a large layer's frequent terms' postings so (`store.saved_layer`,
+`store.rows_saved`) and counts a query's terms with them (`store.level_counts`), and focused
+injection narrows a layer with them (`injection_focused`)."""
 
 from __future__ import annotations
 
@@ -45,11 +46,10 @@ def positions(bits: int, start: int, stop: int) -> list[int]:
     x = (bits >> start) & ((1 << (stop - start)) - 1)
     if not x:
         return []
-    flags = bin(x)[:1:-1].encode().translate(_FLAGS)  # the lowest bit first, one byte per bit
-    return list(compress(range(start, start + len(flags)), flags))
+    return list(compress(range(start, stop), flags(x)))
 
 
 def flags(bits: int) -> bytes:
     """Byte p of the result is 1 when bit p of `bits` (not negative) is set, else 0; it ends
     at the highest set bit: a position at or past its length is not set."""
-    return bin(bits)[:1:-1].encode().translate(_FLAGS)
+    return bin(bits)[:1:-1].encode().translate(_FLAGS)  # the lowest bit first, one byte per bit

@@ -2,13 +2,17 @@
 
 The rule is written out in docs/injection.md ("Focused injection"); this module holds its
 steps F3–F7, the parts that differ from §5. The steps they share with §5 (the switch, the
-candidates, lines, cost, budget, render, flags) stay in `core.injection`, which calls these.
+candidates, lines, cost, budget, render, flags) stay in `core.injection`; `core.injection_focused`
+applies these to each layer's candidates (F2–F8).
 
-  F3. Terms ........ `content_terms` (`fold`), `entry_content_terms`
-  F4. Keyword ...... `idf`, `keyword_scores`
-  F5. Relevance .... `semantic_lift`, `relevance`
-  F6. Adjusted ..... `adjusted`
+  F3. Terms ........ `content_terms` (`content_term`, `fold`), `entry_content_terms`
+  F4. Keyword ...... `document_frequency`, `idf`, `keyword_score` (`weight_share`)
+  F5. Relevance .... `lower_median` (the base), `semantic_lift`, `relevance`
+  F6. Score ........ `adjusted` (`decay_adjust`)
   F7. Cut-off ...... `cut_off`, `nearest`, `passes`
+
+`stored_forms` turns a content term back into the §5 terms it comes from, for a layer read
+through its index (`core.injection_focused.Narrowed`).
 
 Every function is plain and deterministic: sums run over sorted terms and every score is
 rounded to 4 decimals, so the same store and message give the same bytes on every machine.
@@ -22,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .model import Importance, Layer
+from .model import IMPORTANCE_RANK, Importance, Layer
 from .relevance import STOP_WORDS, terms
 
 # Words that carry no topic: §5's stop list, then pronouns, question words, auxiliaries and
@@ -39,6 +43,10 @@ COMMON_WORDS = STOP_WORDS | frozenset(
 
 DIGITS = 4  # every score is rounded to this many decimals
 IMPORTANCE_FACTOR: dict[str, float] = {Importance.HIGH: 1.25, Importance.NORMAL: 1.0, Importance.LOW: 0.8}  # F6: a nudge, never an override
+# F6's factor of each importance rank (`IMPORTANCE_RANK`: an importance it does not name ranks as
+# normal, and F6 weighs it as normal), and the highest: what a candidate of a rank can score at most
+RANK_FACTOR: dict[int, float] = {IMPORTANCE_RANK[importance]: f for importance, f in IMPORTANCE_FACTOR.items()}
+TOP_FACTOR = max(IMPORTANCE_FACTOR.values())
 RELATIVE_CUT = 0.5  # F7: a candidate passes at half the best adjusted score or more ...
 FLOOR = 0.2  # ... and with a relevance of at least this (keyword only, a message about nothing stored injects nothing)
 NEAREST_LAYERS = (Layer.USER, Layer.PROJECT)  # F7: in these layers the closest in meaning passes too ...
@@ -108,7 +116,7 @@ def idf(df: int, n: int) -> float:
 
 
 def document_frequency(memories: Iterable[frozenset[str]], q: frozenset[str]) -> dict[str, int]:
-    """How many of the candidates' term sets hold each query term."""
+    """F4's df: how many of the candidates' M hold each term of Q."""
     counts: Counter[str] = Counter()
     for m in memories:
         counts.update(q & m)
@@ -130,6 +138,7 @@ def weight_share(held: Iterable[float], total: float) -> float:
 
 
 def lower_median(values: Sequence[float]) -> float:
+    """F5's base: element `(N − 1) // 2` of the sorted values (0 when there are none)."""
     if not values:
         return 0.0
     ordered = sorted(values)

@@ -17,6 +17,7 @@ from itertools import chain, compress, filterfalse
 from pathlib import Path
 from typing import Any, cast
 
+from ..bitmaps import bitmap
 from ..injection import LineMaker, Made, Shown, base_key
 from ..model import IMPORTANCE_RANK, Entry, with_enums
 from ..relevance import Focus, focus_of, terms_of
@@ -37,7 +38,7 @@ from .entry_rows import (
     scoped_rows,
     shown_of,
 )
-from .level_counts import LevelCounts, bitmap
+from .level_counts import LevelCounts
 from .line_cache import LineCache
 from .pane_order import PANE_OF_ENTRY, PANE_OF_ROW, PaneState, pane_state
 from .saved_file import Chunks, Records
@@ -159,7 +160,7 @@ class LayerIndex:
         # focused injection's narrowing (`focus`): saved, or found from the entries when first asked for
         self._focus: Focus | None = None
         self._focus_saved = False
-        # the bitmaps (`level_counts.bitmap`, little-endian bytes) of the frequent terms, saved beside the postings
+        # the bitmaps (`bitmaps.bitmap`, little-endian bytes) of the frequent terms, saved beside the postings
         self.bitmaps: Mapping[str, bytes] = {}
 
     @classmethod

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 
-from ..bitmaps import bitmap, bitmap_bytes_many, positions
-
-__all__ = ["LevelCounts", "bitmap", "bitmap_bytes_many", "positions"]
+from ..bitmaps import positions
 
 
 class LevelCounts(Mapping[int, int]):

@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from .. import gate
+from ..bitmaps import bitmap, bitmap_bytes_many
 from ..injection import LineMaker
 from .candidate_json import json_record
 from .conversations import Conversations
 from .layer_index import LayerIndex
-from .level_counts import bitmap, bitmap_bytes_many
 from .pane_order import saved_pane
 from .row_postings import RowPostings
 from .rows import base_keys, conversation_columns, conversation_core, conversation_made, conversation_shown

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import gate
+from ..bitmaps import bitmap
 from ..bounded_reader import open_regular
 from ..injection import LayerCandidates
 from ..model import LAYERS
@@ -26,7 +27,6 @@ from ..paths import Paths
 from ..settings import Settings
 from .entry_rows import ID_AT
 from .layer_index import LayerIndex
-from .level_counts import bitmap
 from .pane_order import read_pane, saved_pane
 from .patched_layer import PatchedLayer
 from .saved_file import HEADER, MAGIC, Chunks, ChunkTable, Postings, Records, Sections, Writer

@@ -1,4 +1,4 @@
-"""The narrowed walk of focused injection (core/injection_focused.py): a layer's candidates in
+"""The narrowed walk of focused injection (core/injection_narrowed.py): a layer's candidates in
 play that may pass F7, split by Q ∩ M (`Narrowed.parts`) and read in non-increasing relevance
 (`ByRelevance`), are every one of them, each with the relevance F4 and F5 give it. The
 engine's results are held to `reference_focused` in test_focused.py; these hold the parts."""
@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memtui.core import focused
-from memtui.core.bitmaps import bitmap, flags
-from memtui.core.injection_focused import ByRelevance, Narrowed, Scorable
+from memtui.core.bitmaps import bitmap, flags, positions
+from memtui.core.injection_narrowed import ByRelevance, Narrowed, Scorable
 
 TERMS = ["pool", "timeout", "cache", "deploy", "数据库", "queue", "retry", "lint", "token", "schema", "redis", "trace"]
 
@@ -67,3 +67,17 @@ def test_flags_and_scorable_answer_as_the_positions_do(seed, n, others):
     assert [p for p in range(len(f)) if f[p]] == ps and set(f) <= {0, 1}
     scorable = Scorable(bitmap(ps, n), others)
     assert [p for p in range(-2, 402) if p in scorable] == sorted(set(ps) | others)
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 300), start=st.integers(-1, 320), width=st.integers(-1, 320))
+def test_positions_are_the_set_bits_in_a_range_of_a_bitmap_or_its_complement(seed, n, start, width):
+    """`positions` (a bitmap's set bits in `start .. stop-1`, ascending) of a bitmap and of its
+    complement (`~b`: the positions it does not hold), as the sets of positions they stand for."""
+    rnd = random.Random(seed)
+    ps = sorted(rnd.sample(range(n), rnd.randint(0, n)))
+    start = max(start, 0)
+    stop = start + width
+    b = bitmap(ps, n)
+    assert positions(b, start, stop) == [p for p in ps if start <= p < stop]
+    held = set(ps)
+    assert positions(~b, start, stop) == [p for p in range(start, max(start, stop)) if p not in held]

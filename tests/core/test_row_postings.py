@@ -54,10 +54,10 @@ def _check(batches):
 @given(st.integers(1, 200).flatmap(lambda n: st.tuples(st.just(n), st.dictionaries(
     st.text("abc", min_size=1, max_size=3), st.sets(st.integers(0, n - 1)).map(sorted), max_size=5))))
 def test_bitmaps_made_by_numpy_are_the_ints(made):
-    """`level_counts.bitmap_bytes_many` (the child's way) is `bitmap(...).to_bytes` of each term."""
+    """`bitmaps.bitmap_bytes_many` (the child's way) is `bitmap(...).to_bytes` of each term."""
     from array import array
 
-    from memtui.core.store.level_counts import bitmap, bitmap_bytes_many
+    from memtui.core.bitmaps import bitmap, bitmap_bytes_many
 
     size, postings = made
     raw = {term: array("i", positions).tobytes() for term, positions in postings.items()}
