@@ -202,3 +202,18 @@ async def test_keys_sent_in_one_burst_after_slash_or_p_are_typed_into_the_input(
         box = app.main.query_one("#filter")
         await wait_until(pilot, lambda: box.value == "postgres", message="the burst in the filter")
         assert app.screen is app.main and app.focused is box
+
+
+async def test_pane_keys_sent_before_slash_or_p_in_the_same_burst_move_the_pane(demo_paths):
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settled(pilot, app)
+        for burst, box_id in (("jj/", "#filter"), ("jjp", "#query")):
+            pane = app.main.current_pane()
+            pane.focus()
+            await pilot.pause()
+            start = pane.cursor or 0
+            send_burst(app, burst)  # j, j for the pane (sent while it has the focus), then the input
+            box = app.main.query_one(box_id)
+            await wait_until(pilot, lambda box=box: app.focused is box, message="the input focused")
+            await wait_until(pilot, lambda pane=pane, start=start: pane.cursor == start + 2, message="both moves made")

@@ -14,6 +14,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widgets import Input
 
 
 class RowList(ScrollView, can_focus=True):
@@ -123,6 +124,20 @@ class RowList(ScrollView, can_focus=True):
         elif last >= top + height:
             # its last line at the bottom (an item taller than the list: its first line at the top)
             self.scroll_to(y=last - height + 1 if height >= self.ITEM_HEIGHT else first, animate=False, immediate=True)
+
+    async def _on_key(self, event: events.Key) -> None:
+        """A key sent to this list before a priority binding put the focus in an input (`/` or
+        `p` in one burst after it) is still this list's: its move is made, and a key of no
+        binding here is dropped, never taken by the input's bindings (Textual looks a bubbling
+        key's binding up from the focus of the moment)."""
+        if isinstance(self.screen.focused, Input):
+            event.stop()
+            event.prevent_default()
+            for binding in self._bindings.key_to_bindings.get(event.key, ()):
+                await self.run_action(binding.action)
+                break
+            return
+        await super()._on_key(event)
 
     def action_move(self, step: int) -> None:
         if self.cursor is None:
