@@ -464,12 +464,21 @@ def is_label(text: str) -> bool:
     return ":" in text and bool(_LABEL.match(text.strip())) and len(text.split()) <= 5  # (no colon: no label)
 
 
-@lru_cache(maxsize=8192)
 def _words(text: str) -> tuple[str, ...]:
     """The words of a text as `same_statement` compares them: filler left out, words stemmed,
     durations in seconds; a value (a number, code, a path) is marked so that it is never taken
-    for a typo of another. The last texts' are kept: the doctor's near-duplicate search
-    compares one text with many (1,500 alike rows: 450,000 calls for 1,500 texts)."""
+    for a typo of another. The last 8,192 texts' are kept, when short (a memory is ~80
+    characters): the doctor's near-duplicate search compares one text with many (1,500 alike
+    rows: 450,000 calls for 1,500 texts)."""
+    return _kept_words(text) if len(text) <= 2000 else _text_words(text)
+
+
+@lru_cache(maxsize=8192)
+def _kept_words(text: str) -> tuple[str, ...]:
+    return _text_words(text)
+
+
+def _text_words(text: str) -> tuple[str, ...]:
     out = []
     for m in _TOKEN.finditer(unicodedata.normalize("NFKC", _MARKUP.sub(" ", text))):
         kind, tok = m.lastgroup, m.group().casefold()

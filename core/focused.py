@@ -12,7 +12,7 @@ applies these to each layer's candidates (F2–F8).
   F7. Cut-off ...... `cut_off`, `nearest`, `passes`
 
 `stored_forms` turns a content term back into the §5 terms it comes from, for a layer read
-through its index (`core.injection_focused.Narrowed`).
+through its index (`core.injection_narrowed.Narrowed`).
 
 Every function is plain and deterministic: sums run over sorted terms and every score is
 rounded to 4 decimals, so the same store and message give the same bytes on every machine.

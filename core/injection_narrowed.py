@@ -95,7 +95,7 @@ class Narrowed:
     def highest_factor(self) -> float:
         """F6's highest importance factor among the layer's active entries (of the set of their
         ranks): none of its candidates scores above its relevance × this. Found when first
-        asked for (a walk that reaches the floor), once."""
+        asked for (the first walked candidate at the floor or above), once."""
         ranks = set(islice(self.rank, self.n_active))
         return max((focused.RANK_FACTOR.get(r, focused.TOP_FACTOR) for r in ranks), default=focused.TOP_FACTOR)
 

@@ -67,6 +67,18 @@ class Insights:
         threading.Thread(target=self._compute, name="memtui-doctor", daemon=True).start()
 
     def _compute(self) -> None:
+        """(The doctor's thread) its findings and the history, sent to the app; whatever fails
+        is said as a failed run, never left to stop the thread with `running` still set."""
+        try:
+            message = self._found()
+        except Exception as exc:
+            message = InsightsReady(_could_not_run(self.app, exc), {}, None, False)
+        try:
+            self.app.post_message(message)
+        except RuntimeError:  # the app has quit and its event loop is closed: nobody to tell
+            pass
+
+    def _found(self) -> InsightsReady:
         app = self.app
         paths, store = app.paths, app.store
         read: tuple[Any, ...] | None = None  # what a child process read (None: this store, or unknown)
@@ -77,16 +89,12 @@ class Insights:
             else:  # in a child process at low priority: the panes and the preview keep the interpreter
                 found, read = self._doctor.run(paths)
         except Exception as exc:  # a doctor that cannot read says so; the panes stay usable
-            found = FoundSet([Finding("invalid", display_path(paths.workspace), f"the doctor could not run: {exc}")])
-            ok = False
+            found, ok = _could_not_run(app, exc), False
         try:
             stats = history.stats(paths.db_path, paths.workspace, by_target=True) if paths.db_path.is_file() else {}
         except Exception:  # no history table yet, or a damaged database: nothing to show
             stats = {}
-        try:
-            app.post_message(InsightsReady(found, stats, read, ok))
-        except RuntimeError:  # the app has quit and its event loop is closed: nobody to tell
-            pass
+        return InsightsReady(found, stats, read, ok)
 
     def _early_stale(self) -> bool:
         """(The store just loaded, the early doctor done) whether its findings must be found
@@ -117,3 +125,8 @@ class Insights:
 
     def stop(self) -> None:
         self._doctor.stop()
+
+
+def _could_not_run(app: MemtuiApp, exc: Exception) -> FoundSet:
+    """A doctor that failed says so, as its one finding; the panes stay usable."""
+    return FoundSet([Finding("invalid", display_path(app.paths.workspace), f"the doctor could not run: {exc}")])

@@ -92,9 +92,11 @@ class MainScreen(MemoryWrites, forgetting.ForgettingKeys):
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="main.help"),
         # `/` and `p` put the focus in an input, and what comes next is typed there: they are
-        # run as the key arrives, before the app hands the next key on (a paste, tmux, a fast
-        # typist on a busy machine: "pdeploy" is not p, then d (delete) and y (its yes) for the
-        # pane); while an input has focus `check_action` turns them down and they type
+        # run as the key arrives, before the app hands the next key on. Keys sent in one burst
+        # (tmux send-keys, a terminal without bracketed paste, a fast typist on a busy machine)
+        # then land in the input: "pdeploy" is not p, then d (delete) and y (its yes) for the
+        # pane. A pane key sent just before them stays the pane's (`RowList._on_key`); while an
+        # input has focus `check_action` turns them down and they type.
         Binding("slash", "focus_filter", "Filter", id="main.filter", priority=True),
         Binding("p", "focus_query", "Preview", show=False, id="main.preview", priority=True),
         Binding("n", "new", "New", id="main.new"),

@@ -9,7 +9,8 @@ commit before in one virtual environment, the change in another.
 MEMTUI is an install's console script (`.venv/bin/memtui`). Each install needs its own copy
 of the corpus: the prepared index is stamped with the code that made it, so two installs on
 one home would each rebuild it for the other. Each side is run once before the timed runs
-(the index made or checked, bytecode written), and both must print the same text.
+(the index made or checked, bytecode written); whether both print the same text is
+reported (`same output`).
 """
 
 from __future__ import annotations

@@ -169,3 +169,6 @@ async def test_quitting_does_not_wait_for_a_doctor_still_running_in_the_app(demo
         assert doctors and all(t.daemon and t.is_alive() for t in doctors)  # the app is gone; exit would not join it
     finally:
         release.set()
+        for thread in threading.enumerate():
+            if thread.name == "memtui-doctor":
+                thread.join(timeout=60)  # not left running under the next test
