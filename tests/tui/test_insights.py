@@ -172,3 +172,21 @@ async def test_quitting_does_not_wait_for_a_doctor_still_running_in_the_app(demo
         for thread in threading.enumerate():
             if thread.name == "memtui-doctor":
                 thread.join(timeout=60)  # not left running under the next test
+
+
+async def test_a_doctor_that_fails_says_so_and_runs_again_when_asked(demo_paths, monkeypatch):
+    from memtui.tui import findings as tui_findings
+
+    calls: list[int] = []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(tui_findings, "findings", failing)
+    app = MemtuiApp(demo_paths, watch=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.findings is not None and not app.insights.running, message="the failed run")
+        assert [f.reason for f in app.findings] == ["the doctor could not run: disk on fire"]
+        app.insights.refresh()  # not stuck as running: a change runs it again
+        await wait_until(pilot, lambda: len(calls) == 2 and not app.insights.running, message="a second run")
