@@ -17,8 +17,10 @@ from itertools import chain
 from typing import Any
 
 from .made_when_asked import MadeWhenAsked
-from .model import LAYERS, Entry, Layer
-from .store.saved_rows import SavedEntries
+from .model import LAYERS, Entry, Layer, Status
+from .store.saved_rows import SavedEntries, each_fields
+
+FIELDS = ("text", "id", "status", "updated_at", "importance", "expires")  # what the checks read of every entry
 
 
 class Columns(MadeWhenAsked[Entry]):
@@ -38,13 +40,17 @@ class Columns(MadeWhenAsked[Entry]):
         for part in parts:
             self.starts.append(len(self.text))
             self.parts.append(part)
-            for e in _each(part):
-                self.text.append(e.text)
-                self.ids.append(e.id)
-                self.archived.append(e.archived)
-                self.updated_at.append(e.updated_at)
-                self.importance.append(e.importance)
-                self.expires.append(e.expires)
+            if isinstance(part, SavedEntries):  # the fields from the saved rows, no entry made
+                fields: Iterable[tuple[Any, ...]] = each_fields(part.source, FIELDS)
+            else:
+                fields = ((e.text, e.id, e.status, e.updated_at, e.importance, e.expires) for e in part)
+            for text, entry_id, status, updated_at, importance, expires in fields:
+                self.text.append(text)
+                self.ids.append(entry_id)
+                self.archived.append(status == Status.ARCHIVED)  # (`Entry.archived`)
+                self.updated_at.append(updated_at)
+                self.importance.append(importance)
+                self.expires.append(expires)
 
     @classmethod
     def of(cls, entries: Sequence[Entry]) -> Columns:
@@ -80,14 +86,14 @@ class Columns(MadeWhenAsked[Entry]):
             if any(i in r for r in saved):
                 return conversation, "", 0, self.updated_at[i], self.ids[i]
             return order_of(self[i])
-        return Visible(self, sorted((i for i in range(len(self)) if not self.archived[i]), key=key))
+        return Visible(self, array("i", sorted((i for i in range(len(self)) if not self.archived[i]), key=key)))
 
 
 class Visible(MadeWhenAsked[Entry]):
     """Some of the `Columns`' entries in an order, their texts as a column (`text`), each
     entry made when asked."""
 
-    def __init__(self, columns: Columns, order: list[int]):
+    def __init__(self, columns: Columns, order: Sequence[int]):
         self.columns = columns
         self.order = order
         self.text = [columns.text[i] for i in order]
