@@ -9,16 +9,17 @@ import heapq
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from . import collector
 from .actions import layer_counts, open_store
+from .doctor_rows import Columns, prefiltered, texts_of
 from .finding import KINDS, Finding
 from .injection import HEADERS, TITLE, est, make_line
-from .model import IMPORTANCE_RANK, LAYERS, Entry, Layer
+from .model import FILE_LAYERS, IMPORTANCE_RANK, LAYERS, Entry, Layer
 from .paths import Paths, Problem
 from .retrieval import hybrid_off_reason, model_status
 from .settings import Settings, load_settings
@@ -28,6 +29,7 @@ from .store.database import busy_or_readonly
 from .workspace_findings import already_loaded, never_fires, stale_references
 
 if TYPE_CHECKING:
+    from .store.snapshot import Snapshot
     from .text_memo import TextMemo
 
 log = logging.getLogger("memtui.doctor")
@@ -139,12 +141,15 @@ def reported_order(e: Entry) -> tuple[int, str, int, float, str]:
     return LAYERS.index(e.layer), e.rel_path, e.line_start, 0.0, ""
 
 
-def _visible(entries: list[Entry]) -> list[Entry]:
-    """The entries not archived, in the order `duplicates` and `contradictions` report in."""
+def _visible(entries: Sequence[Entry]) -> Sequence[Entry]:
+    """The entries not archived, in the order `duplicates` and `contradictions` report in
+    (over `Columns`, with their texts as a column and each entry made when asked)."""
+    if isinstance(entries, Columns):
+        return entries.in_order(reported_order)
     return sorted((e for e in entries if not e.archived), key=reported_order)
 
 
-def duplicates(entries: list[Entry], paths: Paths | None = None, in_order: bool = False) -> list[Finding]:
+def duplicates(entries: Sequence[Entry], paths: Paths | None = None, in_order: bool = False) -> list[Finding]:
     """Pairs of active entries (in one layer or across layers) that are near-duplicates by
     the same rule as `remember`'s check. Each later entry is reported against the first:
     layers in their order (user, project, conversation), Markdown entries in file order,
@@ -158,12 +163,15 @@ def duplicates(entries: list[Entry], paths: Paths | None = None, in_order: bool 
     from .near_pairs import NearPairs
     from .similarity import duplicate_pairs
 
+    visible = entries if in_order else _visible(entries)
+    texts = texts_of(visible)
     # a bare label (`**NEVER**:`) heads the list after it: the same label over two lists is no repeat (§17)
-    active = [e for e in (entries if in_order else _visible(entries)) if not is_label(e.text)]
-    return [Finding("duplicate", active[second].source_ref, f"near-duplicate of {active[first].source_ref}",
-                    active[second].id, active[second].layer)
-            for first, second in duplicate_pairs([e.text for e in active], max,
-                                                 NearPairs(paths) if paths is not None else None)]
+    active = [i for i, text in enumerate(texts) if not is_label(text)]
+    out = []
+    for first, second in duplicate_pairs([texts[i] for i in active], max, NearPairs(paths) if paths is not None else None):
+        earlier, later = visible[active[first]], visible[active[second]]
+        out.append(Finding("duplicate", later.source_ref, f"near-duplicate of {earlier.source_ref}", later.id, later.layer))
+    return out
 
 
 class LineSizes:
@@ -195,8 +203,8 @@ class LineSizes:
     def _of(self, line: str, tokens: int) -> tuple[int, ...]:
         return (tokens, *[measure(line) for measure in self._measures])
 
-    def take_saved(self, paths: Paths, settings: Settings, entries: list[Entry]) -> None:
-        """The lines of `entries` that the prepared index (`memtui preview`, the hook) already
+    def take_saved(self, paths: Paths, settings: Settings, texts: Iterable[str]) -> None:
+        """The lines of `texts` that the prepared index (`memtui preview`, the hook) already
         made with these settings: a line depends on its text and the settings alone, and
         reading it is much cheaper than redacting the text again."""
         from .store.line_cache import LineCache
@@ -210,18 +218,18 @@ class LineSizes:
             log.info("the doctor made every line: the prepared index's were not read (%s)", exc)
             return
         made = cache.made.get(self.key, {})
-        for e in entries:
-            saved = made.get(e.text)
-            if saved is not None and e.text not in self.known:
-                self.known[e.text] = self._of(saved.line, saved.tokens)
+        for text in texts:
+            saved = made.get(text)
+            if saved is not None and text not in self.known:
+                self.known[text] = self._of(saved.line, saved.tokens)
 
 
 _SIZES: WeakKeyDictionary[MemoryStore, LineSizes] = WeakKeyDictionary()
 
 
-def _sizes_of(store: MemoryStore, settings: Settings, entries: list[Entry], memo: TextMemo | None = None) -> LineSizes:
-    """The store's line sizes from its last doctor run with the same settings, kept to the
-    texts of `entries` (an edited entry's old text is dropped); on the first run, those the
+def _sizes_of(store: MemoryStore, settings: Settings, texts: Sequence[str], memo: TextMemo | None = None) -> LineSizes:
+    """The store's line sizes from its last doctor run with the same settings, kept to
+    `texts` (an edited entry's old text is dropped); on the first run, those the
     doctor saved last time (`memo`), else those the prepared index holds."""
     kept = _SIZES.get(store)
     sizes = LineSizes(settings)
@@ -229,16 +237,16 @@ def _sizes_of(store: MemoryStore, settings: Settings, entries: list[Entry], memo
     if memo is not None:
         sizes.make = memo.table(kind, sizes.make)
     if kept is not None and kept.key == sizes.key:
-        sizes.known = {e.text: kept.known[e.text] for e in entries if e.text in kept.known}
+        sizes.known = {text: kept.known[text] for text in texts if text in kept.known}
     elif memo is None or not memo.has(kind):
-        sizes.take_saved(store.paths, settings, entries)
+        sizes.take_saved(store.paths, settings, texts)
         if memo is not None:
             memo.keep(kind, sizes.known)  # the next run finds them saved
     _SIZES[store] = sizes
     return sizes
 
 
-def unreachable(layers: dict[str, list[Entry]], settings: Settings, sizes: LineSizes | None = None) -> list[Finding]:
+def unreachable(layers: Mapping[str, Sequence[Entry]], settings: Settings, sizes: LineSizes | None = None) -> list[Finding]:
     """Active entries no query can inject (SPEC §10): the entries of higher importance in the
     layer come first whatever the query, and with the entry they overflow the largest
     allowance the layer can ever get (its cap plus the most carry), or fill its max items.
@@ -254,9 +262,10 @@ def unreachable(layers: dict[str, list[Entry]], settings: Settings, sizes: LineS
         carry += cap  # the most carry the next layer can get: every earlier layer unused
         if settings.gate.get(layer, 0.0) > 0:
             continue
-        active = [e for e in layers.get(layer, []) if not e.archived]
-        rank = [IMPORTANCE_RANK.get(e.importance, 1) for e in active]
-        cost = [sizes(e.text)[0] for e in active]
+        entries = Columns.of(layers.get(layer, []))
+        active = [i for i in range(len(entries)) if not entries.archived[i]]
+        rank = [IMPORTANCE_RANK.get(entries.importance[i], 1) for i in active]
+        cost = [sizes(entries.text[i])[0] for i in active]
         # what is ahead of an entry is every entry of a higher importance (a lower rank): per
         # rank, how many entries those are and what they cost together
         count_of: dict[int, int] = {}
@@ -268,14 +277,16 @@ def unreachable(layers: dict[str, list[Entry]], settings: Settings, sizes: LineS
                  for r in count_of}
         limit = settings.max_items.get(layer)
         header = est(HEADERS[layer])
-        for e, r, c in zip(active, rank, cost):
+        for i, r, c in zip(active, rank, cost):
             n_ahead, cost_ahead = ahead[r]
             if limit is not None and n_ahead >= limit:
+                e = entries[i]
                 out.append(Finding("unreachable", e.source_ref,
                                    f"{n_ahead} entries of higher importance fill max items ({limit})", e.id, layer))
                 continue
             need = header + cost_ahead + c
             if need > largest:
+                e = entries[i]
                 why = (f"with the {n_ahead} entries of higher importance it needs {need} tokens; "
                        f"the {layer} layer gets at most {largest}") if n_ahead else \
                       f"it alone needs {need} tokens; the {layer} layer gets at most {largest}"
@@ -283,7 +294,7 @@ def unreachable(layers: dict[str, list[Entry]], settings: Settings, sizes: LineS
     return out
 
 
-def never_injected(entries: list[Entry], paths: Paths) -> list[Finding]:
+def never_injected(entries: Sequence[Entry], paths: Paths) -> list[Finding]:
     """With injection history (SPEC §11): active entries not injected in the last 30 days of
     recorded injections while others were."""
     try:
@@ -300,11 +311,12 @@ def never_injected(entries: list[Entry], paths: Paths) -> list[Finding]:
     recent = {eid for eid, (_count, last_ms) in stats.items() if last_ms >= cutoff * 1000}
     if not recent:
         return []
+    judged = prefiltered(entries, lambda c, i: c.ids[i] not in recent)  # (those injected cannot be found)
     # only entries older than the window: one written (or last changed) within it has not had
     # its 30 days yet, so a memory made yesterday is not "never injected"
     return [Finding("never_injected", e.source_ref, f"not injected in the last {NEVER_INJECTED_DAYS} days",
                     e.id, e.layer)
-            for e in entries if not e.archived and e.id not in recent and e.updated_at < cutoff]
+            for e in judged if not e.archived and e.id not in recent and e.updated_at < cutoff]
 
 
 def index_findings(store: MemoryStore) -> list[Finding]:
@@ -347,16 +359,22 @@ def findings(paths: Paths, kinds: tuple[str, ...] = KINDS, store: MemoryStore | 
             own.close()
 
 
+ROWS_LEFT_SAVED = 50_000  # conversation rows from which the doctor leaves the layer in the prepared index
+
+
 def _load(store: MemoryStore, settings: Settings) -> None:
     """Load `store`, its conversation entries taken from the prepared index's saved rows when
     memtui's change counter says they are the rows as they are now (every row is read
-    otherwise): ≈0.3 s less of a large store's doctor."""
+    otherwise): ≈0.3 s less of a large store's doctor. A layer of `ROWS_LEFT_SAVED` rows or
+    more stays there (`SavedEntries`: the doctor reads it as columns, `doctor_rows`)."""
     from .store.prepared import saved_conversation
 
     try:
         layer = saved_conversation(store.paths, settings)
         row_gen = getattr(layer, "row_gen", None)
-        if layer is not None and row_gen is not None:
+        if layer is not None and row_gen is not None and layer.size >= ROWS_LEFT_SAVED:
+            store.rows_from_prepared(lambda: layer, ROWS_LEFT_SAVED)
+        elif layer is not None and row_gen is not None:
             store.offer_conversation(layer.all_entries(), row_gen)  # type: ignore[attr-defined]
     except Exception as exc:  # a cache is never required
         log.info("conversation rows read whole: %s", exc)
@@ -385,13 +403,19 @@ def _findings(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple
     return out
 
 
+def _judged(snapshot: Snapshot) -> Sequence[Entry]:
+    """Every entry as columns (a large conversation layer's read from the prepared index, its
+    entries made only when asked for): user, project, conversation, each in the store's order."""
+    return Columns(snapshot.layers[layer] for layer in LAYERS)
+
+
 def _found(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[str, ...], memo: TextMemo) -> list[Finding]:
     snapshot = store.current  # one consistent view, even while the store reloads
-    entries = snapshot.entries()
+    entries = _judged(snapshot)
     out: list[Finding] = []
-    in_order: list[list[Entry]] = []
+    in_order: list[Sequence[Entry]] = []
 
-    def visible() -> list[Entry]:  # sorted once for the two kinds that need it
+    def visible() -> Sequence[Entry]:  # sorted once for the two kinds that need it
         if not in_order:
             in_order.append(_visible(entries))
         return in_order[0]
@@ -400,13 +424,13 @@ def _found(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[st
         out += [Finding("invalid", p.source, p.message, layer=layer) for layer, p in store.layer_errors.items()]
     if "index" in kinds:
         out += index_findings(store)
-    if "stale_reference" in kinds:
-        out += stale_references(entries, paths.workspace)
+    if "stale_reference" in kinds:  # (only a text with a `/` can name a path)
+        out += stale_references(list(prefiltered(entries, lambda c, i: "/" in c.text[i])), paths.workspace)
     if "duplicate" in kinds:
         out += duplicates(visible(), paths, in_order=True)
-    sizes = _sizes_of(store, settings, entries, memo) if "unreachable" in kinds or "over_limit" in kinds else None
+    sizes = _sizes_of(store, settings, texts_of(entries), memo) if "unreachable" in kinds or "over_limit" in kinds else None
     if "unreachable" in kinds:
-        out += unreachable({layer: snapshot.entries(layer) for layer in LAYERS}, settings, sizes)
+        out += unreachable({layer: snapshot.layers[layer] for layer in LAYERS}, settings, sizes)
     if "never_injected" in kinds:
         out += never_injected(entries, paths)
     if "already_loaded" in kinds:
@@ -415,8 +439,8 @@ def _found(paths: Paths, settings: Settings, store: MemoryStore, kinds: tuple[st
         out += over_limit(entries, settings, paths, sizes)
     if "unreviewed" in kinds and settings.require_review:
         out += unreviewed(store, entries)
-    if "never_fires" in kinds:
-        out += never_fires(entries, paths.workspace)
+    if "never_fires" in kinds:  # (of the Markdown layers: a conversation memory has no scope)
+        out += never_fires([e for layer in FILE_LAYERS for e in snapshot.layers[layer]], paths.workspace)
     if "conflict" in kinds:
         out += conflicts(store)
     if "contradiction" in kinds:
@@ -444,7 +468,7 @@ def conflicts(store: MemoryStore) -> list[Finding]:
     return out
 
 
-def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | None = None,
+def contradictions(store: MemoryStore, entries: Sequence[Entry], memo: TextMemo | None = None,
                    in_order: bool = False) -> list[Finding]:
     """Pairs of visible entries (any layers; archived and superseded ones are not visible) that
     state different values for the same thing (SPEC §17, `contradictions.contradiction_pairs`),
@@ -454,18 +478,19 @@ def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | No
     from .supersession import pair_key
 
     visible = entries if in_order else _visible(entries)
+    texts = texts_of(visible)
     try:
         kept = kept_apart(store)
     except Exception:  # an unreadable review table hides nothing: every pair is reported
         kept = set()
 
     def skip(i: int, j: int) -> bool:
-        return bool(kept) and pair_key(visible[i].text, visible[j].text) in kept
+        return bool(kept) and pair_key(texts[i], texts[j]) in kept
 
     out = []
     groups_of = memo.table("rough groups", rough_digests) if memo is not None else rough_groups
     fact_of = SavedFacts(*memo.getter("facts")) if memo is not None else None
-    for i, j, found in contradiction_pairs([e.text for e in visible], skip, groups_of=groups_of, fact_of=fact_of):
+    for i, j, found in contradiction_pairs(texts, skip, groups_of=groups_of, fact_of=fact_of):
         first, later = visible[i], visible[j]
         for mine, theirs, said, other_said in ((later, first, found.theirs, found.mine),
                                                 (first, later, found.mine, found.theirs)):
@@ -475,7 +500,7 @@ def contradictions(store: MemoryStore, entries: list[Entry], memo: TextMemo | No
     return out
 
 
-def forgetting(store: MemoryStore, settings: Settings, entries: list[Entry], kinds: tuple[str, ...] = KINDS,
+def forgetting(store: MemoryStore, settings: Settings, entries: Sequence[Entry], kinds: tuple[str, ...] = KINDS,
                now: float | None = None) -> list[Finding]:
     """SPEC §18: `expired` entries (left out of every injection) and, with decay on, the
     `to_evict` ones (strength below 0.1), each with what to do."""
@@ -485,7 +510,8 @@ def forgetting(store: MemoryStore, settings: Settings, entries: list[Entry], kin
     if settings.half_life_days is None:  # no decay: only an entry with an expiry can be judged
         try:
             own = {entry_id for entry_id, f in read_flags(store.paths.db_path).items() if f.expires is not None}
-            entries = [e for e in entries if e.expires is not None or e.id in own]
+            entries = [e for e in prefiltered(entries, lambda c, i: c.expires[i] is not None or c.ids[i] in own)
+                       if e.expires is not None or e.id in own]
         except Exception:  # noqa: BLE001 - entry_vitals says why the table cannot be read
             pass
     try:
@@ -508,14 +534,15 @@ def forgetting(store: MemoryStore, settings: Settings, entries: list[Entry], kin
     return out
 
 
-def over_limit(entries: list[Entry], settings: Settings, paths: Paths, sizes: LineSizes | None = None) -> list[Finding]:
+def over_limit(entries: Sequence[Entry], settings: Settings, paths: Paths, sizes: LineSizes | None = None) -> list[Finding]:
     """For each assistant that keeps a limited amount of hook context (Claude Code: 10,000
     characters; Codex: 10,000 bytes): whether the budget lets these memories render more
     than that. The bound is generous (the entries that give the most text per token, as
     many as the whole budget pays for, every layer header), so no query can exceed it; the
     hook then cuts whole entries, so the finding says which budget would fit."""
     sizes = sizes or LineSizes(settings)
-    measured = [sizes(e.text) for e in entries if not e.archived]  # (tokens, size per limited hook)
+    columns = Columns.of(entries)
+    measured = [sizes(text) for text, archived in zip(columns.text, columns.archived) if not archived]  # (tokens, size per hook)
     if not measured:
         return []
     total = settings.budget["total"]
@@ -552,7 +579,7 @@ def over_limit(entries: list[Entry], settings: Settings, paths: Paths, sizes: Li
     return out
 
 
-def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
+def unreviewed(store: MemoryStore, entries: Sequence[Entry]) -> list[Finding]:
     """With `memory.requireReview` on: every entry awaiting review, which no injection sends
     until the person accepts it (SPEC §12)."""
     from .review import held_back
@@ -560,6 +587,6 @@ def unreviewed(store: MemoryStore, entries: list[Entry]) -> list[Finding]:
     held = held_back(store.review_state, entries)
     return [Finding("unreviewed", e.source_ref, "awaiting review: left out of every injection while "
                     "memory.requireReview is on (`memtui review`)", e.id, e.layer)
-            for e in entries if e.id in held]
+            for e in prefiltered(entries, lambda c, i: c.ids[i] in held) if e.id in held]
 
 

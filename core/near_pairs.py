@@ -14,7 +14,7 @@ import hashlib
 import logging
 import os
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from . import saved_cache
@@ -61,41 +61,42 @@ class NearPairs:
         self.compared = 0  # texts compared with all the others in the last call (its cost)
 
     def __call__(self, norms: list[str]) -> list[tuple[int, int]]:
-        keys = [text_key(n) for n in norms]
-        where: dict[bytes, list[int]] = {}
-        for i, key in enumerate(keys):
-            where.setdefault(key, []).append(i)
-        distinct = list(where)  # one text each
-        texts = [norms[where[key][0]] for key in distinct]
-        saved = self._read()
-        at = {key: k for k, key in enumerate(distinct)}
+        # each distinct text once (its key -> its place among them), the places of its repeats
+        place: dict[bytes, int] = {}
+        first: list[int] = []  # each distinct text's first index in `norms`
+        repeats: dict[int, list[int]] = {}  # a text's place -> its indexes, for a text met more than once
+        for i, norm in enumerate(norms):
+            k = place.setdefault(text_key(norm), len(first))
+            if k == len(first):
+                first.append(i)
+            else:
+                repeats.setdefault(k, [first[k]]).append(i)
+        texts = [norms[i] for i in first]
+        saved = self._read(place)
         if saved is not None:
-            old_keys, old_pairs = saved
-            fresh = [k for k, key in enumerate(distinct) if key not in old_keys]
-        if saved is None or len(fresh) * REDO_SHARE > len(distinct):
+            known, old_pairs, had = saved
+            fresh = [k for k in range(len(first)) if not known[k]]
+        if saved is None or len(fresh) * REDO_SHARE > len(first):
             found = set(close_pairs(texts))
             self.compared = len(texts)
-            self._write(distinct, found)
+            self._write(place, found)
         else:
-            found = set()
-            for a, b in old_pairs:
-                x, y = at.get(a), at.get(b)
-                if x is not None and y is not None:
-                    found.add((min(x, y), max(x, y)))
+            found = {(min(x, y), max(x, y)) for x, y in old_pairs}
             for r, c in close_across([texts[k] for k in fresh], texts):
                 x = fresh[r]
                 if x != c:
                     found.add((min(x, c), max(x, c)))
             self.compared = len(fresh)
-            if fresh or len(old_keys) != len(distinct):
-                self._write(distinct, found)
-        out = [(i, j) for group in where.values() if len(group) > 1
-               for n, i in enumerate(group) for j in group[n + 1:]]
-        out += [(i, j) for x, y in sorted(found) for i in where[distinct[x]] for j in where[distinct[y]]]
+            if fresh or had != len(first):  # new texts, or texts gone
+                self._write(place, found)
+        out = [(i, j) for k in sorted(repeats) for n, i in enumerate(repeats[k]) for j in repeats[k][n + 1:]]
+        out += [(i, j) for x, y in sorted(found) for i in repeats.get(x, (first[x],)) for j in repeats.get(y, (first[y],))]
         return out
 
-    def _read(self) -> tuple[set[bytes], list[tuple[bytes, bytes]]] | None:
-        """The texts (keys) of the last run and their pairs at the cutoff, or None."""
+    def _read(self, place: dict[bytes, int]) -> tuple[bytearray, list[tuple[int, int]], int] | None:
+        """Which of the texts (`place`: key -> place) the last run had, its pairs at the
+        cutoff whose two texts are both still here (as places) and how many texts it had;
+        None when nothing is saved."""
         if self.paths is None:
             return None
         data = read_saved(cache_path(self.paths), MAGIC, _stamp(), MAX_BYTES, log, "saved near-duplicate pairs")
@@ -103,15 +104,20 @@ class NearPairs:
             return None
         try:
             blob: bytes = data["keys"]
-            order = [blob[k:k + KEY_BYTES] for k in range(0, len(blob), KEY_BYTES)]
+            now = array("i", (place.get(blob[k:k + KEY_BYTES], -1) for k in range(0, len(blob), KEY_BYTES)))
+            known = bytearray(len(place))
+            for k in now:
+                if k >= 0:
+                    known[k] = 1
             flat = array("I")
             flat.frombytes(data["pairs"])
-            return set(order), [(order[a], order[b]) for a, b in zip(flat[::2], flat[1::2])]
+            pairs = [(now[a], now[b]) for a, b in zip(flat[::2], flat[1::2])]
+            return known, [(x, y) for x, y in pairs if x >= 0 and y >= 0], len(now)
         except Exception as exc:  # a cache is never required
             log.info("saved near-duplicate pairs not read (%s)", exc)
             return None
 
-    def _write(self, keys: Sequence[bytes], pairs: set[tuple[int, int]]) -> None:
+    def _write(self, keys: Iterable[bytes], pairs: set[tuple[int, int]]) -> None:
         if self.paths is None or not self.paths.home.is_dir():
             return
         flat = array("I", [k for pair in sorted(pairs) for k in pair])

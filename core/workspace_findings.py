@@ -6,6 +6,7 @@ that can never fire (`never_fires`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from .bounded_reader import read_regular_if_exists
@@ -140,7 +141,7 @@ def _instruction_lines(workspace: Path) -> list[tuple[str, str]]:
     return out
 
 
-def already_loaded(entries: list[Entry], workspace: Path) -> list[Finding]:
+def already_loaded(entries: Iterable[Entry], workspace: Path) -> list[Finding]:
     """Active entries that repeat a line of an instructions file the assistant loads anyway
     in this workspace (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md`,
     `.github/copilot-instructions.md`): a near-duplicate of one of its lines by the rule of

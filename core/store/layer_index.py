@@ -306,6 +306,22 @@ class LayerIndex:
             return self.entry(pos)
         return _entry_of_row(rows.peek(pos))
 
+    def each_fields(self, names: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """Some fields of every position's entry in base order (`fields`), read from the saved
+        rows a chunk at a time as `each_entry` reads them, no entry made."""
+        rows = self.rows
+        if not isinstance(rows, Chunks):
+            yield from (self.fields(p, names) for p in range(self.size))
+            return
+        at = [FIELD_AT[name] for name in names]
+        made = self._entries
+        pos = 0
+        for part in rows.pieces():
+            for row in part:
+                e = made[pos]
+                yield tuple([row[k] for k in at]) if e is None else tuple([getattr(e, name) for name in names])
+                pos += 1
+
     def each_id(self) -> Iterator[str]:
         """Every position's entry id in base order, read as `each_entry` reads the rows."""
         shown = self.saved_shown

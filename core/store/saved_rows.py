@@ -41,6 +41,15 @@ def each_id(index: LayerCandidates) -> Iterator[str]:
     return _merged(index, base.each_id(), lambda pos: index.added.entry(pos).id)  # type: ignore[attr-defined]
 
 
+def each_fields(index: LayerCandidates, names: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+    """Some fields of every entry in base order (`LayerIndex.fields`), as `each_entry` reads
+    the rows, no entry made."""
+    base = getattr(index, "base", None)
+    if base is None:
+        return index.each_fields(names)  # type: ignore[attr-defined]
+    return _merged(index, base.each_fields(names), lambda pos: index.added.fields(pos, names))  # type: ignore[attr-defined]
+
+
 def _merged(index: LayerCandidates, saved: Iterator[Any], added: Callable[[int], Any]) -> Iterator[Any]:
     """The values of a patched layer in its new base order: the saved layer's (read in order,
     those taken out skipped) and the added entries', run by run (`Merge.runs`)."""

@@ -4,7 +4,7 @@ conversation rows in the workspace at ×1), two ways:
     python -m tests.benchmarks.doctor [--scale 1] [--repeats 5] [--keep DIR] [--json out.json]
 
 - *spawned*: `memtui --home H -w W doctor`, a whole process from spawn to exit, as a person
-  runs it (the installed console script; bytecode compiled first);
+  runs it (the installed console script; bytecode compiled first), with its peak RSS;
 - *in process*: `doctor.findings(paths, store=store)` on an already loaded store, which is
   what the TUI's insights worker runs in the background, and each kind of finding alone.
 
@@ -17,10 +17,11 @@ measured back to back rather than single wall times.
 
 from __future__ import annotations
 
-import resource
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 from memtui.core.paths import Paths
@@ -34,20 +35,26 @@ def figure(walls: list[float], cpus: list[float], **extra: object) -> dict:
 
 
 def spawned(cmd: list[str], repeats: int) -> dict:
-    """`cmd` from spawn to exit; the doctor exits 1 when it finds something, 2 or more on an error."""
-    walls, cpus = [], []
+    """`cmd` from spawn to exit, and its peak RSS (that process's own, from `wait4`); the
+    doctor exits 1 when it finds something, 2 or more on an error."""
+    walls, cpus, peaks = [], [], []
     found = ""
     for _ in range(repeats):
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, env=child_env())
-        walls.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
-        if done.returncode not in (0, 1):
-            raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
-        found = (done.stderr or done.stdout).decode().strip().rsplit("\n", 1)[-1]  # "N findings."
-    return figure(walls, cpus, command=" ".join(cmd), last_line=found)
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            start = time.perf_counter()
+            process = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env())
+            _, status, used = os.wait4(process.pid, 0)
+            walls.append(time.perf_counter() - start)
+            process.returncode = os.waitstatus_to_exitcode(status)
+            cpus.append(used.ru_utime + used.ru_stime)
+            peaks.append(used.ru_maxrss / 1024)  # KiB on Linux
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read(), err.read()
+        if process.returncode not in (0, 1):
+            raise RuntimeError(f"{' '.join(cmd)} exited {process.returncode}: {stderr.decode()[-500:]}")
+        found = (stderr or stdout).decode().strip().rsplit("\n", 1)[-1]  # "N findings."
+    return figure(walls, cpus, command=" ".join(cmd), last_line=found, peak_rss_mb_median=statistics.median(peaks))
 
 
 def in_process(paths: Paths, repeats: int) -> dict:
@@ -86,7 +93,8 @@ def table(results: dict) -> str:
     lines = [f"LARGE ×{results['scale']}: {results['corpus']}", ""]
     spawn = results["spawned"]
     lines.append(f"{'spawned: memtui doctor':<34} {spawn['median_s']:6.2f} s median  {spawn['p95_s']:6.2f} s p95  "
-                 f"{spawn['cpu_median_s']:6.2f} s CPU   {spawn['command']}  ({spawn['last_line']})")
+                 f"{spawn['cpu_median_s']:6.2f} s CPU  {spawn['peak_rss_mb_median']:6.0f} MB peak RSS   "
+                 f"{spawn['command']}  ({spawn['last_line']})")
     inner = results["in_process"]
     lines.append("in process, findings(store=…) on a loaded store:")
     for name, fig in inner.items():

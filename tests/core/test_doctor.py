@@ -239,7 +239,7 @@ def test_line_sizes_taken_from_the_prepared_index_are_those_made_here(paths):
     try:
         entries = store.current.entries()
         taken = doctor.LineSizes(settings)
-        taken.take_saved(paths, settings, entries)
+        taken.take_saved(paths, settings, [e.text for e in entries])
         made = doctor.LineSizes(settings)
         assert len(taken.known) == len(entries) == 340
         assert taken.known == {e.text: made(e.text) for e in entries}
