@@ -92,3 +92,31 @@ def test_a_small_conversation_layer_is_read_into_entries_as_before(paths):
         assert [e.text for e in store.snapshot(Layer.CONVERSATION)] == ["a row of its own"]
     finally:
         store.close()
+
+
+@settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_a_saved_layers_positions_of_ids_are_those_its_ids_section_gives(seed):
+    """`SavedLayer.positions`: ids the layer never had are told from the section's bytes
+    without making its ids into strings; the positions are those of the section read whole,
+    for ids it has, ids it has not, an id that is part of another one's, one not in ASCII."""
+    import marshal
+    from itertools import compress, count
+
+    from memtui.core.store.saved_layer import open_layer
+
+    rnd = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = _corpus_on_disk(Path(tmp), rnd)
+        _built(paths, "database")
+        saved = open_layer(paths, load_settings(paths), Layer.CONVERSATION)
+        assert saved is not None
+        try:
+            ids = marshal.loads(saved.sections.raw(*saved.saved["ids"]))
+            asked = [frozenset(), frozenset({"never-saved", "mémoire-é", "\udcff"}),
+                     frozenset(i[:-1] for i in ids), frozenset(rnd.sample(ids, min(2, len(ids)))),
+                     frozenset({*ids[:1], "never-saved"}), frozenset(ids)]
+            for wanted in asked:
+                assert saved.positions(wanted) == list(compress(count(), map(wanted.__contains__, ids)))
+        finally:
+            saved.close()
