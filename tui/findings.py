@@ -47,9 +47,12 @@ class Insights:
             self.refresh()
 
     def loaded(self) -> None:
-        """The store loaded: the doctor's first run, or another if the early one is stale."""
+        """The store loaded: the doctor's first run, or another if the early one is stale. (An
+        early one's findings may have come in between the store's load and this: they were
+        judged then, and it is not run again.)"""
         if not self._early:
-            self.app.call_after_refresh(self.refresh)  # after the panes are painted
+            if self.findings is None and not self.running:
+                self.app.call_after_refresh(self.refresh)  # after the panes are painted
         elif not self.running:  # (a running early doctor is checked when its findings come in)
             shown = self.findings
             if self._early_stale():
