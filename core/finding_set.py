@@ -125,6 +125,33 @@ class FoundSet(MadeWhenAsked[Finding]):
         """Whether any finding is of `kind` (a packed run answers for all of its findings)."""
         return any(s.kind == kind if isinstance(s, PackedRun) else any(f.kind == kind for f in s) for s in self.segments)
 
+    def with_kind(self, kind: str, found: Sequence[Finding]) -> FoundSet:
+        """These findings with those of `kind` replaced by `found`, in their place (where the
+        first of them was). They must be loose findings (about a file, as `index` ones are),
+        at least one: the packed runs are taken as they are, not made again."""
+        segments: list[Segment] = []
+        placed = False
+        for segment in self.segments:
+            if isinstance(segment, PackedRun):
+                if segment.kind == kind:
+                    raise ValueError(f"{kind} findings are packed: not replaced")
+                segments.append(segment)
+                continue
+            kept: list[Finding] = []
+            for finding in segment:
+                if finding.kind != kind:
+                    kept.append(finding)
+                elif not placed:
+                    kept += found
+                    placed = True
+            segments += _segments(kept)
+        if not placed:
+            raise ValueError(f"no {kind} finding to replace")
+        out = FoundSet()
+        out.segments = segments
+        out._starts = [0, *accumulate(len(s) for s in segments)]
+        return out
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FoundSet | list | tuple):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))

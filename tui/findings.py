@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.core import history
 from memtui.core.display import display_path
-from memtui.core.doctor import findings
+from memtui.core.doctor import findings, index_findings
 from memtui.core.finding import Finding
 from memtui.core.finding_set import FindingIndex, FoundSet
 from memtui.core.model import LAYERS
@@ -48,11 +48,18 @@ class Insights:
             self.refresh()
 
     def loaded(self) -> None:
-        """The store loaded: the doctor's first run, or another if the early one is stale."""
+        """The store loaded: the doctor's first run, or another if the early one is stale. (An
+        early one's findings may have come in between the store's load and this: they were
+        judged then, and it is not run again.)"""
         if not self._early:
-            self.app.call_after_refresh(self.refresh)  # after the panes are painted
-        elif not self.running and self._early_stale():
-            self.refresh()  # (a running early doctor is checked when its findings come in)
+            if self.findings is None and not self.running:
+                self.app.call_after_refresh(self.refresh)  # after the panes are painted
+        elif not self.running:  # (a running early doctor is checked when its findings come in)
+            shown = self.findings
+            if self._early_stale():
+                self.refresh()
+            elif self.findings is not shown:  # its index findings found again
+                self.app.main.insights_changed()
 
     def refresh(self) -> None:
         """Run the doctor and read the injection history again, in a thread of its own that
@@ -99,12 +106,20 @@ class Insights:
     def _early_stale(self) -> bool:
         """(The store just loaded, the early doctor done) whether its findings must be found
         again: it failed, or what it read is not what the store read (a file or a row changed
-        in between, before the watcher was there to say so), or nobody can tell; or it found
-        the search index out of step, which the store's load has just brought in step."""
+        in between, before the watcher was there to say so), or nobody can tell. When it read
+        the same memories but found the search index out of step (a file edited outside since
+        the last load: the store's load has just brought the index in step), only those
+        findings are found again, from the store, in their place: the doctor is not run a
+        second time for them (its child's whole search, at ten times the store, over again).
+        They are about files, never an entry's: the findings per entry stay as they are."""
         self._early = False
         held = self.app.store.read_state()
-        stale_index = self.findings is not None and self.findings.has_kind("index")  # (not made one by one)
-        return not self._ok or stale_index or self._read is None or held is None or self._read != held
+        if not self._ok or self._read is None or held is None or self._read != held:
+            return True
+        found = self.findings
+        if found is not None and found.has_kind("index"):  # (not made one by one)
+            self.findings = found.with_kind("index", index_findings(self.app.store))
+        return False
 
     def ready(self, message: InsightsReady) -> None:
         """Take a run's findings; run again if asked meanwhile or if they are stale."""

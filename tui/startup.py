@@ -22,6 +22,7 @@ from memtui.core.model import LAYERS, Entry, Layer
 from memtui.core.paths import Paths
 from memtui.core.settings import Settings
 from memtui.core.store import prepared as prepared_index
+from memtui.core.store import rows as row_changes
 from memtui.core.store.layer_index import LayerIndex
 from memtui.core.store.pane_order import conversation_keys
 from memtui.core.store.patched_layer import PatchedLayer
@@ -223,7 +224,7 @@ class StartUp:
         try:
             opened = await self._opening
             self.app.main.post_message(PreparedOpened(opened))
-            offer, listed = None, opened is not None
+            offer, listed, held = None, opened is not None, None
             if opened is not None:
                 gc.freeze()  # what lives as long as the view: out of the collector's full passes
                 prepared, conversation = opened.prepared, opened.entries[Layer.CONVERSATION]
@@ -232,8 +233,10 @@ class StartUp:
                 if prepared.row_gen is not None and len(conversation) < self.tuning.rows_in_store:
                     # the store takes the pane's conversation entries while no row moved
                     offer = (conversation, prepared.row_gen)  # (made now, those not shown yet)
+                elif prepared.row_gen is not None:  # a large layer: the one the pane lists, while no row moved
+                    held = prepared.indexes[Layer.CONVERSATION]
                 del prepared, conversation
-            ordered = await asyncio.to_thread(self._load, offer, listed)
+            ordered = await asyncio.to_thread(self._load, offer, listed, held)
             ok = True
         finally:
             self.loaded = True
@@ -256,15 +259,16 @@ class StartUp:
         while (now := time.monotonic()) < deadline and (left := self.last_typed + self.tuning.typing_pause - now) > 0:
             await asyncio.sleep(min(left, deadline - now))  # (till the pause would end: a key since moves it)
 
-    def _load(self, offer: tuple[Sequence[Entry], int] | None, listed: bool) -> tuple[Sequence[Entry], tuple[Entry, ...]] | None:
+    def _load(self, offer: tuple[Sequence[Entry], int] | None, listed: bool,
+              held: LayerCandidates | None = None) -> tuple[Sequence[Entry], tuple[Entry, ...]] | None:
         """(In a thread) load the store, then start the watcher; the conversation pane's order
         of the store's entries is found here rather than on the event loop (when the panes
         listed the prepared index: the store then takes over with no wait)."""
-        store, app = self.app.store, self.app
+        store = self.app.store
         if offer is not None:
             store.offer_conversation(*offer)
         else:  # a large conversation layer stays in the prepared index (as its pane lists it already)
-            store.rows_from_prepared(lambda: saved_conversation(app.paths, app.settings), self.tuning.rows_in_store)
+            store.rows_from_prepared(self._conversation_of(held), self.tuning.rows_in_store)
         store.load()
         ordered = None
         if listed and not isinstance(store.snapshot(Layer.CONVERSATION), SavedEntries):
@@ -282,6 +286,24 @@ class StartUp:
 
                 self.watcher = StoreWatcher(store).start()
         return ordered
+
+    def _conversation_of(self, held: LayerCandidates | None) -> Callable[[], LayerCandidates | None]:
+        """What the store takes a large conversation layer from (`rows_from_prepared`): at its
+        load, the prepared index's layer that the pane lists (`held`), as it is, if memtui's
+        change counter over the rows has not moved since it was opened (its pane's order is
+        found once, its saved file opened once and its rows changed since read once: not a
+        second time for the store, ≈20 MB at ten times the store with rows added since the
+        index was saved); else, and at every reload after, the saved layer brought up to date."""
+        app, kept = self.app, [held] if held is not None else []
+
+        def layer_of() -> LayerCandidates | None:
+            if kept:
+                layer = kept.pop()  # (not held after: a reload opens the layer as it is then)
+                if getattr(layer, "row_gen", None) == row_changes.generation(app.paths.db_path):
+                    return layer
+            return saved_conversation(app.paths, app.settings)
+
+        return layer_of
 
     def stop(self) -> None:
         """(The app closes) the watcher stops, and a load still running starts none."""

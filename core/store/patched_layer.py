@@ -18,6 +18,7 @@ from ..relevance import Focus
 from .candidate_json import json_record, json_run
 from .entry_rows import EXPIRES_AT, ID_AT, PINNED_AT, entry_row, plain, scoped_rows
 from .layer_index import LayerIndex, as_ints, rank_groups, saved_focus, saved_list
+from .level_counts import LevelCounts
 from .line_cache import LineCache
 from .pane_order import PANE_FIELDS, PANE_OF_ROW, PaneGroup, PaneState, pane_state
 from .saved_file import Records
@@ -240,6 +241,11 @@ class PatchedLayer:
         return (self.added if new else self.base), src + pos - at
 
     def shared(self, q: frozenset[str]) -> Mapping[int, int]:
+        """`LayerIndex.shared` of the whole layer: for `LayerIndex.BITMAP_MIN` active entries
+        or more, as bitmaps (`LevelCounts`) made from the saved layer's, shifted run by run
+        (`_bits`), rather than a dict of every position sharing a term with the query."""
+        if self.n_active >= LayerIndex.BITMAP_MIN:
+            return LevelCounts([self._bits(t) for t in q if t in self.base.postings or t in self.added.postings])
         postings, n_active, merge = self.base.postings, self.base.n_active, self.merge
         found = (piece for t in q if t in postings
                  for piece in merge.shifted(as_ints(postings[t]), n_active))
@@ -248,6 +254,26 @@ class PatchedLayer:
         for pos, n in self.added.shared(q).items():
             counts[added_at[pos]] = n
         return counts
+
+    def _bits(self, term: str) -> int:
+        """The bitmap of the active positions with `term`: the saved layer's, each run of its
+        positions moved to where `Merge` puts it (a few big-integer operations per run), and
+        the added entries' at their new positions."""
+        base, merge = self.base, self.merge
+        out = 0
+        if term in base.postings:
+            bits = base._bits(term)
+            for first, stop, shift in merge.base_runs:
+                if first >= base.n_active:
+                    break
+                piece = (bits >> first) & ((1 << (min(stop, base.n_active) - first)) - 1)
+                if piece:
+                    out |= piece << (first + shift)
+        added = self.added.postings.get(term)
+        if added is not None:
+            for pos in as_ints(added):
+                out |= 1 << merge.added_at[pos]
+        return out
 
     # the index's own walk: it reads `rank` and `groups` alone
     in_order = LayerIndex.in_order

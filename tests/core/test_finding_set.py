@@ -109,3 +109,34 @@ def _allocated_by(make: object) -> int:
 def test_short_runs_stay_findings() -> None:
     found = [Finding("duplicate", f"a.md:{i}", "same as b.md:1", f"e{i}", "user") for i in range(PACK_MIN - 1)]
     assert all(isinstance(s, list) for s in FoundSet(found).segments)
+
+
+def index_finding(path: str) -> Finding:
+    return Finding("index", path, "changed since it was indexed")
+
+
+@settings(max_examples=200, deadline=None)
+@given(finding_lists(), finding_lists(), st.lists(st.sampled_from(["a.md", "b.md", "c.md"]), min_size=1, max_size=3),
+       st.lists(st.sampled_from(["a.md", "d.md"]), max_size=2))
+def test_a_kinds_findings_replaced_in_place_are_the_list_with_them_replaced(
+        before: list[Finding], after: list[Finding], stale: list[str], now: list[str]) -> None:
+    """`with_kind`: the same as the plain list with the findings of that kind replaced where
+    the first was; the packed runs of the other kinds taken as they were."""
+    found = FoundSet([*before, *map(index_finding, stale), *after])
+    replaced = found.with_kind("index", list(map(index_finding, now)))
+    assert list(replaced) == [*before, *map(index_finding, now), *after]
+    assert len(replaced) == len(before) + len(now) + len(after)
+    assert [replaced[i] for i in range(len(replaced))] == list(replaced)
+    packed = [s for s in found.segments if isinstance(s, PackedRun)]
+    assert all(any(s is r for r in replaced.segments) for s in packed)  # the same objects, not made again
+
+
+def test_findings_of_a_kind_that_is_not_there_or_packed_are_not_replaced() -> None:
+    import pytest
+
+    found = FoundSet([Finding("never_injected", f"c/{i}", "never injected", f"m{i}", "conversation")
+                      for i in range(PACK_MIN)])
+    with pytest.raises(ValueError, match="no index finding"):
+        found.with_kind("index", [index_finding("a.md")])
+    with pytest.raises(ValueError, match="packed"):
+        found.with_kind("never_injected", [])

@@ -531,10 +531,13 @@ def test_a_scanned_file_makes_the_entries_its_cached_payload_makes(tmp_path, see
 
 
 def test_a_load_that_finds_the_schema_complete_does_not_import_sqlite_utils(paths):
-    """sqlite-utils imports numpy when it is installed (≈0.1 s): the TUI's store load and the
-    doctor read memtui's tables with the plain connection; only a write that needs the
-    wrapper imports it. The first load writes (the Markdown index), the second only reads."""
-    write(paths.user_root / "preferences.md", "- Use vitest, not jest\n")
+    """sqlite-utils imports numpy when it is installed (≈0.1 s, ≈20 MB): the TUI's store load
+    and the doctor read memtui's tables with the plain connection, and a load after an
+    outside edit writes the edited file's index rows with it too; only the schema's making
+    (the full-text table) imports the wrapper. The first load makes the schema, the second
+    indexes the edited file, the third only reads."""
+    prefs = paths.user_root / "preferences.md"
+    write(prefs, "- Use vitest, not jest\n")
     enable(paths)
     script = (
         "import sys\n"
@@ -542,12 +545,24 @@ def test_a_load_that_finds_the_schema_complete_does_not_import_sqlite_utils(path
         "from pathlib import Path\n"
         "from memtui.core.paths import Paths\n"
         f"store = open_store(Paths(Path({str(paths.home)!r}), Path({str(paths.workspace)!r})))\n"
-        "assert [e.text for e in store.entries('user')] == ['Use vitest, not jest'], store.entries('user')\n"
+        "print([e.text for e in store.entries('user')])\n"
         "store.close()\n"
         "print('sqlite_utils' in sys.modules)\n")
-    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60) for _ in range(2)]
-    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
-    assert [r.stdout.strip() for r in runs] == ["True", "False"]
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)]
+    write(prefs, "- Use vitest, not jest\n- Pin the database pool size\n")  # an outside edit
+    runs += [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0, 0], [r.stderr for r in runs]
+    edited = "['Use vitest, not jest', 'Pin the database pool size']"
+    assert [r.stdout.strip().splitlines() for r in runs] == [
+        ["['Use vitest, not jest']", "True"], [edited, "False"], [edited, "False"]]
+    conn = sqlite3.connect(paths.db_path)  # the edited file's rows, as the index keeps them
+    indexed = sorted(r[0] for r in conn.execute("SELECT content FROM memories WHERE file_path = ?", [str(prefs)]))
+    found = sorted(r[0] for r in conn.execute(
+        "SELECT m.content FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+        "WHERE memories_fts MATCH '\"database pool\"'"))
+    conn.close()
+    assert indexed == ["Pin the database pool size", "Use vitest, not jest"]
+    assert found == ["Pin the database pool size"]
 
 
 def test_a_schema_another_writer_made_meanwhile_is_taken_as_made(paths):

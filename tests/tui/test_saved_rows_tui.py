@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from unittest import mock
 
+import pytest
+
 from memtui.core import actions
 from memtui.core.model import Layer
 from memtui.core.serve import build_injection
@@ -19,7 +21,7 @@ from memtui.tui.app import MemtuiApp
 from memtui.tui.startup import Tuning
 from memtui.tui.widgets import EntryPane
 from memtui.tui.widgets.entry_pane import pane_rows
-from tests.tui.helpers import wait_until
+from tests.tui.helpers import held_store, wait_until
 
 
 def listed(app: MemtuiApp) -> list[str]:
@@ -72,3 +74,34 @@ async def test_a_large_conversation_layer_is_listed_from_the_prepared_index_as_t
         await wait_until(pilot, lambda: new_id in listed(app), message="the new row listed")
         assert listed(app) == plain_order(demo_paths)
         assert app.store.get(new_id).text == "The staging database pool is capped at 40 connections"
+
+
+@pytest.mark.parametrize("moved", [False, True])
+async def test_the_store_takes_the_layer_the_pane_lists_unless_a_row_moved_since_it_was_opened(demo_paths, moved):
+    """A large conversation layer: the store takes the prepared index's layer that the pane
+    lists, as it is (its file opened once, its pane's order found once), while memtui's
+    change counter has not moved since the index was opened; a row Muse adds in between
+    has the store take the layer as it is then. Either way it lists what a plain store does."""
+    build_injection(demo_paths.workspace, "", home=demo_paths.home)  # the prepared index saved
+    app = MemtuiApp(demo_paths, watch=False, tuning=Tuning(rows_in_store=1))
+    release = held_store(app)
+    try:
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_until(pilot, lambda: app.preview.prepared is not None and listed(app), message="panes listed")
+            opened = app.preview.prepared.indexes[Layer.CONVERSATION]
+            if moved:
+                db = Conversations(demo_paths.db_path)
+                cid = next(e.conversation_id for e in plain_entries(demo_paths) if e.conversation_id)
+                new_id = db.add("The staging database pool is capped at 40 connections", conversation_id=cid)
+                db.close()
+            release.set()
+            await wait_until(pilot, lambda: app.loaded, message="store loaded")
+            await pilot.pause()
+            taken = app.store.snapshot(Layer.CONVERSATION)
+            assert isinstance(taken, SavedEntries)
+            assert (taken.source is opened) is not moved
+            assert [e.id for e in taken] == plain_order(demo_paths)
+            if moved:
+                assert app.store.get(new_id).text == "The staging database pool is capped at 40 connections"
+    finally:
+        release.set()

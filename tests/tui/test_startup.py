@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from memtui.core.model import LAYERS
 from memtui.core.serve import build_injection
 from memtui.core.store import MemoryStore
@@ -148,6 +150,57 @@ async def test_a_large_stores_doctor_starts_before_the_store_loads_and_runs_agai
             assert "duplicate" in [f.kind for f in app.findings_by_entry.get(added.id, ())], app.findings
     finally:
         release.set()
+
+
+@pytest.mark.parametrize("findings_in", ["before the load", "after the load"])
+async def test_after_an_outside_edit_the_early_doctor_is_not_run_again_for_the_index_the_load_brought_in_step(
+        tmp_path, monkeypatch, findings_in):
+    """A file edited outside since the store last loaded (by an editor, or Muse: `memtui
+    preview` and the hook index nothing): the early doctor, in its child, finds the search
+    index out of step with it; the store's load then indexes it. Only those findings are
+    found again (from the store, in their place), not the doctor's whole run: the findings
+    are a fresh doctor's after the load, from one child process. Its findings come in while
+    the store's load is held, or are held until the store has loaded."""
+    from memtui.core.doctor import findings
+    from memtui.tui import findings as findings_module
+
+    paths, runs = large_store_doctor(tmp_path, monkeypatch)
+    indexed = MemoryStore(paths)  # the index in step with the files, as a last start left it
+    indexed.load()
+    indexed.close()
+    notes = paths.project_root / "notes.md"
+    notes.write_text(notes.read_text() + "- Keep the database pool at twenty connections\n")
+    assert any(f.kind == "index" for f in findings(paths))  # out of step until a store loads
+    child_done, loaded = threading.Event(), threading.Event()
+    load, run = MemoryStore.load, findings_module.DoctorProcess.run
+
+    def held_load(self):
+        assert child_done.wait(60), "the doctor's child never ended"  # it read the index out of step
+        try:
+            return load(self)
+        finally:
+            loaded.set()
+
+    def held_run(self, p):
+        try:
+            return run(self, p)
+        finally:
+            child_done.set()
+            if findings_in == "after the load":
+                assert loaded.wait(60), "the store never loaded"
+
+    monkeypatch.setattr(MemoryStore, "load", held_load)
+    monkeypatch.setattr(findings_module.DoctorProcess, "run", held_run)
+    app = MemtuiApp(paths, watch=False, tuning=LARGE)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.loaded and app.findings is not None and not app.insights.running,
+                         timeout=60, message="the doctor's findings and the store")
+        await pilot.pause()
+        assert len(runs) == 1  # the doctor's child ran once
+        assert list(app.findings) == findings(paths)  # in the doctor's order
+        assert not any(f.kind == "index" for f in app.findings)
+        added = next(e for e in app.store.entries("project") if e.text == "Keep the database pool at twenty connections")
+        assert app.findings_by_entry.get(added.id, ()) == ()
 
 
 async def test_the_collector_memtui_turns_off_for_the_start_is_on_again_once_the_first_preview_is_painted(demo_paths):
