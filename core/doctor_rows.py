@@ -13,13 +13,14 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain
+from itertools import chain, compress
 from typing import Any
 
 from .made_when_asked import MadeWhenAsked
 from .model import LAYERS, Entry, Layer, Status
 from .store.saved_rows import SavedEntries, each_fields
 
+ALONE_SHARE = 8  # `Columns.where` makes its entries each alone when it keeps under an eighth of them
 FIELDS = ("text", "id", "status", "updated_at", "importance", "expires")  # what the checks read of every entry
 
 
@@ -70,9 +71,18 @@ class Columns(MadeWhenAsked[Entry]):
         """Every entry in order, made as it comes (none kept)."""
         return chain.from_iterable(map(_each, self.parts))
 
-    def where(self, keep: Callable[[int], bool]) -> list[Entry]:
-        """The entries at the places `keep` accepts, in order (only those made)."""
-        return [self[i] for i in range(len(self)) if keep(i)]
+    def where(self, keep: Callable[[int], bool]) -> Iterator[Entry]:
+        """The entries at the places `keep` accepts, in order, made as they come (none kept):
+        each alone when they are few, else in one pass over the parts (a saved row read alone
+        costs several times one read in a pass: with injection history at ten times the store,
+        `never_injected` keeps 365,000 of 394,000, 16 s alone against ~3 s in a pass)."""
+        places = [i for i in range(len(self)) if keep(i)]
+        if len(places) * ALONE_SHARE < len(self):
+            return map(self.__getitem__, places)
+        wanted = bytearray(len(self))
+        for i in places:
+            wanted[i] = 1
+        return compress(iter(self), wanted)
 
     def in_order(self, order_of: Callable[[Entry], tuple[Any, ...]]) -> Visible:
         """The entries not archived, sorted by `order_of` (`doctor.reported_order`): a

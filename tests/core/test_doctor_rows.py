@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtui.core import doctor
-from memtui.core.doctor_rows import Columns
+from memtui.core.doctor_rows import ALONE_SHARE, Columns
 from memtui.core.forgetting_actions import set_expiry
 from memtui.core.model import LAYERS, Layer
 from memtui.core.paths import Paths
@@ -121,6 +121,11 @@ def test_columns_are_the_entries_they_were_read_from(paths):
         assert list(columns.updated_at) == [e.updated_at for e in entries]
         assert columns.importance == [e.importance for e in entries]
         assert columns.expires == [e.expires for e in entries]
+        n = len(entries)
+        few, most = (lambda i: i % 12 == 0), (lambda i: i % 3 != 0)  # made each alone / in one pass
+        assert sum(map(few, range(n))) * ALONE_SHARE < n <= sum(map(most, range(n))) * ALONE_SHARE
+        for keep in (few, most):
+            assert list(columns.where(keep)) == [e for i, e in enumerate(entries) if keep(i)]
         visible = doctor._visible(columns)
         assert list(visible) == doctor._visible(entries) and visible.text == [e.text for e in visible]
     finally:
