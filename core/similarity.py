@@ -384,12 +384,32 @@ def close_pairs(norms: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def close_across(row_norms: Sequence[str], col_norms: Sequence[str]) -> list[tuple[int, int]]:
-    """Every pair (r, c) of a text of `row_norms` and one of `col_norms` at the cutoff."""
+    """Every pair (r, c) of a text of `row_norms` and one of `col_norms` at the cutoff. Only a
+    text of `col_norms` whose length is in a row's `length_window` can be in one: the others are
+    left out before the bounds' tables are made (a few new texts against every saved one, the
+    doctor's search after an outside change)."""
+    import numpy as np
     from rapidfuzz import fuzz
 
-    rows, cols = _cross_candidates(row_norms, col_norms)
-    return [(r, c) for r, c in zip(rows.tolist(), cols.tolist())
+    lengths = np.fromiter(map(len, col_norms), dtype=np.int64, count=len(col_norms))
+    inside = np.zeros(len(col_norms), dtype=bool)
+    for lo, hi in _merged(sorted(length_window(len(t)) for t in row_norms)):
+        inside |= (lengths >= lo) & (lengths <= hi)
+    kept = np.flatnonzero(inside)
+    rows, cols = _cross_candidates(row_norms, [col_norms[c] for c in kept.tolist()])
+    return [(r, c) for r, c in zip(rows.tolist(), kept[cols].tolist())
             if fuzz.ratio(row_norms[r], col_norms[c], score_cutoff=DUPLICATE_SCORE)]
+
+
+def _merged(windows: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted closed intervals, those that overlap or touch made one."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in windows:
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def duplicate_pairs(texts: Sequence[str], later: Callable[[int, int], int],

@@ -218,6 +218,8 @@ def test_the_search_across_two_lists_finds_every_pair_that_all_pairs_finds(kind)
     found = close_across(rows, cols)
     assert len(found) == len(set(found))
     assert set(found) == every_close_pair(rows, cols)
+    few = rows[:3]  # a few new texts against every saved one: most columns outside their windows
+    assert set(close_across(few, cols)) == every_close_pair(few, cols)
 
 
 def test_every_mixed_corpus_at_small_blocks_and_chunks(monkeypatch):
